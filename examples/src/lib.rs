@@ -1,0 +1,1 @@
+//! Runnable kubeward operators. The rollout operator arrives with the example-operator issue.

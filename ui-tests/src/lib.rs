@@ -1,0 +1,1 @@
+//! trybuild cases for the kubeward macros live in `pass/` and `fail/`.
