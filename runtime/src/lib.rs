@@ -14,6 +14,9 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod clock;
+pub mod conditions;
 pub mod limits;
+#[cfg(feature = "prometheus")]
+pub mod metrics;
 pub mod names;
 pub mod observe;
