@@ -15,8 +15,18 @@
 
 pub mod clock;
 pub mod conditions;
+pub mod controller;
 pub mod limits;
 #[cfg(feature = "prometheus")]
 pub mod metrics;
 pub mod names;
 pub mod observe;
+pub mod vocabulary;
+
+pub use kube::runtime::controller::Action;
+
+pub use crate::controller::{Pass, Reconciler};
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
