@@ -5,6 +5,8 @@
 //!
 //! - [`conditions`]: `status.conditions` maintained exactly like apimachinery's
 //!   `meta.SetStatusCondition` (a `lastTransitionTime` that moves only when the status does);
+//! - [`events`]: an events.k8s.io/v1 recorder that aggregates repeats into exact series counts,
+//!   never pins a stale note and never hangs a controller;
 //! - [`observe`]: every reconcile pass and step reported with its phase, outcome and duration;
 //! - [`metrics`] (feature `prometheus`): those reports as a Prometheus collector;
 //! - [`names`] and [`limits`]: the API server's rules for names and sizes, enforced before a
@@ -16,6 +18,7 @@
 pub mod clock;
 pub mod conditions;
 pub mod controller;
+pub mod events;
 pub mod limits;
 #[cfg(feature = "prometheus")]
 pub mod metrics;
