@@ -11,6 +11,10 @@
 //! - [`metrics`] (feature `prometheus`): those reports as a Prometheus collector;
 //! - [`names`] and [`limits`]: the API server's rules for names and sizes, enforced before a
 //!   request is sent;
+//! - [`controller`]: a [`Reconciler`] run on kube-runtime with phases, finalizers, status writes,
+//!   transition and failure events, graceful shutdown and [`leader`] election; [`ops`] serves
+//!   `/metrics`, `/healthz` and `/readyz`;
+//! - [`vocabulary`]: condition reasons, their event types and allowed transitions as data;
 //! - [`clock`]: injectable wall-clock time, so time-dependent rules are tested without sleeping.
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -19,11 +23,13 @@ pub mod clock;
 pub mod conditions;
 pub mod controller;
 pub mod events;
+pub mod leader;
 pub mod limits;
 #[cfg(feature = "prometheus")]
 pub mod metrics;
 pub mod names;
 pub mod observe;
+pub mod ops;
 pub mod vocabulary;
 
 pub use kube::runtime::controller::Action;

@@ -452,7 +452,7 @@ mod tests {
             Observers::new(vec![metrics.clone()]),
         );
         guard
-            .instrument(step(StepName::from_static("render"), async {}))
+            .run(step(StepName::from_static("render"), async {}))
             .await;
         drop(guard); // abandoned
         let text = exposition(&registry);
