@@ -17,3 +17,5 @@ pub mod clock;
 pub mod limits;
 pub mod names;
 pub mod observe;
+#[cfg(feature = "testing")]
+pub mod testing;
