@@ -16,6 +16,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Frame, Incoming};
 use hyper_util::rt::TokioIo;
+use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -152,7 +153,7 @@ pub(crate) struct Shared {
     pub(crate) faults: Faults,
     pub(crate) requests: RequestLog,
     /// Bearer token -> (user, rules).
-    pub(crate) users: Mutex<HashMap<String, (String, Vec<Value>)>>,
+    pub(crate) users: Mutex<HashMap<String, (String, Vec<PolicyRule>)>>,
     compactions: tokio::sync::watch::Sender<u64>,
     watch_config: WatchConfig,
     url: String,
@@ -231,13 +232,9 @@ impl ApiServer {
     pub fn client_with_rules(
         &self,
         user: &str,
-        rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule>,
+        rules: Vec<PolicyRule>,
     ) -> Result<kube::Client, ServerError> {
         let token = uuid::Uuid::new_v4().simple().to_string();
-        let rules = rules
-            .into_iter()
-            .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
-            .collect();
         self.shared
             .users
             .lock()
