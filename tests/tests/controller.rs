@@ -386,3 +386,65 @@ async fn the_ops_server_answers_metrics_health_and_readiness() {
     running.stop().await;
     ops.abort();
 }
+
+#[tokio::test]
+async fn object_state_metrics_come_from_the_cache_and_vanish_with_the_object() {
+    let (_server, client) = server_with_widgets().await;
+    let controller = Controller::new(Widgets::default(), client.clone());
+    let registry = prometheus::Registry::new();
+    registry
+        .register(Box::new(controller.object_metrics("kubeward").unwrap()))
+        .unwrap();
+    let scrape = || {
+        prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .unwrap()
+    };
+    assert!(
+        !scrape().contains("kubeward_object_"),
+        "no series before the cache has objects"
+    );
+
+    let running = Running::start(controller);
+    create_widget(
+        &client,
+        "w1",
+        with_condition(Mode::Complete, "False", "WaitingForApproval", "approve it"),
+    )
+    .await;
+    let labels = r#"controller="test.kubeward.dev/widgets",name="w1",namespace="default""#;
+    eventually("the condition in the metrics", || async {
+        scrape().contains(&format!(
+            r#"kubeward_object_condition{{{labels},status="False",type="Ready"}} 1"#
+        ))
+    })
+    .await;
+    let text = scrape();
+    for sample in [
+        format!("kubeward_object_generation{{{labels}}} 1"),
+        format!("kubeward_object_suspended{{{labels}}} 0"),
+        format!(r#"kubeward_object_condition{{{labels},status="True",type="Ready"}} 0"#),
+        format!(r#"kubeward_object_condition{{{labels},status="Unknown",type="Ready"}} 0"#),
+        format!(r#"kubeward_object_condition_observed_generation{{{labels},type="Ready"}} 1"#),
+    ] {
+        assert!(text.contains(&sample), "missing {sample} in\n{text}");
+    }
+    let stored = widgets(&client).get("w1").await.unwrap();
+    let transition = stored.status.unwrap().conditions[0]
+        .last_transition_time
+        .0
+        .as_second();
+    assert!(text.contains(&format!(
+        r#"kubeward_object_condition_last_transition_time_seconds{{{labels},type="Ready"}} {transition}"#
+    )));
+
+    widgets(&client)
+        .delete("w1", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("no series left for the deleted object", || async {
+        !scrape().contains(r#"name="w1""#)
+    })
+    .await;
+    running.stop().await;
+}

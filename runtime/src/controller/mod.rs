@@ -75,6 +75,13 @@ pub trait Reconciler: Send + Sync + 'static {
         async { Ok(Action::await_change()) }
     }
 
+    /// Whether `object` is suspended: the reconciler skips it on purpose, and the
+    /// `kubeward_object_suspended` metric tells alerts to leave it out. Default: never.
+    fn is_suspended(object: &Self::Resource) -> bool {
+        let _ = object;
+        false
+    }
+
     /// The Warning event a failed pass publishes, or `None` to publish nothing. The default is
     /// [`default_failure_event`]: reason `ReconcileFailed` (or `CleanupFailed` while deleting)
     /// and the error's whole cause chain as the note. Override it to reword or suppress.

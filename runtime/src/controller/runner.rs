@@ -10,6 +10,7 @@ use futures::StreamExt;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Config as ControllerConfig};
 use kube::runtime::events::EventType;
+use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use tokio::sync::watch;
@@ -86,6 +87,7 @@ pub struct Controller<R: Reconciler> {
     shutdown: Option<ShutdownSignal>,
     leader_election: Option<leader::LeaderElection>,
     ready: watch::Sender<bool>,
+    cache: watch::Sender<Option<Store<R::Resource>>>,
 }
 
 impl<R: Reconciler> Controller<R> {
@@ -104,6 +106,7 @@ impl<R: Reconciler> Controller<R> {
             shutdown: None,
             leader_election: None,
             ready: watch::Sender::new(false),
+            cache: watch::Sender::new(None),
         }
     }
 
@@ -189,6 +192,43 @@ impl<R: Reconciler> Controller<R> {
         self.ready.subscribe()
     }
 
+    /// A Prometheus collector of the state of every object this controller watches (generation,
+    /// conditions of the declared types, suspended), read from its cache at scrape time; see
+    /// [`ObjectMetrics`](crate::metrics::ObjectMetrics). Register it to switch these metrics on.
+    ///
+    /// # Errors
+    /// When `prefix` is not a valid metric-name prefix.
+    #[cfg(feature = "prometheus")]
+    pub fn object_metrics(
+        &self,
+        prefix: &str,
+    ) -> Result<crate::metrics::ObjectMetrics, prometheus::Error> {
+        let cache = self.cache.subscribe();
+        let snapshot = move || {
+            let Some(store) = cache.borrow().clone() else {
+                return Vec::new();
+            };
+            store
+                .state()
+                .iter()
+                .map(|object| {
+                    let (mut conditions, _) = status::status_of(&**object);
+                    if !R::CONDITIONS.is_empty() {
+                        conditions.retain(|c| R::CONDITIONS.iter().any(|v| v.type_ == c.type_));
+                    }
+                    crate::metrics::ObjectState {
+                        namespace: object.namespace().unwrap_or_default(),
+                        name: object.name_any(),
+                        generation: object.meta().generation,
+                        conditions,
+                        suspended: R::is_suspended(object),
+                    }
+                })
+                .collect()
+        };
+        crate::metrics::ObjectMetrics::new(prefix, self.name(), Arc::new(snapshot))
+    }
+
     /// Runs until shut down: by the signal given to [`Controller::shutdown_on`], else SIGTERM or
     /// Ctrl-C. In-flight passes get the shutdown grace period, then are abandoned; event series
     /// are flushed before it returns.
@@ -225,6 +265,7 @@ impl<R: Reconciler> Controller<R> {
             concurrency: self.concurrency,
             grace: self.shutdown_grace,
             ready: self.ready,
+            cache: self.cache,
         };
         let result = match self.leader_election {
             None => {
@@ -265,6 +306,7 @@ struct Watching<R: Reconciler> {
     concurrency: u16,
     grace: Duration,
     ready: watch::Sender<bool>,
+    cache: watch::Sender<Option<Store<R::Resource>>>,
 }
 
 impl<R: Reconciler> Watching<R> {
@@ -276,6 +318,7 @@ impl<R: Reconciler> Watching<R> {
         let controller = kube::runtime::Controller::new(api, self.watcher_config.clone())
             .with_config(ControllerConfig::default().concurrency(self.concurrency));
         let store = controller.store();
+        self.cache.send_replace(Some(store.clone()));
         let ready = self.ready.clone();
         let readiness = async move {
             if store.wait_until_ready().await.is_ok() {
@@ -294,6 +337,10 @@ impl<R: Reconciler> Watching<R> {
                 }
                 futures::future::ready(())
             });
+        let _term = TermGuard {
+            ready: &self.ready,
+            cache: &self.cache,
+        };
         let mut passes = std::pin::pin!(passes);
         tokio::select! {
             () = &mut passes => {}
@@ -305,7 +352,20 @@ impl<R: Reconciler> Watching<R> {
                 }
             }
         }
+    }
+}
+
+/// Marks the controller not ready and its cache gone when a watch term ends — also when its
+/// future is dropped on lost leadership — so a replica that does not lead exports no stale state.
+struct TermGuard<'a, K: Resource<DynamicType = ()> + Clone + 'static> {
+    ready: &'a watch::Sender<bool>,
+    cache: &'a watch::Sender<Option<Store<K>>>,
+}
+
+impl<K: Resource<DynamicType = ()> + Clone + 'static> Drop for TermGuard<'_, K> {
+    fn drop(&mut self) {
         self.ready.send_replace(false);
+        self.cache.send_replace(None);
     }
 }
 
