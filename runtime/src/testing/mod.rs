@@ -32,6 +32,7 @@ mod authz;
 mod discovery;
 mod faults;
 mod kubeconfig;
+mod openapi;
 mod requests;
 mod resources;
 mod server;

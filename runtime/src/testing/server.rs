@@ -27,7 +27,7 @@ use super::faults::{FaultAction, Faults};
 use super::requests::{RequestLog, RequestRecord};
 use super::status::ApiError;
 use super::watch::{self, WatchConfig, WatchRequest};
-use super::{discovery, kubeconfig, table};
+use super::{discovery, kubeconfig, openapi, table};
 use crate::clock::{SharedClock, SystemClock};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -411,7 +411,7 @@ enum Route {
     Groups,
     Group(String),
     GroupVersion(String, String),
-    OpenApi,
+    OpenApi(String),
     Resource(ResourcePath),
     Unknown,
 }
@@ -437,7 +437,9 @@ fn parse_route(path: &str) -> Route {
         [] => return Route::Root,
         ["version"] => return Route::Version,
         ["healthz" | "readyz" | "livez", ..] => return Route::Health,
-        ["openapi", ..] => return Route::OpenApi,
+        ["openapi", "v3"] => return Route::OpenApi(String::new()),
+        ["openapi", "v3", rest @ ..] => return Route::OpenApi(rest.join("/")),
+        ["openapi", ..] => return Route::Unknown,
         ["api"] => return Route::CoreVersions,
         ["api", v] => return Route::GroupVersion(String::new(), v.to_string()),
         ["apis"] => return Route::Groups,
@@ -639,7 +641,12 @@ fn route_request(
             Some(v) => json_response(200, &v),
             None => error_response(&ApiError::no_route()),
         },
-        Route::OpenApi | Route::Unknown => error_response(&ApiError::no_route()),
+        Route::OpenApi(p) if p.is_empty() => json_response(200, &openapi::root(&state().registry)),
+        Route::OpenApi(p) => match openapi::group_version(&state().registry, p) {
+            Some(v) => json_response(200, &v),
+            None => error_response(&ApiError::no_route()),
+        },
+        Route::Unknown => error_response(&ApiError::no_route()),
         Route::Resource(r) => match resource_request(shared, method, headers, r, query, body) {
             Ok(resp) => resp,
             Err(e) => error_response(&e),
