@@ -23,16 +23,37 @@ async fn a_posted_crd_is_established_and_appears_in_discovery() {
     let created = crds.create(&PostParams::default(), &crd).await.unwrap();
     let conditions = created.status.unwrap().conditions.unwrap();
     for ty in ["NamesAccepted", "Established"] {
-        assert!(conditions.iter().any(|c| c.type_ == ty && c.status == "True"), "{ty} missing: {conditions:?}");
+        assert!(
+            conditions
+                .iter()
+                .any(|c| c.type_ == ty && c.status == "True"),
+            "{ty} missing: {conditions:?}"
+        );
     }
     let discovery = Discovery::new(client.clone()).run().await.unwrap();
-    let group = discovery.get("demo.kubeward.dev").expect("group discovered");
+    let group = discovery
+        .get("demo.kubeward.dev")
+        .expect("group discovered");
     let (ar, caps) = group.recommended_kind("Rollout").expect("kind discovered");
     assert_eq!(ar.plural, "rollouts");
     assert_eq!(caps.scope, Scope::Namespaced);
-    assert!(caps.subresources.iter().any(|(sub, _)| sub.plural == "rollouts/status" || sub.plural == "status"));
-    rollouts(&client, "default").create(&PostParams::default(), &rollout("web", json!({}))).await.unwrap();
-    let (code, list) = raw(&client, "GET", "/apis/demo.kubeward.dev/v1/rollouts", None, None).await;
+    assert!(
+        caps.subresources
+            .iter()
+            .any(|(sub, _)| sub.plural == "rollouts/status" || sub.plural == "status")
+    );
+    rollouts(&client, "default")
+        .create(&PostParams::default(), &rollout("web", json!({})))
+        .await
+        .unwrap();
+    let (code, list) = raw(
+        &client,
+        "GET",
+        "/apis/demo.kubeward.dev/v1/rollouts",
+        None,
+        None,
+    )
+    .await;
     assert_eq!(code, 200);
     assert_eq!(list["kind"], "RolloutList");
     assert_eq!(list["items"].as_array().unwrap().len(), 1);
@@ -47,10 +68,24 @@ async fn cluster_scoped_crds_are_served_without_namespaces() {
     let crd: CustomResourceDefinition = serde_json::from_value(crd).unwrap();
     server.install_crd(&crd).unwrap();
     let body = json!({"apiVersion": "demo.kubeward.dev/v1", "kind": "Rollout", "metadata": {"name": "global"}});
-    let (code, created) = raw(&client, "POST", "/apis/demo.kubeward.dev/v1/rollouts", Some("application/json"), Some(body.clone())).await;
+    let (code, created) = raw(
+        &client,
+        "POST",
+        "/apis/demo.kubeward.dev/v1/rollouts",
+        Some("application/json"),
+        Some(body.clone()),
+    )
+    .await;
     assert_eq!(code, 201, "{created}");
     assert!(created["metadata"].get("namespace").is_none());
-    let (code, _) = raw(&client, "POST", "/apis/demo.kubeward.dev/v1/namespaces/default/rollouts", Some("application/json"), Some(body)).await;
+    let (code, _) = raw(
+        &client,
+        "POST",
+        "/apis/demo.kubeward.dev/v1/namespaces/default/rollouts",
+        Some("application/json"),
+        Some(body),
+    )
+    .await;
     assert_eq!(code, 404);
 }
 
@@ -64,14 +99,32 @@ async fn version_and_legacy_discovery_documents_are_served() {
     assert_eq!(core.versions, ["v1"]);
     let v1 = client.list_core_api_resources("v1").await.unwrap();
     for name in ["namespaces", "configmaps", "secrets", "events"] {
-        assert!(v1.resources.iter().any(|r| r.name == name), "{name} in /api/v1");
+        assert!(
+            v1.resources.iter().any(|r| r.name == name),
+            "{name} in /api/v1"
+        );
     }
     let groups = client.list_api_groups().await.unwrap();
-    for group in ["events.k8s.io", "coordination.k8s.io", "apiextensions.k8s.io"] {
-        assert!(groups.groups.iter().any(|g| g.name == group), "{group} in /apis");
+    for group in [
+        "events.k8s.io",
+        "coordination.k8s.io",
+        "apiextensions.k8s.io",
+    ] {
+        assert!(
+            groups.groups.iter().any(|g| g.name == group),
+            "{group} in /apis"
+        );
     }
-    let leases = client.list_api_group_resources("coordination.k8s.io/v1").await.unwrap();
-    assert!(leases.resources.iter().any(|r| r.name == "leases" && r.namespaced));
+    let leases = client
+        .list_api_group_resources("coordination.k8s.io/v1")
+        .await
+        .unwrap();
+    assert!(
+        leases
+            .resources
+            .iter()
+            .any(|r| r.name == "leases" && r.namespaced)
+    );
 }
 
 #[tokio::test]
@@ -95,17 +148,29 @@ async fn built_in_namespaces_exist_and_builtin_kinds_round_trip() {
     let mut secret = Secret::default();
     secret.metadata.name = Some("s".into());
     secret.string_data = Some([("k".to_string(), "v".to_string())].into());
-    secrets.create(&PostParams::default(), &secret).await.unwrap();
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
 
     let mut ns = Namespace::default();
     ns.metadata.name = Some("team".into());
-    namespaces.create(&PostParams::default(), &ns).await.unwrap();
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "team");
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some("a".into());
     cms.create(&PostParams::default(), &cm).await.unwrap();
-    namespaces.delete("team", &Default::default()).await.unwrap();
-    assert!(cms.get_opt("a").await.unwrap().is_none(), "deleting a namespace deletes its contents");
+    namespaces
+        .delete("team", &Default::default())
+        .await
+        .unwrap();
+    assert!(
+        cms.get_opt("a").await.unwrap().is_none(),
+        "deleting a namespace deletes its contents"
+    );
 }
 
 #[tokio::test]
@@ -114,7 +179,11 @@ async fn watch_response_headers_arrive_before_any_event() {
     let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
     let rv = server.resource_version().to_string();
     // Nothing will ever be sent on this watch; `watch` still returns once headers arrive.
-    let stream = tokio::time::timeout(Duration::from_secs(30), cms.watch(&WatchParams::default(), &rv)).await;
+    let stream = tokio::time::timeout(
+        Duration::from_secs(30),
+        cms.watch(&WatchParams::default(), &rv),
+    )
+    .await;
     let mut stream = stream.expect("headers flushed at once").unwrap().boxed();
     assert!(futures::poll!(stream.next()).is_pending());
 }

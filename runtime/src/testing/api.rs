@@ -53,6 +53,41 @@ pub struct WriteOptions {
     pub force: Option<bool>,
 }
 
+/// Expiry times of events, indexed both ways so that a sweep costs only what is due.
+#[derive(Debug, Default)]
+struct Expiries {
+    at: BTreeMap<ObjectKey, Timestamp>,
+    queue: BTreeSet<(Timestamp, ObjectKey)>,
+}
+
+impl Expiries {
+    fn arm(&mut self, key: ObjectKey, at: Timestamp) {
+        self.disarm(&key);
+        self.queue.insert((at, key.clone()));
+        self.at.insert(key, at);
+    }
+
+    fn disarm(&mut self, key: &ObjectKey) {
+        if let Some(at) = self.at.remove(key) {
+            self.queue.remove(&(at, key.clone()));
+        }
+    }
+
+    /// Removes and returns every key due at `now`.
+    fn due(&mut self, now: Timestamp) -> Vec<ObjectKey> {
+        let mut out = Vec::new();
+        while let Some((at, _)) = self.queue.first()
+            && *at <= now
+        {
+            if let Some((_, key)) = self.queue.pop_first() {
+                self.at.remove(&key);
+                out.push(key);
+            }
+        }
+        out
+    }
+}
+
 /// Everything the server keeps between requests.
 pub struct State {
     /// Served resources.
@@ -63,7 +98,7 @@ pub struct State {
     pub event_ttl: Duration,
     /// Time source for timestamps and TTLs.
     pub clock: SharedClock,
-    expiries: BTreeMap<ObjectKey, Timestamp>,
+    expiries: Expiries,
 }
 
 fn events_key() -> StorageKey {
@@ -286,7 +321,7 @@ impl State {
             store: Store::new(history_limit),
             event_ttl,
             clock,
-            expiries: BTreeMap::new(),
+            expiries: Expiries::default(),
         };
         let ns_info = state
             .registry
@@ -339,14 +374,7 @@ impl State {
     /// Removes events whose TTL ran out, as etcd leases would.
     pub fn expire_events(&mut self) {
         let now = self.now();
-        let expired: Vec<ObjectKey> = self
-            .expiries
-            .iter()
-            .filter(|(_, at)| **at <= now)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in expired {
-            self.expiries.remove(&key);
+        for key in self.expiries.due(now) {
             self.store.remove(&events_key(), &key.0, &key.1);
         }
     }
@@ -622,7 +650,7 @@ impl State {
                 .now()
                 .checked_add(self.event_ttl)
                 .unwrap_or(Timestamp::MAX);
-            self.expiries.insert(super::store::object_key(stored), at);
+            self.expiries.arm(super::store::object_key(stored), at);
         }
         if info.storage == crd_key()
             && let Ok(infos) = infos_from_crd(stored)
@@ -639,7 +667,7 @@ impl State {
     fn after_delete(&mut self, stored: &Value, info: &ResourceInfo) {
         let key = super::store::object_key(stored);
         if info.storage == events_key() {
-            self.expiries.remove(&key);
+            self.expiries.disarm(&key);
         }
         if info.storage == crd_key() {
             let group = stored["spec"]["group"].as_str().unwrap_or_default();
@@ -664,7 +692,7 @@ impl State {
             for (storage, name) in self.store.keys_in_namespace(&key.1) {
                 self.store.remove(&storage, &key.1, &name);
                 if storage == events_key() {
-                    self.expiries.remove(&(key.1.clone(), name));
+                    self.expiries.disarm(&(key.1.clone(), name));
                 }
             }
         }
@@ -1131,4 +1159,41 @@ pub fn generate_name(prefix: &str) -> String {
         .map(|_| NAME_SUFFIX_ALPHABET[rng.random_range(0..NAME_SUFFIX_ALPHABET.len())] as char)
         .collect();
     format!("{}{suffix}", &prefix[..cut])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_tokens_round_trip_and_reject_garbage() {
+        let key = ("default".to_string(), "cm-1".to_string());
+        let token = encode_continue(42, &key);
+        assert_eq!(decode_continue(&token), Some((42, key)));
+        assert_eq!(decode_continue("zz"), None);
+        assert_eq!(decode_continue("abc"), None);
+    }
+
+    #[test]
+    fn generated_names_are_prefix_plus_five_safe_characters() {
+        let name = generate_name("web-");
+        assert_eq!(name.len(), 9);
+        assert!(name[4..].bytes().all(|b| NAME_SUFFIX_ALPHABET.contains(&b)));
+        let long = generate_name(&"x".repeat(80));
+        assert_eq!(long.len(), MAX_GENERATE_NAME_PREFIX + NAME_SUFFIX_LEN);
+    }
+
+    #[test]
+    fn expiries_return_only_what_is_due_and_rearming_moves_the_deadline() {
+        let t = |s: i64| Timestamp::from_second(s).expect("valid");
+        let key = |n: &str| ("default".to_string(), n.to_string());
+        let mut e = Expiries::default();
+        e.arm(key("a"), t(10));
+        e.arm(key("b"), t(20));
+        e.arm(key("a"), t(30));
+        assert_eq!(e.due(t(15)), Vec::<ObjectKey>::new());
+        assert_eq!(e.due(t(25)), vec![key("b")]);
+        e.disarm(&key("a"));
+        assert_eq!(e.due(t(100)), Vec::<ObjectKey>::new());
+    }
 }

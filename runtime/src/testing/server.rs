@@ -880,3 +880,75 @@ fn resource_request(
     };
     Ok(json_response(code, &value))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resource(
+        group: &str,
+        ns: Option<&str>,
+        plural: &str,
+        name: Option<&str>,
+        sub: Option<&str>,
+    ) -> Route {
+        Route::Resource(ResourcePath {
+            group: group.into(),
+            version: "v1".into(),
+            namespace: ns.map(Into::into),
+            plural: plural.into(),
+            name: name.map(Into::into),
+            subresource: sub.map(Into::into),
+        })
+    }
+
+    #[test]
+    fn paths_route_like_the_apiserver_request_info_factory() {
+        assert_eq!(
+            parse_route("/api/v1/namespaces"),
+            resource("", None, "namespaces", None, None)
+        );
+        assert_eq!(
+            parse_route("/api/v1/namespaces/default"),
+            resource("", None, "namespaces", Some("default"), None)
+        );
+        assert_eq!(
+            parse_route("/api/v1/namespaces/team/status"),
+            resource("", None, "namespaces", Some("team"), Some("status"))
+        );
+        assert_eq!(
+            parse_route("/api/v1/namespaces/default/configmaps/a"),
+            resource("", Some("default"), "configmaps", Some("a"), None)
+        );
+        assert_eq!(
+            parse_route("/apis/demo.kubeward.dev/v1/namespaces/default/rollouts/web/status"),
+            resource(
+                "demo.kubeward.dev",
+                Some("default"),
+                "rollouts",
+                Some("web"),
+                Some("status")
+            )
+        );
+        assert_eq!(
+            parse_route("/apis/demo.kubeward.dev/v1/rollouts"),
+            resource("demo.kubeward.dev", None, "rollouts", None, None)
+        );
+        assert_eq!(
+            parse_route("/apis/g/v1"),
+            Route::GroupVersion("g".into(), "v1".into())
+        );
+        assert_eq!(parse_route("/version"), Route::Version);
+        assert_eq!(parse_route("/nonsense/path"), Route::Unknown);
+    }
+
+    #[test]
+    fn query_values_are_percent_decoded() {
+        let q =
+            parse_query("labelSelector=app%3Dweb%2Ctier+in+%28a%29&watch=1&bad=%zz&trailing=%4");
+        assert_eq!(q["labelSelector"], "app=web,tier in (a)");
+        assert_eq!(q["watch"], "1");
+        assert_eq!(q["bad"], "%zz");
+        assert_eq!(q["trailing"], "%4");
+    }
+}
