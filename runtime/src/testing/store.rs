@@ -46,6 +46,9 @@ pub struct Change {
     pub previous: Option<Value>,
 }
 
+/// The changes a watch replays, and the receiver of those after them.
+pub type Replay = (Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>);
+
 /// Namespace and name of an object.
 pub type ObjectKey = (String, String);
 
@@ -180,7 +183,7 @@ impl Store {
     pub fn watch_from(
         &self,
         rv: u64,
-    ) -> Result<(Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>), TooOld> {
+    ) -> Result<Replay, TooOld> {
         if rv < self.floor {
             return Err(TooOld {
                 oldest: self.floor + 1,
