@@ -299,8 +299,10 @@ fn ns(event: &Value) -> &str {
         .unwrap_or("")
 }
 
-/// `legacyValidateEvent`, on a core/v1-shaped event.
-fn legacy_validate(core: &Value) -> Vec<FieldError> {
+/// `legacyValidateEvent`, on a core/v1-shaped event. `controller_field` names the reporting
+/// controller in errors: `reportingComponent` for requests through core/v1,
+/// `reportingController` otherwise (kubernetes#111506).
+fn legacy_validate(core: &Value, controller_field: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let namespace = ns(core);
     let involved_ns = core
@@ -328,10 +330,11 @@ fn legacy_validate(core: &Value) -> Vec<FieldError> {
         }
         let controller = str_field(core, "reportingComponent");
         if controller.is_empty() {
-            errs.push(FieldError::required("reportingController"));
+            errs.push(FieldError::required(controller_field));
         }
+        // ValidateQualifiedName
         for msg in is_qualified_name(controller) {
-            errs.push(FieldError::invalid("reportingController", controller, &msg));
+            errs.push(FieldError::invalid(controller_field, controller, &msg));
         }
         let limited =
             |errs: &mut Vec<FieldError>, field: &str, value: &str, limit: usize, required: bool| {
@@ -418,7 +421,7 @@ fn result(errs: Vec<FieldError>) -> Result<(), Vec<FieldError>> {
 /// ```
 pub fn validate_event_create(event: &Value) -> Result<(), Vec<FieldError>> {
     let core = to_core_v1(event);
-    let mut errs = legacy_validate(&core);
+    let mut errs = legacy_validate(&core, "reportingController");
     errs.extend(validate_series(&core));
     if is_zero_time(core.get("eventTime")) {
         errs.push(FieldError::required("eventTime"));
@@ -448,9 +451,10 @@ pub fn validate_event_create(event: &Value) -> Result<(), Vec<FieldError>> {
 }
 
 /// Legacy validation only, as `ValidateEventCreate`/`ValidateEventUpdate` apply to requests
-/// through core/v1 (`event` is core/v1 shaped).
+/// through core/v1 (`event` is core/v1 shaped; the reporting controller is reported as
+/// `reportingComponent`, its core/v1 name).
 pub fn validate_core_v1_event(event: &Value) -> Result<(), Vec<FieldError>> {
-    result(legacy_validate(event))
+    result(legacy_validate(event, "reportingComponent"))
 }
 
 /// How a field is compared and rendered in "field is immutable" errors.
@@ -541,7 +545,7 @@ fn render(kind: Kind, v: Option<&Value>) -> String {
 pub fn validate_event_update(new: &Value, old: &Value) -> Result<(), Vec<FieldError>> {
     let new = to_core_v1(new);
     let old = to_core_v1(old);
-    let mut errs = legacy_validate(&new);
+    let mut errs = legacy_validate(&new, "reportingController");
     if new.get("series") != old.get("series") {
         errs.extend(validate_series(&new));
     }
@@ -556,6 +560,7 @@ pub fn validate_event_update(new: &Value, old: &Value) -> Result<(), Vec<FieldEr
         ("count", Kind::Int),
         ("reason", Kind::Str),
         ("type", Kind::Str),
+        // compared at microsecond precision (kubernetes#111928)
         ("eventTime", Kind::Time { micro: true }),
         ("action", Kind::Str),
         ("related", Kind::ObjectRef { pointer: true }),
@@ -949,6 +954,18 @@ mod tests {
         assert!(ev.get("reportingController").is_none());
         assert_eq!(to_core_v1(&ev), core);
         assert_eq!(validate_core_v1_event(&core), Ok(()));
+    }
+
+    #[test]
+    fn core_v1_requests_name_the_controller_reporting_component() {
+        let core = json!({
+            "metadata": {"name": "p.1", "namespace": "demo"},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": "demo"},
+            "eventTime": "2026-01-01T00:00:00.000000Z", "action": "A", "reason": "R", "reportingInstance": "i",
+        });
+        let t = texts(validate_core_v1_event(&core));
+        assert_eq!(t[0], "reportingComponent: Required value");
+        assert!(t[1].starts_with("reportingComponent: Invalid value: \"\": name part must be non-empty"));
     }
 
     #[test]
