@@ -896,6 +896,52 @@ fn take_from_others(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Request-level helpers
+// ---------------------------------------------------------------------------------------------
+
+/// `FieldManagerMaxLength`.
+pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
+
+/// The manager of a write without `?fieldManager=` (`managerOrUserAgent`): the User-Agent up to
+/// its first `/`, without unprintable characters, at most 128 bytes (`kubectl/v1.34.0 (…)` ->
+/// `kubectl`).
+pub fn manager_or_user_agent(field_manager: Option<&str>, user_agent: &str) -> String {
+    if let Some(m) = field_manager.filter(|m| !m.is_empty()) {
+        return m.to_owned();
+    }
+    let prefix = user_agent.split('/').next().unwrap_or("");
+    let mut out = String::new();
+    for c in prefix.chars().filter(|c| !c.is_control()) {
+        if out.len() + c.len_utf8() > FIELD_MANAGER_MAX_LENGTH {
+            break;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `ValidatePatchOptions` for the common mistakes, with the 422 message the server returns
+/// (`PatchOptions.meta.k8s.io "" is invalid: …`): an apply patch needs a field manager, and
+/// `force` is only for apply patches.
+pub fn validate_patch_options(apply: bool, field_manager: &str, force: bool) -> Result<(), String> {
+    let mut errs = Vec::new();
+    if !apply && force {
+        errs.push("force: Forbidden: may not be specified for non-apply patch");
+    }
+    if apply && field_manager.is_empty() {
+        errs.push("fieldManager: Required value: is required for apply patch");
+    }
+    match errs.as_slice() {
+        [] => Ok(()),
+        [one] => Err(format!("PatchOptions.meta.k8s.io \"\" is invalid: {one}")),
+        many => Err(format!(
+            "PatchOptions.meta.k8s.io \"\" is invalid: [{}]",
+            many.join(", ")
+        )),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The operations
 // ---------------------------------------------------------------------------------------------
 
@@ -1609,6 +1655,27 @@ mod tests {
         cleared["metadata"]["managedFields"] = json!([{}]);
         record_update(Some(&live), &mut cleared, "x", V, None, T1);
         assert!(cleared["metadata"].get("managedFields").is_none());
+    }
+
+    #[test]
+    fn request_helpers_match_the_apiserver() {
+        assert_eq!(
+            manager_or_user_agent(None, "kubectl/v1.34.0 (linux/amd64) kubernetes/abc"),
+            "kubectl"
+        );
+        assert_eq!(manager_or_user_agent(Some("ctrl"), "kube-rs/5"), "ctrl");
+        assert_eq!(manager_or_user_agent(Some(""), "kube-rs/5"), "kube-rs");
+        assert_eq!(manager_or_user_agent(None, &"x".repeat(200)).len(), 128);
+        assert_eq!(
+            validate_patch_options(true, "", false).unwrap_err(),
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
+        );
+        assert_eq!(
+            validate_patch_options(false, "", true).unwrap_err(),
+            "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch"
+        );
+        assert!(validate_patch_options(true, "ctrl", true).is_ok());
+        assert!(validate_patch_options(false, "", false).is_ok());
     }
 
     #[test]

@@ -965,7 +965,11 @@ mod tests {
         });
         let t = texts(validate_core_v1_event(&core));
         assert_eq!(t[0], "reportingComponent: Required value");
-        assert!(t[1].starts_with("reportingComponent: Invalid value: \"\": name part must be non-empty"));
+        assert!(
+            t[1].starts_with(
+                "reportingComponent: Invalid value: \"\": name part must be non-empty"
+            )
+        );
     }
 
     #[test]

@@ -42,6 +42,11 @@ impl fmt::Display for PatchError {
 
 impl std::error::Error for PatchError {}
 
+/// `maxJSONPatchOperations` of the apiserver's patch handler: a JSON patch with more operations
+/// is refused with 413 RequestEntityTooLarge, `The allowed maximum operations in a JSON patch is
+/// 10000, got N`.
+pub const MAX_JSON_PATCH_OPERATIONS: usize = 10000;
+
 const ERR_MISSING: &str = "missing value";
 const ERR_TEST_FAILED: &str = "test failed";
 const ERR_INVALID_INDEX: &str = "invalid index referenced";

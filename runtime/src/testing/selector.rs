@@ -803,6 +803,24 @@ impl FieldSelector {
         self.terms.iter().map(|t| t.field.as_str()).collect()
     }
 
+    /// Checks every field against the ones the resource supports, as the list handler's
+    /// `FieldSelector.Transform(ConvertFieldLabel)` does: the first unsupported field fails with
+    /// `field label not supported: <field>` (the text of core kinds' and custom resources'
+    /// field-label conversion functions; the server answers 400 BadRequest with it).
+    pub fn check_supported(&self, supported: &[&str]) -> Result<(), SelectorError> {
+        match self
+            .terms
+            .iter()
+            .find(|t| !supported.contains(&t.field.as_str()))
+        {
+            Some(t) => Err(SelectorError::new(format!(
+                "field label not supported: {}",
+                t.field
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The terms.
     pub fn terms(&self) -> &[FieldTerm] {
         &self.terms
@@ -1018,6 +1036,14 @@ mod tests {
         );
         assert!(FieldSelector::parse("").unwrap().matches(|_| None));
         assert!(FieldSelector::parse("a=b,,").unwrap().fields() == ["a"]);
+        let s = FieldSelector::parse("metadata.name=a,spec.x=b").unwrap();
+        assert_eq!(
+            s.check_supported(&["metadata.name", "metadata.namespace"])
+                .unwrap_err()
+                .message,
+            "field label not supported: spec.x"
+        );
+        assert!(s.check_supported(&["metadata.name", "spec.x"]).is_ok());
     }
 
     #[test]
