@@ -274,6 +274,58 @@ pub fn from_core_v1(event: &Value) -> Value {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Field selectors
+// ---------------------------------------------------------------------------------------------
+
+/// The field labels a core/v1 Event list accepts in `?fieldSelector=` (`EventToSelectableFields`
+/// in kubernetes `pkg/registry/core/event/strategy.go`); `kubectl describe` lists an object's
+/// events with `involvedObject.name`, `involvedObject.namespace`, `involvedObject.kind` and
+/// `involvedObject.uid`.
+pub const EVENT_FIELD_LABELS: [&str; 13] = [
+    "metadata.name",
+    "metadata.namespace",
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+];
+
+/// The value of field label `label` (one of [`EVENT_FIELD_LABELS`]) for a core/v1-shaped event,
+/// as `EventToSelectableFields` computes it: absent strings are `""`, and `source` is
+/// `source.component`, or the reporting controller when that is empty. Unknown labels are
+/// `None`.
+pub fn event_field(core: &Value, label: &str) -> Option<String> {
+    let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_owned();
+    Some(match label {
+        "metadata.name" => s(core.pointer("/metadata/name")),
+        "metadata.namespace" => s(core.pointer("/metadata/namespace")),
+        "reason" | "type" | "reportingComponent" => s(core.get(label)),
+        "source" => {
+            let component = s(core.pointer("/source/component"));
+            if component.is_empty() {
+                s(core.get("reportingComponent"))
+            } else {
+                component
+            }
+        }
+        _ => {
+            let field = label.strip_prefix("involvedObject.")?;
+            if !EVENT_FIELD_LABELS.contains(&label) {
+                return None;
+            }
+            s(core.get("involvedObject").and_then(|o| o.get(field)))
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
 // Validation
 // ---------------------------------------------------------------------------------------------
 
@@ -970,6 +1022,31 @@ mod tests {
                 "reportingComponent: Invalid value: \"\": name part must be non-empty"
             )
         );
+    }
+
+    #[test]
+    fn event_fields_serve_kubectl_describe_selectors() {
+        let core = to_core_v1(&valid());
+        let sel = crate::testing::selector::FieldSelector::parse(
+            "involvedObject.name=web,involvedObject.namespace=demo,involvedObject.kind=Rollout,involvedObject.uid=u1",
+        )
+        .unwrap();
+        assert!(sel.check_supported(&EVENT_FIELD_LABELS).is_ok());
+        assert!(sel.matches(|f| event_field(&core, f)));
+        assert_eq!(
+            event_field(&core, "source").as_deref(),
+            Some("demo.kubeward.dev/rollouts")
+        );
+        assert_eq!(
+            event_field(&core, "reportingComponent").as_deref(),
+            Some("demo.kubeward.dev/rollouts")
+        );
+        assert_eq!(
+            event_field(&core, "involvedObject.fieldPath").as_deref(),
+            Some("")
+        );
+        assert_eq!(event_field(&core, "involvedObject.bogus"), None);
+        assert_eq!(event_field(&core, "note"), None);
     }
 
     #[test]
