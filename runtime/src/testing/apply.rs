@@ -26,9 +26,16 @@
 //!   resource has a status subresource passes `["status"]` as reset fields to the `_with_reset`
 //!   variants so status is neither changed nor owned there (`GetResetFields`).
 //!
-//! # Scope of the schema stand-in
+//! # Schema
 //!
-//! Without a schema every JSON object is treated as a struct and every list as **atomic**
+//! Merging and ownership depend on the resource's schema, which JSON objects lack. An
+//! [`ApplySchema`] says which lists are associative and which objects are maps; pass one in an
+//! [`Endpoint`] to [`apply_at`]/[`update_at`] — [`ApplySchema::from_openapi_v3`] reads a CRD's
+//! `x-kubernetes-list-type`/`-list-map-keys` and `additionalProperties`, so a custom resource
+//! merges as on a real server (where an undeclared list is atomic). The short forms
+//! ([`server_side_apply`], [`record_update`]) use [`ApplySchema::default`]:
+//!
+//! every JSON object is treated as a struct and every list as **atomic**
 //! (replaced whole, owned as one field), except:
 //! `metadata.finalizers` (a set: items are owned one by one, `v:"x"`),
 //! `metadata.ownerReferences` (a map keyed by `uid`) and
@@ -327,29 +334,179 @@ fn path_string(path: &[Pe]) -> String {
 // The schema stand-in
 // ---------------------------------------------------------------------------------------------
 
-enum ListKind {
+/// How a list is merged and owned (`x-kubernetes-list-type`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListType {
+    /// Replaced whole and owned as one field (the default for lists).
     Atomic,
+    /// A set of scalars, owned item by item (`v:"x"`).
     Set,
-    Map(&'static [&'static str]),
+    /// A list of objects identified by these key fields (`x-kubernetes-list-map-keys`), owned
+    /// item by item (`k:{"type":"Ready"}`) and merged by key.
+    Map(Vec<String>),
 }
 
-fn list_kind(path: &[Pe]) -> ListKind {
-    let p: Vec<&str> = path.iter().map(String::as_str).collect();
-    match p.as_slice() {
-        ["f:metadata", "f:finalizers"] => ListKind::Set,
-        ["f:metadata", "f:ownerReferences"] => ListKind::Map(&["uid"]),
-        ["f:status", "f:conditions"] => ListKind::Map(&["type"]),
-        _ => ListKind::Atomic,
+/// What the field manager needs of a resource's schema: which lists are associative and which
+/// objects are maps rather than structs. Paths are field names joined by `.`, with `[]` after a
+/// list for "every item" (`spec.containers[].ports`) and `*` for "every key" of a map.
+///
+/// [`ApplySchema::default`] is the scope described in the module docs (finalizers,
+/// ownerReferences, `status.conditions` keyed by `type`, labels and annotations);
+/// [`ApplySchema::from_openapi_v3`] reads a CRD version's `openAPIV3Schema` so that a custom
+/// resource merges exactly as its CRD declares (an undeclared list is atomic there, as on a
+/// real server).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplySchema {
+    lists: BTreeMap<String, ListType>,
+    maps: std::collections::BTreeSet<String>,
+}
+
+impl Default for ApplySchema {
+    fn default() -> Self {
+        ApplySchema::metadata_only()
+            .with_list("status.conditions", ListType::Map(vec!["type".to_owned()]))
     }
 }
 
-/// Maps (as opposed to structs): an Update that adds one owns the map itself.
-fn is_granular_map(path: &[Pe]) -> bool {
-    let p: Vec<&str> = path.iter().map(String::as_str).collect();
-    matches!(
-        p.as_slice(),
-        ["f:metadata", "f:labels"] | ["f:metadata", "f:annotations"]
-    )
+impl ApplySchema {
+    /// Only ObjectMeta's rules: `metadata.finalizers` a set, `metadata.ownerReferences` a map
+    /// keyed by `uid`, `metadata.labels` and `metadata.annotations` maps; every other list
+    /// atomic, every other object a struct.
+    pub fn metadata_only() -> Self {
+        ApplySchema {
+            lists: BTreeMap::new(),
+            maps: Default::default(),
+        }
+        .with_list("metadata.finalizers", ListType::Set)
+        .with_list(
+            "metadata.ownerReferences",
+            ListType::Map(vec!["uid".to_owned()]),
+        )
+        .with_map("metadata.labels")
+        .with_map("metadata.annotations")
+    }
+
+    /// Declares the list at `path` (see the type docs for the path syntax).
+    pub fn with_list(mut self, path: &str, list_type: ListType) -> Self {
+        self.lists.insert(path.to_owned(), list_type);
+        self
+    }
+
+    /// Declares the object at `path` a map (`additionalProperties`) rather than a struct.
+    pub fn with_map(mut self, path: &str) -> Self {
+        self.maps.insert(path.to_owned());
+        self
+    }
+
+    /// ObjectMeta's rules plus what a CRD version's `openAPIV3Schema` declares: arrays with
+    /// `x-kubernetes-list-type: set` or `map` (keys from `x-kubernetes-list-map-keys`), and
+    /// objects with `additionalProperties` as maps (unless `x-kubernetes-map-type: atomic`).
+    /// Everything else keeps the defaults: lists atomic, objects structs.
+    ///
+    /// ```
+    /// use kubeward::testing::apply::ApplySchema;
+    /// let crd_schema = serde_json::json!({"type": "object", "properties": {
+    ///     "status": {"type": "object", "properties": {"conditions": {
+    ///         "type": "array", "x-kubernetes-list-type": "map",
+    ///         "x-kubernetes-list-map-keys": ["type"],
+    ///         "items": {"type": "object"}}}}}});
+    /// assert_eq!(ApplySchema::from_openapi_v3(&crd_schema), ApplySchema::default());
+    /// ```
+    pub fn from_openapi_v3(schema: &Value) -> Self {
+        let mut s = ApplySchema::metadata_only();
+        s.visit(schema, &mut Vec::new());
+        s
+    }
+
+    fn visit(&mut self, schema: &Value, path: &mut Vec<String>) {
+        if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+            for (name, sub) in props {
+                if path.is_empty() && name == "metadata" {
+                    continue;
+                }
+                path.push(name.clone());
+                self.visit(sub, path);
+                path.pop();
+            }
+        }
+        if let Some(add) = schema.get("additionalProperties").filter(|a| a.is_object()) {
+            if schema.get("x-kubernetes-map-type").and_then(Value::as_str) != Some("atomic") {
+                self.maps.insert(path.join("."));
+            }
+            path.push("*".to_owned());
+            self.visit(add, path);
+            path.pop();
+        }
+        if let Some(items) = schema.get("items") {
+            let list_type = match schema.get("x-kubernetes-list-type").and_then(Value::as_str) {
+                Some("set") => Some(ListType::Set),
+                Some("map") => Some(ListType::Map(
+                    schema
+                        .get("x-kubernetes-list-map-keys")
+                        .and_then(Value::as_array)
+                        .map(|k| {
+                            k.iter()
+                                .filter_map(|k| k.as_str().map(str::to_owned))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                )),
+                _ => None,
+            };
+            if let Some(t) = list_type {
+                self.lists.insert(path.join("."), t);
+            }
+            if let Some(last) = path.last_mut() {
+                last.push_str("[]");
+                self.visit(items, path);
+                if let Some(last) = path.last_mut() {
+                    last.truncate(last.len() - 2);
+                }
+            }
+        }
+    }
+
+    /// The schema key segments of a field path: field names, with `[]` appended after a list
+    /// item element.
+    fn segments(path: &[Pe]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for pe in path {
+            match pe.strip_prefix("f:") {
+                Some(name) => out.push(name.to_owned()),
+                None => {
+                    if let Some(last) = out.last_mut() {
+                        last.push_str("[]");
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Looks `path` up in `keys`, a segment also matching `*` (a map entry).
+    fn matches(keys: impl Iterator<Item = impl AsRef<str>>, path: &[Pe]) -> Option<String> {
+        let segs = Self::segments(path);
+        keys.map(|k| k.as_ref().to_owned()).find(|k| {
+            let ks: Vec<&str> = k.split('.').collect();
+            ks.len() == segs.len()
+                && ks.iter().zip(&segs).all(|(k, s)| {
+                    *k == s.as_str()
+                        || (k.starts_with('*')
+                            && k[1..] == *s.strip_prefix(s.trim_end_matches("[]")).unwrap_or(""))
+                })
+        })
+    }
+
+    fn list_type(&self, path: &[Pe]) -> ListType {
+        Self::matches(self.lists.keys(), path)
+            .and_then(|k| self.lists.get(&k).cloned())
+            .unwrap_or(ListType::Atomic)
+    }
+
+    /// Maps (as opposed to structs): an Update that adds one owns the map itself.
+    fn is_map(&self, path: &[Pe]) -> bool {
+        Self::matches(self.maps.iter(), path).is_some()
+    }
 }
 
 fn field_pe(name: &str) -> Pe {
@@ -358,23 +515,25 @@ fn field_pe(name: &str) -> Pe {
 
 /// The path elements of an associative list's items, or `None` when the list must be atomic
 /// (a keyed item misses its key, or an item repeats).
-fn item_elements(kind: &ListKind, items: &[Value]) -> Option<Vec<Pe>> {
+fn item_elements(kind: &ListType, items: &[Value]) -> Option<Vec<Pe>> {
     let mut out: Vec<Pe> = Vec::with_capacity(items.len());
     for item in items {
         let pe = match kind {
-            ListKind::Atomic => return None,
-            ListKind::Set => {
+            ListType::Atomic => return None,
+            ListType::Set => {
                 if item.is_object() || item.is_array() {
                     return None;
                 }
                 format!("v:{item}")
             }
-            ListKind::Map(keys) => {
+            ListType::Map(keys) => {
                 let obj = item.as_object()?;
                 let mut key = Map::new();
-                for k in *keys {
-                    let v = obj.get(*k).filter(|v| v.is_string() || v.is_number())?;
-                    key.insert((*k).to_owned(), v.clone());
+                for k in keys {
+                    let v = obj
+                        .get(k)
+                        .filter(|v| v.is_string() || v.is_number() || v.is_boolean())?;
+                    key.insert(k.clone(), v.clone());
                 }
                 format!("k:{}", Value::Object(key))
             }
@@ -435,35 +594,40 @@ fn ignored_set(obj_keys: &[&Value], subresource: Option<&str>, reset: &[&str]) -
 // ---------------------------------------------------------------------------------------------
 
 /// `TypedValue.ToFieldSet`: the fields an applied configuration sets.
-fn to_field_set(v: &Value) -> FieldSet {
+fn to_field_set(sc: &ApplySchema, v: &Value) -> FieldSet {
     let mut set = FieldSet::default();
     if let Value::Object(map) = v {
-        walk_object_set(map, &mut Vec::new(), &mut set);
+        walk_object_set(sc, map, &mut Vec::new(), &mut set);
     }
     set
 }
 
-fn walk_object_set(map: &Map<String, Value>, path: &mut Path, set: &mut FieldSet) {
+fn walk_object_set(
+    sc: &ApplySchema,
+    map: &Map<String, Value>,
+    path: &mut Path,
+    set: &mut FieldSet,
+) {
     for (k, v) in map {
         path.push(field_pe(k));
-        walk_value_set(v, path, set);
+        walk_value_set(sc, v, path, set);
         path.pop();
     }
 }
 
-fn walk_value_set(v: &Value, path: &mut Path, set: &mut FieldSet) {
+fn walk_value_set(sc: &ApplySchema, v: &Value, path: &mut Path, set: &mut FieldSet) {
     match v {
         Value::Object(m) if m.is_empty() => set.insert(path),
-        Value::Object(m) => walk_object_set(m, path, set),
+        Value::Object(m) => walk_object_set(sc, m, path, set),
         Value::Array(items) => {
-            let kind = list_kind(path);
+            let kind = sc.list_type(path);
             match item_elements(&kind, items) {
                 Some(pes) => {
                     for (pe, item) in pes.into_iter().zip(items) {
                         path.push(pe);
                         set.insert(path);
                         if let Value::Object(m) = item {
-                            walk_object_set(m, path, set);
+                            walk_object_set(sc, m, path, set);
                         }
                         path.pop();
                     }
@@ -483,9 +647,9 @@ struct Comparison {
 }
 
 /// `TypedValue.Compare`: what changed from `lhs` to `rhs`.
-fn compare(lhs: &Value, rhs: &Value) -> Comparison {
+fn compare(sc: &ApplySchema, lhs: &Value, rhs: &Value) -> Comparison {
     let mut c = Comparison::default();
-    compare_at(Some(lhs), Some(rhs), &mut Vec::new(), &mut c);
+    compare_at(sc, Some(lhs), Some(rhs), &mut Vec::new(), &mut c);
     c
 }
 
@@ -508,7 +672,13 @@ fn compare_leaf(lhs: Option<&Value>, rhs: Option<&Value>, path: &Path, c: &mut C
     }
 }
 
-fn compare_at(lhs: Option<&Value>, rhs: Option<&Value>, path: &mut Path, c: &mut Comparison) {
+fn compare_at(
+    sc: &ApplySchema,
+    lhs: Option<&Value>,
+    rhs: Option<&Value>,
+    path: &mut Path,
+    c: &mut Comparison,
+) {
     let is_obj = |v: Option<&Value>| v.is_none_or(Value::is_object);
     let is_arr = |v: Option<&Value>| v.is_none_or(Value::is_array);
     if is_obj(lhs) && is_obj(rhs) && (lhs.is_some() || rhs.is_some()) {
@@ -523,10 +693,10 @@ fn compare_at(lhs: Option<&Value>, rhs: Option<&Value>, path: &mut Path, c: &mut
         keys.dedup();
         for k in keys {
             path.push(field_pe(k));
-            compare_at(l.get(k), r.get(k), path, c);
+            compare_at(sc, l.get(k), r.get(k), path, c);
             path.pop();
         }
-        if !path.is_empty() && is_granular_map(path) {
+        if !path.is_empty() && sc.is_map(path) {
             match (lhs, rhs) {
                 (None, Some(_)) => c.added.insert(path),
                 (Some(_), None) => c.removed.insert(path),
@@ -539,7 +709,7 @@ fn compare_at(lhs: Option<&Value>, rhs: Option<&Value>, path: &mut Path, c: &mut
         let empty = Vec::new();
         let l = lhs.and_then(Value::as_array).unwrap_or(&empty);
         let r = rhs.and_then(Value::as_array).unwrap_or(&empty);
-        let kind = list_kind(path);
+        let kind = sc.list_type(path);
         let (Some(lpes), Some(rpes)) = (item_elements(&kind, l), item_elements(&kind, r)) else {
             return compare_leaf(lhs, rhs, path, c);
         };
@@ -557,12 +727,12 @@ fn compare_at(lhs: Option<&Value>, rhs: Option<&Value>, path: &mut Path, c: &mut
             path.push(pe.clone());
             match (li, ri) {
                 (Some(a), Some(b)) if a.is_object() && b.is_object() => {
-                    compare_at(Some(a), Some(b), path, c)
+                    compare_at(sc, Some(a), Some(b), path, c)
                 }
                 (Some(a), Some(b)) => compare_leaf(Some(a), Some(b), path, c),
                 (a, b) => {
                     if a.is_some_and(Value::is_object) || b.is_some_and(Value::is_object) {
-                        compare_at(a, b, path, c);
+                        compare_at(sc, a, b, path, c);
                     }
                     compare_leaf(a, b, path, c);
                 }
@@ -576,14 +746,14 @@ fn compare_at(lhs: Option<&Value>, rhs: Option<&Value>, path: &mut Path, c: &mut
 
 /// `TypedValue.Merge`: `config` merged into `live` (config wins; associative lists merge by key
 /// in structured-merge-diff's order; `null` in config removes the field).
-fn merge(live: Option<&Value>, config: &Value, path: &mut Path) -> Option<Value> {
+fn merge(sc: &ApplySchema, live: Option<&Value>, config: &Value, path: &mut Path) -> Option<Value> {
     match (live, config) {
         (_, Value::Null) => None,
         (Some(Value::Object(l)), Value::Object(r)) => {
             let mut out = l.clone();
             for (k, v) in r {
                 path.push(field_pe(k));
-                match merge(l.get(k), v, path) {
+                match merge(sc, l.get(k), v, path) {
                     Some(m) => {
                         out.insert(k.clone(), m);
                     }
@@ -596,10 +766,10 @@ fn merge(live: Option<&Value>, config: &Value, path: &mut Path) -> Option<Value>
             Some(Value::Object(out))
         }
         (Some(Value::Array(l)), Value::Array(r)) => {
-            let kind = list_kind(path);
+            let kind = sc.list_type(path);
             match (item_elements(&kind, l), item_elements(&kind, r)) {
                 (Some(lpes), Some(rpes)) => {
-                    Some(Value::Array(merge_list(l, &lpes, r, &rpes, path)))
+                    Some(Value::Array(merge_list(sc, l, &lpes, r, &rpes, path)))
                 }
                 _ => Some(config.clone()),
             }
@@ -609,7 +779,7 @@ fn merge(live: Option<&Value>, config: &Value, path: &mut Path) -> Option<Value>
             let mut out = Map::new();
             for (k, v) in r {
                 path.push(field_pe(k));
-                if let Some(m) = merge(None, v, path) {
+                if let Some(m) = merge(sc, None, v, path) {
                     out.insert(k.clone(), m);
                 }
                 path.pop();
@@ -622,7 +792,14 @@ fn merge(live: Option<&Value>, config: &Value, path: &mut Path) -> Option<Value>
 
 /// structured-merge-diff `mergingWalker.visitListItems`: items only in the live list keep their
 /// place, config items come in config order, shared items are merged.
-fn merge_list(l: &[Value], lpes: &[Pe], r: &[Value], rpes: &[Pe], path: &mut Path) -> Vec<Value> {
+fn merge_list(
+    sc: &ApplySchema,
+    l: &[Value],
+    lpes: &[Pe],
+    r: &[Value],
+    rpes: &[Pe],
+    path: &mut Path,
+) -> Vec<Value> {
     let in_r = |pe: &Pe| rpes.iter().position(|p| p == pe);
     let in_l = |pe: &Pe| lpes.iter().position(|p| p == pe);
     let mut shared_order: std::collections::VecDeque<&Pe> =
@@ -633,7 +810,7 @@ fn merge_list(l: &[Value], lpes: &[Pe], r: &[Value], rpes: &[Pe], path: &mut Pat
     let merge_item = |li: Option<usize>, ri: Option<usize>, pe: &Pe, path: &mut Path| {
         path.push(pe.clone());
         let v = match ri {
-            Some(ri) => merge(li.map(|i| &l[i]), &r[ri], path),
+            Some(ri) => merge(sc, li.map(|i| &l[i]), &r[ri], path),
             None => li.map(|i| l[i].clone()),
         };
         path.pop();
@@ -687,12 +864,12 @@ fn merge_list(l: &[Value], lpes: &[Pe], r: &[Value], rpes: &[Pe], path: &mut Pat
 }
 
 /// Removes the value at `path` (if present).
-fn remove_path(v: &mut Value, path: &[Pe]) {
-    remove_in(v, path, &[]);
+fn remove_path(sc: &ApplySchema, v: &mut Value, path: &[Pe]) {
+    remove_in(sc, v, path, &[]);
 }
 
 /// Removes the value at `path` below `prefix` (lists are classified by their full path).
-fn remove_in(v: &mut Value, path: &[Pe], prefix: &[Pe]) {
+fn remove_in(sc: &ApplySchema, v: &mut Value, path: &[Pe], prefix: &[Pe]) {
     let Some((first, rest)) = path.split_first() else {
         return;
     };
@@ -706,11 +883,11 @@ fn remove_in(v: &mut Value, path: &[Pe], prefix: &[Pe]) {
             } else if let Some(child) = map.get_mut(name) {
                 let mut p = prefix.to_vec();
                 p.push(first.clone());
-                remove_in(child, rest, &p);
+                remove_in(sc, child, rest, &p);
             }
         }
         Value::Array(items) => {
-            let kind = list_kind(prefix);
+            let kind = sc.list_type(prefix);
             let Some(pes) = item_elements(&kind, items) else {
                 return;
             };
@@ -720,7 +897,7 @@ fn remove_in(v: &mut Value, path: &[Pe], prefix: &[Pe]) {
                 } else {
                     let mut p = prefix.to_vec();
                     p.push(first.clone());
-                    remove_in(&mut items[i], rest, &p);
+                    remove_in(sc, &mut items[i], rest, &p);
                 }
             }
         }
@@ -1002,6 +1179,45 @@ pub fn server_side_apply_with_reset(
     now: &str,
     reset: &[&str],
 ) -> Result<Value, ApplyError> {
+    let at = Endpoint {
+        api_version,
+        subresource,
+        reset_fields: reset,
+        schema: default_schema(),
+    };
+    apply_at(live, applied, manager, force, &at, now)
+}
+
+/// Where a write lands and how its resource is shaped: what the server knows beyond the request.
+#[derive(Debug, Clone, Copy)]
+pub struct Endpoint<'a> {
+    /// The group/version the request is served at (`v1`, `demo.kubeward.dev/v1`).
+    pub api_version: &'a str,
+    /// The subresource the request addresses (`Some("status")`).
+    pub subresource: Option<&'a str>,
+    /// Top-level fields the strategy resets on this endpoint (`GetResetFields`): `["status"]`
+    /// for the main resource of a kind with a status subresource.
+    pub reset_fields: &'a [&'a str],
+    /// Which lists are associative and which objects are maps.
+    pub schema: &'a ApplySchema,
+}
+
+fn default_schema() -> &'static ApplySchema {
+    static DEFAULT: std::sync::OnceLock<ApplySchema> = std::sync::OnceLock::new();
+    DEFAULT.get_or_init(ApplySchema::default)
+}
+
+/// Server-side apply at an [`Endpoint`]: the general form of [`server_side_apply`].
+pub fn apply_at(
+    live: Option<&Value>,
+    applied: &Value,
+    manager: &str,
+    force: bool,
+    at: &Endpoint<'_>,
+    now: &str,
+) -> Result<Value, ApplyError> {
+    let (api_version, subresource, reset, sc) =
+        (at.api_version, at.subresource, at.reset_fields, at.schema);
     let Value::Object(applied_map) = applied else {
         return Err(ApplyError::Invalid(
             "error decoding YAML: the apply patch must be an object".to_owned(),
@@ -1034,7 +1250,7 @@ pub fn server_side_apply_with_reset(
     // skipNonAppliedManager: an existing object without managedFields is first attributed to
     // "before-first-apply", so that the apply conflicts with what is already there.
     if live.is_some() && entries.is_empty() {
-        let c = filtered(compare(&json!({}), &live_clean), &ignored);
+        let c = filtered(compare(sc, &json!({}), &live_clean), &ignored);
         let set = c.added.union(&c.modified);
         if !set.is_empty() {
             entries.push(Entry {
@@ -1054,9 +1270,9 @@ pub fn server_side_apply_with_reset(
         cfg.retain(|k, _| !ignored.has(&[field_pe(k)]));
     }
 
-    let mut merged = merge(Some(&live_clean), &config, &mut Vec::new()).unwrap_or(json!({}));
+    let mut merged = merge(sc, Some(&live_clean), &config, &mut Vec::new()).unwrap_or(json!({}));
 
-    let new_set = to_field_set(&config)
+    let new_set = to_field_set(sc, &config)
         .recursive_difference(&ignored)
         .difference(&stripped());
     let me = entries
@@ -1093,12 +1309,12 @@ pub fn server_side_apply_with_reset(
         to_remove.sort_by_key(Vec::len);
         for p in to_remove {
             if !owned.has_descendant(&p) {
-                remove_path(&mut merged, &p);
+                remove_path(sc, &mut merged, &p);
             }
         }
     }
 
-    let c = filtered(compare(&live_clean, &merged), &ignored);
+    let c = filtered(compare(sc, &live_clean, &merged), &ignored);
     take_from_others(&mut entries, Some(me), &c, force)?;
 
     let changed = merged != live_clean;
@@ -1153,6 +1369,25 @@ pub fn record_update_with_reset(
     now: &str,
     reset: &[&str],
 ) {
+    let at = Endpoint {
+        api_version,
+        subresource,
+        reset_fields: reset,
+        schema: default_schema(),
+    };
+    update_at(old, new, manager, &at, now);
+}
+
+/// Records an Update at an [`Endpoint`]: the general form of [`record_update`].
+pub fn update_at(
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    at: &Endpoint<'_>,
+    now: &str,
+) {
+    let (api_version, subresource, reset, sc) =
+        (at.api_version, at.subresource, at.reset_fields, at.schema);
     let sub = subresource.unwrap_or("");
     // isResetManagedFields: `[{}]` empties managedFields.
     if let Some(list) = new
@@ -1171,7 +1406,7 @@ pub fn record_update_with_reset(
     let old_clean = old.map(without_managed_fields).unwrap_or_else(|| json!({}));
     let new_clean = without_managed_fields(new);
     let ignored = ignored_set(&[&old_clean, &new_clean], subresource, reset);
-    let c = filtered(compare(&old_clean, &new_clean), &ignored);
+    let c = filtered(compare(sc, &old_clean, &new_clean), &ignored);
     // current-operation is a fresh manager: it takes from everyone (force), then merges into
     // the manager's previous entry.
     let _ = take_from_others(&mut entries, None, &c, true);
@@ -1676,6 +1911,136 @@ mod tests {
         );
         assert!(validate_patch_options(true, "ctrl", true).is_ok());
         assert!(validate_patch_options(false, "", false).is_ok());
+    }
+
+    #[test]
+    fn a_crd_schema_decides_list_merging() {
+        let status = |conds: Value| json!({"apiVersion": V, "kind": "Rollout", "metadata": {"name": "web", "namespace": "demo"}, "status": {"conditions": conds}});
+        // a CRD that does not declare x-kubernetes-list-type: conditions are atomic
+        let atomic = ApplySchema::from_openapi_v3(&json!({"type": "object", "properties": {
+            "status": {"type": "object", "properties": {"conditions": {"type": "array", "items": {"type": "object"}}}}}}));
+        let at = Endpoint {
+            api_version: V,
+            subresource: None,
+            reset_fields: &[],
+            schema: &atomic,
+        };
+        let live = apply_at(
+            None,
+            &status(json!([{"type": "Ready", "status": "True"}])),
+            "a",
+            false,
+            &at,
+            T0,
+        )
+        .unwrap();
+        assert_eq!(
+            entry(&live, "a").unwrap()["fieldsV1"],
+            json!({"f:status": {"f:conditions": {}}})
+        );
+        let err = apply_at(
+            Some(&live),
+            &status(json!([{"type": "Synced", "status": "True"}])),
+            "b",
+            false,
+            &at,
+            T1,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.message(),
+            "Apply failed with 1 conflict: conflict with \"a\": .status.conditions"
+        );
+        // the same with the list declared a map: no conflict, both conditions kept
+        let keyed = ApplySchema::from_openapi_v3(&json!({"type": "object", "properties": {
+            "status": {"type": "object", "properties": {"conditions": {"type": "array",
+                "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"], "items": {"type": "object"}}}}}}));
+        let at = Endpoint {
+            schema: &keyed,
+            ..at
+        };
+        let live = apply_at(
+            None,
+            &status(json!([{"type": "Ready", "status": "True"}])),
+            "a",
+            false,
+            &at,
+            T0,
+        )
+        .unwrap();
+        let both = apply_at(
+            Some(&live),
+            &status(json!([{"type": "Synced", "status": "True"}])),
+            "b",
+            false,
+            &at,
+            T1,
+        )
+        .unwrap();
+        assert_eq!(both["status"]["conditions"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn nested_lists_and_map_entries_follow_the_schema() {
+        let schema = ApplySchema::metadata_only()
+            .with_list("spec.containers", ListType::Map(vec!["name".into()]))
+            .with_list(
+                "spec.containers[].ports",
+                ListType::Map(vec!["containerPort".into()]),
+            )
+            .with_list("spec.tags", ListType::Set)
+            .with_map("spec.selectors")
+            .with_list("spec.selectors.*", ListType::Set);
+        let at = Endpoint {
+            api_version: V,
+            subresource: None,
+            reset_fields: &[],
+            schema: &schema,
+        };
+        let first = rollout(json!({
+            "containers": [{"name": "app", "image": "a:1", "ports": [{"containerPort": 80}]}],
+            "tags": ["x"],
+            "selectors": {"zone": ["a"]},
+        }));
+        let live = apply_at(None, &first, "a", false, &at, T0).unwrap();
+        assert_eq!(
+            entry(&live, "a").unwrap()["fieldsV1"]["f:spec"],
+            json!({
+                "f:containers": {"k:{\"name\":\"app\"}": {".": {}, "f:image": {}, "f:name": {},
+                    "f:ports": {"k:{\"containerPort\":80}": {".": {}, "f:containerPort": {}}}}},
+                "f:selectors": {"f:zone": {"v:\"a\"": {}}},
+                "f:tags": {"v:\"x\"": {}},
+            })
+        );
+        // b adds a port to the same container, a tag and a selector value: merged, no conflict
+        let second = rollout(json!({
+            "containers": [{"name": "app", "ports": [{"containerPort": 443}]}],
+            "tags": ["y"],
+            "selectors": {"zone": ["b"]},
+        }));
+        let merged = apply_at(Some(&live), &second, "b", false, &at, T1).unwrap();
+        assert_eq!(
+            merged["spec"],
+            json!({
+                "containers": [{"name": "app", "image": "a:1", "ports": [{"containerPort": 80}, {"containerPort": 443}]}],
+                "tags": ["x", "y"],
+                "selectors": {"zone": ["a", "b"]},
+            })
+        );
+        // a changing the image b does not own is fine; b changing a's image conflicts
+        let err = apply_at(
+            Some(&merged),
+            &rollout(json!({"containers": [{"name": "app", "image": "a:2"}]})),
+            "b",
+            false,
+            &at,
+            T2,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.message(),
+            "Apply failed with 1 conflict: conflict with \"a\": .spec.containers[name=\"app\"].image"
+        );
     }
 
     #[test]
