@@ -54,6 +54,12 @@ impl fmt::Display for FieldError {
 }
 
 impl FieldError {
+    /// The Status cause built from this error (`errors.NewInvalid`):
+    /// `{"reason": "FieldValueRequired", "message": "Required value", "field": "eventTime"}`.
+    pub fn status_cause(&self) -> Value {
+        json!({"reason": self.reason, "message": self.message, "field": self.field})
+    }
+
     fn required(field: &str) -> Self {
         FieldError {
             field: field.to_owned(),
@@ -717,9 +723,10 @@ mod tests {
                 "type: Invalid value: \"\": has invalid value: ",
             ]
         );
-        assert_eq!(errs[0].reason, "FieldValueRequired");
-        assert_eq!(errs[0].field, "reportingController");
-        assert_eq!(errs[0].message, "Required value");
+        assert_eq!(
+            errs[0].status_cause(),
+            json!({"reason": "FieldValueRequired", "message": "Required value", "field": "reportingController"})
+        );
     }
 
     #[test]
