@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
+use super::apply::{ApplyError, ApplySchema, Endpoint, apply_at, update_at};
 use super::events_api::{
     FieldError, from_core_v1, to_core_v1, validate_core_v1_event, validate_event_create,
     validate_event_update,
@@ -17,7 +18,6 @@ use super::events_api::{
 use super::patch::{PatchError, apply_json_patch, apply_merge_patch};
 use super::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
 use super::selector::{FieldSelector, LabelSelector, labels_of};
-use super::standin::apply::{ApplyError, record_update, server_side_apply};
 use super::status::{ApiError, Cause, Qualified, delete_success};
 use super::store::{ObjectKey, Store};
 use crate::clock::SharedClock;
@@ -201,17 +201,56 @@ fn patch_error(err: PatchError) -> ApiError {
     }
 }
 
-fn apply_error(info: &ResourceInfo, err: ApplyError) -> ApiError {
+fn apply_error(err: ApplyError) -> ApiError {
     let message = err.message();
     match err {
+        // NewConflictError in the field manager: causes only, no name/group/kind.
         ApplyError::Conflict { .. } => ApiError {
             code: 409,
             reason: "Conflict",
             message,
-            details: Some(json!({"group": info.group, "kind": info.plural})),
+            details: Some(json!({"causes": err.status_causes()})),
         },
         ApplyError::Invalid(_) => ApiError::bad_request(message),
     }
+}
+
+/// Top-level fields the strategy resets on an endpoint (`GetResetFields`): status on the main
+/// resource of a kind with a status subresource.
+fn reset_fields(info: &ResourceInfo, subresource: Option<&str>) -> &'static [&'static str] {
+    if subresource.is_none() && info.status_subresource {
+        &["status"]
+    } else {
+        &[]
+    }
+}
+
+/// The list and map types server-side apply merges by: from a CRD's schema, or the defaults.
+fn apply_schema(info: &ResourceInfo) -> ApplySchema {
+    info.schema
+        .as_ref()
+        .map(ApplySchema::from_openapi_v3)
+        .unwrap_or_default()
+}
+
+/// Records a non-apply write by `manager` in `new`'s managedFields.
+fn track_update(
+    info: &ResourceInfo,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    subresource: Option<&str>,
+    now: &str,
+) {
+    let api_version = info.api_version();
+    let schema = apply_schema(info);
+    let at = Endpoint {
+        api_version: &api_version,
+        subresource,
+        reset_fields: reset_fields(info, subresource),
+        schema: &schema,
+    };
+    update_at(old, new, manager, &at, now);
 }
 
 /// Parsed list/watch filters.
@@ -515,14 +554,7 @@ impl State {
         let mut obj = Self::from_view(info, body);
         self.prepare_create(info, &ns, &mut obj)?;
         let now = rfc3339(self.now());
-        record_update(
-            None,
-            &mut obj,
-            &opts.manager,
-            &info.api_version(),
-            None,
-            &now,
-        );
+        track_update(info, None, &mut obj, &opts.manager, None, &now);
         self.commit_create(info, obj)
     }
 
@@ -790,6 +822,13 @@ impl State {
         let old = self.store.get(&info.storage, &ns, name).cloned();
         let now = rfc3339(self.now());
         let api_version = info.api_version();
+        let schema = apply_schema(info);
+        let endpoint = Endpoint {
+            api_version: &api_version,
+            subresource,
+            reset_fields: reset_fields(info, subresource),
+            schema: &schema,
+        };
         let Some(old) = old else {
             if patch_type != PatchType::Apply {
                 return Err(ApiError::not_found(info.qualified_resource(), name));
@@ -797,16 +836,15 @@ impl State {
             if subresource.is_some() {
                 return Err(ApiError::not_found(info.qualified_resource(), name));
             }
-            let mut obj = server_side_apply(
+            let mut obj = apply_at(
                 None,
                 &patch,
                 &opts.manager,
                 opts.force.unwrap_or(false),
-                &api_version,
-                None,
+                &endpoint,
                 &now,
             )
-            .map_err(|e| apply_error(info, e))?;
+            .map_err(apply_error)?;
             let meta = meta_mut(&mut obj);
             meta.insert("name".into(), json!(name));
             let mut obj = Self::from_view(info, obj);
@@ -830,16 +868,15 @@ impl State {
                 apply_merge_patch(&mut v, &patch);
                 v
             }
-            PatchType::Apply => server_side_apply(
+            PatchType::Apply => apply_at(
                 Some(&old_view),
                 &patch,
                 &opts.manager,
                 opts.force.unwrap_or(false),
-                &api_version,
-                subresource,
+                &endpoint,
                 &now,
             )
-            .map_err(|e| apply_error(info, e))?,
+            .map_err(apply_error)?,
         };
         // A patch conflicts only when it carries a resourceVersion of its own.
         if meta_str(&new_view, "resourceVersion") != meta_str(&old_view, "resourceVersion") {
@@ -979,14 +1016,7 @@ impl State {
         }
         if let Some(opts) = opts {
             let now = rfc3339(self.now());
-            record_update(
-                Some(old),
-                &mut new,
-                &opts.manager,
-                &info.api_version(),
-                subresource,
-                &now,
-            );
+            track_update(info, Some(old), &mut new, &opts.manager, subresource, &now);
         }
         // A write that changes nothing is not a write: no new resourceVersion, no watch event.
         if without_managed_fields(&new) == without_managed_fields(old) {

@@ -36,7 +36,6 @@ mod openapi;
 mod requests;
 mod resources;
 mod server;
-mod standin;
 mod status;
 mod store;
 mod table;

@@ -23,6 +23,7 @@ use tokio::sync::mpsc;
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::api::{ListParams, PatchType, State, WriteOptions};
+use super::apply::manager_or_user_agent;
 use super::faults::{FaultAction, Faults};
 use super::requests::{RequestLog, RequestRecord};
 use super::status::ApiError;
@@ -656,23 +657,12 @@ fn route_request(
 
 fn write_options(headers: &HeaderMap, query: &HashMap<String, String>) -> WriteOptions {
     let given = query.get("fieldManager").filter(|m| !m.is_empty());
-    // apiserver `managerOrUserAgent`: the User-Agent up to the first '/'.
-    let manager = given.cloned().unwrap_or_else(|| {
-        headers
-            .get(header::USER_AGENT)
-            .and_then(|v| v.to_str().ok())
-            .map(|ua| {
-                ua.split('/')
-                    .next()
-                    .unwrap_or_default()
-                    .chars()
-                    .take(128)
-                    .collect()
-            })
-            .unwrap_or_default()
-    });
+    let user_agent = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
     WriteOptions {
-        manager,
+        manager: manager_or_user_agent(given.map(String::as_str), user_agent),
         manager_given: given.is_some(),
         force: query.get("force").map(|f| f == "true"),
     }

@@ -180,10 +180,7 @@ impl Store {
     }
 
     /// The retained changes after `rv` plus a receiver of later ones, taken atomically.
-    pub fn watch_from(
-        &self,
-        rv: u64,
-    ) -> Result<Replay, TooOld> {
+    pub fn watch_from(&self, rv: u64) -> Result<Replay, TooOld> {
         if rv < self.floor {
             return Err(TooOld {
                 oldest: self.floor + 1,
