@@ -508,3 +508,48 @@ async fn delete_without_finalizers_removes_and_returns_like_the_real_server() {
         Some(kube::core::response::StatusSummary::Success)
     );
 }
+
+#[tokio::test]
+async fn dry_run_writes_answer_but_store_nothing() {
+    let server = ApiServer::start().await.unwrap();
+    server.install_crd(&rollout_crd(true)).unwrap();
+    let api = rollouts(&server.client().unwrap(), "default");
+    let before = server.resource_version();
+    let pp = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let answered = api
+        .create(&pp, &rollout("web", json!({"replicas": 1})))
+        .await
+        .unwrap();
+    assert!(answered.metadata.uid.is_some());
+    assert!(api.get_opt("web").await.unwrap().is_none());
+    assert_eq!(server.resource_version(), before);
+    api.create(
+        &PostParams::default(),
+        &rollout("web", json!({"replicas": 1})),
+    )
+    .await
+    .unwrap();
+    let patched = api
+        .patch(
+            "web",
+            &PatchParams::default().dry_run(),
+            &Patch::Merge(json!({"spec": {"replicas": 7}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.data["spec"]["replicas"], 7);
+    assert_eq!(api.get("web").await.unwrap().data["spec"]["replicas"], 1);
+    api.delete(
+        "web",
+        &DeleteParams {
+            dry_run: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(api.get_opt("web").await.unwrap().is_some());
+}

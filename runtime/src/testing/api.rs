@@ -99,6 +99,9 @@ pub struct State {
     /// Time source for timestamps and TTLs.
     pub clock: SharedClock,
     expiries: Expiries,
+    /// Set for the duration of a `dryRun=All` request: writes are computed and answered but
+    /// not stored.
+    pub dry_run: bool,
 }
 
 fn events_key() -> StorageKey {
@@ -361,6 +364,7 @@ impl State {
             event_ttl,
             clock,
             expiries: Expiries::default(),
+            dry_run: false,
         };
         let ns_info = state
             .registry
@@ -670,6 +674,9 @@ impl State {
         let (ns, name) = super::store::object_key(&obj);
         if self.store.get(&info.storage, &ns, &name).is_some() {
             return Err(ApiError::already_exists(info.qualified_resource(), &name));
+        }
+        if self.dry_run {
+            return Ok(Self::to_view(info, &obj));
         }
         let stored = self.store.put(&info.storage, obj);
         self.after_write(&stored, info);
@@ -1022,6 +1029,9 @@ impl State {
         if without_managed_fields(&new) == without_managed_fields(old) {
             return Ok(Self::to_view(info, old));
         }
+        if self.dry_run {
+            return Ok(Self::to_view(info, &new));
+        }
         let ns = meta_str(old, "namespace").unwrap_or_default().to_string();
         if !old["metadata"]["deletionTimestamp"].is_null() && finalizers(&new).is_empty() {
             self.store.put(&info.storage, new);
@@ -1093,9 +1103,15 @@ impl State {
             {
                 meta.insert("generation".into(), json!(g + 1));
             }
+            if self.dry_run {
+                return Ok(Self::to_view(info, &new));
+            }
             let stored = self.store.put(&info.storage, new);
             self.after_write(&stored, info);
             return Ok(Self::to_view(info, &stored));
+        }
+        if self.dry_run {
+            return Ok(Self::to_view(info, &old));
         }
         let gone = self
             .store

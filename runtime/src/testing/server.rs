@@ -648,10 +648,15 @@ fn route_request(
             None => error_response(&ApiError::no_route()),
         },
         Route::Unknown => error_response(&ApiError::no_route()),
-        Route::Resource(r) => match resource_request(shared, method, headers, r, query, body) {
-            Ok(resp) => resp,
-            Err(e) => error_response(&e),
-        },
+        Route::Resource(r) => {
+            let result = resource_request(shared, method, headers, r, query, body);
+            // The dry-run flag lives only as long as the request that set it.
+            shared.lock().dry_run = false;
+            match result {
+                Ok(resp) => resp,
+                Err(e) => error_response(&e),
+            }
+        }
     }
 }
 
@@ -665,6 +670,63 @@ fn write_options(headers: &HeaderMap, query: &HashMap<String, String>) -> WriteO
         manager: manager_or_user_agent(given.map(String::as_str), user_agent),
         manager_given: given.is_some(),
         force: query.get("force").map(|f| f == "true"),
+    }
+}
+
+/// `ValidateListOptions` for watches: streaming lists need `resourceVersionMatch=NotOlderThan`
+/// and bookmarks; `resourceVersionMatch` is otherwise forbidden on a watch.
+fn validate_watch_options(query: &HashMap<String, String>) -> Result<(), ApiError> {
+    let send_initial = query.get("sendInitialEvents").map(String::as_str);
+    let version_match = query
+        .get("resourceVersionMatch")
+        .map(String::as_str)
+        .filter(|m| !m.is_empty());
+    let bookmarks = query
+        .get("allowWatchBookmarks")
+        .is_some_and(|b| b == "true");
+    let mut causes = Vec::new();
+    let mut cause = |reason: &str, field: &str, message: &str| {
+        causes.push(super::status::Cause {
+            reason: reason.into(),
+            message: message.into(),
+            field: field.into(),
+        })
+    };
+    match send_initial {
+        Some(_) => {
+            if version_match != Some("NotOlderThan") {
+                cause(
+                    "FieldValueForbidden",
+                    "resourceVersionMatch",
+                    "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                );
+            }
+            if !bookmarks {
+                cause(
+                    "FieldValueRequired",
+                    "allowWatchBookmarks",
+                    "Required value: sendInitialEvents requires setting allowWatchBookmarks to true",
+                );
+            }
+        }
+        None if version_match.is_some() => cause(
+            "FieldValueForbidden",
+            "resourceVersionMatch",
+            "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        ),
+        None => {}
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(
+            super::status::Qualified {
+                group: "meta.k8s.io",
+                name: "ListOptions",
+            },
+            "",
+            causes,
+        ))
     }
 }
 
@@ -709,6 +771,31 @@ fn resource_request(
 ) -> Result<Response<Body>, ApiError> {
     let mut state = shared.lock();
     state.expire_events();
+    state.dry_run = false;
+    if let Some(dry_run) = query.get("dryRun") {
+        if dry_run != "All" {
+            // ValidateDryRun.
+            let options = match *method {
+                Method::POST => "CreateOptions",
+                Method::PUT => "UpdateOptions",
+                Method::DELETE => "DeleteOptions",
+                _ => "PatchOptions",
+            };
+            return Err(ApiError::invalid(
+                super::status::Qualified {
+                    group: "meta.k8s.io",
+                    name: options,
+                },
+                "",
+                vec![super::status::Cause {
+                    reason: "FieldValueNotSupported".into(),
+                    message: format!("Unsupported value: \"{dry_run}\": supported values: \"All\""),
+                    field: "dryRun".into(),
+                }],
+            ));
+        }
+        state.dry_run = true;
+    }
     let info = state
         .resource(&r.group, &r.version, &r.plural)
         .ok_or_else(ApiError::no_route)?;
@@ -757,6 +844,7 @@ fn resource_request(
                     return Err(ApiError::no_route());
                 }
                 drop(state);
+                validate_watch_options(query)?;
                 let request = WatchRequest {
                     info: info.clone(),
                     namespace: r.namespace.clone(),
@@ -863,6 +951,13 @@ fn resource_request(
                     ApiError::bad_request(format!("error decoding DeleteOptions: {e}"))
                 })?
             };
+            // DeleteOptions may carry dryRun in the body instead of the query.
+            if options["dryRun"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|v| v == "All"))
+            {
+                state.dry_run = true;
+            }
             (200, state.delete(&info, ns, name, &options)?)
         }
         (&Method::DELETE, None) => (200, state.delete_collection(&info, ns, &list_params)?),
