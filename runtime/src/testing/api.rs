@@ -555,6 +555,7 @@ impl State {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
+        reject_resource_version(&body)?;
         let mut obj = Self::from_view(info, body);
         self.prepare_create(info, &ns, &mut obj)?;
         let now = rfc3339(self.now());
@@ -843,6 +844,7 @@ impl State {
             if subresource.is_some() {
                 return Err(ApiError::not_found(info.qualified_resource(), name));
             }
+            reject_resource_version(&patch)?;
             let mut obj = apply_at(
                 None,
                 &patch,
@@ -1176,6 +1178,15 @@ impl State {
     /// The served resource at `group/version/plural`.
     pub fn resource(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
         self.registry.get(group, version, plural)
+    }
+}
+
+/// Creates must not carry a resourceVersion (one that parses as a non-zero number, as etcd3's
+/// versioner reads it).
+fn reject_resource_version(body: &Value) -> Result<(), ApiError> {
+    match meta_str(body, "resourceVersion").map(str::parse::<u64>) {
+        Some(Ok(rv)) if rv != 0 => Err(ApiError::resource_version_on_create()),
+        _ => Ok(()),
     }
 }
 

@@ -227,6 +227,17 @@ impl ApiError {
         }
     }
 
+    /// 500 with no reason: the storage layer's refusal to create an object that carries a
+    /// resourceVersion (etcd3 `store.Create`, passed through `ToAPIStatus` unconverted).
+    pub fn resource_version_on_create() -> Self {
+        Self {
+            code: 500,
+            reason: "",
+            message: "resourceVersion should not be set on objects to be created".into(),
+            details: None,
+        }
+    }
+
     /// The `Status` body.
     pub fn to_status(&self) -> Value {
         let mut status = json!({
@@ -235,9 +246,11 @@ impl ApiError {
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
             "code": self.code,
         });
+        if !self.reason.is_empty() {
+            status["reason"] = Value::String(self.reason.to_string());
+        }
         if let Some(d) = &self.details {
             status["details"] = d.clone();
         }
