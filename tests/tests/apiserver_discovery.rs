@@ -205,3 +205,16 @@ async fn dropping_the_server_stops_serving() {
     .await;
     assert!(connected.is_ok(), "the listener was closed");
 }
+
+#[tokio::test]
+async fn shutdown_frees_the_port_for_a_fixed_port_server() {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = probe.local_addr().unwrap().port();
+    drop(probe);
+    let server = ApiServer::builder().port(port).start().await.unwrap();
+    assert_eq!(server.addr().port(), port);
+    server.client().unwrap().apiserver_version().await.unwrap();
+    server.shutdown().await;
+    let again = ApiServer::builder().port(port).start().await.unwrap();
+    again.client().unwrap().apiserver_version().await.unwrap();
+}

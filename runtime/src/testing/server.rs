@@ -73,6 +73,7 @@ pub struct ApiServerBuilder {
     history: usize,
     bookmark_interval: Duration,
     clock: SharedClock,
+    port: u16,
 }
 
 impl Default for ApiServerBuilder {
@@ -83,6 +84,7 @@ impl Default for ApiServerBuilder {
             history: 10_000,
             bookmark_interval: Duration::from_secs(10),
             clock: Arc::new(SystemClock),
+            port: 0,
         }
     }
 }
@@ -117,9 +119,17 @@ impl ApiServerBuilder {
         self
     }
 
-    /// Starts serving on `127.0.0.1` on a free port.
+    /// A fixed port on `127.0.0.1` (default 0: a free port chosen by the OS), e.g. to point a
+    /// long-running kubectl session at an example operator.
+    #[must_use]
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Starts serving on `127.0.0.1`.
     pub async fn start(self) -> Result<ApiServer, ServerError> {
-        let addr: SocketAddr = ([127, 0, 0, 1], 0).into();
+        let addr: SocketAddr = ([127, 0, 0, 1], self.port).into();
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| ServerError::Bind { addr, source })?;
@@ -307,6 +317,17 @@ impl ApiServer {
     /// The current cluster-wide resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.shared.lock().store.current_rv()
+    }
+
+    /// Stops serving and waits until the listener is closed and every connection (including
+    /// open watches) is dropped. Dropping the server does the same without waiting.
+    pub async fn shutdown(self) {
+        self.sweeper.abort();
+        let handle = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(handle) = handle {
+            handle.abort();
+            let _ = handle.await;
+        }
     }
 
     /// Stops serving, closes every connection (open watches end without a final event), and
