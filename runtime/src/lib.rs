@@ -20,3 +20,5 @@ pub mod events;
 pub mod limits;
 pub mod names;
 pub mod observe;
+#[cfg(feature = "testing")]
+pub mod testing;
