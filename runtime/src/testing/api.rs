@@ -10,13 +10,14 @@ use jiff::Timestamp;
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
-use super::apply::{ApplyError, record_update, server_side_apply};
 use super::events_api::{
-    FieldError, from_core_v1, to_core_v1, validate_event_create, validate_event_update,
+    FieldError, from_core_v1, to_core_v1, validate_core_v1_event, validate_event_create,
+    validate_event_update,
 };
 use super::patch::{PatchError, apply_json_patch, apply_merge_patch};
 use super::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
 use super::selector::{FieldSelector, LabelSelector, labels_of};
+use super::standin::apply::{ApplyError, record_update, server_side_apply};
 use super::status::{ApiError, Cause, Qualified, delete_success};
 use super::store::{ObjectKey, Store};
 use crate::clock::SharedClock;
@@ -143,7 +144,7 @@ fn field_causes(errors: Vec<FieldError>) -> Vec<Cause> {
     errors
         .into_iter()
         .map(|e| Cause {
-            reason: e.reason,
+            reason: e.reason.to_string(),
             message: e.message,
             field: e.field,
         })
@@ -153,11 +154,14 @@ fn field_causes(errors: Vec<FieldError>) -> Vec<Cause> {
 fn patch_error(err: PatchError) -> ApiError {
     match err {
         PatchError::Malformed(m) => ApiError::bad_request(m),
+        // errors.NewGenericServerResponse(422, ...) in the patch handler.
         PatchError::Failed(m) => ApiError {
             code: 422,
             reason: "Invalid",
-            message: m,
-            details: None,
+            message: "the server rejected our request due to an error in our request".into(),
+            details: Some(
+                json!({"causes": [{"reason": "UnexpectedServerResponse", "message": m}]}),
+            ),
         },
     }
 }
@@ -592,6 +596,11 @@ impl State {
                     ApiError::invalid(info.qualified_kind(), &name, field_causes(e))
                 })?;
             }
+            ("", "events") => {
+                validate_core_v1_event(&to_core_v1(obj)).map_err(|e| {
+                    ApiError::invalid(info.qualified_kind(), &name, field_causes(e))
+                })?;
+            }
             _ => {}
         }
         Ok(())
@@ -917,8 +926,12 @@ impl State {
             let g = old["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
             new["metadata"]["generation"] = json!(g);
         }
-        if info.storage == events_key() && info.view == View::Native {
-            validate_event_update(&new, old)
+        if info.storage == events_key() {
+            let checked = match info.view {
+                View::Native => validate_event_update(&new, old),
+                View::CoreEvent => validate_core_v1_event(&to_core_v1(&new)),
+            };
+            checked
                 .map_err(|e| ApiError::invalid(info.qualified_kind(), &name, field_causes(e)))?;
         }
         if info.storage == crd_key() && subresource.is_none() {

@@ -1,85 +1,48 @@
-//! Authorization of requests made with [`super::ApiServer::client_with_rules`] clients.
+//! Authorization of requests from [`super::ApiServer::client_with_rules`] clients, through
+//! [`super::rbac`].
 
 use std::collections::HashMap;
 
 use http::Method;
-use serde_json::Value;
+use k8s_openapi::api::rbac::v1::PolicyRule;
 
+use super::rbac::{RequestAttributes, authorize as rbac_authorize, verb_for};
 use super::server::ResourcePath;
 
-/// The RBAC verb of a request (apiserver `RequestInfoFactory`).
-pub(crate) fn verb(
-    method: &Method,
-    path: &ResourcePath,
-    query: &HashMap<String, String>,
-) -> &'static str {
-    let watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
-    match (method.as_str(), path.name.is_some()) {
-        ("GET" | "HEAD", true) => "get",
-        ("GET" | "HEAD", false) if watch => "watch",
-        ("GET" | "HEAD", false) => "list",
-        ("POST", _) => "create",
-        ("PUT", _) => "update",
-        ("PATCH", _) => "patch",
-        ("DELETE", true) => "delete",
-        ("DELETE", false) => "deletecollection",
-        _ => "",
-    }
-}
-
-/// Checks a request against the user's rules; `Err` carries the 403 message.
+/// Checks a resource request against the user's rules; `Err` carries the 403 message.
+///
+/// Non-resource requests (discovery, `/version`) are not checked: every authenticated user may
+/// make them on a real cluster too (the `system:discovery` and `system:public-info-viewer`
+/// bindings).
 pub(crate) fn authorize(
     user: &str,
-    rules: &[Value],
+    rules: &[PolicyRule],
     method: &Method,
     path: &ResourcePath,
-    _raw_path: &str,
+    raw_path: &str,
     query: &HashMap<String, String>,
 ) -> Result<(), String> {
-    let verb = verb(method, path, query);
-    let allowed = rules.iter().any(|rule| {
-        let has = |field: &str, want: &str| {
-            rule[field]
-                .as_array()
-                .is_some_and(|a| a.iter().any(|v| v == "*" || v == want))
-        };
-        let resource = match &path.subresource {
-            Some(sub) => format!("{}/{sub}", path.plural),
-            None => path.plural.clone(),
-        };
-        has("verbs", verb)
-            && has("apiGroups", &path.group)
-            && has("resources", &resource)
-            && (rule["resourceNames"]
-                .as_array()
-                .is_none_or(|a| a.is_empty())
-                || path
-                    .name
-                    .as_deref()
-                    .is_some_and(|n| has("resourceNames", n)))
-    });
-    if allowed {
-        return Ok(());
+    let watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
+    let mut name = path.name.clone();
+    if name.is_none() && method == Method::GET {
+        // RequestInfoFactory takes a list/watch's name from a `metadata.name=` field selector.
+        name = query.get("fieldSelector").and_then(|s| {
+            s.split(',')
+                .filter_map(|t| t.strip_prefix("metadata.name="))
+                .next()
+                .map(str::to_string)
+        });
     }
-    let resource = match &path.subresource {
-        Some(sub) => format!("{}/{sub}", path.plural),
-        None => path.plural.clone(),
+    let attrs = RequestAttributes {
+        user: user.to_string(),
+        verb: verb_for(method.as_str(), path.name.is_some(), watch),
+        api_group: path.group.clone(),
+        resource: path.plural.clone(),
+        subresource: path.subresource.clone(),
+        namespace: path.namespace.clone(),
+        name,
+        path: raw_path.to_string(),
+        resource_request: true,
     };
-    let scope = match &path.namespace {
-        Some(ns) => format!("in the namespace \"{ns}\""),
-        None => "at the cluster scope".to_string(),
-    };
-    Err(format!(
-        "{} is forbidden: User \"{user}\" cannot {verb} resource \"{resource}\" in API group \"{}\" {scope}",
-        if path.group.is_empty() {
-            path.plural.clone()
-        } else {
-            format!("{}.{}", path.plural, path.group)
-        } + &path
-            .name
-            .as_ref()
-            .map(|n| format!(" \"{n}\""))
-            .unwrap_or_default(),
-        path.group
-    ))
+    rbac_authorize(rules, &attrs)
 }

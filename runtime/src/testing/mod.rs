@@ -1,5 +1,6 @@
 //! An in-process Kubernetes API server for tests, served over HTTP on loopback so that an
-//! unmodified `kube::Client`, `kube::runtime::Controller` and `kubectl` talk to it.
+//! unmodified `kube::Client`, `kube::runtime::Controller` and `kubectl` talk to it, and the pure
+//! rules it applies (selectors, patches, server-side apply, RBAC, the events API).
 //!
 //! It reproduces what clients observe of kube-apiserver: server-owned metadata, one
 //! cluster-wide resourceVersion, optimistic concurrency, the status subresource, patches,
@@ -20,11 +21,18 @@
 //! # Ok(()) }
 //! ```
 
+pub mod apply;
+pub mod events_api;
+pub mod patch;
+pub mod rbac;
+pub mod selector;
+
 mod api;
 mod authz;
 mod discovery;
 mod faults;
 mod kubeconfig;
+mod openapi;
 mod requests;
 mod resources;
 mod server;
@@ -33,8 +41,6 @@ mod status;
 mod store;
 mod table;
 mod watch;
-
-use standin::{apply, events_api, patch, selector};
 
 pub use faults::{Fault, FaultAction, Faults, PathMatch};
 pub use requests::{RequestLog, RequestRecord};

@@ -16,6 +16,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Frame, Incoming};
 use hyper_util::rt::TokioIo;
+use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -26,7 +27,7 @@ use super::faults::{FaultAction, Faults};
 use super::requests::{RequestLog, RequestRecord};
 use super::status::ApiError;
 use super::watch::{self, WatchConfig, WatchRequest};
-use super::{discovery, kubeconfig, table};
+use super::{discovery, kubeconfig, openapi, table};
 use crate::clock::{SharedClock, SystemClock};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -152,7 +153,7 @@ pub(crate) struct Shared {
     pub(crate) faults: Faults,
     pub(crate) requests: RequestLog,
     /// Bearer token -> (user, rules).
-    pub(crate) users: Mutex<HashMap<String, (String, Vec<Value>)>>,
+    pub(crate) users: Mutex<HashMap<String, (String, Vec<PolicyRule>)>>,
     compactions: tokio::sync::watch::Sender<u64>,
     watch_config: WatchConfig,
     url: String,
@@ -231,13 +232,9 @@ impl ApiServer {
     pub fn client_with_rules(
         &self,
         user: &str,
-        rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule>,
+        rules: Vec<PolicyRule>,
     ) -> Result<kube::Client, ServerError> {
         let token = uuid::Uuid::new_v4().simple().to_string();
-        let rules = rules
-            .into_iter()
-            .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
-            .collect();
         self.shared
             .users
             .lock()
@@ -414,7 +411,7 @@ enum Route {
     Groups,
     Group(String),
     GroupVersion(String, String),
-    OpenApi,
+    OpenApi(String),
     Resource(ResourcePath),
     Unknown,
 }
@@ -440,7 +437,9 @@ fn parse_route(path: &str) -> Route {
         [] => return Route::Root,
         ["version"] => return Route::Version,
         ["healthz" | "readyz" | "livez", ..] => return Route::Health,
-        ["openapi", ..] => return Route::OpenApi,
+        ["openapi", "v3"] => return Route::OpenApi(String::new()),
+        ["openapi", "v3", rest @ ..] => return Route::OpenApi(rest.join("/")),
+        ["openapi", ..] => return Route::Unknown,
         ["api"] => return Route::CoreVersions,
         ["api", v] => return Route::GroupVersion(String::new(), v.to_string()),
         ["apis"] => return Route::Groups,
@@ -642,7 +641,12 @@ fn route_request(
             Some(v) => json_response(200, &v),
             None => error_response(&ApiError::no_route()),
         },
-        Route::OpenApi | Route::Unknown => error_response(&ApiError::no_route()),
+        Route::OpenApi(p) if p.is_empty() => json_response(200, &openapi::root(&state().registry)),
+        Route::OpenApi(p) => match openapi::group_version(&state().registry, p) {
+            Some(v) => json_response(200, &v),
+            None => error_response(&ApiError::no_route()),
+        },
+        Route::Unknown => error_response(&ApiError::no_route()),
         Route::Resource(r) => match resource_request(shared, method, headers, r, query, body) {
             Ok(resp) => resp,
             Err(e) => error_response(&e),

@@ -94,16 +94,18 @@ impl ApiError {
 
     /// 422 Invalid: `Kind.group "name" is invalid: <causes>` with `details.causes`.
     pub fn invalid(kind: Qualified<'_>, name: &str, causes: Vec<Cause>) -> Self {
-        let rendered: Vec<String> = causes
-            .iter()
-            .map(|c| {
-                if c.field.is_empty() {
-                    c.message.clone()
-                } else {
-                    format!("{}: {}", c.field, c.message)
-                }
-            })
-            .collect();
+        let mut rendered: Vec<String> = Vec::new();
+        for c in &causes {
+            let text = if c.field.is_empty() {
+                c.message.clone()
+            } else {
+                format!("{}: {}", c.field, c.message)
+            };
+            // utilerrors.NewAggregate prints identical messages once.
+            if !rendered.contains(&text) {
+                rendered.push(text);
+            }
+        }
         // utilerrors.NewAggregate: one error prints bare, several as `[a, b]`.
         let joined = if rendered.len() == 1 {
             rendered[0].clone()
