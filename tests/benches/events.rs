@@ -109,11 +109,9 @@ async fn run(server: &ApiServer, which: Which, scenario: Scenario, run: &str) ->
                 let recorder = recorder.clone();
                 let regarding = regarding.clone();
                 async move {
-                    let event = Event::warning(
-                        "FailedDeploy",
-                        format!("Deploy{}", i % scenario.series),
-                    )
-                    .with_note(note(i, scenario.series));
+                    let event =
+                        Event::warning("FailedDeploy", format!("Deploy{}", i % scenario.series))
+                            .with_note(note(i, scenario.series));
                     let _ = recorder.publish(&event, &regarding).await;
                 }
             });
@@ -125,7 +123,9 @@ async fn run(server: &ApiServer, which: Which, scenario: Scenario, run: &str) ->
     let writes = server
         .requests()
         .iter()
-        .filter(|r| matches!(r.method.as_str(), "POST" | "PATCH" | "PUT") && r.path.contains("/events"))
+        .filter(|r| {
+            matches!(r.method.as_str(), "POST" | "PATCH" | "PUT") && r.path.contains("/events")
+        })
         .count();
     let stored: Vec<K8sEvent> = Api::<K8sEvent>::namespaced(client, NAMESPACE)
         .list(&ListParams::default())
@@ -200,8 +200,20 @@ async fn main() {
         // Warm-up run of each, then the measured one.
         let mut results = Vec::new();
         for which in [Which::KubeRuntime, Which::Kubeward] {
-            let _ = run(&server, which, scenario, &format!("warm-{n}-{}", which as u8)).await;
-            let m = run(&server, which, scenario, &format!("run-{n}-{}", which as u8)).await;
+            let _ = run(
+                &server,
+                which,
+                scenario,
+                &format!("warm-{n}-{}", which as u8),
+            )
+            .await;
+            let m = run(
+                &server,
+                which,
+                scenario,
+                &format!("run-{n}-{}", which as u8),
+            )
+            .await;
             println!(
                 "{:<36} {:<24} {:>7} {:>7} {:>8} {:>10.1}",
                 scenario.name,

@@ -31,7 +31,11 @@ impl Fixture {
 
     async fn start_with(builder: kubeward::testing::ApiServerBuilder) -> Self {
         let clock = ManualClock::new("2026-01-01T00:00:00Z".parse().unwrap());
-        let server = builder.clock(Arc::new(clock.clone())).start().await.unwrap();
+        let server = builder
+            .clock(Arc::new(clock.clone()))
+            .start()
+            .await
+            .unwrap();
         let client = server.client().unwrap();
         let mut ns = Namespace::default();
         ns.metadata.name = Some(NAMESPACE.into());
@@ -89,7 +93,12 @@ struct Published(Mutex<Vec<PublishResult>>);
 
 impl Published {
     fn count(&self, result: PublishResult) -> usize {
-        self.0.lock().unwrap().iter().filter(|r| **r == result).count()
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| **r == result)
+            .count()
     }
 }
 
@@ -125,14 +134,27 @@ async fn a_changed_note_after_a_repeat_is_a_new_event_carrying_the_new_note() {
     let fx = Fixture::start().await;
     let recorder = fx.recorder();
     let web = rollout("web", "uid-web");
-    recorder.publish(&failed("secret db-password not found"), &web).await.unwrap();
-    recorder.publish(&failed("secret db-password not found"), &web).await.unwrap();
-    recorder.publish(&failed("invalid license key"), &web).await.unwrap();
+    recorder
+        .publish(&failed("secret db-password not found"), &web)
+        .await
+        .unwrap();
+    recorder
+        .publish(&failed("secret db-password not found"), &web)
+        .await
+        .unwrap();
+    fx.clock.advance(Duration::from_secs(1));
+    recorder
+        .publish(&failed("invalid license key"), &web)
+        .await
+        .unwrap();
     recorder.flush().await.unwrap();
 
     let events = fx.events().await;
     assert_eq!(events.len(), 2);
-    assert_eq!(events[0].note.as_deref(), Some("secret db-password not found"));
+    assert_eq!(
+        events[0].note.as_deref(),
+        Some("secret db-password not found")
+    );
     assert_eq!(count(&events[0]), 2);
     assert_eq!(events[1].note.as_deref(), Some("invalid license key"));
     assert_eq!(count(&events[1]), 1);
@@ -140,18 +162,23 @@ async fn a_changed_note_after_a_repeat_is_a_new_event_carrying_the_new_note() {
         assert_eq!(event.reporting_controller.as_deref(), Some(CONTROLLER));
         assert_eq!(event.reporting_instance.as_deref(), Some("rollouts-0"));
         assert_eq!(event.type_.as_deref(), Some("Warning"));
-        assert_eq!(event.regarding.as_ref().and_then(|r| r.uid.as_deref()), Some("uid-web"));
+        assert_eq!(
+            event.regarding.as_ref().and_then(|r| r.uid.as_deref()),
+            Some("uid-web")
+        );
     }
 }
 
 #[tokio::test]
-#[ignore = "needs the server's core/v1 view to carry `series` (server branch, in progress)"]
 async fn describe_shows_the_latest_note_and_the_exact_count() {
     let fx = Fixture::start().await;
     let recorder = fx.recorder();
     let web = rollout("web", "uid-web");
     for _ in 0..3 {
-        recorder.publish(&failed("image pull failed"), &web).await.unwrap();
+        recorder
+            .publish(&failed("image pull failed"), &web)
+            .await
+            .unwrap();
     }
     recorder.flush().await.unwrap();
     // `kubectl describe` reads core/v1 events for the object.
@@ -181,7 +208,11 @@ async fn concurrent_identical_publishes_store_an_exact_count_after_flush() {
         result.unwrap().unwrap();
     }
     assert_eq!(fx.event_writes("POST"), 1, "one event is created");
-    assert_eq!(fx.event_writes("PATCH"), 0, "repeats wait for the flush interval");
+    assert_eq!(
+        fx.event_writes("PATCH"),
+        0,
+        "repeats wait for the flush interval"
+    );
     recorder.flush().await.unwrap();
 
     let events = fx.events().await;
@@ -206,7 +237,11 @@ async fn repeats_are_written_at_most_once_per_flush_interval() {
     assert_eq!(fx.event_writes("PATCH"), 0, "50 s into the interval");
     fx.clock.advance(Duration::from_secs(10));
     recorder.publish(&failed("timeout"), &web).await.unwrap();
-    assert_eq!(fx.event_writes("PATCH"), 1, "the repeat after the interval writes inline");
+    assert_eq!(
+        fx.event_writes("PATCH"),
+        1,
+        "the repeat after the interval writes inline"
+    );
     assert_eq!(count(&fx.events().await[0]), 12);
     let series = fx.events().await[0].series.clone().unwrap();
     assert_eq!(series.last_observed_time.0, fx.clock_now());
@@ -249,23 +284,39 @@ async fn an_expired_series_is_recreated_and_its_count_continues() {
     let recorder = fx.recorder().with_flush_interval(Duration::from_secs(40));
     let web = rollout("web", "uid-web");
     for _ in 0..3 {
-        recorder.publish(&failed("quota exceeded"), &web).await.unwrap();
+        recorder
+            .publish(&failed("quota exceeded"), &web)
+            .await
+            .unwrap();
     }
     let first = fx.events().await;
     assert_eq!(first.len(), 1);
     fx.clock.advance(Duration::from_secs(35));
-    recorder.publish(&failed("quota exceeded"), &web).await.unwrap();
+    recorder
+        .publish(&failed("quota exceeded"), &web)
+        .await
+        .unwrap();
     fx.clock.advance(Duration::from_secs(35));
     // Due: the patch finds the event expired (404) and creates it again.
-    recorder.publish(&failed("quota exceeded"), &web).await.unwrap();
+    recorder
+        .publish(&failed("quota exceeded"), &web)
+        .await
+        .unwrap();
     recorder.flush().await.unwrap();
 
     let events = fx.events().await;
-    assert_eq!(events.len(), 1, "the expired event is gone, one new event stands for the series");
+    assert_eq!(
+        events.len(),
+        1,
+        "the expired event is gone, one new event stands for the series"
+    );
     assert_ne!(events[0].metadata.name, first[0].metadata.name);
     assert_eq!(events[0].note.as_deref(), Some("quota exceeded"));
     assert_eq!(count(&events[0]), 5, "3 + 2 occurrences, none lost");
-    assert_eq!(events[0].event_time, first[0].event_time, "it still starts at the first occurrence");
+    assert_eq!(
+        events[0].event_time, first[0].event_time,
+        "it still starts at the first occurrence"
+    );
     assert_eq!(fx.published.count(PublishResult::Recreated), 1);
 }
 
@@ -290,11 +341,22 @@ async fn a_hung_events_api_times_out_and_the_next_publish_recovers() {
     assert_eq!(fx.published.count(PublishResult::TimedOut), 1);
 
     fx.server.faults().clear();
-    recorder.publish(&failed("image pull failed"), &web).await.unwrap();
+    recorder
+        .publish(&failed("image pull failed"), &web)
+        .await
+        .unwrap();
     recorder.flush().await.unwrap();
     let events = fx.events().await;
-    assert_eq!(events.len(), 1, "the create that timed out is not duplicated");
-    assert_eq!(count(&events[0]), 2, "the occurrence that timed out is not lost");
+    assert_eq!(
+        events.len(),
+        1,
+        "the create that timed out is not duplicated"
+    );
+    assert_eq!(
+        count(&events[0]),
+        2,
+        "the occurrence that timed out is not lost"
+    );
 }
 
 #[tokio::test]
@@ -308,10 +370,16 @@ async fn a_create_that_lands_after_the_timeout_is_not_duplicated() {
             .times(1),
     );
     let result = recorder.publish(&failed("image pull failed"), &web).await;
-    assert!(matches!(result, Err(PublishError::Timeout { .. })), "{result:?}");
+    assert!(
+        matches!(result, Err(PublishError::Timeout { .. })),
+        "{result:?}"
+    );
     // Let the slow create land (or not: either way the outcome below must hold).
     tokio::time::sleep(Duration::from_millis(800)).await;
-    recorder.publish(&failed("image pull failed"), &web).await.unwrap();
+    recorder
+        .publish(&failed("image pull failed"), &web)
+        .await
+        .unwrap();
     recorder.flush().await.unwrap();
     let events = fx.events().await;
     assert_eq!(events.len(), 1);
@@ -327,7 +395,10 @@ async fn forbidden_is_a_typed_error_and_leaves_no_series() {
         verbs: vec!["get".into(), "list".into()],
         ..Default::default()
     };
-    let client = fx.server.client_with_rules("rollouts", vec![reader]).unwrap();
+    let client = fx
+        .server
+        .client_with_rules("rollouts", vec![reader])
+        .unwrap();
     let recorder = fx.recorder_for(client, "rollouts-0");
     let web = rollout("web", "uid-web");
     for _ in 0..2 {
@@ -336,7 +407,11 @@ async fn forbidden_is_a_typed_error_and_leaves_no_series() {
             other => panic!("expected 403, got {other:?}"),
         }
     }
-    assert_eq!(recorder.series_in_memory(), 0, "a failed create leaves no half series");
+    assert_eq!(
+        recorder.series_in_memory(),
+        0,
+        "a failed create leaves no half series"
+    );
     assert!(fx.events().await.is_empty());
     assert_eq!(fx.published.count(PublishResult::Failed), 2);
 }
@@ -413,7 +488,10 @@ async fn forget_drops_every_series_of_a_deleted_object() {
     let web = rollout("web", "uid-web");
     let api = rollout("api", "uid-api");
     recorder.publish(&failed("a"), &web).await.unwrap();
-    recorder.publish(&Event::normal("Applied", "Apply"), &web).await.unwrap();
+    recorder
+        .publish(&Event::normal("Applied", "Apply"), &web)
+        .await
+        .unwrap();
     recorder.publish(&failed("a"), &api).await.unwrap();
     recorder.publish(&failed("a"), &web).await.unwrap();
     recorder.forget("uid-web");
@@ -427,7 +505,11 @@ async fn forget_drops_every_series_of_a_deleted_object() {
         .filter(|e| e.regarding.as_ref().and_then(|r| r.uid.as_deref()) == Some("uid-web"))
         .collect();
     assert_eq!(web_failures.len(), 1);
-    assert_eq!(count(&web_failures[0]), 2, "the count held in memory was still written");
+    assert_eq!(
+        count(&web_failures[0]),
+        2,
+        "the count held in memory was still written"
+    );
 }
 
 #[tokio::test]
@@ -441,10 +523,16 @@ async fn cluster_scoped_objects_get_their_events_in_default() {
         uid: Some("uid-ns".into()),
         ..Default::default()
     };
-    recorder.publish(&Event::normal("Labelled", "Label"), &node).await.unwrap();
+    recorder
+        .publish(&Event::normal("Labelled", "Label"), &node)
+        .await
+        .unwrap();
     let events = fx.events_in("default").await;
     assert_eq!(events.len(), 1);
-    assert_eq!(events[0].regarding.as_ref().and_then(|r| r.name.as_deref()), Some(NAMESPACE));
+    assert_eq!(
+        events[0].regarding.as_ref().and_then(|r| r.name.as_deref()),
+        Some(NAMESPACE)
+    );
 }
 
 #[tokio::test]
@@ -506,7 +594,10 @@ async fn an_invalid_reason_is_rejected_before_any_request() {
         Event::new(EventType::Normal, "Applied", ""),
     ] {
         let result = recorder.publish(&event, &web).await;
-        assert!(matches!(result, Err(PublishError::InvalidEvent(_))), "{result:?}");
+        assert!(
+            matches!(result, Err(PublishError::InvalidEvent(_))),
+            "{result:?}"
+        );
     }
     assert!(fx.server.requests().is_empty());
 }
