@@ -277,6 +277,60 @@ async fn a_series_that_stops_repeating_is_written_once_its_interval_passes() {
 }
 
 #[tokio::test]
+async fn the_background_sweep_writes_a_series_that_stopped_repeating() {
+    // Real time here: the sweep runs on the runtime's timer. A short interval makes it run
+    // every 100 ms; the test waits (up to 30 s) for the count to appear.
+    let fx = Fixture::start().await;
+    let recorder = EventRecorder::new(
+        fx.client.clone(),
+        Reporter::new(CONTROLLER, "pod-0").unwrap(),
+    )
+    .with_flush_interval(Duration::from_millis(200));
+    let web = rollout("web", "uid-web");
+    for _ in 0..3 {
+        recorder.publish(&failed("timeout"), &web).await.unwrap();
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let events = fx.events().await;
+        if events.first().is_some_and(|e| count(e) == 3) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the count was never written: {events:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(fx.event_writes("POST"), 1);
+}
+
+#[tokio::test]
+async fn a_flush_against_a_hung_server_times_out_and_a_later_flush_writes_the_count() {
+    let fx = Fixture::start().await;
+    let recorder = fx.recorder().with_timeout(Duration::from_millis(200));
+    let web = rollout("web", "uid-web");
+    let api = rollout("api", "uid-api");
+    for _ in 0..2 {
+        recorder.publish(&failed("x"), &web).await.unwrap();
+        recorder.publish(&failed("x"), &api).await.unwrap();
+    }
+    fx.server
+        .faults()
+        .add(Fault::new(FaultAction::Hang).resource("events.k8s.io", "events"));
+    let result = recorder.flush().await;
+    assert!(
+        matches!(result, Err(PublishError::Timeout { .. })),
+        "{result:?}"
+    );
+    fx.server.faults().clear();
+    recorder.flush().await.unwrap();
+    let events = fx.events().await;
+    assert_eq!(events.len(), 2);
+    assert!(events.iter().all(|e| count(e) == 2), "{events:?}");
+}
+
+#[tokio::test]
 async fn an_expired_series_is_recreated_and_its_count_continues() {
     // An event TTL shorter than the flush interval: the server drops the event while the
     // recorder still counts into it.

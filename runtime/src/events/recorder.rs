@@ -37,6 +37,10 @@ const WRITE_CONCURRENCY: usize = 8;
 /// Publishes events.k8s.io/v1 events on behalf of one controller; see the [module](super)
 /// documentation for the rules. Cheap to clone; clones share their series.
 ///
+/// Configure it with the `with_*` methods before its first publish: each returns a new recorder
+/// without series. The first publish starts a background sweep on the current tokio runtime; it
+/// ends when the last clone is dropped. Call [`flush`](Self::flush) on shutdown.
+///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// use std::time::Duration;
