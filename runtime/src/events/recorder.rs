@@ -223,7 +223,8 @@ impl EventRecorder {
 
     /// Resets the failure series ([`EventKind::Failure`](super::EventKind::Failure)) of the object
     /// with `uid`: its next failure is a new event. Call it when a pass over the object succeeds.
-    /// Regular events are not reset. Counts not yet written are still written.
+    /// Regular events are not reset. Counts not yet written are still written. Series are found
+    /// by the `uid` of their regarding object: publish with references that carry it.
     pub fn forget_failures(&self, uid: &str) {
         self.inner.forget(uid, true);
     }
