@@ -292,3 +292,40 @@ async fn events_created_through_core_v1_are_served_as_events_k8s_io() {
         created.metadata.resource_version
     );
 }
+
+#[tokio::test]
+async fn kube_runtime_recorder_creates_then_counts_a_series() {
+    use k8s_openapi::api::core::v1::ObjectReference;
+    use kube::runtime::events::{Event as RecorderEvent, EventType, Recorder, Reporter};
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let recorder = Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: "demo.kubeward.dev/rollouts".into(),
+            instance: None,
+        },
+    );
+    let reference = ObjectReference {
+        api_version: Some("demo.kubeward.dev/v1".into()),
+        kind: Some("Rollout".into()),
+        name: Some("web".into()),
+        namespace: Some("default".into()),
+        uid: Some("uid-web".into()),
+        ..Default::default()
+    };
+    let ev = RecorderEvent {
+        type_: EventType::Warning,
+        reason: "DeployFailed".into(),
+        note: Some("image pull failed".into()),
+        action: "Deploy".into(),
+        secondary: None,
+    };
+    for _ in 0..3 {
+        recorder.publish(&ev, &reference).await.unwrap();
+    }
+    let events: Api<Event> = Api::namespaced(client, "default");
+    let list = events.list(&ListParams::default()).await.unwrap();
+    assert_eq!(list.items.len(), 1);
+    assert_eq!(list.items[0].series.as_ref().map(|s| s.count), Some(3));
+}

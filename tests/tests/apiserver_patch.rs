@@ -257,3 +257,92 @@ async fn delete_preconditions_are_honoured() {
     api.delete("web", &dp).await.unwrap();
     assert!(api.get_opt("web").await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn apply_conflicts_with_another_managers_field_unless_forced() {
+    let server = ApiServer::start().await.unwrap();
+    server.install_crd(&rollout_crd(true)).unwrap();
+    let client = server.client().unwrap();
+    let api = rollouts(&client, "default");
+    let body = |replicas: i64| json!({"apiVersion": "demo.kubeward.dev/v1", "kind": "Rollout", "metadata": {"name": "web"}, "spec": {"replicas": replicas}});
+    api.patch("web", &PatchParams::apply("owner"), &Patch::Apply(body(1)))
+        .await
+        .unwrap();
+    let (code, status) = raw(
+        &client,
+        "PATCH",
+        &format!("{ROLLOUT}?fieldManager=intruder"),
+        Some("application/apply-patch+yaml"),
+        Some(body(2)),
+    )
+    .await;
+    assert_eq!(code, 409);
+    assert_eq!(status["reason"], "Conflict");
+    assert_eq!(
+        status["message"],
+        "Apply failed with 1 conflict: conflict with \"owner\": .spec.replicas"
+    );
+    assert_eq!(status["details"]["causes"][0]["field"], ".spec.replicas");
+    let forced = api
+        .patch(
+            "web",
+            &PatchParams::apply("intruder").force(),
+            &Patch::Apply(body(2)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(forced.data["spec"]["replicas"], 2);
+    let managers: Vec<String> = forced
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|m| m.manager)
+        .collect();
+    assert!(managers.contains(&"intruder".to_string()), "{managers:?}");
+}
+
+#[tokio::test]
+async fn non_apply_writes_are_recorded_in_managed_fields_under_the_field_manager() {
+    let (_server, client) = server_with_rollout().await;
+    let api = rollouts(&client, "default");
+    let patched = api
+        .patch(
+            "web",
+            &PatchParams {
+                field_manager: Some("editor".into()),
+                ..Default::default()
+            },
+            &Patch::Merge(json!({"spec": {"replicas": 5}})),
+        )
+        .await
+        .unwrap();
+    let entries = patched.metadata.managed_fields.unwrap_or_default();
+    let editor = entries
+        .iter()
+        .find(|m| m.manager.as_deref() == Some("editor"))
+        .expect("editor entry");
+    assert_eq!(editor.operation.as_deref(), Some("Update"));
+}
+
+#[tokio::test]
+async fn a_json_patch_replacing_the_whole_object_with_a_non_object_is_rejected_not_a_crash() {
+    let (server, client) = server_with_rollout().await;
+    let patch = json!([{"op": "replace", "path": "", "value": [1, 2]}]);
+    let (code, _) = raw(
+        &client,
+        "PATCH",
+        ROLLOUT,
+        Some("application/json-patch+json"),
+        Some(patch),
+    )
+    .await;
+    assert!(code == 400 || code == 422, "{code}");
+    assert!(
+        server
+            .object("demo.kubeward.dev/v1", "rollouts", Some("default"), "web")
+            .is_some()
+    );
+    let (code, _) = raw(&client, "GET", ROLLOUT, None, None).await;
+    assert_eq!(code, 200, "the server still serves");
+}
