@@ -1,4 +1,30 @@
 //! Procedural macros for kubeward.
 //!
-//! The `#[reconciler]`, `#[step]` and condition-vocabulary attributes live here; they expand onto the
-//! public items of the `kubeward` runtime crate and its hidden `__private` module.
+//! The `#[reconciler]`, `#[step]` and `#[condition]` attributes live here; they expand onto the
+//! public items of the `kubeward` runtime crate and its hidden `__private` module. Use them
+//! through `kubeward` (`#[kubeward::reconciler]`), which re-exports them.
+//!
+//! Each macro has a parse (`ast`), a validation (`valid`) and an expansion (`expand`) module;
+//! this file only converts between `proc_macro` and `proc_macro2` token streams.
+
+extern crate proc_macro;
+
+mod condition;
+// The API server's naming rules, compiled from the runtime's own source so the compile-time
+// checks and the runtime checks cannot drift apart.
+#[allow(dead_code, unreachable_pub)]
+#[path = "../../runtime/src/limits.rs"]
+mod limits;
+#[allow(dead_code, unreachable_pub)]
+#[path = "../../runtime/src/names.rs"]
+mod names;
+mod util;
+
+use proc_macro::TokenStream;
+
+/// Declares a condition vocabulary on an enum: one unit variant per reason, each with the status
+/// it implies, and the transitions allowed between them. See the `kubeward` crate's docs.
+#[proc_macro_attribute]
+pub fn condition(args: TokenStream, input: TokenStream) -> TokenStream {
+    condition::condition(args.into(), input.into()).into()
+}

@@ -26,6 +26,7 @@ pub mod vocabulary;
 pub use kube::runtime::controller::Action;
 
 pub use crate::controller::{Pass, Reconciler};
+pub use kubeward_macros::condition;
 
 #[doc(hidden)]
 #[path = "private.rs"]
