@@ -18,6 +18,7 @@ mod limits;
 #[allow(dead_code, unreachable_pub)]
 #[path = "../../runtime/src/names.rs"]
 mod names;
+mod step;
 mod util;
 
 use proc_macro::TokenStream;
@@ -27,4 +28,11 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn condition(args: TokenStream, input: TokenStream) -> TokenStream {
     condition::condition(args.into(), input.into()).into()
+}
+
+/// Times a fn as a named step of the current reconcile pass (a no-op outside a pass):
+/// `#[kubeward::step("render")]`. Inside `#[kubeward::reconciler]`, also on statements.
+#[proc_macro_attribute]
+pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
+    step::step(args.into(), input.into()).into()
 }

@@ -60,6 +60,7 @@ pub(crate) fn check(model: &mut Condition, errors: &mut Errors) -> Checked {
                      `State::Unrecognized`); rename this reason"
                 ),
             );
+            return false;
         }
         let _ = util::check_name(errors, NameKind::ConditionReason, &name, &reason.ident)
             && util::check_name(errors, NameKind::EventReason, &name, &reason.ident);
