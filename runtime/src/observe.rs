@@ -403,7 +403,7 @@ impl ReconcileObserver for Observers {
     }
 }
 
-/// What a pass's steps need to know to report: set by [`PassGuard::instrument`] as a task-local.
+/// What a pass's steps need to know to report: set by [`PassGuard::run`] as a task-local.
 #[derive(Debug)]
 struct PassScope {
     controller: Arc<str>,
@@ -437,7 +437,7 @@ tokio::task_local! {
 /// let pass = PassGuard::start("demo.kubeward.dev/web".into(), object.into(), Phase::Apply,
 ///                             Observers::new(vec![log.clone()]));
 /// const RENDER: StepName = StepName::from_static("render");
-/// let rendered = pass.instrument(step(RENDER, async { 42 })).await;
+/// let rendered = pass.run(step(RENDER, async { 42 })).await;
 /// assert_eq!(rendered, 42);
 /// pass.finish(Outcome::Completed);
 /// assert_eq!(*log.0.lock().unwrap(), ["step render completed", "pass completed"]);
@@ -471,7 +471,7 @@ impl PassGuard {
     }
 
     /// Runs `future` as (part of) this pass: steps inside it report into the pass.
-    pub fn instrument<F: Future>(&self, future: F) -> impl Future<Output = F::Output> {
+    pub fn run<F: Future>(&self, future: F) -> impl Future<Output = F::Output> {
         CURRENT_PASS.scope(self.scope.clone(), future)
     }
 
@@ -728,7 +728,7 @@ mod tests {
         let recording = Arc::new(Recording::default());
         let pass = guard(&recording, Phase::Apply);
         let value = pass
-            .instrument(async {
+            .run(async {
                 let a = step_sync(RENDER, || 1);
                 a + nested().await
             })
@@ -756,7 +756,7 @@ mod tests {
         let recording = Arc::new(Recording::default());
         let pass = guard(&recording, Phase::Apply);
         let result = pass
-            .instrument(async {
+            .run(async {
                 try_step(DEPLOY, async { Err::<(), _>("image pull failed") }).await?;
                 Ok::<_, &str>(())
             })
@@ -779,7 +779,7 @@ mod tests {
     async fn step_of_an_abandoned_pass_is_recorded_as_abandoned() {
         let recording = Arc::new(Recording::default());
         let pass = guard(&recording, Phase::Apply);
-        let never = pass.instrument(step(DEPLOY, futures::future::pending::<()>()));
+        let never = pass.run(step(DEPLOY, futures::future::pending::<()>()));
         // Poll once so the step starts, then drop everything, as a shutdown would.
         let mut never = Box::pin(never);
         assert!(futures::poll!(never.as_mut()).is_pending());

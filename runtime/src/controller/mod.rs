@@ -1,18 +1,30 @@
 //! The controller runtime: a [`Reconciler`] run on `kube::runtime::Controller` with phases,
 //! finalizers, status writes, transition and failure events, metrics and graceful shutdown.
 
+mod backoff;
+mod failure;
+mod finalizer;
 mod pass;
+mod runner;
+mod status;
 
 use std::fmt::Debug;
 use std::future::Future;
+use std::time::Duration;
 
 use kube::Resource;
 use kube::runtime::controller::Action;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use self::backoff::{BACKOFF_BASE, BACKOFF_MAX, backoff_delay};
+pub use self::failure::{ErrorChain, PassError, default_failure_event, default_failure_reason};
 pub use self::pass::Pass;
-use crate::observe::StepName;
+pub use self::runner::{
+    CONFLICT_REQUEUE, Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE,
+};
+use crate::events::Event;
+use crate::observe::{Phase, StepName};
 use crate::vocabulary::Vocabulary;
 
 /// A controller's reconcile logic and its declaration.
@@ -61,5 +73,27 @@ pub trait Reconciler: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Action, Self::Error>> + Send {
         let _ = (object, pass);
         async { Ok(Action::await_change()) }
+    }
+
+    /// Whether `object` is suspended: the reconciler skips it on purpose, and the
+    /// `kubeward_object_suspended` metric tells alerts to leave it out. Default: never.
+    fn is_suspended(object: &Self::Resource) -> bool {
+        let _ = object;
+        false
+    }
+
+    /// The Warning event a failed pass publishes, or `None` to publish nothing. The default is
+    /// [`default_failure_event`]: reason `ReconcileFailed` (or `CleanupFailed` while deleting)
+    /// and the error's whole cause chain as the note. Override it to reword or suppress.
+    fn failure_event(&self, error: &PassError<Self::Error>, phase: Phase) -> Option<Event> {
+        Some(default_failure_event(error, phase))
+    }
+
+    /// How long to wait before retrying an object after its `attempt`-th consecutive failed
+    /// pass (1-based; reset by a successful pass). Default: [`backoff_delay`], exponential with
+    /// jitter from 0.5 s to 5 min.
+    fn error_backoff(&self, error: &PassError<Self::Error>, attempt: u32) -> Duration {
+        let _ = error;
+        backoff_delay(attempt)
     }
 }

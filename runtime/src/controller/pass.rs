@@ -1,42 +1,79 @@
 //! The handle a reconciler gets for one pass: what it is working on, and what it wants the
-//! runtime to do at the end of the pass (outcome, conditions).
+//! runtime to do at the end of the pass (outcome, conditions, status fields).
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use jiff::Timestamp;
+use k8s_openapi::api::core::v1::ObjectReference;
+use serde_json::{Map, Value};
 
+use crate::clock::Clock;
 use crate::conditions::{self, Change, Condition, DesiredCondition};
+use crate::events::{Event, EventRecorder, PublishError};
 use crate::observe::{ObjectRef, Outcome, Phase};
 use crate::vocabulary::ConditionType;
 
 /// One reconcile pass over an object of type `K`.
 ///
-/// The pass collects what the reconciler decides — condition changes, an outcome override — and
-/// the runtime acts on it when the pass returns: it writes the status (only if something other
-/// than a `lastTransitionTime` changed, with the object's resourceVersion as a precondition),
-/// then publishes one event per transition that the write made durable.
-#[derive(Debug)]
+/// The pass collects what the reconciler decides — condition changes, status fields, an outcome
+/// override — and the runtime acts on it when the pass returns: it writes the status (only if
+/// something other than a `lastTransitionTime` changed, with the object's resourceVersion as a
+/// precondition), then publishes one event per condition transition that the write made durable.
+///
+/// ```
+/// use std::sync::Arc;
+/// use kubeward::Pass;
+/// use kubeward::conditions::{Change, ConditionStatus, DesiredCondition};
+/// use kubeward::observe::{ObjectRef, Outcome, Phase};
+/// # use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// let object = ObjectRef { api_version: "v1".into(), kind: "ConfigMap".into(),
+///                          namespace: Some("demo".into()), name: "web".into(), uid: None };
+/// let mut pass = Pass::<ConfigMap>::new(Arc::new(object), Phase::Apply, Some(3), Vec::new());
+/// let ready = DesiredCondition::new("Ready", ConditionStatus::True, "Rendered", "")?;
+/// assert_eq!(pass.set(ready), Change::Transitioned);
+/// assert_eq!(pass.conditions()[0].observed_generation, Some(3));
+/// pass.skip("suspended");
+/// assert_eq!(pass.outcome_override(), Some(Outcome::Skipped));
+/// # Ok::<(), kubeward::conditions::ConditionError>(())
+/// ```
 pub struct Pass<K> {
     object: Arc<ObjectRef>,
     phase: Phase,
     generation: Option<i64>,
     stored: Vec<Condition>,
     pending: Vec<Condition>,
+    status_fields: Map<String, Value>,
+    stored_status_fields: Map<String, Value>,
     outcome: Option<Outcome>,
     skip_reason: Option<String>,
     now: Timestamp,
-    _resource: std::marker::PhantomData<fn() -> K>,
+    events: Option<(EventRecorder, ObjectReference)>,
+    _resource: PhantomData<fn() -> K>,
+}
+
+impl<K> std::fmt::Debug for Pass<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pass")
+            .field("object", &self.object)
+            .field("phase", &self.phase)
+            .field("generation", &self.generation)
+            .field("conditions", &self.pending)
+            .field("outcome", &self.outcome)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<K> Pass<K> {
     /// A pass over `object` in `phase`, whose stored status has `conditions` and whose
-    /// `metadata.generation` is `generation`. `now` stamps condition transitions of this pass.
+    /// `metadata.generation` is `generation`. Transitions are stamped with the system time at
+    /// the start of the pass; the controller uses [`Pass::with_clock`] to inject its clock.
     pub fn new(
         object: Arc<ObjectRef>,
         phase: Phase,
         generation: Option<i64>,
         conditions: Vec<Condition>,
-        now: Timestamp,
     ) -> Self {
         Self {
             object,
@@ -44,11 +81,46 @@ impl<K> Pass<K> {
             generation,
             pending: conditions.clone(),
             stored: conditions,
+            status_fields: Map::new(),
+            stored_status_fields: Map::new(),
             outcome: None,
             skip_reason: None,
-            now,
-            _resource: std::marker::PhantomData,
+            now: Timestamp::now(),
+            events: None,
+            _resource: PhantomData,
         }
+    }
+
+    /// This pass with transitions stamped by `clock` (read once, now).
+    #[must_use]
+    pub fn with_clock(mut self, clock: &dyn Clock) -> Self {
+        self.now = clock.now();
+        self
+    }
+
+    /// This pass knowing the object's stored status fields other than `conditions`, so that
+    /// [`Pass::status_needs_write`] can tell whether [`Pass::set_status_field`] changed any.
+    #[must_use]
+    pub fn with_stored_status_fields(mut self, fields: Map<String, Value>) -> Self {
+        self.stored_status_fields = fields;
+        self
+    }
+
+    /// Whether the status the pass will write differs from the stored one in anything but a
+    /// condition's `lastTransitionTime`.
+    pub fn status_needs_write(&self) -> bool {
+        super::status::needs_write(&self.stored, &self.pending)
+            || self
+                .status_fields
+                .iter()
+                .any(|(name, value)| self.stored_status_fields.get(name) != Some(value))
+    }
+
+    /// This pass publishing its events through `recorder`, regarding `regarding`.
+    #[must_use]
+    pub fn with_events(mut self, recorder: EventRecorder, regarding: ObjectReference) -> Self {
+        self.events = Some((recorder, regarding));
+        self
     }
 
     /// The object this pass works on.
@@ -100,27 +172,55 @@ impl<K> Pass<K> {
         &self.stored
     }
 
-    /// Sets a condition for the end of the pass, with `observedGeneration` filled from the
-    /// object's generation. Returns what changed relative to the conditions as they stand in
-    /// this pass.
+    /// Sets a condition for the end of the pass, as `meta.SetStatusCondition` does, with
+    /// `observedGeneration` filled from the object's generation. Returns what changed relative
+    /// to the conditions as they stand in this pass.
     pub fn set(&mut self, desired: DesiredCondition) -> Change {
         let desired = match self.generation {
             Some(generation) => desired.observed_generation(generation),
             None => desired,
         };
-        let at = self.now;
-        conditions::set_with_clock(&mut self.pending, desired, &FixedClock(at))
+        conditions::set_with_clock(&mut self.pending, desired, &PassStart(self.now))
+    }
+
+    /// Removes the condition `type_` at the end of the pass; whether it was present.
+    pub fn remove_condition(&mut self, type_: &str) -> bool {
+        conditions::remove(&mut self.pending, type_)
     }
 
     /// The typed state of the condition `C`, read from the conditions as they stand in this pass.
     pub fn condition<C: ConditionType>(&self) -> C::State {
         C::state(conditions::find(&self.pending, C::VOCABULARY.type_))
     }
+
+    /// Sets the status field `name` (other than `conditions`) to `value` in the pass's status
+    /// write. The write happens only if a condition changed or a field differs from the stored one.
+    pub fn set_status_field(&mut self, name: impl Into<String>, value: impl Into<Value>) {
+        self.status_fields.insert(name.into(), value.into());
+    }
+
+    /// The status fields set with [`Pass::set_status_field`].
+    pub fn status_fields(&self) -> &Map<String, Value> {
+        &self.status_fields
+    }
+
+    /// Publishes `event` about this pass's object through the controller's event recorder.
+    /// Without a recorder, does nothing. The publish is bounded by the recorder's timeout.
+    ///
+    /// # Errors
+    /// As [`EventRecorder::publish`].
+    pub async fn publish_event(&self, event: &Event) -> Result<(), PublishError> {
+        match &self.events {
+            Some((recorder, regarding)) => recorder.publish(event, regarding).await,
+            None => Ok(()),
+        }
+    }
 }
 
-struct FixedClock(Timestamp);
+/// The clock of a pass: every transition of one pass is stamped with the time the pass started.
+struct PassStart(Timestamp);
 
-impl crate::clock::Clock for FixedClock {
+impl Clock for PassStart {
     fn now(&self) -> Timestamp {
         self.0
     }

@@ -13,6 +13,10 @@
 //! When a controller registers, every label combination it can produce is initialised to zero,
 //! so `rate()` and absence-based alerts work from the first scrape.
 //!
+//! [`ObjectMetrics`] adds per-object state (generation, conditions, suspended) read from the
+//! controller's cache at scrape time: enough to alert on "rollout started", "rollout completed"
+//! and "rollout stuck" without kube-state-metrics.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use kubeward::metrics::Metrics;
@@ -34,6 +38,9 @@
 //! # Ok::<(), prometheus::Error>(())
 //! ```
 
+mod objects;
+
+pub use objects::{ObjectMetrics, ObjectState};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts};
@@ -452,7 +459,7 @@ mod tests {
             Observers::new(vec![metrics.clone()]),
         );
         guard
-            .instrument(step(StepName::from_static("render"), async {}))
+            .run(step(StepName::from_static("render"), async {}))
             .await;
         drop(guard); // abandoned
         let text = exposition(&registry);

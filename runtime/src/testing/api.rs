@@ -1,0 +1,1134 @@
+//! The semantics of the API: what each verb does to the store, following the apiserver's generic
+//! registry (`k8s.io/apiserver/pkg/registry/generic/registry/store.go`) and the custom resource
+//! strategy (`apiextensions-apiserver/pkg/registry/customresource/strategy.go`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use rand::Rng;
+use serde_json::{Map, Value, json};
+
+use super::events_api::{
+    FieldError, from_core_v1, to_core_v1, validate_core_v1_event, validate_event_create,
+    validate_event_update,
+};
+use super::patch::{PatchError, apply_json_patch, apply_merge_patch};
+use super::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
+use super::selector::{FieldSelector, LabelSelector, labels_of};
+use super::standin::apply::{ApplyError, record_update, server_side_apply};
+use super::status::{ApiError, Cause, Qualified, delete_success};
+use super::store::{ObjectKey, Store};
+use crate::clock::SharedClock;
+
+/// Characters of generated name suffixes (apimachinery `util/rand`: no vowels, no confusables).
+const NAME_SUFFIX_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+/// Length of the random suffix appended to `generateName` (apiserver `names.SimpleNameGenerator`).
+const NAME_SUFFIX_LEN: usize = 5;
+/// The longest prefix of `generateName` kept (63 - 5; `maxGeneratedNameLength`).
+const MAX_GENERATE_NAME_PREFIX: usize = 58;
+
+/// The patch formats the server accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchType {
+    /// `application/json-patch+json` (RFC 6902).
+    Json,
+    /// `application/merge-patch+json` (RFC 7386).
+    Merge,
+    /// `application/apply-patch+yaml` (server-side apply).
+    Apply,
+    /// `application/strategic-merge-patch+json`.
+    Strategic,
+}
+
+/// Per-request options of a write.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// The field manager (query parameter, or derived from the User-Agent).
+    pub manager: String,
+    /// Whether the `fieldManager` query parameter was given.
+    pub manager_given: bool,
+    /// `force` for apply.
+    pub force: Option<bool>,
+}
+
+/// Everything the server keeps between requests.
+pub struct State {
+    /// Served resources.
+    pub registry: Registry,
+    /// Stored objects and history.
+    pub store: Store,
+    /// How long an event lives after its last write.
+    pub event_ttl: Duration,
+    /// Time source for timestamps and TTLs.
+    pub clock: SharedClock,
+    expiries: BTreeMap<ObjectKey, Timestamp>,
+}
+
+fn events_key() -> StorageKey {
+    StorageKey {
+        group: "events.k8s.io".into(),
+        resource: "events".into(),
+    }
+}
+
+fn namespaces_key() -> StorageKey {
+    StorageKey {
+        group: String::new(),
+        resource: "namespaces".into(),
+    }
+}
+
+fn crd_key() -> StorageKey {
+    StorageKey {
+        group: "apiextensions.k8s.io".into(),
+        resource: "customresourcedefinitions".into(),
+    }
+}
+
+/// RFC 3339 with whole seconds, the wire form of `metav1.Time`.
+pub fn rfc3339(ts: Timestamp) -> String {
+    ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
+    obj["metadata"][field].as_str()
+}
+
+fn finalizers(obj: &Value) -> Vec<String> {
+    obj["metadata"]["finalizers"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
+    if !obj["metadata"].is_object() {
+        obj["metadata"] = json!({});
+    }
+    obj["metadata"]
+        .as_object_mut()
+        .expect("metadata was just made an object")
+}
+
+/// The object without managedFields, for "did anything change" comparisons.
+fn without_managed_fields(obj: &Value) -> Value {
+    let mut c = obj.clone();
+    if let Some(m) = c["metadata"].as_object_mut() {
+        m.remove("managedFields");
+    }
+    c
+}
+
+/// What `metadata.generation` is computed over: everything but metadata (and status when the
+/// status subresource owns it).
+fn generation_relevant(obj: &Value, status_subresource: bool) -> Value {
+    let mut c = obj.clone();
+    if let Some(m) = c.as_object_mut() {
+        m.remove("metadata");
+        m.remove("apiVersion");
+        m.remove("kind");
+        if status_subresource {
+            m.remove("status");
+        }
+    }
+    c
+}
+
+fn field_causes(errors: Vec<FieldError>) -> Vec<Cause> {
+    errors
+        .into_iter()
+        .map(|e| Cause {
+            reason: e.reason.to_string(),
+            message: e.message,
+            field: e.field,
+        })
+        .collect()
+}
+
+fn patch_error(err: PatchError) -> ApiError {
+    match err {
+        PatchError::Malformed(m) => ApiError::bad_request(m),
+        // errors.NewGenericServerResponse(422, ...) in the patch handler.
+        PatchError::Failed(m) => ApiError {
+            code: 422,
+            reason: "Invalid",
+            message: "the server rejected our request due to an error in our request".into(),
+            details: Some(
+                json!({"causes": [{"reason": "UnexpectedServerResponse", "message": m}]}),
+            ),
+        },
+    }
+}
+
+fn apply_error(info: &ResourceInfo, err: ApplyError) -> ApiError {
+    let message = err.message();
+    match err {
+        ApplyError::Conflict { .. } => ApiError {
+            code: 409,
+            reason: "Conflict",
+            message,
+            details: Some(json!({"group": info.group, "kind": info.plural})),
+        },
+        ApplyError::Invalid(_) => ApiError::bad_request(message),
+    }
+}
+
+/// Parsed list/watch filters.
+#[derive(Debug, Default)]
+pub struct Filter {
+    labels: Option<LabelSelector>,
+    fields: Option<FieldSelector>,
+}
+
+impl Filter {
+    /// Parses `labelSelector` and `fieldSelector`, checking the fields against what `info` supports.
+    pub fn parse(
+        info: &ResourceInfo,
+        label_selector: Option<&str>,
+        field_selector: Option<&str>,
+    ) -> Result<Self, ApiError> {
+        let labels = match label_selector.filter(|s| !s.is_empty()) {
+            Some(s) => Some(LabelSelector::parse(s).map_err(|e| ApiError::bad_request(e.message))?),
+            None => None,
+        };
+        let fields = match field_selector.filter(|s| !s.is_empty()) {
+            Some(s) => {
+                let sel = FieldSelector::parse(s).map_err(|e| ApiError::bad_request(e.message))?;
+                let allowed = info.selectable_fields();
+                if let Some(bad) = sel.fields().into_iter().find(|f| !allowed.contains(f)) {
+                    // The conversion funcs of apimachinery and apiextensions both say this.
+                    return Err(ApiError::bad_request(format!(
+                        "field label not supported: {bad}"
+                    )));
+                }
+                Some(sel)
+            }
+            None => None,
+        };
+        Ok(Self { labels, fields })
+    }
+
+    /// Whether an object (in the served view) passes the filter.
+    pub fn matches(&self, view: &Value) -> bool {
+        if let Some(l) = &self.labels
+            && !l.matches(&labels_of(view))
+        {
+            return false;
+        }
+        if let Some(f) = &self.fields {
+            return f.matches(|field| field_value(view, field));
+        }
+        true
+    }
+}
+
+fn field_value(view: &Value, field: &str) -> Option<String> {
+    if field == "source" {
+        return view["source"]["component"].as_str().map(str::to_string);
+    }
+    let mut cur = view;
+    for part in field.split('.') {
+        cur = cur.get(part)?;
+    }
+    match cur {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+fn encode_continue(rv: u64, after: &ObjectKey) -> String {
+    let raw = format!("{rv}\u{0}{}\u{0}{}", after.0, after.1);
+    raw.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn decode_continue(token: &str) -> Option<(u64, ObjectKey)> {
+    if !token.len().is_multiple_of(2) {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..token.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(token.get(i..i + 2)?, 16).ok())
+        .collect();
+    let raw = String::from_utf8(bytes?).ok()?;
+    let mut parts = raw.split('\u{0}');
+    let rv = parts.next()?.parse().ok()?;
+    let ns = parts.next()?.to_string();
+    let name = parts.next()?.to_string();
+    Some((rv, (ns, name)))
+}
+
+/// List parameters.
+#[derive(Debug, Default)]
+pub struct ListParams<'a> {
+    /// `labelSelector`.
+    pub label_selector: Option<&'a str>,
+    /// `fieldSelector`.
+    pub field_selector: Option<&'a str>,
+    /// `limit` (0 = none).
+    pub limit: usize,
+    /// `continue`.
+    pub continue_token: Option<&'a str>,
+}
+
+impl State {
+    /// A fresh state with the built-in resources and the `default`, `kube-system`, `kube-public`
+    /// and `kube-node-lease` namespaces.
+    pub fn new(history_limit: usize, event_ttl: Duration, clock: SharedClock) -> Self {
+        let mut state = Self {
+            registry: Registry::builtin(),
+            store: Store::new(history_limit),
+            event_ttl,
+            clock,
+            expiries: BTreeMap::new(),
+        };
+        let ns_info = state
+            .registry
+            .get("", "v1", "namespaces")
+            .expect("namespaces are built in");
+        for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+            // Creating built-in namespaces in an empty store cannot fail.
+            let _ = state.create(&ns_info, None, body, &WriteOptions::default());
+        }
+        state
+    }
+
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// The stored object presented as `info` serves it.
+    pub fn to_view(info: &ResourceInfo, stored: &Value) -> Value {
+        match info.view {
+            View::CoreEvent => to_core_v1(stored),
+            View::Native => {
+                let mut v = stored.clone();
+                v["apiVersion"] = Value::String(info.api_version());
+                v["kind"] = Value::String(info.kind.clone());
+                v
+            }
+        }
+    }
+
+    fn from_view(info: &ResourceInfo, mut view: Value) -> Value {
+        match info.view {
+            View::CoreEvent => from_core_v1(&view),
+            View::Native => {
+                view["apiVersion"] = Value::String(info.api_version());
+                view["kind"] = Value::String(info.kind.clone());
+                view
+            }
+        }
+    }
+
+    fn check_scope(info: &ResourceInfo, namespace: Option<&str>) -> Result<String, ApiError> {
+        match (info.namespaced, namespace) {
+            (true, Some(ns)) => Ok(ns.to_string()),
+            (false, None) => Ok(String::new()),
+            _ => Err(ApiError::no_route()),
+        }
+    }
+
+    /// Removes events whose TTL ran out, as etcd leases would.
+    pub fn expire_events(&mut self) {
+        let now = self.now();
+        let expired: Vec<ObjectKey> = self
+            .expiries
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in expired {
+            self.expiries.remove(&key);
+            self.store.remove(&events_key(), &key.0, &key.1);
+        }
+    }
+
+    /// GET of one object.
+    pub fn get(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, ApiError> {
+        let ns = Self::check_scope(info, namespace)?;
+        self.store
+            .get(&info.storage, &ns, name)
+            .map(|o| Self::to_view(info, o))
+            .ok_or_else(|| ApiError::not_found(info.qualified_resource(), name))
+    }
+
+    /// LIST.
+    pub fn list(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        params: &ListParams<'_>,
+    ) -> Result<Value, ApiError> {
+        if namespace.is_some() && !info.namespaced {
+            return Err(ApiError::no_route());
+        }
+        let filter = Filter::parse(info, params.label_selector, params.field_selector)?;
+        let (list_rv, after) = match params.continue_token.filter(|t| !t.is_empty()) {
+            Some(token) => {
+                let (rv, key) = decode_continue(token).ok_or_else(|| {
+                    ApiError::bad_request(
+                        "continue key is not valid: illegal base64 data at input byte 0",
+                    )
+                })?;
+                (rv, Some(key))
+            }
+            None => (self.store.current_rv(), None),
+        };
+        let mut items = Vec::new();
+        let mut next = None;
+        let mut remaining = 0usize;
+        for stored in self.store.list(&info.storage, namespace) {
+            let key = super::store::object_key(stored);
+            if let Some(after) = &after
+                && key <= *after
+            {
+                continue;
+            }
+            let view = Self::to_view(info, stored);
+            if !filter.matches(&view) {
+                continue;
+            }
+            if params.limit > 0 && items.len() == params.limit {
+                remaining += 1;
+                continue;
+            }
+            if params.limit > 0 && items.len() + 1 == params.limit {
+                next = Some(key);
+            }
+            items.push(view);
+        }
+        let mut metadata = json!({"resourceVersion": list_rv.to_string()});
+        if remaining > 0
+            && let Some(key) = next
+        {
+            metadata["continue"] = Value::String(encode_continue(list_rv, &key));
+            metadata["remainingItemCount"] = json!(remaining);
+        }
+        Ok(json!({
+            "kind": format!("{}List", info.kind),
+            "apiVersion": info.api_version(),
+            "metadata": metadata,
+            "items": items,
+        }))
+    }
+
+    fn require_namespace(&self, ns: &str) -> Result<(), ApiError> {
+        if ns.is_empty() || self.store.get(&namespaces_key(), "", ns).is_some() {
+            Ok(())
+        } else {
+            Err(ApiError::not_found(
+                Qualified {
+                    group: "",
+                    name: "namespaces",
+                },
+                ns,
+            ))
+        }
+    }
+
+    fn check_body_identity(info: &ResourceInfo, body: &Value) -> Result<(), ApiError> {
+        if let Some(av) = body["apiVersion"].as_str()
+            && av != info.api_version()
+            && info.view == View::Native
+        {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({av}) does not match the expected API version ({})",
+                info.api_version()
+            )));
+        }
+        if let Some(kind) = body["kind"].as_str()
+            && kind != info.kind
+        {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({kind}) does not match the expected kind ({})",
+                info.kind
+            )));
+        }
+        Ok(())
+    }
+
+    /// POST (create).
+    pub fn create(
+        &mut self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        body: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        if !body.is_object() {
+            return Err(ApiError::bad_request(
+                "Object 'Kind' is missing in the request body",
+            ));
+        }
+        Self::check_body_identity(info, &body)?;
+        let ns = Self::check_scope(info, namespace)?;
+        if let Some(body_ns) = meta_str(&body, "namespace")
+            && info.namespaced
+            && !body_ns.is_empty()
+            && body_ns != ns
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        let mut obj = Self::from_view(info, body);
+        self.prepare_create(info, &ns, &mut obj)?;
+        let now = rfc3339(self.now());
+        record_update(
+            None,
+            &mut obj,
+            &opts.manager,
+            &info.api_version(),
+            None,
+            &now,
+        );
+        self.commit_create(info, obj)
+    }
+
+    /// Fills server-owned metadata and applies the create strategy. Assigns a generated name.
+    fn prepare_create(
+        &mut self,
+        info: &ResourceInfo,
+        ns: &str,
+        obj: &mut Value,
+    ) -> Result<(), ApiError> {
+        let now = self.now();
+        let generate = meta_str(obj, "generateName").map(str::to_string);
+        let name = match meta_str(obj, "name").filter(|n| !n.is_empty()) {
+            Some(n) => n.to_string(),
+            None => match generate.filter(|g| !g.is_empty()) {
+                Some(prefix) => generate_name(&prefix),
+                None => {
+                    return Err(ApiError::invalid(
+                        info.qualified_kind(),
+                        "",
+                        vec![Cause {
+                            reason: "FieldValueRequired".into(),
+                            message: "Required value: name or generateName is required".into(),
+                            field: "metadata.name".into(),
+                        }],
+                    ));
+                }
+            },
+        };
+        self.require_namespace(ns)?;
+        let meta = meta_mut(obj);
+        meta.insert("name".into(), json!(name));
+        if info.namespaced {
+            meta.insert("namespace".into(), json!(ns));
+        } else {
+            meta.remove("namespace");
+        }
+        meta.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+        meta.insert("creationTimestamp".into(), json!(rfc3339(now)));
+        for server_owned in [
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+            "resourceVersion",
+        ] {
+            meta.remove(server_owned);
+        }
+        if info.tracks_generation {
+            meta.insert("generation".into(), json!(1));
+        } else {
+            meta.remove("generation");
+        }
+        if info.status_subresource
+            && let Some(m) = obj.as_object_mut()
+        {
+            m.remove("status");
+        }
+        match (info.group.as_str(), info.plural.as_str()) {
+            ("", "namespaces") => {
+                obj["status"] = json!({"phase": "Active"});
+                let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
+                labels["kubernetes.io/metadata.name"] = json!(name);
+            }
+            ("apiextensions.k8s.io", "customresourcedefinitions") => {
+                let infos = infos_from_crd(obj).map_err(|errs| {
+                    ApiError::invalid(
+                        info.qualified_kind(),
+                        &name,
+                        errs.into_iter()
+                            .map(|(field, message)| Cause {
+                                reason: "FieldValueInvalid".into(),
+                                message,
+                                field,
+                            })
+                            .collect(),
+                    )
+                })?;
+                let storage = obj["spec"]["versions"]
+                    .as_array()
+                    .and_then(|vs| vs.iter().find(|v| v["storage"].as_bool() == Some(true)))
+                    .and_then(|v| v["name"].as_str())
+                    .or_else(|| infos.first().map(|i| i.version.as_str()))
+                    .unwrap_or_default()
+                    .to_string();
+                let ts = rfc3339(now);
+                obj["status"] = json!({
+                    "acceptedNames": obj["spec"]["names"].clone(),
+                    "conditions": [
+                        {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+                         "message": "no conflicts found", "lastTransitionTime": ts},
+                        {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+                         "message": "the initial names have been accepted", "lastTransitionTime": ts},
+                    ],
+                    "storedVersions": [storage],
+                });
+            }
+            ("events.k8s.io", "events") if info.view == View::Native => {
+                validate_event_create(obj).map_err(|e| {
+                    ApiError::invalid(info.qualified_kind(), &name, field_causes(e))
+                })?;
+            }
+            ("", "events") => {
+                validate_core_v1_event(&to_core_v1(obj)).map_err(|e| {
+                    ApiError::invalid(info.qualified_kind(), &name, field_causes(e))
+                })?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn commit_create(&mut self, info: &ResourceInfo, obj: Value) -> Result<Value, ApiError> {
+        let (ns, name) = super::store::object_key(&obj);
+        if self.store.get(&info.storage, &ns, &name).is_some() {
+            return Err(ApiError::already_exists(info.qualified_resource(), &name));
+        }
+        let stored = self.store.put(&info.storage, obj);
+        self.after_write(&stored, info);
+        Ok(Self::to_view(info, &stored))
+    }
+
+    fn after_write(&mut self, stored: &Value, info: &ResourceInfo) {
+        if info.storage == events_key() {
+            let at = self
+                .now()
+                .checked_add(self.event_ttl)
+                .unwrap_or(Timestamp::MAX);
+            self.expiries.insert(super::store::object_key(stored), at);
+        }
+        if info.storage == crd_key()
+            && let Ok(infos) = infos_from_crd(stored)
+        {
+            if let Some(first) = infos.first() {
+                self.registry.remove(&first.group, &first.plural);
+            }
+            for i in infos {
+                self.registry.insert(i);
+            }
+        }
+    }
+
+    fn after_delete(&mut self, stored: &Value, info: &ResourceInfo) {
+        let key = super::store::object_key(stored);
+        if info.storage == events_key() {
+            self.expiries.remove(&key);
+        }
+        if info.storage == crd_key() {
+            let group = stored["spec"]["group"].as_str().unwrap_or_default();
+            let plural = stored["spec"]["names"]["plural"]
+                .as_str()
+                .unwrap_or_default();
+            let storage = StorageKey {
+                group: group.into(),
+                resource: plural.into(),
+            };
+            let doomed: Vec<ObjectKey> = self
+                .store
+                .list(&storage, None)
+                .map(super::store::object_key)
+                .collect();
+            for (ns, name) in doomed {
+                self.store.remove(&storage, &ns, &name);
+            }
+            self.registry.remove(group, plural);
+        }
+        if info.storage == namespaces_key() {
+            for (storage, name) in self.store.keys_in_namespace(&key.1) {
+                self.store.remove(&storage, &key.1, &name);
+                if storage == events_key() {
+                    self.expiries.remove(&(key.1.clone(), name));
+                }
+            }
+        }
+    }
+
+    /// PUT (update), on the main resource or the status subresource.
+    pub fn update(
+        &mut self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        subresource: Option<&str>,
+        body: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        if !body.is_object() {
+            return Err(ApiError::bad_request(
+                "Object 'Kind' is missing in the request body",
+            ));
+        }
+        Self::check_body_identity(info, &body)?;
+        let ns = Self::check_scope(info, namespace)?;
+        match meta_str(&body, "name") {
+            Some(n) if n == name => {}
+            Some(n) if !n.is_empty() => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({name})"
+                )));
+            }
+            _ => {}
+        }
+        if let Some(body_ns) = meta_str(&body, "namespace")
+            && info.namespaced
+            && !body_ns.is_empty()
+            && body_ns != ns
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        let old = self
+            .store
+            .get(&info.storage, &ns, name)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(info.qualified_resource(), name))?;
+        if let Some(rv) = meta_str(&body, "resourceVersion").filter(|rv| !rv.is_empty())
+            && Some(rv) != meta_str(&old, "resourceVersion")
+        {
+            return Err(ApiError::modified(info.qualified_resource(), name));
+        }
+        let new = Self::from_view(info, body);
+        self.commit_update(info, &old, new, subresource, Some(opts))
+    }
+
+    /// PATCH in any supported format. Apply patches create missing objects.
+    #[allow(clippy::too_many_arguments)]
+    pub fn patch(
+        &mut self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        subresource: Option<&str>,
+        patch_type: PatchType,
+        body: &[u8],
+        opts: &WriteOptions,
+    ) -> Result<(Value, bool), ApiError> {
+        let ns = Self::check_scope(info, namespace)?;
+        if patch_type == PatchType::Strategic && info.custom {
+            return Err(ApiError::unsupported_media_type(
+                "application/strategic-merge-patch+json",
+                &[
+                    "application/json-patch+json",
+                    "application/merge-patch+json",
+                    "application/apply-patch+yaml",
+                ],
+            ));
+        }
+        // ValidatePatchOptions (apimachinery meta/v1/validation): a 422 on PatchOptions.
+        if patch_type == PatchType::Apply && !opts.manager_given {
+            return Err(patch_options_invalid(
+                "fieldManager",
+                "FieldValueRequired",
+                "Required value: is required for apply patch",
+            ));
+        }
+        if patch_type != PatchType::Apply && opts.force.is_some() {
+            return Err(patch_options_invalid(
+                "force",
+                "FieldValueForbidden",
+                "Forbidden: may not be specified for non-apply patch",
+            ));
+        }
+        let patch: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+        let old = self.store.get(&info.storage, &ns, name).cloned();
+        let now = rfc3339(self.now());
+        let api_version = info.api_version();
+        let Some(old) = old else {
+            if patch_type != PatchType::Apply {
+                return Err(ApiError::not_found(info.qualified_resource(), name));
+            }
+            if subresource.is_some() {
+                return Err(ApiError::not_found(info.qualified_resource(), name));
+            }
+            let mut obj = server_side_apply(
+                None,
+                &patch,
+                &opts.manager,
+                opts.force.unwrap_or(false),
+                &api_version,
+                None,
+                &now,
+            )
+            .map_err(|e| apply_error(info, e))?;
+            let meta = meta_mut(&mut obj);
+            meta.insert("name".into(), json!(name));
+            let mut obj = Self::from_view(info, obj);
+            self.prepare_create(info, &ns, &mut obj)?;
+            return self.commit_create(info, obj).map(|o| (o, true));
+        };
+        let old_view = Self::to_view(info, &old);
+        let new_view = match patch_type {
+            PatchType::Json => {
+                let mut v = old_view.clone();
+                apply_json_patch(&mut v, &patch).map_err(patch_error)?;
+                v
+            }
+            PatchType::Merge | PatchType::Strategic => {
+                if !patch.is_object() {
+                    return Err(ApiError::bad_request(
+                        "json: cannot unmarshal array into Go value of type map[string]interface {}",
+                    ));
+                }
+                let mut v = old_view.clone();
+                apply_merge_patch(&mut v, &patch);
+                v
+            }
+            PatchType::Apply => server_side_apply(
+                Some(&old_view),
+                &patch,
+                &opts.manager,
+                opts.force.unwrap_or(false),
+                &api_version,
+                subresource,
+                &now,
+            )
+            .map_err(|e| apply_error(info, e))?,
+        };
+        // A patch conflicts only when it carries a resourceVersion of its own.
+        if meta_str(&new_view, "resourceVersion") != meta_str(&old_view, "resourceVersion") {
+            return Err(ApiError::modified(info.qualified_resource(), name));
+        }
+        if meta_str(&new_view, "name") != Some(name) {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                meta_str(&new_view, "name").unwrap_or_default()
+            )));
+        }
+        let new = Self::from_view(info, new_view);
+        let track = (patch_type != PatchType::Apply).then_some(opts);
+        self.commit_update(info, &old, new, subresource, track)
+            .map(|o| (o, false))
+    }
+
+    /// The shared tail of PUT and PATCH: strategy, validation, no-op detection, finalization.
+    /// `opts` is `None` when managedFields were already maintained (apply).
+    fn commit_update(
+        &mut self,
+        info: &ResourceInfo,
+        old: &Value,
+        mut new: Value,
+        subresource: Option<&str>,
+        opts: Option<&WriteOptions>,
+    ) -> Result<Value, ApiError> {
+        let name = meta_str(old, "name").unwrap_or_default().to_string();
+        if subresource == Some("status") {
+            // statusStrategy.PrepareForUpdate: everything but status (and managedFields) comes
+            // from the stored object; a body without status clears it.
+            let status = new.get("status").cloned();
+            let managed = new["metadata"]["managedFields"].clone();
+            let mut merged = old.clone();
+            match status {
+                Some(s) => merged["status"] = s,
+                None => {
+                    if let Some(m) = merged.as_object_mut() {
+                        m.remove("status");
+                    }
+                }
+            }
+            if !managed.is_null() {
+                merged["metadata"]["managedFields"] = managed;
+            }
+            new = merged;
+        } else if info.status_subresource {
+            match old.get("status") {
+                Some(s) => new["status"] = s.clone(),
+                None => {
+                    if let Some(m) = new.as_object_mut() {
+                        m.remove("status");
+                    }
+                }
+            }
+        }
+        // Server-owned metadata is immutable through writes.
+        {
+            let old_meta = &old["metadata"];
+            let meta = meta_mut(&mut new);
+            for field in [
+                "name",
+                "namespace",
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+                "resourceVersion",
+            ] {
+                match old_meta.get(field) {
+                    Some(v) => meta.insert(field.into(), v.clone()),
+                    None => meta.remove(field),
+                };
+            }
+            meta.remove("selfLink");
+            if meta.get("generateName").is_none()
+                && let Some(g) = old_meta.get("generateName")
+            {
+                meta.insert("generateName".into(), g.clone());
+            }
+        }
+        if !old["metadata"]["deletionTimestamp"].is_null() {
+            let before: BTreeSet<String> = finalizers(old).into_iter().collect();
+            let added: Vec<String> = finalizers(&new)
+                .into_iter()
+                .filter(|f| !before.contains(f))
+                .collect();
+            if !added.is_empty() {
+                let list = added
+                    .iter()
+                    .map(|f| format!("{f:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(ApiError::invalid(
+                    info.qualified_kind(),
+                    &name,
+                    vec![Cause {
+                        reason: "FieldValueForbidden".into(),
+                        message: format!(
+                            "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"
+                        ),
+                        field: "metadata.finalizers".into(),
+                    }],
+                ));
+            }
+        }
+        if info.tracks_generation
+            && generation_relevant(&new, info.status_subresource)
+                != generation_relevant(old, info.status_subresource)
+        {
+            let g = old["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
+            new["metadata"]["generation"] = json!(g);
+        }
+        if info.storage == events_key() {
+            let checked = match info.view {
+                View::Native => validate_event_update(&new, old),
+                View::CoreEvent => validate_core_v1_event(&to_core_v1(&new)),
+            };
+            checked
+                .map_err(|e| ApiError::invalid(info.qualified_kind(), &name, field_causes(e)))?;
+        }
+        if info.storage == crd_key() && subresource.is_none() {
+            infos_from_crd(&new).map_err(|errs| {
+                ApiError::invalid(
+                    info.qualified_kind(),
+                    &name,
+                    errs.into_iter()
+                        .map(|(field, message)| Cause {
+                            reason: "FieldValueInvalid".into(),
+                            message,
+                            field,
+                        })
+                        .collect(),
+                )
+            })?;
+        }
+        if let Some(opts) = opts {
+            let now = rfc3339(self.now());
+            record_update(
+                Some(old),
+                &mut new,
+                &opts.manager,
+                &info.api_version(),
+                subresource,
+                &now,
+            );
+        }
+        // A write that changes nothing is not a write: no new resourceVersion, no watch event.
+        if without_managed_fields(&new) == without_managed_fields(old) {
+            return Ok(Self::to_view(info, old));
+        }
+        let ns = meta_str(old, "namespace").unwrap_or_default().to_string();
+        if !old["metadata"]["deletionTimestamp"].is_null() && finalizers(&new).is_empty() {
+            self.store.put(&info.storage, new);
+            let gone = self
+                .store
+                .remove(&info.storage, &ns, &name)
+                .ok_or_else(|| ApiError::internal("object vanished during finalization"))?;
+            self.after_delete(&gone, info);
+            return Ok(Self::to_view(info, &gone));
+        }
+        let stored = self.store.put(&info.storage, new);
+        self.after_write(&stored, info);
+        Ok(Self::to_view(info, &stored))
+    }
+
+    /// DELETE of one object. Returns the object (custom resources, or while finalizers remain)
+    /// or a success `Status`, exactly as the generic registry does.
+    pub fn delete(
+        &mut self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        options: &Value,
+    ) -> Result<Value, ApiError> {
+        let ns = Self::check_scope(info, namespace)?;
+        let old = self
+            .store
+            .get(&info.storage, &ns, name)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(info.qualified_resource(), name))?;
+        let pre = &options["preconditions"];
+        if let Some(uid) = pre["uid"].as_str() {
+            let actual = meta_str(&old, "uid").unwrap_or_default();
+            if uid != actual {
+                return Err(ApiError::conflict(
+                    info.qualified_resource(),
+                    name,
+                    &format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+                    ),
+                ));
+            }
+        }
+        if let Some(rv) = pre["resourceVersion"].as_str() {
+            let actual = meta_str(&old, "resourceVersion").unwrap_or_default();
+            if rv != actual {
+                return Err(ApiError::conflict(
+                    info.qualified_resource(),
+                    name,
+                    &format!(
+                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"
+                    ),
+                ));
+            }
+        }
+        if !finalizers(&old).is_empty() {
+            if !old["metadata"]["deletionTimestamp"].is_null() {
+                return Ok(Self::to_view(info, &old));
+            }
+            let mut new = old.clone();
+            let now = rfc3339(self.now());
+            let meta = meta_mut(&mut new);
+            meta.insert("deletionTimestamp".into(), json!(now));
+            meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+            if let Some(g) = meta
+                .get("generation")
+                .and_then(Value::as_i64)
+                .filter(|g| *g > 0)
+            {
+                meta.insert("generation".into(), json!(g + 1));
+            }
+            let stored = self.store.put(&info.storage, new);
+            self.after_write(&stored, info);
+            return Ok(Self::to_view(info, &stored));
+        }
+        let gone = self
+            .store
+            .remove(&info.storage, &ns, name)
+            .ok_or_else(|| ApiError::internal("object vanished during deletion"))?;
+        self.after_delete(&gone, info);
+        if info.custom || info.storage == crd_key() {
+            Ok(Self::to_view(info, &gone))
+        } else {
+            Ok(delete_success(
+                info.qualified_resource(),
+                name,
+                meta_str(&gone, "uid").unwrap_or_default(),
+            ))
+        }
+    }
+
+    /// DELETE of a collection: every matching object is deleted as by [`State::delete`].
+    pub fn delete_collection(
+        &mut self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        params: &ListParams<'_>,
+    ) -> Result<Value, ApiError> {
+        let list = self.list(
+            info,
+            namespace,
+            &ListParams {
+                limit: 0,
+                continue_token: None,
+                ..*params
+            },
+        )?;
+        let mut items = Vec::new();
+        for item in list["items"].as_array().cloned().unwrap_or_default() {
+            let ns = meta_str(&item, "namespace").map(str::to_string);
+            let name = meta_str(&item, "name").unwrap_or_default().to_string();
+            match self.delete(info, ns.as_deref(), &name, &Value::Null) {
+                Ok(v) if v["kind"] != "Status" => items.push(v),
+                Ok(_) => items.push(item),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(json!({
+            "kind": format!("{}List", info.kind),
+            "apiVersion": info.api_version(),
+            "metadata": {"resourceVersion": self.store.current_rv().to_string()},
+            "items": items,
+        }))
+    }
+
+    /// Registers a CRD object directly (as if POSTed), returning it.
+    pub fn install_crd(&mut self, crd: Value) -> Result<Value, ApiError> {
+        let info = self
+            .registry
+            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .ok_or_else(|| ApiError::internal("CRDs are not served"))?;
+        self.create(&info, None, crd, &WriteOptions::default())
+    }
+
+    /// The served resource at `group/version/plural`.
+    pub fn resource(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.registry.get(group, version, plural)
+    }
+}
+
+fn patch_options_invalid(field: &str, reason: &str, message: &str) -> ApiError {
+    ApiError::invalid(
+        Qualified {
+            group: "meta.k8s.io",
+            name: "PatchOptions",
+        },
+        "",
+        vec![Cause {
+            reason: reason.into(),
+            message: message.into(),
+            field: field.into(),
+        }],
+    )
+}
+
+/// `prefix` (cut to 58 bytes) plus 5 random characters, like `names.SimpleNameGenerator`.
+pub fn generate_name(prefix: &str) -> String {
+    let mut cut = prefix.len().min(MAX_GENERATE_NAME_PREFIX);
+    while !prefix.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let mut rng = rand::rng();
+    let suffix: String = (0..NAME_SUFFIX_LEN)
+        .map(|_| NAME_SUFFIX_ALPHABET[rng.random_range(0..NAME_SUFFIX_ALPHABET.len())] as char)
+        .collect();
+    format!("{}{suffix}", &prefix[..cut])
+}

@@ -1,0 +1,85 @@
+//! Discovery documents: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`.
+//!
+//! Only the legacy (unaggregated) documents are served, always as `application/json`: client-go
+//! (and so kubectl) asks for the aggregated `apidiscovery.k8s.io/v2` form first and falls back to
+//! these when the response's content type says they are the plain kinds.
+
+use serde_json::{Value, json};
+
+use super::resources::Registry;
+
+/// `/version`.
+pub fn version() -> Value {
+    json!({
+        "major": "1",
+        "minor": "34",
+        "gitVersion": "v1.34.0-kubeward",
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": "go1.24.0",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    })
+}
+
+/// `/api`.
+pub fn core_versions(server_address: &str) -> Value {
+    json!({
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    })
+}
+
+fn group_entry(group: &str, versions: &[String]) -> Value {
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+        .collect();
+    json!({
+        "name": group,
+        "versions": versions,
+        "preferredVersion": versions.first().cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// `/apis`.
+pub fn group_list(registry: &Registry) -> Value {
+    let groups: Vec<Value> = registry
+        .groups()
+        .iter()
+        .map(|(g, vs)| group_entry(g, vs))
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `/apis/<group>`, `None` if no version of it is served.
+pub fn group(registry: &Registry, group: &str) -> Option<Value> {
+    let groups = registry.groups();
+    let versions = groups.get(group)?;
+    let mut entry = group_entry(group, versions);
+    entry["kind"] = json!("APIGroup");
+    entry["apiVersion"] = json!("v1");
+    Some(entry)
+}
+
+/// `/api/v1` or `/apis/<group>/<version>`, `None` if nothing is served there.
+pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+    let infos = registry.in_group_version(group, version);
+    if infos.is_empty() {
+        return None;
+    }
+    let resources: Vec<Value> = infos.iter().flat_map(|i| i.discovery_entries()).collect();
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": gv,
+        "resources": resources,
+    }))
+}

@@ -1,0 +1,155 @@
+//! Fault injection: make chosen requests slow, hang, fail with a status, or drop the connection.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use http::Method;
+
+/// What an injected fault does to a matching request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultAction {
+    /// Wait this long, then serve the request normally.
+    Latency(Duration),
+    /// Never answer (the client's timeout decides).
+    Hang,
+    /// Answer with this HTTP status and a `Status` body of the matching reason, without
+    /// touching the store.
+    Status(u16),
+    /// Close the connection without answering.
+    CloseConnection,
+}
+
+/// Which requests a fault applies to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathMatch {
+    /// Every request.
+    Any,
+    /// Requests whose path starts with this prefix.
+    Prefix(String),
+    /// Requests to a resource (any version, namespace, name or subresource) of a group
+    /// (`""` for core), e.g. `("events.k8s.io", "events")`.
+    Resource {
+        /// API group.
+        group: String,
+        /// Resource plural.
+        resource: String,
+    },
+}
+
+/// One fault rule.
+///
+/// ```
+/// use kubeward::testing::{Fault, FaultAction};
+/// use http::Method;
+/// let fault = Fault::new(FaultAction::Status(503))
+///     .method(Method::POST)
+///     .resource("events.k8s.io", "events")
+///     .times(2);
+/// assert_eq!(fault.times, Some(2));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// The HTTP method it applies to; `None` for all.
+    pub method: Option<Method>,
+    /// The requests it applies to.
+    pub path: PathMatch,
+    /// What it does.
+    pub action: FaultAction,
+    /// How many requests it hits before it is spent; `None` for all of them.
+    pub times: Option<usize>,
+}
+
+impl Fault {
+    /// A fault hitting every request, forever, until narrowed.
+    pub fn new(action: FaultAction) -> Self {
+        Self {
+            method: None,
+            path: PathMatch::Any,
+            action,
+            times: None,
+        }
+    }
+
+    /// Only requests with this method.
+    #[must_use]
+    pub fn method(mut self, method: Method) -> Self {
+        self.method = Some(method);
+        self
+    }
+
+    /// Only requests to this resource of this group (`""` for core).
+    #[must_use]
+    pub fn resource(mut self, group: &str, resource: &str) -> Self {
+        self.path = PathMatch::Resource {
+            group: group.into(),
+            resource: resource.into(),
+        };
+        self
+    }
+
+    /// Only requests whose path starts with `prefix`.
+    #[must_use]
+    pub fn path_prefix(mut self, prefix: &str) -> Self {
+        self.path = PathMatch::Prefix(prefix.into());
+        self
+    }
+
+    /// Only the next `n` matching requests.
+    #[must_use]
+    pub fn times(mut self, n: usize) -> Self {
+        self.times = Some(n);
+        self
+    }
+}
+
+/// The faults of a server. Rules are tried in the order added; the first match applies.
+#[derive(Debug, Default)]
+pub struct Faults {
+    rules: Mutex<Vec<Fault>>,
+}
+
+impl Faults {
+    /// Adds a rule.
+    pub fn add(&self, fault: Fault) {
+        self.lock().push(fault);
+    }
+
+    /// Removes all rules.
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+
+    /// The action for a request, consuming one use of the matching rule.
+    pub(crate) fn take(
+        &self,
+        method: &Method,
+        path: &str,
+        resource: Option<(&str, &str)>,
+    ) -> Option<FaultAction> {
+        let mut rules = self.lock();
+        let index = rules.iter().position(|f| {
+            f.method.as_ref().is_none_or(|m| m == method)
+                && f.times != Some(0)
+                && match &f.path {
+                    PathMatch::Any => true,
+                    PathMatch::Prefix(p) => path.starts_with(p.as_str()),
+                    PathMatch::Resource { group, resource: r } => {
+                        resource.is_some_and(|(g, res)| g == group && res == r)
+                    }
+                }
+        })?;
+        let rule = &mut rules[index];
+        if let Some(n) = rule.times.as_mut() {
+            *n -= 1;
+        }
+        let action = rule.action.clone();
+        if rule.times == Some(0) {
+            rules.remove(index);
+        }
+        Some(action)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Fault>> {
+        self.rules.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

@@ -1,0 +1,359 @@
+//! The registry of served resource types: built-ins and those defined by CustomResourceDefinitions.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::status::Qualified;
+
+/// Where objects of a resource are stored: several resources may share one store (core/v1 and
+/// events.k8s.io/v1 events).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StorageKey {
+    /// API group of the stored form.
+    pub group: String,
+    /// Resource plural.
+    pub resource: String,
+}
+
+/// How a resource's objects are presented relative to their stored form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// Stored as served (apiVersion rewritten to the requested version).
+    Native,
+    /// core/v1 events, stored as events.k8s.io/v1 and mapped both ways.
+    CoreEvent,
+}
+
+/// One served resource at one group/version.
+#[derive(Debug, Clone)]
+pub struct ResourceInfo {
+    /// API group (empty for core).
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Plural resource name.
+    pub plural: String,
+    /// Singular resource name.
+    pub singular: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// Whether the `/status` subresource is enabled.
+    pub status_subresource: bool,
+    /// Whether `metadata.generation` is maintained.
+    pub tracks_generation: bool,
+    /// Served from a CustomResourceDefinition (415 on strategic merge, deleted objects returned).
+    pub custom: bool,
+    /// Short names for discovery.
+    pub short_names: Vec<String>,
+    /// Categories for discovery (`all`).
+    pub categories: Vec<String>,
+    /// Where the objects are stored.
+    pub storage: StorageKey,
+    /// How stored objects are presented.
+    pub view: View,
+    /// Additional printer columns (CRDs) for table output.
+    pub printer_columns: Vec<Value>,
+}
+
+impl ResourceInfo {
+    /// `group/version`, or `version` for core.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The group-qualified resource for error messages.
+    pub fn qualified_resource(&self) -> Qualified<'_> {
+        Qualified {
+            group: &self.group,
+            name: &self.plural,
+        }
+    }
+
+    /// The group-qualified kind for `Invalid` messages.
+    pub fn qualified_kind(&self) -> Qualified<'_> {
+        Qualified {
+            group: &self.group,
+            name: &self.kind,
+        }
+    }
+
+    /// The field labels a field selector may use on this resource.
+    pub fn selectable_fields(&self) -> Vec<&'static str> {
+        let mut fields = vec!["metadata.name"];
+        if self.namespaced {
+            fields.push("metadata.namespace");
+        }
+        match (self.group.as_str(), self.plural.as_str()) {
+            ("", "events") => fields.extend([
+                "involvedObject.kind",
+                "involvedObject.namespace",
+                "involvedObject.name",
+                "involvedObject.uid",
+                "involvedObject.apiVersion",
+                "involvedObject.resourceVersion",
+                "involvedObject.fieldPath",
+                "reason",
+                "reportingComponent",
+                "source",
+                "type",
+            ]),
+            ("events.k8s.io", "events") => fields.extend([
+                "regarding.kind",
+                "regarding.namespace",
+                "regarding.name",
+                "regarding.uid",
+                "regarding.apiVersion",
+                "regarding.resourceVersion",
+                "regarding.fieldPath",
+                "reason",
+                "reportingController",
+                "type",
+            ]),
+            ("", "secrets") => fields.push("type"),
+            ("", "namespaces") => fields.push("status.phase"),
+            _ => {}
+        }
+        fields
+    }
+
+    /// The APIResource entries (main resource and subresources) for discovery.
+    pub fn discovery_entries(&self) -> Vec<Value> {
+        let mut main = json!({
+            "name": self.plural,
+            "singularName": self.singular,
+            "namespaced": self.namespaced,
+            "kind": self.kind,
+            "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+        });
+        if !self.short_names.is_empty() {
+            main["shortNames"] = json!(self.short_names);
+        }
+        if !self.categories.is_empty() {
+            main["categories"] = json!(self.categories);
+        }
+        let mut out = vec![main];
+        if self.status_subresource {
+            out.push(json!({
+                "name": format!("{}/status", self.plural),
+                "singularName": "",
+                "namespaced": self.namespaced,
+                "kind": self.kind,
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+        out
+    }
+}
+
+/// All served resources, keyed by (group, version, plural).
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    resources: BTreeMap<(String, String, String), Arc<ResourceInfo>>,
+}
+
+impl Registry {
+    /// The built-in resources of a fresh server.
+    pub fn builtin() -> Self {
+        let mut r = Self::default();
+        let b =
+            |group: &str, version: &str, kind: &str, plural: &str, namespaced: bool| ResourceInfo {
+                group: group.into(),
+                version: version.into(),
+                kind: kind.into(),
+                plural: plural.into(),
+                singular: kind.to_lowercase(),
+                namespaced,
+                status_subresource: false,
+                tracks_generation: false,
+                custom: false,
+                short_names: vec![],
+                categories: vec![],
+                storage: StorageKey {
+                    group: group.into(),
+                    resource: plural.into(),
+                },
+                view: View::Native,
+                printer_columns: vec![],
+            };
+        let mut ns = b("", "v1", "Namespace", "namespaces", false);
+        ns.status_subresource = true;
+        ns.short_names = vec!["ns".into()];
+        r.insert(ns);
+        let mut cm = b("", "v1", "ConfigMap", "configmaps", true);
+        cm.short_names = vec!["cm".into()];
+        r.insert(cm);
+        r.insert(b("", "v1", "Secret", "secrets", true));
+        let mut sa = b("", "v1", "ServiceAccount", "serviceaccounts", true);
+        sa.short_names = vec!["sa".into()];
+        r.insert(sa);
+        let mut core_ev = b("", "v1", "Event", "events", true);
+        core_ev.short_names = vec!["ev".into()];
+        core_ev.storage = StorageKey {
+            group: "events.k8s.io".into(),
+            resource: "events".into(),
+        };
+        core_ev.view = View::CoreEvent;
+        r.insert(core_ev);
+        let mut ev = b("events.k8s.io", "v1", "Event", "events", true);
+        ev.short_names = vec!["ev".into()];
+        r.insert(ev);
+        r.insert(b("coordination.k8s.io", "v1", "Lease", "leases", true));
+        let mut crd = b(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            false,
+        );
+        crd.status_subresource = true;
+        crd.tracks_generation = true;
+        crd.short_names = vec!["crd".into(), "crds".into()];
+        r.insert(crd);
+        r
+    }
+
+    /// Adds or replaces a resource.
+    pub fn insert(&mut self, info: ResourceInfo) {
+        self.resources.insert(
+            (
+                info.group.clone(),
+                info.version.clone(),
+                info.plural.clone(),
+            ),
+            Arc::new(info),
+        );
+    }
+
+    /// Removes every version of a group's resource (a deleted CRD).
+    pub fn remove(&mut self, group: &str, plural: &str) {
+        self.resources
+            .retain(|(g, _, p), _| !(g == group && p == plural));
+    }
+
+    /// The resource at `group/version/plural`.
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.resources
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .cloned()
+    }
+
+    /// Groups with their versions (in registration order of a BTreeMap: sorted), core excluded.
+    pub fn groups(&self) -> BTreeMap<String, Vec<String>> {
+        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (g, v, _) in self.resources.keys() {
+            if g.is_empty() {
+                continue;
+            }
+            let versions = out.entry(g.clone()).or_default();
+            if !versions.contains(v) {
+                versions.push(v.clone());
+            }
+        }
+        out
+    }
+
+    /// The resources served at `group/version`.
+    pub fn in_group_version(&self, group: &str, version: &str) -> Vec<Arc<ResourceInfo>> {
+        self.resources
+            .iter()
+            .filter(|((g, v, _), _)| g == group && v == version)
+            .map(|(_, i)| i.clone())
+            .collect()
+    }
+}
+
+/// Reads the served versions of a CustomResourceDefinition into resource infos.
+///
+/// Returns the problems found as `(field, message)` pairs when the definition is unusable.
+pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<(String, String)>> {
+    let mut errors = Vec::new();
+    let spec = &crd["spec"];
+    let group = spec["group"].as_str().unwrap_or_default().to_string();
+    let names = &spec["names"];
+    let plural = names["plural"].as_str().unwrap_or_default().to_string();
+    let kind = names["kind"].as_str().unwrap_or_default().to_string();
+    if group.is_empty() {
+        errors.push(("spec.group".into(), "Required value".into()));
+    }
+    if plural.is_empty() {
+        errors.push(("spec.names.plural".into(), "Required value".into()));
+    }
+    if kind.is_empty() {
+        errors.push(("spec.names.kind".into(), "Required value".into()));
+    }
+    let expected_name = format!("{plural}.{group}");
+    if crd["metadata"]["name"].as_str() != Some(expected_name.as_str()) && errors.is_empty() {
+        errors.push((
+            "metadata.name".into(),
+            format!(
+                "Invalid value: {:?}: must be spec.names.plural+\".\"+spec.group",
+                crd["metadata"]["name"].as_str().unwrap_or_default()
+            ),
+        ));
+    }
+    let scope = spec["scope"].as_str().unwrap_or("Namespaced");
+    if scope != "Namespaced" && scope != "Cluster" {
+        errors.push((
+            "spec.scope".into(),
+            format!("Unsupported value: {scope:?}: supported values: \"Cluster\", \"Namespaced\""),
+        ));
+    }
+    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    if versions.is_empty() {
+        errors.push((
+            "spec.versions".into(),
+            "Invalid value: \"null\": must have exactly one version marked as storage version"
+                .into(),
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let singular = names["singular"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| kind.to_lowercase());
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    Ok(versions
+        .iter()
+        .filter(|v| v["served"].as_bool().unwrap_or(true))
+        .map(|v| ResourceInfo {
+            group: group.clone(),
+            version: v["name"].as_str().unwrap_or_default().to_string(),
+            kind: kind.clone(),
+            plural: plural.clone(),
+            singular: singular.clone(),
+            namespaced: scope == "Namespaced",
+            status_subresource: v["subresources"]["status"].is_object(),
+            tracks_generation: true,
+            custom: true,
+            short_names: strings(&names["shortNames"]),
+            categories: strings(&names["categories"]),
+            storage: StorageKey {
+                group: group.clone(),
+                resource: plural.clone(),
+            },
+            view: View::Native,
+            printer_columns: v["additionalPrinterColumns"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default(),
+        })
+        .collect())
+}

@@ -1,0 +1,212 @@
+//! Object storage with one cluster-wide resourceVersion and a bounded history of changes that
+//! watches replay from (etcd plus the apiserver's watch cache, reduced to what clients observe).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use super::resources::StorageKey;
+
+/// The type of a watch event caused by a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeType {
+    /// The object was created.
+    Added,
+    /// The object was changed.
+    Modified,
+    /// The object was removed.
+    Deleted,
+}
+
+impl ChangeType {
+    /// The watch event type string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Added => "ADDED",
+            Self::Modified => "MODIFIED",
+            Self::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One committed write.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// The resourceVersion of the write.
+    pub rv: u64,
+    /// What happened.
+    pub kind: ChangeType,
+    /// Which store.
+    pub storage: StorageKey,
+    /// The object after the write (for a deletion: the last state, stamped with `rv`).
+    pub object: Value,
+    /// The object before the write, if any (for selector transitions in watches).
+    pub previous: Option<Value>,
+}
+
+/// Namespace and name of an object.
+pub type ObjectKey = (String, String);
+
+/// The store.
+#[derive(Debug)]
+pub struct Store {
+    objects: BTreeMap<StorageKey, BTreeMap<ObjectKey, Value>>,
+    rv: u64,
+    history: VecDeque<Arc<Change>>,
+    history_limit: usize,
+    /// Every change with `rv > floor` is in `history`.
+    floor: u64,
+    tx: broadcast::Sender<Arc<Change>>,
+}
+
+/// A watch can no longer be served from history: the oldest resourceVersion still available.
+#[derive(Debug, Clone, Copy)]
+pub struct TooOld {
+    /// The oldest resourceVersion a watch may start from.
+    pub oldest: u64,
+}
+
+impl Store {
+    /// An empty store keeping `history_limit` changes for watches to resume from.
+    pub fn new(history_limit: usize) -> Self {
+        let (tx, _) = broadcast::channel(history_limit.clamp(1024, 1 << 16));
+        Self {
+            objects: BTreeMap::new(),
+            rv: 1,
+            history: VecDeque::new(),
+            history_limit: history_limit.max(1),
+            floor: 1,
+            tx,
+        }
+    }
+
+    /// The current (latest) resourceVersion.
+    pub fn current_rv(&self) -> u64 {
+        self.rv
+    }
+
+    /// An object.
+    pub fn get(&self, key: &StorageKey, namespace: &str, name: &str) -> Option<&Value> {
+        self.objects
+            .get(key)?
+            .get(&(namespace.to_string(), name.to_string()))
+    }
+
+    /// Objects of a store, in one namespace or all, ordered by namespace then name.
+    pub fn list<'a>(
+        &'a self,
+        key: &StorageKey,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Value> + 'a {
+        self.objects
+            .get(key)
+            .into_iter()
+            .flat_map(|m| m.iter())
+            .filter(move |((ns, _), _)| namespace.is_none_or(|n| n == ns))
+            .map(|(_, v)| v)
+    }
+
+    /// Every object of every store (for namespace deletion).
+    pub fn keys_in_namespace(&self, namespace: &str) -> Vec<(StorageKey, String)> {
+        self.objects
+            .iter()
+            .flat_map(|(k, m)| {
+                m.keys()
+                    .filter(|(ns, _)| ns == namespace)
+                    .map(move |(_, n)| (k.clone(), n.clone()))
+            })
+            .collect()
+    }
+
+    /// Stores `object` (whose metadata names it) with a new resourceVersion and records the change.
+    pub fn put(&mut self, key: &StorageKey, mut object: Value) -> Value {
+        self.rv += 1;
+        object["metadata"]["resourceVersion"] = Value::String(self.rv.to_string());
+        let id = object_key(&object);
+        let previous = self
+            .objects
+            .entry(key.clone())
+            .or_default()
+            .insert(id, object.clone());
+        let kind = if previous.is_some() {
+            ChangeType::Modified
+        } else {
+            ChangeType::Added
+        };
+        self.record(key, kind, object.clone(), previous);
+        object
+    }
+
+    /// Removes an object, recording a deletion stamped with a new resourceVersion.
+    pub fn remove(&mut self, key: &StorageKey, namespace: &str, name: &str) -> Option<Value> {
+        let previous = self
+            .objects
+            .get_mut(key)?
+            .remove(&(namespace.to_string(), name.to_string()))?;
+        self.rv += 1;
+        let mut object = previous.clone();
+        object["metadata"]["resourceVersion"] = Value::String(self.rv.to_string());
+        self.record(key, ChangeType::Deleted, object.clone(), Some(previous));
+        Some(object)
+    }
+
+    fn record(
+        &mut self,
+        key: &StorageKey,
+        kind: ChangeType,
+        object: Value,
+        previous: Option<Value>,
+    ) {
+        let change = Arc::new(Change {
+            rv: self.rv,
+            kind,
+            storage: key.clone(),
+            object,
+            previous,
+        });
+        self.history.push_back(change.clone());
+        while self.history.len() > self.history_limit {
+            if let Some(dropped) = self.history.pop_front() {
+                self.floor = dropped.rv;
+            }
+        }
+        // No receivers is fine: nobody watches.
+        let _ = self.tx.send(change);
+    }
+
+    /// The retained changes after `rv` plus a receiver of later ones, taken atomically.
+    pub fn watch_from(
+        &self,
+        rv: u64,
+    ) -> Result<(Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>), TooOld> {
+        if rv < self.floor {
+            return Err(TooOld {
+                oldest: self.floor + 1,
+            });
+        }
+        let replay = self.history.iter().filter(|c| c.rv > rv).cloned().collect();
+        Ok((replay, self.tx.subscribe()))
+    }
+
+    /// A receiver of future changes only.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Change>> {
+        self.tx.subscribe()
+    }
+
+    /// Drops the whole history: watches from any earlier resourceVersion get `410 Expired`.
+    pub fn compact(&mut self) {
+        self.history.clear();
+        self.floor = self.rv;
+    }
+}
+
+/// The (namespace, name) of an object.
+pub fn object_key(object: &Value) -> ObjectKey {
+    let meta = &object["metadata"];
+    (
+        meta["namespace"].as_str().unwrap_or_default().to_string(),
+        meta["name"].as_str().unwrap_or_default().to_string(),
+    )
+}

@@ -1,0 +1,214 @@
+//! WATCH streams: the replay a watch starts with, live changes filtered by scope and selectors,
+//! bookmarks, timeouts, and the `ERROR 410 Expired` event a too-old resourceVersion gets.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use super::api::{Filter, State};
+use super::resources::ResourceInfo;
+use super::status::ApiError;
+use super::store::{Change, ChangeType};
+
+/// What a watch request asked for.
+#[derive(Debug)]
+pub struct WatchRequest {
+    /// The watched resource.
+    pub info: Arc<ResourceInfo>,
+    /// Namespace scope, `None` for all.
+    pub namespace: Option<String>,
+    /// `resourceVersion` as sent.
+    pub resource_version: Option<String>,
+    /// `sendInitialEvents=true`.
+    pub send_initial_events: bool,
+    /// `allowWatchBookmarks=true`.
+    pub bookmarks: bool,
+    /// `timeoutSeconds`.
+    pub timeout: Option<Duration>,
+    /// Label and field selectors.
+    pub filter: Filter,
+}
+
+/// Timing knobs of watches.
+#[derive(Debug, Clone, Copy)]
+pub struct WatchConfig {
+    /// How often a watch that allows bookmarks gets one.
+    pub bookmark_interval: Duration,
+}
+
+fn line(event_type: &str, object: &Value) -> Bytes {
+    let mut s =
+        serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
+    s.push(b'\n');
+    Bytes::from(s)
+}
+
+fn bookmark(info: &ResourceInfo, rv: u64, initial_end: bool) -> Bytes {
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if initial_end {
+        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    line(
+        "BOOKMARK",
+        &json!({"kind": info.kind, "apiVersion": info.api_version(), "metadata": meta}),
+    )
+}
+
+fn expired(requested: u64, oldest: u64) -> Bytes {
+    line(
+        "ERROR",
+        &ApiError::expired(format!("too old resource version: {requested} ({oldest})")).to_status(),
+    )
+}
+
+fn in_scope(req: &WatchRequest, object: &Value) -> bool {
+    match &req.namespace {
+        Some(ns) => object["metadata"]["namespace"].as_str() == Some(ns.as_str()),
+        None => true,
+    }
+}
+
+/// Translates a change into the event this watch sees, if any: objects entering the selector are
+/// ADDED, objects leaving it DELETED (as the watch cache does).
+fn event_for(req: &WatchRequest, change: &Change) -> Option<Bytes> {
+    if change.storage != req.info.storage || !in_scope(req, &change.object) {
+        return None;
+    }
+    let now = State::to_view(&req.info, &change.object);
+    let now_matches = req.filter.matches(&now);
+    let before_matches = change
+        .previous
+        .as_ref()
+        .map(|p| req.filter.matches(&State::to_view(&req.info, p)))
+        .unwrap_or(false);
+    let kind = match change.kind {
+        ChangeType::Added if now_matches => ChangeType::Added,
+        ChangeType::Modified if now_matches && before_matches => ChangeType::Modified,
+        ChangeType::Modified if now_matches => ChangeType::Added,
+        ChangeType::Modified if before_matches => ChangeType::Deleted,
+        ChangeType::Deleted if before_matches => ChangeType::Deleted,
+        _ => return None,
+    };
+    Some(line(kind.as_str(), &now))
+}
+
+/// Starts a watch: takes the replay under the state lock, then streams from a spawned task into
+/// the returned channel until the client goes away, the timeout passes or the history is
+/// compacted.
+pub fn start(
+    state: &Mutex<State>,
+    req: WatchRequest,
+    config: WatchConfig,
+    mut compactions: tokio::sync::watch::Receiver<u64>,
+) -> mpsc::Receiver<Bytes> {
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    let mut initial: Vec<Bytes> = Vec::new();
+    let (mut changes, mut last_rv) = {
+        let guard = state.lock().unwrap_or_else(|p| p.into_inner());
+        let requested = req
+            .resource_version
+            .as_deref()
+            .filter(|rv| !rv.is_empty() && *rv != "0");
+        let current = guard.store.current_rv();
+        if req.send_initial_events || requested.is_none() {
+            for stored in guard
+                .store
+                .list(&req.info.storage, req.namespace.as_deref())
+            {
+                let view = State::to_view(&req.info, stored);
+                if req.filter.matches(&view) {
+                    initial.push(line("ADDED", &view));
+                }
+            }
+            if req.send_initial_events {
+                initial.push(bookmark(&req.info, current, true));
+            }
+            (Some(guard.store.subscribe()), current)
+        } else {
+            let rv = requested.and_then(|r| r.parse::<u64>().ok());
+            match rv {
+                None => {
+                    initial.push(line(
+                        "ERROR",
+                        &ApiError::bad_request(format!(
+                            "invalid resource version: {}",
+                            requested.unwrap_or_default()
+                        ))
+                        .to_status(),
+                    ));
+                    (None, current)
+                }
+                Some(rv) => match guard.store.watch_from(rv) {
+                    Ok((replay, receiver)) => {
+                        initial.extend(replay.iter().filter_map(|c| event_for(&req, c)));
+                        (Some(receiver), current.max(rv))
+                    }
+                    Err(too_old) => {
+                        initial.push(expired(rv, too_old.oldest));
+                        (None, current)
+                    }
+                },
+            }
+        }
+    };
+    compactions.mark_unchanged();
+    tokio::spawn(async move {
+        for event in initial {
+            if tx.send(event).await.is_err() {
+                return;
+            }
+        }
+        let Some(changes) = changes.as_mut() else {
+            return;
+        };
+        let timeout = async {
+            match req.timeout {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(timeout);
+        let mut ticks = tokio::time::interval_at(
+            tokio::time::Instant::now() + config.bookmark_interval,
+            config.bookmark_interval,
+        );
+        loop {
+            tokio::select! {
+                change = changes.recv() => match change {
+                    Ok(change) => {
+                        last_rv = last_rv.max(change.rv);
+                        if let Some(event) = event_for(&req, &change)
+                            && tx.send(event).await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        // The watcher fell too far behind to be caught up: like the watch cache,
+                        // tell it to start over.
+                        let _ = tx.send(expired(last_rv, last_rv + 1)).await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                _ = ticks.tick(), if req.bookmarks => {
+                    if tx.send(bookmark(&req.info, last_rv, false)).await.is_err() {
+                        return;
+                    }
+                }
+                changed = compactions.changed() => {
+                    if changed.is_ok() {
+                        let _ = tx.send(expired(last_rv, last_rv + 1)).await;
+                    }
+                    return;
+                }
+                () = &mut timeout => return,
+                () = tx.closed() => return,
+            }
+        }
+    });
+    rx
+}

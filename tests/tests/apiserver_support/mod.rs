@@ -1,0 +1,84 @@
+//! Helpers shared by the `apiserver_*` integration tests.
+#![allow(dead_code)]
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::{Client, client::Body};
+use serde_json::{Value, json};
+
+/// The CRD of `rollouts.demo.kubeward.dev` (namespaced, v1, with or without the status
+/// subresource).
+pub fn rollout_crd_json(status_subresource: bool) -> Value {
+    let mut version = json!({
+        "name": "v1", "served": true, "storage": true,
+        "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+    });
+    if status_subresource {
+        version["subresources"] = json!({"status": {}});
+    }
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "rollouts.demo.kubeward.dev"},
+        "spec": {
+            "group": "demo.kubeward.dev",
+            "scope": "Namespaced",
+            "names": {"plural": "rollouts", "singular": "rollout", "kind": "Rollout", "listKind": "RolloutList"},
+            "versions": [version],
+        },
+    })
+}
+
+/// [`rollout_crd_json`] as the typed CRD.
+pub fn rollout_crd(status_subresource: bool) -> CustomResourceDefinition {
+    serde_json::from_value(rollout_crd_json(status_subresource)).expect("valid CRD")
+}
+
+/// The `ApiResource` of rollouts.
+pub fn rollout_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("demo.kubeward.dev", "v1", "Rollout"),
+        "rollouts",
+    )
+}
+
+/// Rollouts in `ns`.
+pub fn rollouts(client: &Client, ns: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), ns, &rollout_resource())
+}
+
+/// A rollout object named `name` with `spec`.
+pub fn rollout(name: &str, spec: Value) -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "demo.kubeward.dev/v1",
+        "kind": "Rollout",
+        "metadata": {"name": name},
+        "spec": spec,
+    }))
+    .expect("valid rollout")
+}
+
+/// A raw request: the HTTP status and the JSON body (Null if empty or not JSON).
+pub async fn raw(
+    client: &Client,
+    method: &str,
+    path: &str,
+    content_type: Option<&str>,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut builder = http::Request::builder().method(method).uri(path);
+    if let Some(ct) = content_type {
+        builder = builder.header("content-type", ct);
+    }
+    let bytes = body
+        .map(|b| serde_json::to_vec(&b).expect("json"))
+        .unwrap_or_default();
+    let req = builder.body(Body::from(bytes)).expect("request");
+    let resp = client.send(req).await.expect("response");
+    let status = resp.status().as_u16();
+    let bytes = resp.into_body().collect_bytes().await.expect("body");
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
