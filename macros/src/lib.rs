@@ -18,6 +18,7 @@ mod limits;
 #[allow(dead_code, unreachable_pub)]
 #[path = "../../runtime/src/names.rs"]
 mod names;
+mod reconciler;
 mod step;
 mod util;
 
@@ -35,4 +36,12 @@ pub fn condition(args: TokenStream, input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
     step::step(args.into(), input.into()).into()
+}
+
+/// Generates a `kubeward::Reconciler` from a declaration on an impl block (`async fn apply`,
+/// optional `async fn cleanup`) or on a single async reconcile fn, with `#[step]` allowed on
+/// its statements.
+#[proc_macro_attribute]
+pub fn reconciler(args: TokenStream, input: TokenStream) -> TokenStream {
+    reconciler::reconciler(args.into(), input.into()).into()
 }

@@ -112,3 +112,39 @@ pub fn step_sync<R>(name: StepName, body: impl FnOnce() -> R) -> R {
 pub fn try_step_sync<R: StepResult>(name: StepName, body: impl FnOnce() -> R) -> R {
     R::from_result(crate::observe::try_step_sync(name, || body().into_result()))
 }
+
+/// The RBAC rules a controller of `R` needs: its resource (get, list, watch, patch), its status
+/// (get, patch, update), its finalizers subresource when it has a finalizer (update, for
+/// clusters that enforce owner references), events (create, patch) and, with
+/// `leader_election`, leases (get, create, update).
+pub fn rbac_rules<R: crate::Reconciler>(
+    leader_election: bool,
+) -> Vec<k8s_openapi::api::rbac::v1::PolicyRule> {
+    use k8s_openapi::api::rbac::v1::PolicyRule;
+    use kube::Resource;
+
+    let rule = |group: &str, resources: &[String], verbs: &[&str]| PolicyRule {
+        api_groups: Some(vec![group.to_owned()]),
+        resources: Some(resources.to_vec()),
+        verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
+        ..PolicyRule::default()
+    };
+    let group = R::Resource::group(&());
+    let plural = R::Resource::plural(&()).into_owned();
+    let mut rules = vec![
+        rule(&group, &[plural.clone()], &["get", "list", "watch", "patch"]),
+        rule(&group, &[format!("{plural}/status")], &["get", "patch", "update"]),
+    ];
+    if R::FINALIZER.is_some() {
+        rules.push(rule(&group, &[format!("{plural}/finalizers")], &["update"]));
+    }
+    rules.push(rule("events.k8s.io", &["events".to_owned()], &["create", "patch"]));
+    if leader_election {
+        rules.push(rule(
+            "coordination.k8s.io",
+            &["leases".to_owned()],
+            &["get", "create", "update"],
+        ));
+    }
+    rules
+}

@@ -2,6 +2,7 @@
 //! typestate API over its transitions.
 
 mod ast;
+pub(crate) use ast::path_name;
 mod expand;
 mod valid;
 

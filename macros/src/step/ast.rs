@@ -17,7 +17,8 @@ pub(crate) struct StepArgs {
 
 impl StepArgs {
     /// Parses and validates the arguments; `None` after reporting an error.
-    pub(crate) fn parse(args: TokenStream, errors: &mut Errors) -> Option<Self> {
+    /// `default_crate` is used unless the arguments say `crate = ".."`.
+    pub(crate) fn parse(args: TokenStream, default_crate: &Path, errors: &mut Errors) -> Option<Self> {
         let parsed = (|input: ParseStream| {
             let name: LitStr = input.parse().map_err(|e| {
                 syn::Error::new(e.span(), "expected the step name: `#[step(\"render\")]`")
@@ -44,13 +45,8 @@ impl StepArgs {
         let (name, krate) = errors.ok(parsed)?;
         util::check_name(errors, NameKind::StepName, &name.value(), &name).then(|| StepArgs {
             name,
-            krate: krate.unwrap_or_else(util::default_crate),
+            krate: krate.unwrap_or_else(|| default_crate.clone()),
         })
-    }
-
-    /// A step's name and runtime path as given by an enclosing `#[reconciler]`.
-    pub(crate) fn with(name: LitStr, krate: Path) -> Self {
-        StepArgs { name, krate }
     }
 }
 

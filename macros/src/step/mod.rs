@@ -12,7 +12,7 @@ use crate::util::Errors;
 /// Expands `#[step(args)] input` on a fn. On error the fn is emitted unchanged beside the errors.
 pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let args = ast::StepArgs::parse(args, &mut errors);
+    let args = ast::StepArgs::parse(args, &crate::util::default_crate(), &mut errors);
     let item = errors.ok(ast::StepFn::parse(input.clone()));
     let errors = errors.into_compile_errors();
     match (args, item) {
