@@ -114,6 +114,17 @@ fn edit_distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
+/// Skips the value of a key that was reported as unknown (`= value` or `(..)`), so the keys
+/// after it are still checked.
+pub(crate) fn skip_value(meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<syn::Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.input.parse::<proc_macro2::Group>()?;
+    }
+    Ok(())
+}
+
 /// "unknown key `x`" with the valid keys, or a suggestion when one is a typo away.
 pub(crate) fn unknown_key(what: &str, key: &str, keys: &[&str]) -> String {
     match did_you_mean(key, keys) {

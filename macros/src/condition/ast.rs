@@ -51,6 +51,7 @@ impl Condition {
         };
         let mut type_lit = None;
         let mut krate = None;
+        let mut unknown = Vec::new();
         let parser = syn::meta::parser(|meta| {
             if meta.path.is_ident("type") {
                 type_lit = Some(meta.value()?.parse::<LitStr>()?);
@@ -59,11 +60,13 @@ impl Condition {
                 krate = Some(util::crate_path(&lit)?);
             } else {
                 let key = path_name(&meta.path);
-                return Err(meta.error(util::unknown_key("key", &key, ARG_KEYS)));
+                unknown.push(meta.error(util::unknown_key("key", &key, ARG_KEYS)));
+                util::skip_value(&meta)?;
             }
             Ok(())
         });
         errors.ok(parser.parse2(args));
+        unknown.into_iter().for_each(|e| errors.push(e));
 
         let mut edges = Vec::new();
         item.attrs.retain(|attr| {

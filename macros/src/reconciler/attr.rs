@@ -73,7 +73,10 @@ impl Args {
                 }
                 "error" => out.error = Some(meta.value()?.parse()?),
                 "crate" => out.krate = util::crate_path(&meta.value()?.parse()?)?,
-                _ => return Err(meta.error(util::unknown_key("key", &key, KEYS))),
+                _ => {
+                    errors.push(meta.error(util::unknown_key("key", &key, KEYS)));
+                    return util::skip_value(&meta);
+                }
             }
             seen.push(key);
             Ok(())

@@ -115,7 +115,10 @@ pub(crate) fn step_expr(args: &StepArgs, expr: &Expr, errors: &mut Errors) -> To
         };
         return quote_spanned!(span=> #krate::__private::#helper(#name, #future).#await_token #question);
     }
-    ClosureSafe::check(inner, errors);
+    if !ClosureSafe::check(inner, errors) {
+        // Reported; keep the statement as written so the error is not followed by others.
+        return quote!(#expr);
+    }
     let helper = if question.is_some() {
         quote_spanned!(span=> try_step_sync)
     } else {
@@ -128,14 +131,19 @@ pub(crate) fn step_expr(args: &StepArgs, expr: &Expr, errors: &mut Errors) -> To
 /// async blocks and items.
 struct ClosureSafe<'e> {
     errors: &'e mut Errors,
+    safe: bool,
 }
 
 impl ClosureSafe<'_> {
-    fn check(expr: &Expr, errors: &mut Errors) {
-        ClosureSafe { errors }.visit_expr(expr);
+    /// Whether `expr` can run in a closure; reports what cannot.
+    fn check(expr: &Expr, errors: &mut Errors) -> bool {
+        let mut visitor = ClosureSafe { errors, safe: true };
+        visitor.visit_expr(expr);
+        visitor.safe
     }
 
     fn report(&mut self, span: Span, what: &str) {
+        self.safe = false;
         self.errors.at_span(
             span,
             format!(
