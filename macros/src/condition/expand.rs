@@ -133,6 +133,9 @@ pub(crate) fn expand(model: &Condition, checked: &Checked) -> TokenStream {
     // Every variant of the enum as written (a duplicate or reserved one that validation dropped
     // maps to the first reason), so the match stays exhaustive while errors are reported.
     let variant_idents: Vec<_> = item.variants.iter().map(|v| &v.ident).collect();
+    // Only when validation dropped a variant: duplicates make the arms above incomplete.
+    let fallback = (item.variants.len() != model.reasons.len())
+        .then(|| quote!(#[allow(unreachable_patterns)] _ => 0,));
     let match_indices = item.variants.iter().map(|v| {
         let name = v.ident.to_string();
         Literal::usize_unsuffixed(names.iter().position(|n| *n == name).unwrap_or(0))
@@ -261,6 +264,7 @@ pub(crate) fn expand(model: &Condition, checked: &Checked) -> TokenStream {
             pub fn declaration(&self) -> &'static #krate::vocabulary::Reason {
                 &#module::VOCABULARY.reasons[match self {
                     #(Self::#variant_idents { .. } => #match_indices,)*
+                    #fallback
                 }]
             }
             /// The reason string (the condition's `reason` and the transition event's reason).
