@@ -2,6 +2,8 @@
 //! a few milliseconds). Calls the expand functions directly, parsing included; run with
 //! `cargo bench -p kubeward-macros`.
 #![allow(dead_code, unreachable_pub)]
+// The included modules' unit tests are compiled out of a harness-less bench, leaving their imports.
+#![cfg_attr(test, allow(unused_imports))]
 
 // The macro implementation compiled into this bench (a proc-macro crate exports only its macros).
 #[path = "../src/condition/mod.rs"]
@@ -29,8 +31,10 @@ fn vocabulary(name: &str) -> (TokenStream, TokenStream) {
     let reasons: Vec<_> = (0..8).map(|i| format_ident!("{name}Reason{i}")).collect();
     let next: Vec<_> = (0..8).map(|i| &reasons[(i + 1) % 8]).collect();
     let skip: Vec<_> = (0..8).map(|i| &reasons[(i + 2) % 8]).collect();
-    let statuses = ["Unknown", "True", "False", "Unknown", "True", "False", "Unknown", "True"]
-        .map(|s| format_ident!("{s}"));
+    let statuses = [
+        "Unknown", "True", "False", "Unknown", "True", "False", "Unknown", "True",
+    ]
+    .map(|s| format_ident!("{s}"));
     let input = quote! {
         #[transitions(#(#reasons -> #next | #skip),*)]
         pub enum #ident {

@@ -120,7 +120,10 @@ fn errors_point_at_tokens_and_keep_the_item() {
         },
     )
     .to_string();
-    assert!(expanded.contains("enum Broken"), "the item is kept: {expanded}");
+    assert!(
+        expanded.contains("enum Broken"),
+        "the item is kept: {expanded}"
+    );
     assert!(expanded.contains("is not a reason of `Broken`"));
     assert!(expanded.contains("reason `B` is unreachable"));
 }

@@ -33,7 +33,12 @@ pub(crate) fn check(model: &mut Condition, errors: &mut Errors) -> Checked {
             value
         }
         None => {
-            util::check_name(errors, NameKind::ConditionType, &enum_name, &model.item.ident);
+            util::check_name(
+                errors,
+                NameKind::ConditionType,
+                &enum_name,
+                &model.item.ident,
+            );
             enum_name.clone()
         }
     };
@@ -91,10 +96,7 @@ pub(crate) fn check(model: &mut Condition, errors: &mut Errors) -> Checked {
             continue;
         };
         if !declared.insert((f, t)) {
-            errors.at(
-                to,
-                format!("duplicate transition `{from} -> {to}`"),
-            );
+            errors.at(to, format!("duplicate transition `{from} -> {to}`"));
             continue;
         }
         model.reasons[f].targets.push(t);

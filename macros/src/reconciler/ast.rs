@@ -31,7 +31,11 @@ pub(crate) struct Reconciler {
 
 impl Reconciler {
     /// Parses the item; fails only when it is neither an impl block nor a fn.
-    pub(crate) fn parse(args: TokenStream, input: TokenStream, errors: &mut Errors) -> syn::Result<Self> {
+    pub(crate) fn parse(
+        args: TokenStream,
+        input: TokenStream,
+        errors: &mut Errors,
+    ) -> syn::Result<Self> {
         let item: syn::Item = syn::parse2(input)?;
         let (form, name_span) = match item {
             syn::Item::Impl(item) => {
@@ -110,7 +114,8 @@ impl StepFinder<'_> {
         let tokens = match attr.meta.require_list() {
             Ok(list) => list.tokens.clone(),
             Err(_) => {
-                self.errors.at(attr.path(), "expected the step name: `#[step(\"render\")]`");
+                self.errors
+                    .at(attr.path(), "expected the step name: `#[step(\"render\")]`");
                 return Some(None);
             }
         };
@@ -168,7 +173,7 @@ impl VisitMut for StepFinder<'_> {
                     *init.expr = Expr::Verbatim(wrapped);
                 }
                 None => self.errors.at(
-                    &local.let_token,
+                    local.let_token,
                     "a `#[step]` statement times its initializer: `let x = work();`",
                 ),
             },
