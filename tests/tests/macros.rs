@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kube::ResourceExt;
-use kube::api::Api;
+use kube::api::{Api, Patch, PatchParams};
 use kubeward::events::{EventRecorder, Reporter};
 use kubeward::observe::{Outcome, PassRecord, ReconcileObserver, StepRecord};
 use kubeward::{Action, Pass, Reconciler};
@@ -55,6 +55,9 @@ impl Gates {
             }
             ready::State::Applying(now) => {
                 let _ = pass.set(now.to(ready::WaitingForApproval, "waiting for approval"));
+            }
+            ready::State::WaitingForApproval(now) if approved => {
+                let _ = pass.set(now.to(ready::Applying, "approved, rolling out"));
             }
             _ => {}
         }
@@ -133,6 +136,52 @@ async fn a_macro_declared_reconciler_writes_typed_transitions_and_their_declared
             .unwrap()
             .contains(&("check-approval".to_owned(), Outcome::Completed))
     );
+
+    // Approve: WaitingForApproval -> Applying -> Applied, the deploy steps run.
+    let approve = serde_json::json!({"metadata": {"labels": {"approved": "yes"}}});
+    widgets
+        .patch("w1", &PatchParams::default(), &Patch::Merge(&approve))
+        .await
+        .unwrap();
+    eventually("the widget is applied", || async {
+        let widget = widgets.get("w1").await.unwrap();
+        widget.status.is_some_and(|s| {
+            s.conditions
+                .iter()
+                .any(|c| c.reason == "Applied" && c.status == "True")
+        })
+    })
+    .await;
+    eventually("the applied event is published", || async {
+        events_about(&client, "w1")
+            .await
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Applied"))
+    })
+    .await;
+    let reasons: Vec<(String, String)> = events_about(&client, "w1")
+        .await
+        .iter()
+        .map(|e| {
+            (
+                e.reason.clone().unwrap_or_default(),
+                e.type_.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    for expected in ["Applying", "WaitingForApproval", "Applied"] {
+        assert!(
+            reasons.iter().any(|(r, t)| r == expected && t == "Normal"),
+            "{expected} as a Normal event in {reasons:?}"
+        );
+    }
+    let recorded = steps.0.lock().unwrap().clone();
+    for step in ["deploy", "deploy-call"] {
+        assert!(
+            recorded.contains(&(step.to_owned(), Outcome::Completed)),
+            "{step} in {recorded:?}"
+        );
+    }
     running.stop().await;
 }
 
