@@ -2,7 +2,7 @@
 //! runtime to do at the end of the pass (outcome, conditions, status fields).
 
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -42,10 +42,12 @@ pub struct Pass<K> {
     object: Arc<ObjectRef>,
     phase: Phase,
     generation: Option<i64>,
-    stored: Vec<Condition>,
-    pending: Vec<Condition>,
+    /// The stored status: conditions and the other fields, read on first use.
+    stored: OnceLock<StoredStatus>,
+    load_stored: Option<Box<dyn Fn() -> StoredStatus + Send + Sync>>,
+    /// The conditions as this pass changed them; `None` until it changes any.
+    pending: Option<Vec<Condition>>,
     status_fields: Map<String, Value>,
-    stored_status_fields: Map<String, Value>,
     outcome: Option<Outcome>,
     skip_reason: Option<String>,
     now: Timestamp,
@@ -59,7 +61,7 @@ impl<K> std::fmt::Debug for Pass<K> {
             .field("object", &self.object)
             .field("phase", &self.phase)
             .field("generation", &self.generation)
-            .field("conditions", &self.pending)
+            .field("conditions", &self.conditions())
             .field("outcome", &self.outcome)
             .finish_non_exhaustive()
     }
@@ -79,10 +81,10 @@ impl<K> Pass<K> {
             object,
             phase,
             generation,
-            pending: conditions.clone(),
-            stored: conditions,
+            stored: OnceLock::from((conditions, Map::new())),
+            load_stored: None,
+            pending: None,
             status_fields: Map::new(),
-            stored_status_fields: Map::new(),
             outcome: None,
             skip_reason: None,
             now: Timestamp::now(),
@@ -98,22 +100,41 @@ impl<K> Pass<K> {
         self
     }
 
-    /// This pass knowing the object's stored status fields other than `conditions`, so that
-    /// [`Pass::status_needs_write`] can tell whether [`Pass::set_status_field`] changed any.
-    #[must_use]
-    pub fn with_stored_status_fields(mut self, fields: Map<String, Value>) -> Self {
-        self.stored_status_fields = fields;
-        self
+    /// A pass whose stored status (conditions and other fields) `load` reads when the pass first
+    /// needs it: a pass that touches no condition never pays for reading them.
+    pub(crate) fn with_lazy_status(
+        object: Arc<ObjectRef>,
+        phase: Phase,
+        generation: Option<i64>,
+        load: Box<dyn Fn() -> StoredStatus + Send + Sync>,
+    ) -> Self {
+        let mut pass = Self::new(object, phase, generation, Vec::new());
+        pass.stored = OnceLock::new();
+        pass.load_stored = Some(load);
+        pass
+    }
+
+    fn stored(&self) -> &StoredStatus {
+        self.stored.get_or_init(|| {
+            self.load_stored
+                .as_ref()
+                .map(|load| load())
+                .unwrap_or_default()
+        })
     }
 
     /// Whether the status the pass will write differs from the stored one in anything but a
     /// condition's `lastTransitionTime`.
     pub fn status_needs_write(&self) -> bool {
-        super::status::needs_write(&self.stored, &self.pending)
+        if self.pending.is_none() && self.status_fields.is_empty() {
+            return false;
+        }
+        let (stored, stored_fields) = self.stored();
+        super::status::needs_write(stored, self.conditions())
             || self
                 .status_fields
                 .iter()
-                .any(|(name, value)| self.stored_status_fields.get(name) != Some(value))
+                .any(|(name, value)| stored_fields.get(name) != Some(value))
     }
 
     /// This pass publishing its events through `recorder`, regarding `regarding`.
@@ -164,12 +185,22 @@ impl<K> Pass<K> {
 
     /// The conditions as the pass will write them: the stored ones with this pass's changes.
     pub fn conditions(&self) -> &[Condition] {
-        &self.pending
+        match &self.pending {
+            Some(pending) => pending,
+            None => &self.stored().0,
+        }
     }
 
     /// The conditions as they were stored when the pass started.
     pub fn stored_conditions(&self) -> &[Condition] {
-        &self.stored
+        &self.stored().0
+    }
+
+    fn pending_mut(&mut self) -> &mut Vec<Condition> {
+        if self.pending.is_none() {
+            self.pending = Some(self.stored().0.clone());
+        }
+        self.pending.get_or_insert_with(Vec::new)
     }
 
     /// Sets a condition for the end of the pass, as `meta.SetStatusCondition` does, with
@@ -180,17 +211,18 @@ impl<K> Pass<K> {
             Some(generation) => desired.observed_generation(generation),
             None => desired,
         };
-        conditions::set_with_clock(&mut self.pending, desired, &PassStart(self.now))
+        let now = self.now;
+        conditions::set_with_clock(self.pending_mut(), desired, &PassStart(now))
     }
 
     /// Removes the condition `type_` at the end of the pass; whether it was present.
     pub fn remove_condition(&mut self, type_: &str) -> bool {
-        conditions::remove(&mut self.pending, type_)
+        conditions::remove(self.pending_mut(), type_)
     }
 
     /// The typed state of the condition `C`, read from the conditions as they stand in this pass.
     pub fn condition<C: ConditionType>(&self) -> C::State {
-        C::state(conditions::find(&self.pending, C::VOCABULARY.type_))
+        C::state(conditions::find(self.conditions(), C::VOCABULARY.type_))
     }
 
     /// Sets the status field `name` (other than `conditions`) to `value` in the pass's status
@@ -216,6 +248,9 @@ impl<K> Pass<K> {
         }
     }
 }
+
+/// A stored status: the conditions, and the other fields.
+pub(crate) type StoredStatus = (Vec<Condition>, Map<String, Value>);
 
 /// The clock of a pass: every transition of one pass is stamped with the time the pass started.
 struct PassStart(Timestamp);

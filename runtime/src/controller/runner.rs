@@ -496,11 +496,11 @@ async fn pass_body<R: Reconciler>(
     reference: Arc<ObjectRef>,
     phase: Phase,
 ) -> PassResult<R::Error> {
-    let (stored, stored_fields) = status::status_of(&**object);
     let regarding = object.object_ref(&());
-    let mut pass = Pass::new(reference, phase, object.meta().generation, stored)
-        .with_clock(&*context.clock)
-        .with_stored_status_fields(stored_fields);
+    let source = object.clone();
+    let load = Box::new(move || status::status_of(&*source));
+    let mut pass = Pass::with_lazy_status(reference, phase, object.meta().generation, load)
+        .with_clock(&*context.clock);
     if let Some(recorder) = &context.recorder {
         pass = pass.with_events(recorder.clone(), regarding.clone());
     }
