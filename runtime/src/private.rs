@@ -27,6 +27,20 @@ pub fn transition<T: ReasonType>(target: T, message: impl Into<String>) -> Desir
     }
 }
 
+/// The desired condition of going from `stored` to `target` with `message`, if `vocabulary`
+/// allows that transition (`State::try_to`, the run-time-checked escape hatch of the typestate).
+pub fn checked_transition(
+    vocabulary: &Vocabulary,
+    stored: &Stored,
+    target: &crate::vocabulary::Reason,
+    message: impl Into<String>,
+) -> Option<DesiredCondition> {
+    if !vocabulary.allows(stored.reason(), target.name) {
+        return None;
+    }
+    DesiredCondition::new(vocabulary.type_, target.status, target.name, message).ok()
+}
+
 /// Where a stored condition stands in a vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Classified {
@@ -200,6 +214,21 @@ mod tests {
     impl ReasonType for Running {
         const VOCABULARY: &'static Vocabulary = &READY;
         const REASON: &'static Reason = &READY.reasons[1];
+    }
+
+    #[test]
+    fn checked_transitions_follow_the_vocabulary() {
+        let running = &READY.reasons[1];
+        let starting = &READY.reasons[0];
+        let absent = Stored::new(None);
+        assert!(checked_transition(&READY, &absent, running, "up").is_none());
+        assert!(checked_transition(&READY, &absent, starting, "go").is_some());
+        let from_starting = Stored::new(Some(&stored("Starting")));
+        let desired = checked_transition(&READY, &from_starting, running, "up").unwrap();
+        assert_eq!((desired.reason(), desired.status()), ("Running", True));
+        let legacy = Stored::new(Some(&stored("Legacy")));
+        assert!(checked_transition(&READY, &legacy, running, "up").is_none());
+        assert!(checked_transition(&READY, &legacy, starting, "restart").is_some());
     }
 
     #[test]

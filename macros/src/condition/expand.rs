@@ -225,6 +225,15 @@ pub(crate) fn expand(model: &Condition, checked: &Checked) -> TokenStream {
             }
 
             impl State {
+                /// The stored condition, whatever the state.
+                pub fn stored(&self) -> &#krate::vocabulary::Stored {
+                    match self {
+                        State::Absent(now) => &now.stored,
+                        #(State::#idents(now) => &now.stored,)*
+                        State::Unrecognized(now) => &now.stored,
+                    }
+                }
+
                 /// The typed state of the stored condition (what `ConditionType::state` returns).
                 pub fn read(stored: ::core::option::Option<&#krate::conditions::Condition>) -> Self {
                     use #krate::__private::Classified;
@@ -269,6 +278,20 @@ pub(crate) fn expand(model: &Condition, checked: &Checked) -> TokenStream {
             type State = #module::State;
             fn state(stored: ::core::option::Option<&#krate::conditions::Condition>) -> #module::State {
                 #module::State::read(stored)
+            }
+        }
+
+        impl #module::State {
+            /// Goes to `target` with `message` if the vocabulary allows it from this state,
+            /// checked at run time (for code that treats every state alike, such as an error
+            /// path); `None` if it does not. Prefer the typed `now.to(..)` of each state.
+            #[allow(dead_code)]
+            pub fn try_to(
+                self,
+                target: #enum_ident,
+                message: #message_ty,
+            ) -> ::core::option::Option<#desired_ty> {
+                #krate::__private::checked_transition(&#module::VOCABULARY, self.stored(), target.declaration(), message)
             }
         }
 

@@ -210,6 +210,17 @@ pub mod up_to_date {
         Unrecognized(Now<Unrecognized>),
     }
     impl State {
+        /// The stored condition, whatever the state.
+        pub fn stored(&self) -> &::kubeward::vocabulary::Stored {
+            match self {
+                State::Absent(now) => &now.stored,
+                State::Applying(now) => &now.stored,
+                State::WaitingForApproval(now) => &now.stored,
+                State::Applied(now) => &now.stored,
+                State::FailedDeploy(now) => &now.stored,
+                State::Unrecognized(now) => &now.stored,
+            }
+        }
         /// The typed state of the stored condition (what `ConditionType::state` returns).
         pub fn read(
             stored: ::core::option::Option<&::kubeward::conditions::Condition>,
@@ -292,6 +303,24 @@ impl ::kubeward::vocabulary::ConditionType for UpToDate {
         stored: ::core::option::Option<&::kubeward::conditions::Condition>,
     ) -> up_to_date::State {
         up_to_date::State::read(stored)
+    }
+}
+impl up_to_date::State {
+    /// Goes to `target` with `message` if the vocabulary allows it from this state,
+    /// checked at run time (for code that treats every state alike, such as an error
+    /// path); `None` if it does not. Prefer the typed `now.to(..)` of each state.
+    #[allow(dead_code)]
+    pub fn try_to(
+        self,
+        target: UpToDate,
+        message: impl ::core::convert::Into<::std::string::String>,
+    ) -> ::core::option::Option<::kubeward::conditions::DesiredCondition> {
+        ::kubeward::__private::checked_transition(
+            &up_to_date::VOCABULARY,
+            self.stored(),
+            target.declaration(),
+            message,
+        )
     }
 }
 #[allow(dead_code)]
