@@ -150,6 +150,19 @@ fn is_step(attr: &Attribute) -> bool {
 
 impl VisitMut for StepFinder<'_> {
     fn visit_stmt_mut(&mut self, stmt: &mut Stmt) {
+        // `#[step("sum")] total = compute()?;`: syn attaches the attribute to the assignee; the
+        // step times the assigned value.
+        if let Stmt::Expr(Expr::Assign(assign), _) = stmt
+            && let Some(attrs) = expr_attrs(&mut assign.left)
+            && let Some(args) = self.take_step(attrs)
+        {
+            syn::visit_mut::visit_expr_mut(self, &mut assign.right);
+            if let Some(args) = args {
+                let wrapped = step_expr(&args, &assign.right, self.errors);
+                *assign.right = Expr::Verbatim(wrapped);
+            }
+            return;
+        }
         let attrs = match stmt {
             Stmt::Local(local) => &mut local.attrs,
             Stmt::Expr(expr, _) => match expr_attrs(expr) {
@@ -214,9 +227,13 @@ fn expr_attrs(expr: &mut Expr) -> Option<&mut Vec<Attribute>> {
         Expr::Call(e) => &mut e.attrs,
         Expr::MethodCall(e) => &mut e.attrs,
         Expr::Macro(e) => &mut e.attrs,
-        Expr::Assign(e) => &mut e.attrs,
         Expr::Block(e) => &mut e.attrs,
         Expr::Path(e) => &mut e.attrs,
+        Expr::Field(e) => &mut e.attrs,
+        Expr::Index(e) => &mut e.attrs,
+        Expr::Unary(e) => &mut e.attrs,
+        Expr::If(e) => &mut e.attrs,
+        Expr::Match(e) => &mut e.attrs,
         _ => return None,
     })
 }
