@@ -295,8 +295,10 @@ mod tests {
         })
         .await;
         assert_eq!(parsed, Ok(7));
-        let failed =
-            try_step_sync::<Alias<u8>>(StepName::from_static("parse"), || Ok("x".parse::<u8>()?));
+        let failed = try_step_sync::<Alias<u8>>(StepName::from_static("parse"), || {
+            let n = "x".parse::<u8>()?;
+            Ok(n)
+        });
         assert!(failed.is_err());
     }
 }
