@@ -199,3 +199,63 @@ async fn a_stored_reason_unknown_to_the_vocabulary_is_a_state_not_a_panic() {
             .all(|(_, o)| *o == Outcome::Completed)
     );
 }
+
+#[tokio::test]
+async fn an_event_about_an_object_without_kind_name_or_uid_is_a_typed_error_and_sends_nothing() {
+    use k8s_openapi::api::core::v1::ObjectReference;
+    use kubeward::events::{Event, PublishError};
+    let (server, client) = server_with_widgets().await;
+    let recorder = EventRecorder::new(client, Reporter::new(CONTROLLER, "test-pod").unwrap());
+    let stored = ObjectReference {
+        api_version: Some("v1".into()),
+        kind: Some("ConfigMap".into()),
+        namespace: Some("default".into()),
+        name: Some("web".into()),
+        uid: Some("6a1c4a8e-0000-4000-8000-000000000001".into()),
+        ..ObjectReference::default()
+    };
+    let event = Event::normal("Rendered", "Reconcile");
+    for (missing, regarding) in [
+        (
+            "uid",
+            ObjectReference {
+                uid: None,
+                ..stored.clone()
+            },
+        ),
+        (
+            "name",
+            ObjectReference {
+                name: Some(String::new()),
+                ..stored.clone()
+            },
+        ),
+        (
+            "kind",
+            ObjectReference {
+                kind: None,
+                ..stored.clone()
+            },
+        ),
+    ] {
+        let error = recorder.publish(&event, &regarding).await.unwrap_err();
+        assert!(
+            matches!(error, PublishError::InvalidRegarding { missing: m } if m == missing),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "event not published: the regarding object has no {missing}; publish events about stored objects"
+            )
+        );
+    }
+    assert!(
+        server.requests().iter().all(|r| !r.path.contains("events")),
+        "nothing was sent"
+    );
+    recorder
+        .publish(&event, &stored)
+        .await
+        .expect("a stored object's event publishes");
+}

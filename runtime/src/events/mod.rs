@@ -83,6 +83,16 @@ pub enum PublishError {
     /// The event's reason or action is empty or longer than 128 bytes; nothing was sent.
     #[error("event not published: {0}")]
     InvalidEvent(#[from] InvalidName),
+    /// The regarding object lacks a field `kubectl describe` finds its events by (kind, name,
+    /// uid — an object the API server has stored always has them); nothing was sent, since an
+    /// event nobody can find is as good as lost.
+    #[error(
+        "event not published: the regarding object has no {missing}; publish events about stored objects"
+    )]
+    InvalidRegarding {
+        /// The missing field: `kind`, `name` or `uid`.
+        missing: &'static str,
+    },
     /// The API server refused the write or could not be reached (a `403` usually means the
     /// controller lacks `create`/`patch` on `events.k8s.io/events`). This occurrence is not
     /// counted; earlier counts of the series are kept and written by its next write.

@@ -181,7 +181,7 @@ impl EventRecorder {
         regarding: &ObjectReference,
     ) -> Result<(), PublishError> {
         let inner = &self.inner;
-        let result = match validate(event) {
+        let result = match validate(event).and_then(|()| validate_regarding(regarding)) {
             Err(error) => Err(error),
             Ok(()) => {
                 inner.start_sweeper();
@@ -246,6 +246,22 @@ impl fmt::Debug for EventRecorder {
             .field("max_series", &config.max_series)
             .field("observers", &config.observers)
             .finish_non_exhaustive()
+    }
+}
+
+/// `kubectl describe` lists an object's events by `involvedObject` kind, name, namespace and uid:
+/// an event without one of them would never be shown.
+fn validate_regarding(regarding: &ObjectReference) -> Result<(), PublishError> {
+    let missing = [
+        ("kind", &regarding.kind),
+        ("name", &regarding.name),
+        ("uid", &regarding.uid),
+    ]
+    .into_iter()
+    .find(|(_, value)| value.as_deref().is_none_or(str::is_empty));
+    match missing {
+        Some((missing, _)) => Err(PublishError::InvalidRegarding { missing }),
+        None => Ok(()),
     }
 }
 
