@@ -6,13 +6,16 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use http::Method;
 use k8s_openapi::api::events::v1::Event as StoredEvent;
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::events::EventType;
 use kube::{CustomResource, CustomResourceExt};
 use kubeward::conditions::{Condition, ConditionStatus, DesiredCondition};
+use kubeward::controller::Controller;
+use kubeward::events::{EventRecorder, Reporter};
 use kubeward::observe::{Outcome, PassRecord, Phase, ReconcileObserver, StepRecord};
-use kubeward::testing::ApiServer;
+use kubeward::testing::{ApiServer, Fault, FaultAction};
 use kubeward::vocabulary::{Reason, Vocabulary};
 use kubeward::{Action, Pass, Reconciler};
 use schemars::JsonSchema;
@@ -73,6 +76,29 @@ pub struct WidgetSpec {
     /// The `Ready` condition to set, if any.
     #[serde(default)]
     pub condition: Option<WantedCondition>,
+}
+
+impl WidgetSpec {
+    /// A script whose `apply` does `mode`.
+    pub fn with_mode(mode: Mode) -> Self {
+        Self {
+            mode,
+            ..Self::default()
+        }
+    }
+
+    /// A script whose `apply` sets `Ready` to (`status`, `reason`, `message`), then does `mode`.
+    pub fn ready(mode: Mode, status: &str, reason: &str, message: &str) -> Self {
+        Self {
+            mode,
+            condition: Some(WantedCondition {
+                status: status.into(),
+                reason: reason.into(),
+                message: message.into(),
+            }),
+            ..Self::default()
+        }
+    }
 }
 
 /// The status of a `Widget`.
@@ -189,6 +215,82 @@ impl Reconciler for Widgets {
     ) -> Result<Action, WidgetError> {
         follow(widget.spec.cleanup, &widget.spec, pass).await
     }
+}
+
+/// The timeout of the test controllers' event recorders: short, so that tests of a hung events
+/// API run quickly.
+pub const PUBLISH_TIMEOUT: Duration = Duration::from_millis(300);
+
+/// An event recorder for the test controller.
+pub fn recorder(client: &kube::Client) -> EventRecorder {
+    EventRecorder::new(
+        client.clone(),
+        Reporter::new(CONTROLLER, "test-pod").expect("valid reporter"),
+    )
+    .with_timeout(PUBLISH_TIMEOUT)
+}
+
+/// The test controller running `widgets`, reporting to `observer` and publishing events.
+pub fn start_widgets(
+    client: &kube::Client,
+    widgets: &Widgets,
+    observer: &Arc<Recording>,
+) -> Running {
+    Running::start(
+        Controller::new(widgets.clone(), client.clone())
+            .with_observer(observer.clone())
+            .with_event_recorder(recorder(client))
+            .with_shutdown_grace(Duration::from_millis(200)),
+    )
+}
+
+/// Widgets in `default`.
+pub fn widgets(client: &kube::Client) -> Api<Widget> {
+    Api::namespaced(client.clone(), "default")
+}
+
+/// Replaces the spec of the widget `name` with `spec` (a merge patch).
+pub async fn set_spec(client: &kube::Client, name: &str, spec: &WidgetSpec) {
+    let patch = serde_json::json!({ "spec": spec });
+    widgets(client)
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("spec patched");
+}
+
+/// Writes `conditions` (raw JSON) to the widget's status, as another writer would.
+pub async fn write_conditions(client: &kube::Client, name: &str, conditions: serde_json::Value) {
+    let status = serde_json::json!({ "status": { "conditions": conditions } });
+    widgets(client)
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("status patched");
+}
+
+/// The path of the widget's status subresource.
+pub fn status_path(name: &str) -> String {
+    format!("/apis/test.kubeward.dev/v1/namespaces/default/widgets/{name}/status")
+}
+
+/// Makes the next `times` status writes of the widget `name` conflict (409).
+pub fn conflict_status_writes(server: &ApiServer, name: &str, times: usize) {
+    server.faults().add(
+        Fault::new(FaultAction::Status(409))
+            .method(Method::PATCH)
+            .path_prefix(&status_path(name))
+            .times(times),
+    );
+}
+
+/// The HTTP statuses of the status writes the server saw for the widget `name`.
+pub fn status_writes(server: &ApiServer, name: &str) -> Vec<u16> {
+    let path = status_path(name);
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.method == Method::PATCH && r.path == path)
+        .map(|r| r.status)
+        .collect()
 }
 
 /// An observer that keeps every record.

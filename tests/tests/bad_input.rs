@@ -2,48 +2,26 @@
 //! names that make long event names, an invalid reason computed at run time, condition lists
 //! someone else wrote with duplicate types, and a stored reason unknown to the vocabulary.
 
-use std::time::Duration;
-
-use kube::api::{Api, Patch, PatchParams};
-use kubeward::controller::Controller;
+use kube::api::Api;
 use kubeward::events::{EventRecorder, Reporter};
 use kubeward::limits::{CONDITION_MESSAGE_MAX_BYTES, EVENT_NOTE_MAX_BYTES};
 use kubeward::observe::{Outcome, Phase};
 use kubeward_tests::*;
 use serde_json::json;
 
-fn start(client: &kube::Client, observer: &std::sync::Arc<Recording>) -> Running {
-    let recorder = EventRecorder::new(
-        client.clone(),
-        Reporter::new(CONTROLLER, "test-pod").unwrap(),
-    )
-    .with_timeout(Duration::from_secs(2));
-    Running::start(
-        Controller::new(Widgets::default(), client.clone())
-            .with_observer(observer.clone())
-            .with_event_recorder(recorder),
-    )
-}
-
-fn ready(status: &str, reason: &str, message: &str) -> WidgetSpec {
-    WidgetSpec {
-        condition: Some(WantedCondition {
-            status: status.into(),
-            reason: reason.into(),
-            message: message.into(),
-        }),
-        ..WidgetSpec::default()
-    }
-}
-
 #[tokio::test]
 async fn oversized_multibyte_messages_are_cut_at_char_boundaries_not_rejected() {
     let (_server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = start(&client, &observer);
+    let running = start_widgets(&client, &Widgets::default(), &observer);
     // 3-byte chars: 40,002 bytes, over both the condition (32 KiB) and the note (1 KiB) limits.
     let message = "€".repeat(13_334);
-    create_widget(&client, "w1", ready("False", "FailedDeploy", &message)).await;
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec::ready(Mode::Complete, "False", "FailedDeploy", &message),
+    )
+    .await;
     eventually("the transition event", || async {
         !events_about(&client, "w1").await.is_empty()
     })
@@ -70,7 +48,7 @@ async fn oversized_multibyte_messages_are_cut_at_char_boundaries_not_rejected() 
 async fn a_name_too_long_for_an_event_name_still_gets_its_events() {
     let (_server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = start(&client, &observer);
+    let running = start_widgets(&client, &Widgets::default(), &observer);
     // A valid 253-byte object name: `<name>.<suffix>` would exceed the event name limit.
     let name = format!(
         "{}.{}.{}.{}",
@@ -101,8 +79,13 @@ async fn a_name_too_long_for_an_event_name_still_gets_its_events() {
 async fn an_invalid_reason_computed_at_run_time_is_a_typed_error_that_fails_the_pass() {
     let (_server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = start(&client, &observer);
-    create_widget(&client, "w1", ready("False", "not a reason!", "")).await;
+    let running = start_widgets(&client, &Widgets::default(), &observer);
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec::ready(Mode::Complete, "False", "not a reason!", ""),
+    )
+    .await;
     eventually("the failure event", || async {
         !events_about(&client, "w1").await.is_empty()
     })
@@ -131,25 +114,22 @@ async fn an_invalid_reason_computed_at_run_time_is_a_typed_error_that_fails_the_
 #[tokio::test]
 async fn duplicate_condition_types_written_by_someone_else_are_collapsed() {
     let (_server, client) = server_with_widgets().await;
-    let widgets = Api::<Widget>::namespaced(client.clone(), "default");
+    let widgets = widgets(&client);
     create_widget(&client, "w1", WidgetSpec::default()).await;
     let condition = |reason: &str| {
         json!({"type": "Ready", "status": "False", "reason": reason, "message": "",
                "lastTransitionTime": "2026-01-01T00:00:00Z"})
     };
-    let status = json!({"status": {"conditions": [condition("Old"), condition("Older")]}});
-    widgets
-        .patch_status("w1", &PatchParams::default(), &Patch::Merge(&status))
-        .await
-        .unwrap();
+    write_conditions(&client, "w1", json!([condition("Old"), condition("Older")])).await;
 
     let observer = Recording::new();
-    let running = start(&client, &observer);
-    let spec = json!({"spec": ready("True", "Applied", "")});
-    widgets
-        .patch("w1", &PatchParams::default(), &Patch::Merge(&spec))
-        .await
-        .unwrap();
+    let running = start_widgets(&client, &Widgets::default(), &observer);
+    set_spec(
+        &client,
+        "w1",
+        &WidgetSpec::ready(Mode::Complete, "True", "Applied", ""),
+    )
+    .await;
     eventually("the status is rewritten", || async {
         let conditions = widgets.get("w1").await.unwrap().status.unwrap().conditions;
         conditions.iter().any(|c| c.reason == "Applied")
@@ -167,23 +147,20 @@ async fn duplicate_condition_types_written_by_someone_else_are_collapsed() {
 #[tokio::test]
 async fn a_stored_reason_unknown_to_the_vocabulary_is_a_state_not_a_panic() {
     let (_server, client) = server_with_widgets().await;
-    let widgets = Api::<Widget>::namespaced(client.clone(), "default");
     create_widget(&client, "w1", WidgetSpec::default()).await;
     // An older controller version wrote a reason this one does not know.
-    let status = json!({"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "LegacyReason",
-        "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
-    widgets
-        .patch_status("w1", &PatchParams::default(), &Patch::Merge(&status))
-        .await
-        .unwrap();
+    let legacy = json!([{"type": "Ready", "status": "False", "reason": "LegacyReason",
+        "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
+    write_conditions(&client, "w1", legacy).await;
 
     let observer = Recording::new();
-    let running = start(&client, &observer);
-    let spec = json!({"spec": ready("Unknown", "Applying", "rolling out")});
-    widgets
-        .patch("w1", &PatchParams::default(), &Patch::Merge(&spec))
-        .await
-        .unwrap();
+    let running = start_widgets(&client, &Widgets::default(), &observer);
+    set_spec(
+        &client,
+        "w1",
+        &WidgetSpec::ready(Mode::Complete, "Unknown", "Applying", "rolling out"),
+    )
+    .await;
     eventually("the transition out of the unknown reason", || async {
         events_about(&client, "w1")
             .await
@@ -192,11 +169,16 @@ async fn a_stored_reason_unknown_to_the_vocabulary_is_a_state_not_a_panic() {
     })
     .await;
     running.stop().await;
+    // The init pass may meet a 409 from the spec patch racing it (a requeue, not a failure);
+    // no pass fails on the unknown reason.
+    let passes = observer.passes_of("w1");
     assert!(
-        observer
-            .passes_of("w1")
-            .iter()
-            .all(|(_, o)| *o == Outcome::Completed)
+        passes.iter().all(|(_, o)| *o != Outcome::Failed),
+        "{passes:?}"
+    );
+    assert!(
+        passes.contains(&(Phase::Apply, Outcome::Completed)),
+        "{passes:?}"
     );
 }
 

@@ -2,65 +2,22 @@
 //! transition and failure events, shutdown, and the operations endpoint.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use http::Method;
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{DeleteParams, Patch, PatchParams};
 use kubeward::controller::Controller;
-use kubeward::events::{EventRecorder, Reporter};
 use kubeward::observe::{Outcome, Phase};
 use kubeward::testing::{Fault, FaultAction};
 use kubeward_tests::*;
 use serde_json::json;
 
-fn recorder(client: &kube::Client) -> EventRecorder {
-    EventRecorder::new(
-        client.clone(),
-        Reporter::new(CONTROLLER, "test-pod").expect("valid reporter"),
-    )
-}
-
-fn controller(
-    client: &kube::Client,
-    widgets: Widgets,
-    observer: &Arc<Recording>,
-) -> Controller<Widgets> {
-    Controller::new(widgets, client.clone())
-        .with_observer(observer.clone())
-        .with_event_recorder(recorder(client))
-        .with_shutdown_grace(Duration::from_millis(200))
-}
-
-fn widgets(client: &kube::Client) -> Api<Widget> {
-    Api::namespaced(client.clone(), "default")
-}
-
-fn spec(mode: Mode) -> WidgetSpec {
-    WidgetSpec {
-        mode,
-        ..WidgetSpec::default()
-    }
-}
-
-fn with_condition(mode: Mode, status: &str, reason: &str, message: &str) -> WidgetSpec {
-    WidgetSpec {
-        mode,
-        condition: Some(WantedCondition {
-            status: status.into(),
-            reason: reason.into(),
-            message: message.into(),
-        }),
-        ..WidgetSpec::default()
-    }
-}
-
 #[tokio::test]
 async fn phases_follow_an_objects_life_with_their_outcomes() {
     let (_server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = Running::start(controller(&client, Widgets::default(), &observer));
+    let running = start_widgets(&client, &Widgets::default(), &observer);
 
-    create_widget(&client, "w1", spec(Mode::Complete)).await;
+    create_widget(&client, "w1", WidgetSpec::with_mode(Mode::Complete)).await;
     eventually("init and apply passes", || async {
         observer.passes_of("w1").len() >= 2
     })
@@ -102,8 +59,8 @@ async fn a_failed_finalizer_patch_is_a_failed_init_pass() {
             .times(1),
     );
     let observer = Recording::new();
-    let running = Running::start(controller(&client, Widgets::default(), &observer));
-    create_widget(&client, "w1", spec(Mode::Complete)).await;
+    let running = start_widgets(&client, &Widgets::default(), &observer);
+    create_widget(&client, "w1", WidgetSpec::with_mode(Mode::Complete)).await;
     eventually("the retried init and the apply", || async {
         observer
             .passes_of("w1")
@@ -134,8 +91,8 @@ async fn a_failed_finalizer_patch_is_a_failed_init_pass() {
 async fn a_requeuing_cleanup_keeps_the_finalizer() {
     let (_server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = Running::start(controller(&client, Widgets::default(), &observer));
-    let mut script = spec(Mode::Complete);
+    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let mut script = WidgetSpec::with_mode(Mode::Complete);
     script.cleanup = Mode::Requeue;
     create_widget(&client, "w1", script).await;
     eventually("apply", || async {
@@ -166,7 +123,7 @@ async fn a_requeuing_cleanup_keeps_the_finalizer() {
     );
 
     // Once cleanup completes, the finalizer goes and so does the object.
-    let patch = json!({"spec": {"cleanup": "complete"}});
+    let patch = json!({"spec": {"cleanup": "complete"}}); // only the cleanup mode changes
     widgets(&client)
         .patch("w1", &PatchParams::default(), &Patch::Merge(&patch))
         .await
@@ -183,8 +140,8 @@ async fn a_pass_in_flight_at_shutdown_is_abandoned() {
     let (_server, client) = server_with_widgets().await;
     let observer = Recording::new();
     let reconciler = Widgets::default();
-    let running = Running::start(controller(&client, reconciler.clone(), &observer));
-    create_widget(&client, "w1", spec(Mode::Hang)).await;
+    let running = start_widgets(&client, &reconciler, &observer);
+    create_widget(&client, "w1", WidgetSpec::with_mode(Mode::Hang)).await;
     eventually("apply started", || async { reconciler.started("w1") == 1 }).await;
     running.stop().await;
     assert_eq!(
@@ -199,16 +156,10 @@ async fn a_pass_in_flight_at_shutdown_is_abandoned() {
 #[tokio::test]
 async fn a_transition_publishes_one_event_and_a_conflicted_write_none() {
     let (server, client) = server_with_widgets().await;
-    let status_path = "/apis/test.kubeward.dev/v1/namespaces/default/widgets/w1/status";
-    server.faults().add(
-        Fault::new(FaultAction::Status(409))
-            .method(Method::PATCH)
-            .path_prefix(status_path)
-            .times(1),
-    );
+    conflict_status_writes(&server, "w1", 1);
     let observer = Recording::new();
-    let running = Running::start(controller(&client, Widgets::default(), &observer));
-    let mut script = with_condition(Mode::Requeue, "False", "FailedDeploy", "image pull failed");
+    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let mut script = WidgetSpec::ready(Mode::Requeue, "False", "FailedDeploy", "image pull failed");
     script.requeue_ms = Some(5);
     create_widget(&client, "w1", script).await;
 
@@ -225,14 +176,8 @@ async fn a_transition_publishes_one_event_and_a_conflicted_write_none() {
     .await;
     running.stop().await;
 
-    let status_writes: Vec<u16> = server
-        .requests()
-        .iter()
-        .filter(|r| r.method == Method::PATCH && r.path == status_path)
-        .map(|r| r.status)
-        .collect();
     assert_eq!(
-        status_writes,
+        status_writes(&server, "w1"),
         [409, 200],
         "one conflicted write, one stored, then none"
     );
@@ -260,7 +205,7 @@ async fn a_transition_publishes_one_event_and_a_conflicted_write_none() {
 async fn event_types_follow_the_vocabulary_with_overrides_both_ways() {
     let (_server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = Running::start(controller(&client, Widgets::default(), &observer));
+    let running = start_widgets(&client, &Widgets::default(), &observer);
     let cases = [
         ("approval", "False", "WaitingForApproval", "Normal"),
         ("failing", "False", "FailedDeploy", "Warning"),
@@ -272,7 +217,7 @@ async fn event_types_follow_the_vocabulary_with_overrides_both_ways() {
         create_widget(
             &client,
             name,
-            with_condition(Mode::Complete, status, reason, ""),
+            WidgetSpec::ready(Mode::Complete, status, reason, ""),
         )
         .await;
     }
@@ -294,7 +239,7 @@ async fn event_types_follow_the_vocabulary_with_overrides_both_ways() {
 async fn failure_events_follow_the_error_and_restart_after_a_recovery() {
     let (_server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = Running::start(controller(&client, Widgets::default(), &observer));
+    let running = start_widgets(&client, &Widgets::default(), &observer);
     let script = |mode, error: &str| WidgetSpec {
         mode,
         error: Some(error.into()),
@@ -368,7 +313,7 @@ async fn the_ops_server_answers_metrics_health_and_readiness() {
     assert_eq!(status, 503, "not ready before the watch has listed: {body}");
 
     let running = Running::start(controller);
-    create_widget(&client, "w1", spec(Mode::Complete)).await;
+    create_widget(&client, "w1", WidgetSpec::with_mode(Mode::Complete)).await;
     eventually("ready", || async {
         http_get(addr, "/readyz").await.0 == 200
     })
@@ -409,7 +354,7 @@ async fn object_state_metrics_come_from_the_cache_and_vanish_with_the_object() {
     create_widget(
         &client,
         "w1",
-        with_condition(Mode::Complete, "False", "WaitingForApproval", "approve it"),
+        WidgetSpec::ready(Mode::Complete, "False", "WaitingForApproval", "approve it"),
     )
     .await;
     let labels = r#"controller="test.kubeward.dev/widgets",name="w1",namespace="default""#;

@@ -2,60 +2,19 @@
 //! transition event for a status that did not persist, no lost or double-counted event series,
 //! no heartbeat events, no wedged controller, every pass observed with the right outcome.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use http::Method;
 use k8s_openapi::api::events::v1::Event as StoredEvent;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kubeward::controller::Controller;
-use kubeward::events::{EventRecorder, Reporter};
 use kubeward::observe::{Outcome, Phase};
 use kubeward::testing::{ApiServer, Fault, FaultAction};
 use kubeward_tests::*;
 use serde_json::json;
 
-const PUBLISH_TIMEOUT: Duration = Duration::from_millis(300);
-
-fn recorder(client: &kube::Client) -> EventRecorder {
-    EventRecorder::new(
-        client.clone(),
-        Reporter::new(CONTROLLER, "test-pod").unwrap(),
-    )
-    .with_timeout(PUBLISH_TIMEOUT)
-}
-
-fn start(client: &kube::Client, widgets: &Widgets, observer: &Arc<Recording>) -> Running {
-    Running::start(
-        Controller::new(widgets.clone(), client.clone())
-            .with_observer(observer.clone())
-            .with_event_recorder(recorder(client))
-            .with_shutdown_grace(Duration::from_millis(200)),
-    )
-}
-
-fn condition(mode: Mode, status: &str, reason: &str, message: &str) -> WidgetSpec {
-    WidgetSpec {
-        mode,
-        condition: Some(WantedCondition {
-            status: status.into(),
-            reason: reason.into(),
-            message: message.into(),
-        }),
-        ..WidgetSpec::default()
-    }
-}
-
 fn events_api_fault(action: FaultAction) -> Fault {
     Fault::new(action).resource("events.k8s.io", "events")
-}
-
-async fn set_spec(client: &kube::Client, name: &str, spec: &WidgetSpec) {
-    let patch = json!({ "spec": spec });
-    Api::<Widget>::namespaced(client.clone(), "default")
-        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .unwrap();
 }
 
 async fn stored_ready(client: &kube::Client, name: &str) -> Option<(String, String)> {
@@ -86,12 +45,12 @@ async fn a_failing_or_hanging_events_api_never_wedges_the_controller() {
         let (server, client) = server_with_widgets().await;
         server.faults().add(events_api_fault(action.clone()));
         let observer = Recording::new();
-        let running = start(&client, &Widgets::default(), &observer);
+        let running = start_widgets(&client, &Widgets::default(), &observer);
 
         create_widget(
             &client,
             "w1",
-            condition(Mode::Complete, "Unknown", "Applying", "rolling out"),
+            WidgetSpec::ready(Mode::Complete, "Unknown", "Applying", "rolling out"),
         )
         .await;
         eventually("the status is written despite the events API", || async {
@@ -102,7 +61,7 @@ async fn a_failing_or_hanging_events_api_never_wedges_the_controller() {
         set_spec(
             &client,
             "w1",
-            &condition(Mode::Complete, "True", "Applied", "done"),
+            &WidgetSpec::ready(Mode::Complete, "True", "Applied", "done"),
         )
         .await;
         eventually("the next transition is reconciled", || async {
@@ -122,7 +81,7 @@ async fn a_failing_or_hanging_events_api_never_wedges_the_controller() {
         set_spec(
             &client,
             "w1",
-            &condition(Mode::Complete, "False", "FailedDeploy", "image pull failed"),
+            &WidgetSpec::ready(Mode::Complete, "False", "FailedDeploy", "image pull failed"),
         )
         .await;
         eventually("the transition after recovery is published", || async {
@@ -166,19 +125,13 @@ async fn a_failing_or_hanging_events_api_never_wedges_the_controller() {
 #[tokio::test]
 async fn conflicting_status_writes_publish_only_what_persisted() {
     let (server, client) = server_with_widgets().await;
-    let status_path = "/apis/test.kubeward.dev/v1/namespaces/default/widgets/w1/status";
-    server.faults().add(
-        Fault::new(FaultAction::Status(409))
-            .method(Method::PATCH)
-            .path_prefix(status_path)
-            .times(5),
-    );
+    conflict_status_writes(&server, "w1", 5);
     let observer = Recording::new();
-    let running = start(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&client, &Widgets::default(), &observer);
     create_widget(
         &client,
         "w1",
-        condition(Mode::Complete, "False", "WaitingForApproval", "approve me"),
+        WidgetSpec::ready(Mode::Complete, "False", "WaitingForApproval", "approve me"),
     )
     .await;
     // A concurrent writer touching labels while the controller works.
@@ -198,12 +151,7 @@ async fn conflicting_status_writes_publish_only_what_persisted() {
     })
     .await;
     running.stop().await;
-    let writes: Vec<u16> = server
-        .requests()
-        .iter()
-        .filter(|r| r.method == Method::PATCH && r.path == status_path)
-        .map(|r| r.status)
-        .collect();
+    let writes = status_writes(&server, "w1");
     assert_eq!(writes.iter().filter(|s| **s == 409).count(), 5);
     assert_eq!(
         writes.iter().filter(|s| **s == 200).count(),
@@ -230,7 +178,7 @@ async fn conflicting_status_writes_publish_only_what_persisted() {
 async fn cut_watches_expired_history_and_a_restarting_server_lose_no_object() {
     let (server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = start(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&client, &Widgets::default(), &observer);
     create_widget(&client, "before", WidgetSpec::default()).await;
     eventually("reconciled", || async {
         observer
@@ -332,7 +280,7 @@ async fn a_thousand_objects_failing_at_once() {
         create_widget(&client, &format!("w{i}"), failing.clone()).await;
     }
     let observer = Recording::new();
-    let running = start(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&client, &Widgets::default(), &observer);
     eventually("every object failed once", || async {
         (0..OBJECTS).all(|i| observer.count(&format!("w{i}"), Outcome::Failed) >= 1)
     })
