@@ -610,3 +610,15 @@ async fn put_with_a_mismatched_name_is_a_400() {
         "the name of the object (b) does not match the name on the URL (a)"
     );
 }
+
+#[tokio::test]
+async fn the_all_namespaces_path_of_a_namespaced_resource_only_lists() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}});
+    let (code, _) = raw(&client, "POST", "/api/v1/configmaps", Some("application/json"), Some(cm)).await;
+    assert_eq!(code, 405);
+    let (code, list) = raw(&client, "GET", "/api/v1/configmaps", None, None).await;
+    assert_eq!(code, 200);
+    assert_eq!(list["kind"], "ConfigMapList");
+}

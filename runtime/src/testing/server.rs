@@ -826,6 +826,14 @@ fn resource_request(
         Some(_) => return Err(ApiError::no_route()),
     }
     let ns = r.namespace.as_deref();
+    if info.namespaced && ns.is_none() {
+        // The all-namespaces collection path serves only list and watch.
+        match (method, &r.name) {
+            (&Method::GET, None) => {}
+            (_, None) => return Err(ApiError::method_not_allowed()),
+            (_, Some(_)) => return Err(ApiError::no_route()),
+        }
+    }
     let accept = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
