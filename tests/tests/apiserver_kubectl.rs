@@ -152,6 +152,29 @@ async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
     .unwrap();
     events.create(&PostParams::default(), &event).await.unwrap();
 
+    // Both kinds of apply: client-side (a merge patch for custom resources) and server-side.
+    let scaled = dir.join("rollout-4.yaml");
+    std::fs::write(&scaled, ROLLOUT_YAML.replace("replicas: 3", "replicas: 4")).unwrap();
+    let ssa = dir.join("rollout-5.yaml");
+    std::fs::write(&ssa, ROLLOUT_YAML.replace("replicas: 3", "replicas: 5")).unwrap();
+    let kc = k.clone_for_blocking();
+    let applied = tokio::task::spawn_blocking(move || {
+        let client_side = kc.ok(&["apply"], Some(&scaled));
+        let server_side = kc.ok(&["apply", "--server-side", "--force-conflicts"], Some(&ssa));
+        (client_side, server_side)
+    })
+    .await
+    .unwrap();
+    assert!(applied.0.contains("rollout.demo.kubeward.dev/web configured"), "{}", applied.0);
+    assert!(applied.1.contains("rollout.demo.kubeward.dev/web serverside-applied"), "{}", applied.1);
+    let stored = server.object("demo.kubeward.dev/v1", "rollouts", Some("default"), "web").expect("stored");
+    assert_eq!(stored["spec"]["replicas"], 5);
+    assert!(
+        stored["metadata"]["managedFields"].as_array().is_some_and(|m| m.iter().any(|e| e["manager"] == "kubectl")),
+        "kubectl's server-side apply is recorded: {}",
+        stored["metadata"]["managedFields"]
+    );
+
     let kc = k.clone_for_blocking();
     let (get, describe, deleted, after) = tokio::task::spawn_blocking(move || {
         let get = kc.ok(&["get", "rollouts", "web"], None);
@@ -171,7 +194,7 @@ async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
         "{get}"
     );
     assert!(describe.contains("Name:         web"), "{describe}");
-    assert!(describe.contains("Replicas:  3"), "{describe}");
+    assert!(describe.contains("Replicas:  5"), "{describe}");
     assert!(
         describe.contains("RolloutStarted"),
         "describe lists the event:\n{describe}"
