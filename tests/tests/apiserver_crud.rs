@@ -616,7 +616,14 @@ async fn the_all_namespaces_path_of_a_namespaced_resource_only_lists() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}});
-    let (code, _) = raw(&client, "POST", "/api/v1/configmaps", Some("application/json"), Some(cm)).await;
+    let (code, _) = raw(
+        &client,
+        "POST",
+        "/api/v1/configmaps",
+        Some("application/json"),
+        Some(cm),
+    )
+    .await;
     assert_eq!(code, 405);
     let (code, list) = raw(&client, "GET", "/api/v1/configmaps", None, None).await;
     assert_eq!(code, 200);

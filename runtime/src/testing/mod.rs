@@ -90,6 +90,7 @@ mod discovery;
 mod faults;
 mod kubeconfig;
 mod openapi;
+mod protobuf;
 mod requests;
 mod resources;
 mod server;

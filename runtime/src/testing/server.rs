@@ -28,7 +28,7 @@ use super::faults::{FaultAction, Faults};
 use super::requests::{RequestLog, RequestRecord};
 use super::status::ApiError;
 use super::watch::{self, WatchConfig, WatchRequest};
-use super::{discovery, kubeconfig, openapi, table};
+use super::{discovery, kubeconfig, openapi, protobuf, table};
 use crate::clock::{SharedClock, SystemClock};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -767,6 +767,18 @@ fn media_type(headers: &HeaderMap) -> Option<String> {
 fn decode_body(headers: &HeaderMap, body: &Bytes) -> Result<Value, ApiError> {
     match media_type(headers).as_deref() {
         None | Some("application/json") | Some("*/*") => {}
+        Some("application/vnd.kubernetes.protobuf") => {
+            return protobuf::decode(body).map_err(|e| {
+                ApiError::unsupported_media_type(
+                    &e,
+                    &[
+                        "application/json",
+                        "application/yaml",
+                        "application/vnd.kubernetes.protobuf",
+                    ],
+                )
+            });
+        }
         Some(other) => {
             return Err(ApiError::unsupported_media_type(
                 other,
