@@ -5,17 +5,39 @@
 //!
 //! - [`conditions`]: `status.conditions` maintained exactly like apimachinery's
 //!   `meta.SetStatusCondition` (a `lastTransitionTime` that moves only when the status does);
+//! - [`events`]: an events.k8s.io/v1 recorder that aggregates repeats into exact series counts,
+//!   never pins a stale note and never hangs a controller;
 //! - [`observe`]: every reconcile pass and step reported with its phase, outcome and duration;
 //! - [`metrics`] (feature `prometheus`): those reports as a Prometheus collector;
 //! - [`names`] and [`limits`]: the API server's rules for names and sizes, enforced before a
 //!   request is sent;
+//! - [`controller`]: a [`Reconciler`] run on kube-runtime with phases, finalizers, status writes,
+//!   transition and failure events, graceful shutdown and [`leader`] election; [`ops`] serves
+//!   `/metrics`, `/healthz` and `/readyz`;
+//! - [`vocabulary`]: condition reasons, their event types and allowed transitions as data;
 //! - [`clock`]: injectable wall-clock time, so time-dependent rules are tested without sleeping.
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod clock;
+pub mod conditions;
+pub mod controller;
+pub mod events;
+pub mod leader;
 pub mod limits;
+#[cfg(feature = "prometheus")]
+pub mod metrics;
 pub mod names;
 pub mod observe;
+pub mod ops;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod vocabulary;
+
+pub use kube::runtime::controller::Action;
+
+pub use crate::controller::{Pass, Reconciler};
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use kube::Resource;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
+use tracing::Instrument;
 
 use crate::names::{InvalidName, NameKind};
 
@@ -403,7 +404,7 @@ impl ReconcileObserver for Observers {
     }
 }
 
-/// What a pass's steps need to know to report: set by [`PassGuard::instrument`] as a task-local.
+/// What a pass's steps need to know to report: set by [`PassGuard::run`] as a task-local.
 #[derive(Debug)]
 struct PassScope {
     controller: Arc<str>,
@@ -437,7 +438,7 @@ tokio::task_local! {
 /// let pass = PassGuard::start("demo.kubeward.dev/web".into(), object.into(), Phase::Apply,
 ///                             Observers::new(vec![log.clone()]));
 /// const RENDER: StepName = StepName::from_static("render");
-/// let rendered = pass.instrument(step(RENDER, async { 42 })).await;
+/// let rendered = pass.run(step(RENDER, async { 42 })).await;
 /// assert_eq!(rendered, 42);
 /// pass.finish(Outcome::Completed);
 /// assert_eq!(*log.0.lock().unwrap(), ["step render completed", "pass completed"]);
@@ -471,7 +472,7 @@ impl PassGuard {
     }
 
     /// Runs `future` as (part of) this pass: steps inside it report into the pass.
-    pub fn instrument<F: Future>(&self, future: F) -> impl Future<Output = F::Output> {
+    pub fn run<F: Future>(&self, future: F) -> impl Future<Output = F::Output> {
         CURRENT_PASS.scope(self.scope.clone(), future)
     }
 
@@ -561,7 +562,7 @@ impl Drop for StepTimer {
 /// does. Outside a pass, just runs the future.
 pub async fn step<F: Future>(name: StepName, future: F) -> F::Output {
     let timer = StepTimer::start(name);
-    let output = future.await;
+    let output = future.instrument(step_span(name)).await;
     timer.finish(Outcome::Completed);
     output
 }
@@ -581,7 +582,7 @@ where
     F: Future<Output = Result<T, E>>,
 {
     let timer = StepTimer::start(name);
-    let output = future.await;
+    let output = future.instrument(step_span(name)).await;
     timer.finish(if output.is_ok() {
         Outcome::Completed
     } else {
@@ -593,7 +594,7 @@ where
 /// Runs the synchronous `body` as the step `name` of the current pass.
 pub fn step_sync<R>(name: StepName, body: impl FnOnce() -> R) -> R {
     let timer = StepTimer::start(name);
-    let output = body();
+    let output = step_span(name).in_scope(body);
     timer.finish(Outcome::Completed);
     output
 }
@@ -602,13 +603,19 @@ pub fn step_sync<R>(name: StepName, body: impl FnOnce() -> R) -> R {
 /// returns `Err`.
 pub fn try_step_sync<T, E>(name: StepName, body: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
     let timer = StepTimer::start(name);
-    let output = body();
+    let output = step_span(name).in_scope(body);
     timer.finish(if output.is_ok() {
         Outcome::Completed
     } else {
         Outcome::Failed
     });
     output
+}
+
+/// The tracing span of a step, inside the pass's `reconcile` span (which names the controller,
+/// object and phase).
+fn step_span(name: StepName) -> tracing::Span {
+    tracing::debug_span!("step", step = name.as_str())
 }
 
 /// Whether the caller runs inside a pass (so steps would be recorded).
@@ -728,7 +735,7 @@ mod tests {
         let recording = Arc::new(Recording::default());
         let pass = guard(&recording, Phase::Apply);
         let value = pass
-            .instrument(async {
+            .run(async {
                 let a = step_sync(RENDER, || 1);
                 a + nested().await
             })
@@ -756,7 +763,7 @@ mod tests {
         let recording = Arc::new(Recording::default());
         let pass = guard(&recording, Phase::Apply);
         let result = pass
-            .instrument(async {
+            .run(async {
                 try_step(DEPLOY, async { Err::<(), _>("image pull failed") }).await?;
                 Ok::<_, &str>(())
             })
@@ -779,7 +786,7 @@ mod tests {
     async fn step_of_an_abandoned_pass_is_recorded_as_abandoned() {
         let recording = Arc::new(Recording::default());
         let pass = guard(&recording, Phase::Apply);
-        let never = pass.instrument(step(DEPLOY, futures::future::pending::<()>()));
+        let never = pass.run(step(DEPLOY, futures::future::pending::<()>()));
         // Poll once so the step starts, then drop everything, as a shutdown would.
         let mut never = Box::pin(never);
         assert!(futures::poll!(never.as_mut()).is_pending());

@@ -1,1 +1,343 @@
-//! Shared helpers for kubeward's integration tests.
+//! Shared helpers for kubeward's integration tests: a `Widget` custom resource whose spec scripts
+//! what its reconciler does, a reconciler that follows the script, a recording observer, and
+//! polling helpers.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::api::events::v1::Event as StoredEvent;
+use kube::api::{Api, ListParams, PostParams};
+use kube::runtime::events::EventType;
+use kube::{CustomResource, CustomResourceExt};
+use kubeward::conditions::{Condition, ConditionStatus, DesiredCondition};
+use kubeward::observe::{Outcome, PassRecord, Phase, ReconcileObserver, StepRecord};
+use kubeward::testing::ApiServer;
+use kubeward::vocabulary::{Reason, Vocabulary};
+use kubeward::{Action, Pass, Reconciler};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What the test reconciler does in a pass.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Mode {
+    /// `Ok(Action::await_change())`.
+    #[default]
+    Complete,
+    /// `Ok(Action::requeue(requeue_ms))`.
+    Requeue,
+    /// `Err(WidgetError)` with the spec's `error` message.
+    Fail,
+    /// `pass.skip("suspended")`, `Ok(Action::await_change())`.
+    Skip,
+    /// Never returns (for abandonment tests).
+    Hang,
+}
+
+/// A condition the script asks the reconciler to set on `Ready`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WantedCondition {
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// The reason.
+    pub reason: String,
+    /// The message.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// The spec of a `Widget`: a script for its reconciler.
+#[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "test.kubeward.dev",
+    version = "v1",
+    kind = "Widget",
+    namespaced,
+    status = "WidgetStatus"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct WidgetSpec {
+    /// What `apply` does.
+    #[serde(default)]
+    pub mode: Mode,
+    /// What `cleanup` does.
+    #[serde(default)]
+    pub cleanup: Mode,
+    /// The requeue delay for [`Mode::Requeue`], in milliseconds (default 50).
+    #[serde(default)]
+    pub requeue_ms: Option<u64>,
+    /// The error message for [`Mode::Fail`].
+    #[serde(default)]
+    pub error: Option<String>,
+    /// The `Ready` condition to set, if any.
+    #[serde(default)]
+    pub condition: Option<WantedCondition>,
+}
+
+/// The status of a `Widget`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WidgetStatus {
+    /// Conditions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
+
+/// The error of a scripted failure.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct WidgetError(pub String);
+
+/// The `Ready` vocabulary of widgets, with overrides both ways.
+pub static READY: Vocabulary = Vocabulary {
+    type_: "Ready",
+    reasons: &[
+        Reason::new("Applying", ConditionStatus::Unknown)
+            .initial()
+            .to(&["WaitingForApproval", "Applied", "FailedDeploy", "Stalled"]),
+        Reason::new("WaitingForApproval", ConditionStatus::False)
+            .event(EventType::Normal)
+            .to(&["Applying"]),
+        Reason::new("Applied", ConditionStatus::True).to(&["Applying"]),
+        Reason::new("FailedDeploy", ConditionStatus::False).to(&["Applying"]),
+        Reason::new("Stalled", ConditionStatus::True)
+            .event(EventType::Warning)
+            .to(&["Applying"]),
+    ],
+};
+
+/// The finalizer of the test controller.
+pub const FINALIZER: &str = "test.kubeward.dev/cleanup";
+/// The name of the test controller.
+pub const CONTROLLER: &str = "test.kubeward.dev/widgets";
+
+/// Follows each widget's script, and notes the name of every object whose `apply` started.
+#[derive(Debug, Default, Clone)]
+pub struct Widgets {
+    /// Names of the objects whose `apply` started, in order.
+    pub started: Arc<Mutex<Vec<String>>>,
+}
+
+impl Widgets {
+    /// How many `apply` calls started for `name`.
+    pub fn started(&self, name: &str) -> usize {
+        self.started
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|n| *n == name)
+            .count()
+    }
+}
+
+async fn follow(
+    mode: Mode,
+    spec: &WidgetSpec,
+    pass: &mut Pass<Widget>,
+) -> Result<Action, WidgetError> {
+    match mode {
+        Mode::Complete => Ok(Action::await_change()),
+        Mode::Requeue => Ok(Action::requeue(Duration::from_millis(
+            spec.requeue_ms.unwrap_or(50),
+        ))),
+        Mode::Fail => Err(WidgetError(
+            spec.error
+                .clone()
+                .unwrap_or_else(|| "scripted failure".into()),
+        )),
+        Mode::Skip => {
+            pass.skip("suspended");
+            Ok(Action::await_change())
+        }
+        Mode::Hang => futures::future::pending().await,
+    }
+}
+
+impl Reconciler for Widgets {
+    type Resource = Widget;
+    type Error = WidgetError;
+    const NAME: Option<&'static str> = Some(CONTROLLER);
+    const FINALIZER: Option<&'static str> = Some(FINALIZER);
+    const CONDITIONS: &'static [&'static Vocabulary] = &[&READY];
+
+    async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, WidgetError> {
+        self.started
+            .lock()
+            .unwrap()
+            .push(kube::ResourceExt::name_any(widget));
+        if let Some(wanted) = &widget.spec.condition {
+            let status: ConditionStatus = wanted
+                .status
+                .parse()
+                .map_err(|e| WidgetError(format!("{e}")))?;
+            let desired = DesiredCondition::new(
+                "Ready",
+                status,
+                wanted.reason.clone(),
+                wanted.message.clone(),
+            )
+            .map_err(|e| WidgetError(e.to_string()))?;
+            let _ = pass.set(desired);
+        }
+        follow(widget.spec.mode, &widget.spec, pass).await
+    }
+
+    async fn cleanup(
+        &self,
+        widget: &Widget,
+        pass: &mut Pass<Widget>,
+    ) -> Result<Action, WidgetError> {
+        follow(widget.spec.cleanup, &widget.spec, pass).await
+    }
+}
+
+/// An observer that keeps every record.
+#[derive(Debug, Default)]
+pub struct Recording {
+    passes: Mutex<Vec<PassRecord>>,
+    steps: Mutex<Vec<StepRecord>>,
+}
+
+impl Recording {
+    /// A shared recording observer.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// The (phase, outcome) of every pass over the object `name`, in order.
+    pub fn passes_of(&self, name: &str) -> Vec<(Phase, Outcome)> {
+        self.passes
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|p| p.object.name == name)
+            .map(|p| (p.phase, p.outcome))
+            .collect()
+    }
+
+    /// How many passes over `name` ended with `outcome`.
+    pub fn count(&self, name: &str, outcome: Outcome) -> usize {
+        self.passes_of(name)
+            .iter()
+            .filter(|(_, o)| *o == outcome)
+            .count()
+    }
+
+    /// The records of every pass.
+    pub fn passes(&self) -> Vec<PassRecord> {
+        self.passes.lock().unwrap().clone()
+    }
+}
+
+impl ReconcileObserver for Recording {
+    fn pass_finished(&self, record: &PassRecord) {
+        self.passes.lock().unwrap().push(record.clone());
+    }
+    fn step_finished(&self, record: &StepRecord) {
+        self.steps.lock().unwrap().push(record.clone());
+    }
+}
+
+/// Polls `condition` every 10 ms until it holds; panics with `what` after 30 s. (Not a timing
+/// assertion: the bound only keeps a broken test from hanging.)
+pub async fn eventually<F, Fut>(what: &str, mut condition: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !condition().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// An API server with the `Widget` CRD installed, and a client of it.
+pub async fn server_with_widgets() -> (ApiServer, kube::Client) {
+    let server = ApiServer::start().await.expect("API server starts");
+    server
+        .install_crd(&Widget::crd())
+        .expect("Widget CRD installs");
+    let client = server.client().expect("client");
+    (server, client)
+}
+
+/// Creates a widget named `name` in `default` with `spec`.
+pub async fn create_widget(client: &kube::Client, name: &str, spec: WidgetSpec) -> Widget {
+    Api::<Widget>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &Widget::new(name, spec))
+        .await
+        .expect("widget created")
+}
+
+/// The events.k8s.io/v1 events stored about the object `name` in `default`.
+pub async fn events_about(client: &kube::Client, name: &str) -> Vec<StoredEvent> {
+    let events = Api::<StoredEvent>::namespaced(client.clone(), "default")
+        .list(&ListParams::default())
+        .await
+        .expect("events listed");
+    events
+        .items
+        .into_iter()
+        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
+        .collect()
+}
+
+/// A controller running in the background.
+pub struct Running {
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    handle: tokio::task::JoinHandle<Result<(), kubeward::controller::ControllerError>>,
+}
+
+impl Running {
+    /// Starts `controller` with a shutdown trigger of the test's own.
+    pub fn start<R: Reconciler>(controller: kubeward::controller::Controller<R>) -> Self {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let controller = controller.shutdown_on(async move {
+            let _ = rx.await;
+        });
+        Self {
+            shutdown: Some(tx),
+            handle: tokio::spawn(controller.run()),
+        }
+    }
+
+    /// Signals shutdown and waits for the controller to return.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        (&mut self.handle)
+            .await
+            .expect("controller task")
+            .expect("controller ran");
+    }
+
+    /// Kills the controller task outright (as a crashed process would be).
+    pub fn kill(self) {
+        self.handle.abort();
+    }
+}
+
+/// `GET path` over plain HTTP/1.1 on `addr`: the status code and the body.
+pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("send");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.expect("read");
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("status line");
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}

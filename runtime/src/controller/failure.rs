@@ -1,0 +1,154 @@
+//! Why a pass failed, and the Warning event a failed pass publishes by default.
+
+use std::error::Error as StdError;
+use std::fmt;
+
+use crate::events::Event;
+use crate::observe::Phase;
+
+/// Why a pass failed: the reconciler's own error, or a request the runtime made for it.
+#[derive(Debug, thiserror::Error)]
+pub enum PassError<E: StdError + 'static> {
+    /// `apply` or `cleanup` returned an error.
+    #[error(transparent)]
+    Reconcile(E),
+    /// Adding or removing the finalizer failed.
+    #[error("failed to {action} finalizer {finalizer:?}")]
+    Finalizer {
+        /// `add` or `remove`.
+        action: &'static str,
+        /// The finalizer.
+        finalizer: &'static str,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+    /// Writing `status` failed (other than by a conflict, which requeues without failing).
+    #[error("failed to write status")]
+    Status(#[source] kube::Error),
+}
+
+impl<E: StdError + 'static> PassError<E> {
+    /// The reconciler's error, if that is why the pass failed.
+    pub fn reconcile_error(&self) -> Option<&E> {
+        match self {
+            PassError::Reconcile(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// The default event reason of a failed pass in `phase`: `ReconcileFailed` while creating or
+/// converging, `CleanupFailed` while deleting.
+pub fn default_failure_reason(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Init | Phase::Apply => "ReconcileFailed",
+        Phase::Cleanup | Phase::Delete => "CleanupFailed",
+    }
+}
+
+/// The default failure event: a Warning with [`default_failure_reason`], action `Reconcile`,
+/// and the error's whole cause chain as the note.
+pub fn default_failure_event(error: &(dyn StdError + 'static), phase: Phase) -> Event {
+    Event::warning(default_failure_reason(phase), "Reconcile")
+        .with_note(ErrorChain(error).to_string())
+        .as_failure()
+}
+
+/// Displays an error with all its causes, `outer: cause: root cause`.
+///
+/// No cause is dropped because its text merely *occurs* in an outer message; a cause is left out
+/// only when the message before it already ends with `": "` and exactly the cause's text — that
+/// is, when the outer error's `Display` already printed it, so nothing is lost.
+///
+/// ```
+/// use kubeward::controller::ErrorChain;
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("deploy failed")]
+/// struct Deploy(#[source] std::io::Error);
+/// let error = Deploy(std::io::Error::other("secret \"db\" not found"));
+/// assert_eq!(ErrorChain(&error).to_string(), "deploy failed: secret \"db\" not found");
+/// ```
+pub struct ErrorChain<'a>(pub &'a (dyn StdError + 'static));
+
+impl fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut previous = self.0.to_string();
+        f.write_str(&previous)?;
+        let mut cause = self.0.source();
+        while let Some(error) = cause {
+            let message = error.to_string();
+            let already_printed = previous
+                .strip_suffix(message.as_str())
+                .is_some_and(|head| head.ends_with(": "));
+            if !already_printed && !message.is_empty() {
+                write!(f, ": {message}")?;
+            }
+            previous = message;
+            cause = error.source();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{message}")]
+    struct Layer {
+        message: &'static str,
+        #[source]
+        source: Option<Box<Layer>>,
+    }
+
+    fn chain(messages: &[&'static str]) -> Layer {
+        messages
+            .iter()
+            .rev()
+            .fold(None, |source, &message| {
+                Some(Layer {
+                    message,
+                    source: source.map(Box::new),
+                })
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn every_cause_is_kept_even_when_its_text_occurs_in_an_outer_message() {
+        // A substring-based dedupe would drop "refused" because it occurs in the outer message.
+        let error = chain(&["connection refused by db", "refused"]);
+        assert_eq!(
+            ErrorChain(&error).to_string(),
+            "connection refused by db: refused"
+        );
+        let error = chain(&["license key invalid", "key invalid", "invalid"]);
+        assert_eq!(
+            ErrorChain(&error).to_string(),
+            "license key invalid: key invalid: invalid"
+        );
+    }
+
+    #[test]
+    fn a_cause_the_outer_message_already_printed_is_not_repeated() {
+        let error = chain(&["apply failed: timeout", "timeout"]);
+        assert_eq!(ErrorChain(&error).to_string(), "apply failed: timeout");
+        let error = chain(&["a: b: c", "b: c", "c"]);
+        assert_eq!(ErrorChain(&error).to_string(), "a: b: c");
+    }
+
+    #[test]
+    fn failure_event_defaults_by_phase() {
+        let error = chain(&["secret \"db\" not found"]);
+        let event = default_failure_event(&error, Phase::Apply);
+        assert_eq!(event.reason, "ReconcileFailed");
+        assert_eq!(event.note.as_deref(), Some("secret \"db\" not found"));
+        assert_eq!(event.kind, crate::events::EventKind::Failure);
+        assert_eq!(
+            default_failure_event(&error, Phase::Cleanup).reason,
+            "CleanupFailed"
+        );
+    }
+}

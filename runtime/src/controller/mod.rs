@@ -1,0 +1,99 @@
+//! The controller runtime: a [`Reconciler`] run on `kube::runtime::Controller` with phases,
+//! finalizers, status writes, transition and failure events, metrics and graceful shutdown.
+
+mod backoff;
+mod failure;
+mod finalizer;
+mod pass;
+mod runner;
+mod status;
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::time::Duration;
+
+use kube::Resource;
+use kube::runtime::controller::Action;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+pub use self::backoff::{BACKOFF_BASE, BACKOFF_MAX, backoff_delay};
+pub use self::failure::{ErrorChain, PassError, default_failure_event, default_failure_reason};
+pub use self::pass::Pass;
+pub use self::runner::{
+    CONFLICT_REQUEUE, Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE,
+};
+use crate::events::Event;
+use crate::observe::{Phase, StepName};
+use crate::vocabulary::Vocabulary;
+
+/// A controller's reconcile logic and its declaration.
+///
+/// `#[kubeward::reconciler]` implements this trait from a declaration; it is as pleasant to
+/// implement by hand. `apply` converges an object that exists; `cleanup` releases what an object
+/// owns when it is deleted (it runs only with a [`FINALIZER`](Reconciler::FINALIZER), and the
+/// finalizer is removed only when cleanup returns `Ok(Action::await_change())`).
+pub trait Reconciler: Send + Sync + 'static {
+    /// The resource this controller reconciles.
+    type Resource: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug
+        + Send
+        + Sync
+        + 'static;
+    /// The error a pass may fail with.
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// The controller's name: events' `reportingController` and the `controller` metric label;
+    /// a qualified name such as `demo.kubeward.dev/rollouts`. When `None`, the finalizer is used,
+    /// else the resource kind.
+    const NAME: Option<&'static str> = None;
+    /// The finalizer that keeps a deleted object until `cleanup` completes.
+    const FINALIZER: Option<&'static str> = None;
+    /// The condition vocabularies this controller manages.
+    const CONDITIONS: &'static [&'static Vocabulary] = &[];
+    /// The steps this controller declares (their metric series start at zero).
+    const STEPS: &'static [StepName] = &[];
+
+    /// Converges `object`.
+    fn apply(
+        &self,
+        object: &Self::Resource,
+        pass: &mut Pass<Self::Resource>,
+    ) -> impl Future<Output = Result<Action, Self::Error>> + Send;
+
+    /// Releases what `object` owns before it is deleted. Return `Ok(Action::requeue(..))` to be
+    /// called again (the finalizer stays); `Ok(Action::await_change())` lets the object go.
+    fn cleanup(
+        &self,
+        object: &Self::Resource,
+        pass: &mut Pass<Self::Resource>,
+    ) -> impl Future<Output = Result<Action, Self::Error>> + Send {
+        let _ = (object, pass);
+        async { Ok(Action::await_change()) }
+    }
+
+    /// Whether `object` is suspended: the reconciler skips it on purpose, and the
+    /// `kubeward_object_suspended` metric tells alerts to leave it out. Default: never.
+    fn is_suspended(object: &Self::Resource) -> bool {
+        let _ = object;
+        false
+    }
+
+    /// The Warning event a failed pass publishes, or `None` to publish nothing. The default is
+    /// [`default_failure_event`]: reason `ReconcileFailed` (or `CleanupFailed` while deleting)
+    /// and the error's whole cause chain as the note. Override it to reword or suppress.
+    fn failure_event(&self, error: &PassError<Self::Error>, phase: Phase) -> Option<Event> {
+        Some(default_failure_event(error, phase))
+    }
+
+    /// How long to wait before retrying an object after its `attempt`-th consecutive failed
+    /// pass (1-based; reset by a successful pass). Default: [`backoff_delay`], exponential with
+    /// jitter from 0.5 s to 5 min.
+    fn error_backoff(&self, error: &PassError<Self::Error>, attempt: u32) -> Duration {
+        let _ = error;
+        backoff_delay(attempt)
+    }
+}

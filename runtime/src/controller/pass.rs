@@ -1,0 +1,262 @@
+//! The handle a reconciler gets for one pass: what it is working on, and what it wants the
+//! runtime to do at the end of the pass (outcome, conditions, status fields).
+
+use std::marker::PhantomData;
+use std::sync::{Arc, OnceLock};
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::ObjectReference;
+use serde_json::{Map, Value};
+
+use crate::clock::Clock;
+use crate::conditions::{self, Change, Condition, DesiredCondition};
+use crate::events::{Event, EventRecorder, PublishError};
+use crate::observe::{ObjectRef, Outcome, Phase};
+use crate::vocabulary::ConditionType;
+
+/// One reconcile pass over an object of type `K`.
+///
+/// The pass collects what the reconciler decides — condition changes, status fields, an outcome
+/// override — and the runtime acts on it when the pass returns: it writes the status (only if
+/// something other than a `lastTransitionTime` changed, with the object's resourceVersion as a
+/// precondition), then publishes one event per condition transition that the write made durable.
+///
+/// ```
+/// use std::sync::Arc;
+/// use kubeward::Pass;
+/// use kubeward::conditions::{Change, ConditionStatus, DesiredCondition};
+/// use kubeward::observe::{ObjectRef, Outcome, Phase};
+/// # use k8s_openapi::api::core::v1::ConfigMap;
+///
+/// let object = ObjectRef { api_version: "v1".into(), kind: "ConfigMap".into(),
+///                          namespace: Some("demo".into()), name: "web".into(), uid: None };
+/// let mut pass = Pass::<ConfigMap>::new(Arc::new(object), Phase::Apply, Some(3), Vec::new());
+/// let ready = DesiredCondition::new("Ready", ConditionStatus::True, "Rendered", "")?;
+/// assert_eq!(pass.set(ready), Change::Transitioned);
+/// assert_eq!(pass.conditions()[0].observed_generation, Some(3));
+/// pass.skip("suspended");
+/// assert_eq!(pass.outcome_override(), Some(Outcome::Skipped));
+/// # Ok::<(), kubeward::conditions::ConditionError>(())
+/// ```
+pub struct Pass<K> {
+    object: Arc<ObjectRef>,
+    phase: Phase,
+    generation: Option<i64>,
+    /// The stored status: conditions and the other fields, read on first use.
+    stored: OnceLock<StoredStatus>,
+    load_stored: Option<Box<dyn Fn() -> StoredStatus + Send + Sync>>,
+    /// The conditions as this pass changed them; `None` until it changes any.
+    pending: Option<Vec<Condition>>,
+    status_fields: Map<String, Value>,
+    outcome: Option<Outcome>,
+    skip_reason: Option<String>,
+    now: Timestamp,
+    events: Option<(EventRecorder, ObjectReference)>,
+    _resource: PhantomData<fn() -> K>,
+}
+
+impl<K> std::fmt::Debug for Pass<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pass")
+            .field("object", &self.object)
+            .field("phase", &self.phase)
+            .field("generation", &self.generation)
+            .field("conditions", &self.conditions())
+            .field("outcome", &self.outcome)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K> Pass<K> {
+    /// A pass over `object` in `phase`, whose stored status has `conditions` and whose
+    /// `metadata.generation` is `generation`. Transitions are stamped with the system time at
+    /// the start of the pass; the controller uses [`Pass::with_clock`] to inject its clock.
+    pub fn new(
+        object: Arc<ObjectRef>,
+        phase: Phase,
+        generation: Option<i64>,
+        conditions: Vec<Condition>,
+    ) -> Self {
+        Self {
+            object,
+            phase,
+            generation,
+            stored: OnceLock::from((conditions, Map::new())),
+            load_stored: None,
+            pending: None,
+            status_fields: Map::new(),
+            outcome: None,
+            skip_reason: None,
+            now: Timestamp::now(),
+            events: None,
+            _resource: PhantomData,
+        }
+    }
+
+    /// This pass with transitions stamped by `clock` (read once, now).
+    #[must_use]
+    pub fn with_clock(mut self, clock: &dyn Clock) -> Self {
+        self.now = clock.now();
+        self
+    }
+
+    /// A pass whose stored status (conditions and other fields) `load` reads when the pass first
+    /// needs it: a pass that touches no condition never pays for reading them.
+    pub(crate) fn with_lazy_status(
+        object: Arc<ObjectRef>,
+        phase: Phase,
+        generation: Option<i64>,
+        load: Box<dyn Fn() -> StoredStatus + Send + Sync>,
+    ) -> Self {
+        let mut pass = Self::new(object, phase, generation, Vec::new());
+        pass.stored = OnceLock::new();
+        pass.load_stored = Some(load);
+        pass
+    }
+
+    fn stored(&self) -> &StoredStatus {
+        self.stored.get_or_init(|| {
+            self.load_stored
+                .as_ref()
+                .map(|load| load())
+                .unwrap_or_default()
+        })
+    }
+
+    /// Whether the status the pass will write differs from the stored one in anything but a
+    /// condition's `lastTransitionTime`.
+    pub fn status_needs_write(&self) -> bool {
+        if self.pending.is_none() && self.status_fields.is_empty() {
+            return false;
+        }
+        let (stored, stored_fields) = self.stored();
+        super::status::needs_write(stored, self.conditions())
+            || self
+                .status_fields
+                .iter()
+                .any(|(name, value)| stored_fields.get(name) != Some(value))
+    }
+
+    /// This pass publishing its events through `recorder`, regarding `regarding`.
+    #[must_use]
+    pub fn with_events(mut self, recorder: EventRecorder, regarding: ObjectReference) -> Self {
+        self.events = Some((recorder, regarding));
+        self
+    }
+
+    /// The object this pass works on.
+    pub fn object(&self) -> &ObjectRef {
+        &self.object
+    }
+
+    /// The phase of this pass.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// The object's `metadata.generation` when the pass started.
+    pub fn generation(&self) -> Option<i64> {
+        self.generation
+    }
+
+    /// Overrides the outcome this pass is recorded with, if it returns `Ok` (an `Err` is always
+    /// recorded as failed). For example, a controller that requeues as a periodic resync after
+    /// converging sets [`Outcome::Completed`].
+    pub fn set_outcome(&mut self, outcome: Outcome) {
+        self.outcome = Some(outcome);
+    }
+
+    /// Records this pass as [`Outcome::Skipped`] (if it returns `Ok`), saying why — for
+    /// example, "suspended". The reason is logged with the pass.
+    pub fn skip(&mut self, reason: impl Into<String>) {
+        self.outcome = Some(Outcome::Skipped);
+        self.skip_reason = Some(reason.into());
+    }
+
+    /// The outcome override, if any.
+    pub fn outcome_override(&self) -> Option<Outcome> {
+        self.outcome
+    }
+
+    /// Why the pass was skipped, if it was.
+    pub fn skip_reason(&self) -> Option<&str> {
+        self.skip_reason.as_deref()
+    }
+
+    /// The conditions as the pass will write them: the stored ones with this pass's changes.
+    pub fn conditions(&self) -> &[Condition] {
+        match &self.pending {
+            Some(pending) => pending,
+            None => &self.stored().0,
+        }
+    }
+
+    /// The conditions as they were stored when the pass started.
+    pub fn stored_conditions(&self) -> &[Condition] {
+        &self.stored().0
+    }
+
+    fn pending_mut(&mut self) -> &mut Vec<Condition> {
+        if self.pending.is_none() {
+            self.pending = Some(self.stored().0.clone());
+        }
+        self.pending.get_or_insert_with(Vec::new)
+    }
+
+    /// Sets a condition for the end of the pass, as `meta.SetStatusCondition` does, with
+    /// `observedGeneration` filled from the object's generation. Returns what changed relative
+    /// to the conditions as they stand in this pass.
+    pub fn set(&mut self, desired: DesiredCondition) -> Change {
+        let desired = match self.generation {
+            Some(generation) => desired.observed_generation(generation),
+            None => desired,
+        };
+        let now = self.now;
+        conditions::set_with_clock(self.pending_mut(), desired, &PassStart(now))
+    }
+
+    /// Removes the condition `type_` at the end of the pass; whether it was present.
+    pub fn remove_condition(&mut self, type_: &str) -> bool {
+        conditions::remove(self.pending_mut(), type_)
+    }
+
+    /// The typed state of the condition `C`, read from the conditions as they stand in this pass.
+    pub fn condition<C: ConditionType>(&self) -> C::State {
+        C::state(conditions::find(self.conditions(), C::VOCABULARY.type_))
+    }
+
+    /// Sets the status field `name` (other than `conditions`) to `value` in the pass's status
+    /// write. The write happens only if a condition changed or a field differs from the stored one.
+    pub fn set_status_field(&mut self, name: impl Into<String>, value: impl Into<Value>) {
+        self.status_fields.insert(name.into(), value.into());
+    }
+
+    /// The status fields set with [`Pass::set_status_field`].
+    pub fn status_fields(&self) -> &Map<String, Value> {
+        &self.status_fields
+    }
+
+    /// Publishes `event` about this pass's object through the controller's event recorder.
+    /// Without a recorder, does nothing. The publish is bounded by the recorder's timeout.
+    ///
+    /// # Errors
+    /// As [`EventRecorder::publish`].
+    pub async fn publish_event(&self, event: &Event) -> Result<(), PublishError> {
+        match &self.events {
+            Some((recorder, regarding)) => recorder.publish(event, regarding).await,
+            None => Ok(()),
+        }
+    }
+}
+
+/// A stored status: the conditions, and the other fields.
+pub(crate) type StoredStatus = (Vec<Condition>, Map<String, Value>);
+
+/// The clock of a pass: every transition of one pass is stamped with the time the pass started.
+struct PassStart(Timestamp);
+
+impl Clock for PassStart {
+    fn now(&self) -> Timestamp {
+        self.0
+    }
+}

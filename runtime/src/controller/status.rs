@@ -1,0 +1,154 @@
+//! Writing a pass's condition changes to `status`, and finding the transitions a write made
+//! durable.
+
+use kube::Resource;
+use kube::api::{Patch, PatchParams};
+use kube::core::Request;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use crate::conditions::Condition;
+
+/// The result of a status write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Written {
+    /// The server stored the new status.
+    Stored,
+    /// The object changed since the pass read it (409): nothing was stored.
+    Conflict,
+}
+
+/// The stored `status.conditions` of `object`, and its other status fields. Conditions are
+/// empty if absent or malformed (a malformed list is logged, and replaced by the pass's own on
+/// the next write).
+pub(crate) fn status_of<K: Serialize>(object: &K) -> (Vec<Condition>, Map<String, Value>) {
+    let Ok(Value::Object(mut object)) = serde_json::to_value(object) else {
+        return Default::default();
+    };
+    let Some(Value::Object(mut status)) = object.remove("status") else {
+        return Default::default();
+    };
+    let conditions = match status.remove("conditions") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(conditions) => serde_json::from_value(conditions).unwrap_or_else(|error| {
+            tracing::warn!(%error, "ignoring malformed status.conditions");
+            Vec::new()
+        }),
+    };
+    (conditions, status)
+}
+
+/// Whether `pending` differs from `stored` in anything but `lastTransitionTime`.
+pub(crate) fn needs_write(stored: &[Condition], pending: &[Condition]) -> bool {
+    stored.len() != pending.len()
+        || stored.iter().zip(pending).any(|(a, b)| {
+            a.type_ != b.type_
+                || a.status != b.status
+                || a.reason != b.reason
+                || a.message != b.message
+                || a.observed_generation != b.observed_generation
+        })
+}
+
+/// The conditions of `pending` whose (status, reason) is new relative to `stored`: one event each.
+pub(crate) fn transitions<'a>(
+    stored: &[Condition],
+    pending: &'a [Condition],
+) -> Vec<&'a Condition> {
+    pending
+        .iter()
+        .filter(|p| {
+            !stored
+                .iter()
+                .any(|s| s.type_ == p.type_ && s.status == p.status && s.reason == p.reason)
+        })
+        .collect()
+}
+
+/// Writes `conditions` (and any `extra` status fields) to `object`'s status subresource with a
+/// merge patch that carries the object's resourceVersion, so that a write based on a stale read
+/// is refused (409) instead of overwriting someone else's change.
+pub(crate) async fn write<K>(
+    client: &kube::Client,
+    object: &K,
+    conditions: &[Condition],
+    extra: Option<&serde_json::Map<String, Value>>,
+) -> Result<Written, kube::Error>
+where
+    K: Resource<DynamicType = ()> + DeserializeOwned,
+{
+    let meta = object.meta();
+    let mut status = extra.cloned().unwrap_or_default();
+    status.insert(
+        "conditions".into(),
+        serde_json::to_value(conditions).unwrap_or(Value::Null),
+    );
+    let patch = json!({
+        "metadata": { "resourceVersion": meta.resource_version },
+        "status": status,
+    });
+    let request = Request::new(K::url_path(&(), meta.namespace.as_deref()))
+        .patch_subresource(
+            "status",
+            meta.name.as_deref().unwrap_or_default(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .map_err(kube::Error::BuildRequest)?;
+    match client.request::<K>(request).await {
+        Ok(_) => Ok(Written::Stored),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(Written::Conflict),
+        Err(error) => Err(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    fn condition(type_: &str, status: &str, reason: &str, message: &str, ltt: i64) -> Condition {
+        Condition {
+            last_transition_time: Time(jiff::Timestamp::from_second(ltt).unwrap()),
+            message: message.into(),
+            observed_generation: Some(1),
+            reason: reason.into(),
+            status: status.into(),
+            type_: type_.into(),
+        }
+    }
+
+    #[test]
+    fn status_is_written_only_when_something_other_than_last_transition_time_changed() {
+        let stored = vec![condition("A", "True", "Ready", "", 1)];
+        assert!(!needs_write(
+            &stored,
+            &[condition("A", "True", "Ready", "", 99)]
+        ));
+        assert!(needs_write(
+            &stored,
+            &[condition("A", "True", "Ready", "new message", 1)]
+        ));
+        assert!(needs_write(&stored, &[]));
+        assert!(needs_write(&[], &stored));
+    }
+
+    #[test]
+    fn a_transition_is_a_new_status_or_reason_not_a_new_message() {
+        let stored = vec![
+            condition("A", "False", "Pending", "", 1),
+            condition("B", "True", "Ok", "", 1),
+        ];
+        let pending = vec![
+            condition("A", "False", "Pending", "another message", 1),
+            condition("B", "True", "StillOk", "", 1),
+            condition("C", "Unknown", "Probing", "", 1),
+        ];
+        let reasons: Vec<&str> = transitions(&stored, &pending)
+            .iter()
+            .map(|c| c.reason.as_str())
+            .collect();
+        assert_eq!(reasons, ["StillOk", "Probing"]);
+    }
+}

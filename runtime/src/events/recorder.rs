@@ -1,0 +1,591 @@
+//! [`EventRecorder`]: publishing, series writes, sweeps and shutdown flush.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::events::v1::{Event as K8sEvent, EventSeries};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::events::EventType;
+use tokio::sync::Notify;
+
+use super::PublishError;
+use super::cache::SeriesCache;
+use super::event::Event;
+use super::naming::event_name;
+use super::reporter::Reporter;
+use super::series::{Series, SeriesKey, SeriesState, Stored};
+use crate::clock::{SharedClock, SystemClock};
+use crate::names::NameKind;
+use crate::observe::{Observers, PublishRecord, PublishResult, ReconcileObserver};
+
+/// How long a publish (or one series write of a sweep or flush) may take, lock wait included.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often at most a series' count is written to the server; also how long a series may stay
+/// idle before it is evicted.
+pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_secs(60);
+/// How many series a recorder keeps in memory at most.
+pub const DEFAULT_MAX_SERIES: usize = 10_000;
+
+/// Series writes a sweep or flush runs at once.
+const WRITE_CONCURRENCY: usize = 8;
+
+/// Publishes events.k8s.io/v1 events on behalf of one controller; see the [module](super)
+/// documentation for the rules. Cheap to clone; clones share their series.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use std::time::Duration;
+/// use kubeward::events::{EventRecorder, Reporter};
+///
+/// # let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
+/// # let client = kube::Client::try_from(config).unwrap();
+/// let recorder = EventRecorder::new(client, Reporter::new("demo.kubeward.dev/rollouts", "pod-0").unwrap())
+///     .with_timeout(Duration::from_secs(2))
+///     .with_flush_interval(Duration::from_secs(30));
+/// assert_eq!(recorder.reporter().controller(), "demo.kubeward.dev/rollouts");
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct EventRecorder {
+    inner: Arc<Inner>,
+}
+
+#[derive(Clone)]
+struct Config {
+    client: kube::Client,
+    reporter: Reporter,
+    timeout: Duration,
+    flush_interval: Duration,
+    clock: SharedClock,
+    observers: Observers,
+    max_series: usize,
+}
+
+struct Inner {
+    config: Config,
+    controller: Arc<str>,
+    cache: Mutex<SeriesCache>,
+    sweeper_started: AtomicBool,
+    /// Wakes the sweeper early: series were parked, or the recorder was dropped.
+    wake: Arc<Notify>,
+}
+
+impl EventRecorder {
+    /// A recorder publishing as `reporter`, with the default timeout (5 s), flush interval
+    /// (60 s) and bound (10,000 series), the system clock and no observers.
+    pub fn new(client: kube::Client, reporter: Reporter) -> Self {
+        Self::from_config(Config {
+            client,
+            reporter,
+            timeout: DEFAULT_TIMEOUT,
+            flush_interval: DEFAULT_FLUSH_INTERVAL,
+            clock: Arc::new(SystemClock),
+            observers: Observers::default(),
+            max_series: DEFAULT_MAX_SERIES,
+        })
+    }
+
+    fn from_config(config: Config) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                controller: config.reporter.controller().into(),
+                cache: Mutex::new(SeriesCache::new(config.max_series)),
+                sweeper_started: AtomicBool::new(false),
+                wake: Arc::new(Notify::new()),
+                config,
+            }),
+        }
+    }
+
+    /// The builder methods configure a recorder before its first publish: each returns a new
+    /// recorder with no series.
+    fn configure(self, change: impl FnOnce(&mut Config)) -> Self {
+        let mut config = self.inner.config.clone();
+        change(&mut config);
+        Self::from_config(config)
+    }
+
+    /// Gives up a publish after `timeout` (the wait for the series lock included).
+    #[must_use]
+    pub fn with_timeout(self, timeout: Duration) -> Self {
+        self.configure(|c| c.timeout = timeout)
+    }
+
+    /// Writes a series' count at most once per `interval`, and evicts series idle that long.
+    /// `Duration::ZERO` writes every repeat (kube-runtime's behaviour).
+    #[must_use]
+    pub fn with_flush_interval(self, interval: Duration) -> Self {
+        self.configure(|c| c.flush_interval = interval)
+    }
+
+    /// Reads time (event times, flush intervals, idleness) from `clock`.
+    #[must_use]
+    pub fn with_clock(self, clock: SharedClock) -> Self {
+        self.configure(|c| c.clock = clock)
+    }
+
+    /// Reports every publish and series write to `observers`.
+    #[must_use]
+    pub fn with_observers(self, observers: Observers) -> Self {
+        self.configure(|c| c.observers = observers)
+    }
+
+    /// Keeps at most `max` series in memory (at least 1), evicting the least recently used.
+    #[must_use]
+    pub fn with_max_series(self, max: usize) -> Self {
+        self.configure(|c| c.max_series = max)
+    }
+
+    /// The reporter every event names.
+    pub fn reporter(&self) -> &Reporter {
+        &self.inner.config.reporter
+    }
+
+    /// How many series the recorder holds in memory: live ones plus evicted or forgotten ones
+    /// whose count is still to be written.
+    pub fn series_in_memory(&self) -> usize {
+        let cache = self.inner.cache();
+        cache.len() + cache.parked_len()
+    }
+
+    /// Publishes one occurrence of `event` about `regarding`.
+    ///
+    /// The first occurrence of a series creates an event; a repeat is counted in memory and
+    /// written with the series' next write (this publish's, if the flush interval has passed since
+    /// the last one). The result is reported to the observers: `created`, `aggregated`, `flushed`,
+    /// `recreated`, `failed` or `timed_out`.
+    ///
+    /// # Errors
+    ///
+    /// - [`PublishError::InvalidEvent`]: reason or action empty or over 128 bytes; nothing sent.
+    /// - [`PublishError::Api`]: the server refused the write; this occurrence is not counted
+    ///   (a first occurrence leaves no series behind), earlier ones are kept for the next write.
+    /// - [`PublishError::Timeout`]: the recorder's timeout passed. If it passed while waiting for
+    ///   the series lock, this occurrence is not counted. If it passed during the request, the
+    ///   occurrence is counted and the next write of the series (the next due publish, the
+    ///   background sweep or [`flush`](Self::flush)) completes it: a create is re-sent under the
+    ///   same event name, and an `AlreadyExists` answer shows the first one had landed, so a timeout
+    ///   costs neither an extra event nor a lost count.
+    pub async fn publish(
+        &self,
+        event: &Event,
+        regarding: &ObjectReference,
+    ) -> Result<(), PublishError> {
+        let inner = &self.inner;
+        let result = match validate(event) {
+            Err(error) => Err(error),
+            Ok(()) => {
+                inner.start_sweeper();
+                let key = SeriesKey::new(event, regarding);
+                let publish = inner.publish(&key, regarding, event.related.as_ref());
+                match tokio::time::timeout(inner.config.timeout, publish).await {
+                    Ok(result) => result,
+                    Err(_elapsed) => Err(PublishError::Timeout {
+                        after: inner.config.timeout,
+                    }),
+                }
+            }
+        };
+        inner.observe(event.type_, &result);
+        result.map(drop)
+    }
+
+    /// Writes every count the server lacks, whatever the flush interval: call it on shutdown.
+    /// Each series write is bounded by the recorder's timeout; a timeout ends the flush early
+    /// (the server is hung), other failures do not.
+    ///
+    /// # Errors
+    ///
+    /// The first failure; the counts that could not be written are kept for a later flush.
+    pub async fn flush(&self) -> Result<(), PublishError> {
+        self.inner.write_all(true).await
+    }
+
+    /// What the background sweep does every quarter flush interval (at most every 15 s): evicts
+    /// series idle for a flush interval, writes the counts of series whose interval has passed and
+    /// of evicted ones. Call it to drive a recorder running on a manual clock.
+    ///
+    /// # Errors
+    ///
+    /// As [`flush`](Self::flush).
+    pub async fn flush_due(&self) -> Result<(), PublishError> {
+        self.inner.write_all(false).await
+    }
+
+    /// Resets the failure series ([`EventKind::Failure`](super::EventKind::Failure)) of the object
+    /// with `uid`: its next failure is a new event. Call it when a pass over the object succeeds.
+    /// Regular events are not reset. Counts not yet written are still written.
+    pub fn forget_failures(&self, uid: &str) {
+        self.inner.forget(uid, true);
+    }
+
+    /// Drops every series of the object with `uid` (it was deleted). Counts not yet written are
+    /// still written.
+    pub fn forget(&self, uid: &str) {
+        self.inner.forget(uid, false);
+    }
+}
+
+impl fmt::Debug for EventRecorder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let config = &self.inner.config;
+        f.debug_struct("EventRecorder")
+            .field("reporter", &config.reporter)
+            .field("timeout", &config.timeout)
+            .field("flush_interval", &config.flush_interval)
+            .field("max_series", &config.max_series)
+            .field("observers", &config.observers)
+            .finish_non_exhaustive()
+    }
+}
+
+fn validate(event: &Event) -> Result<(), PublishError> {
+    NameKind::EventReason.validate(&event.reason)?;
+    NameKind::EventAction.validate(&event.action)?;
+    Ok(())
+}
+
+fn type_name(type_: EventType) -> &'static str {
+    match type_ {
+        EventType::Normal => "Normal",
+        EventType::Warning => "Warning",
+    }
+}
+
+/// The sweeper's period for a flush interval.
+fn sweep_period(flush_interval: Duration) -> Duration {
+    (flush_interval / 4).clamp(Duration::from_millis(100), Duration::from_secs(15))
+}
+
+impl Inner {
+    fn cache(&self) -> MutexGuard<'_, SeriesCache> {
+        // Every cache operation leaves the cache consistent before anything that could panic, so
+        // a poisoned lock is still safe to use.
+        self.cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn observe(&self, event_type: EventType, result: &Result<PublishResult, PublishError>) {
+        let result = match result {
+            Ok(result) => *result,
+            Err(PublishError::Timeout { .. }) => PublishResult::TimedOut,
+            Err(_) => PublishResult::Failed,
+        };
+        self.config.observers.event_published(&PublishRecord {
+            controller: self.controller.clone(),
+            event_type,
+            result,
+        });
+    }
+
+    async fn publish(
+        &self,
+        key: &SeriesKey,
+        regarding: &ObjectReference,
+        related: Option<&ObjectReference>,
+    ) -> Result<PublishResult, PublishError> {
+        loop {
+            let now = self.config.clock.now();
+            let series = {
+                let mut cache = self.cache();
+                let parked = cache.parked_len();
+                let series = cache
+                    .get_or_insert_with(key, now, |key| Series::new(key, regarding, related, now));
+                if cache.parked_len() > parked {
+                    self.wake.notify_one();
+                }
+                series
+            };
+            let mut state = series.state.lock().await;
+            if series.is_retired() {
+                // Evicted and written while this publish waited: count into its successor.
+                continue;
+            }
+            let now = self.config.clock.now();
+            state.count = state.count.saturating_add(1);
+            state.last_observed = now;
+            series.set_dirty(true);
+            let result = if state.stored == Stored::Yes
+                && !state.write_due(now, self.config.flush_interval)
+            {
+                Ok(PublishResult::Aggregated)
+            } else {
+                self.write(&series, &mut state)
+                    .await
+                    .map_err(PublishError::Api)
+            };
+            if result.is_err() {
+                state.count -= 1;
+            }
+            series.set_dirty(state.needs_write());
+            if state.count == 0 {
+                // A first occurrence that failed: leave no series behind.
+                self.cache().discard(&series);
+            }
+            return result;
+        }
+    }
+
+    /// Brings the server up to `state`: creates the event, or patches its series, or recreates it
+    /// if the server expired it. Call only when `state.needs_write()`.
+    ///
+    /// Cancellation-safe: `state` records a create before it is sent (as in doubt, under a name
+    /// fixed in advance) so that a future dropped mid-request leaves a state the next write
+    /// completes; a patch carries the absolute count, so re-sending it is harmless.
+    async fn write(
+        &self,
+        series: &Series,
+        state: &mut SeriesState,
+    ) -> Result<PublishResult, kube::Error> {
+        let api: Api<K8sEvent> = Api::namespaced(self.config.client.clone(), &series.namespace);
+        let mut renamed = false;
+        loop {
+            if state.stored == Stored::Yes {
+                let patch = serde_json::json!({ "series": EventSeries {
+                    count: state.count,
+                    last_observed_time: MicroTime(state.last_observed),
+                }});
+                match api
+                    .patch(&state.name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                {
+                    Ok(_) => {
+                        state.written = state.count;
+                        state.last_write = Some(self.config.clock.now());
+                        return Ok(if std::mem::take(&mut state.recreating) {
+                            PublishResult::Recreated
+                        } else {
+                            PublishResult::Flushed
+                        });
+                    }
+                    Err(kube::Error::Api(status)) if status.is_not_found() => {
+                        // The server expired the event (events have a TTL, one hour by
+                        // default): create it again, carrying the whole count.
+                        state.stored = Stored::No;
+                        state.written = 0;
+                        state.recreating = true;
+                        state.name = event_name(series.regarding.name.as_deref());
+                    }
+                    Err(error) => return Err(error),
+                }
+            } else {
+                let before = state.stored;
+                let body = self.event_body(series, state);
+                state.stored = Stored::InDoubt;
+                match api.create(&PostParams::default(), &body).await {
+                    Ok(_) => {
+                        state.stored = Stored::Yes;
+                        state.written = state.count;
+                        state.last_write = Some(self.config.clock.now());
+                        return Ok(if std::mem::take(&mut state.recreating) {
+                            PublishResult::Recreated
+                        } else {
+                            PublishResult::Created
+                        });
+                    }
+                    Err(kube::Error::Api(status))
+                        if status.is_already_exists() && before == Stored::InDoubt =>
+                    {
+                        // The create whose answer was lost had landed: names are random, so this
+                        // event is ours. Patch the count onto it.
+                        state.stored = Stored::Yes;
+                        if state.count < 2 {
+                            state.written = state.count;
+                            state.last_write = Some(self.config.clock.now());
+                            return Ok(PublishResult::Created);
+                        }
+                        state.written = 0;
+                    }
+                    Err(kube::Error::Api(status)) if status.is_already_exists() && !renamed => {
+                        // Someone else's event under our random name: pick another, once.
+                        renamed = true;
+                        state.stored = before;
+                        state.name = event_name(series.regarding.name.as_deref());
+                    }
+                    Err(error) => {
+                        state.stored = before;
+                        return Err(error);
+                    }
+                }
+            }
+        }
+    }
+
+    fn event_body(&self, series: &Series, state: &SeriesState) -> K8sEvent {
+        let key = &series.key;
+        let reporter = &self.config.reporter;
+        K8sEvent {
+            metadata: ObjectMeta {
+                name: Some(state.name.clone()),
+                namespace: Some(series.namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            type_: Some(type_name(key.type_).to_owned()),
+            reason: Some(key.reason.clone().into_owned()),
+            action: Some(key.action.clone().into_owned()),
+            note: key.note.clone(),
+            event_time: Some(MicroTime(state.first_observed)),
+            // A series needs at least two occurrences (apiserver `ValidateEventCreate`).
+            series: (state.count >= 2).then_some(EventSeries {
+                count: state.count,
+                last_observed_time: MicroTime(state.last_observed),
+            }),
+            regarding: Some(series.regarding.clone()),
+            related: series.related.clone(),
+            reporting_controller: Some(reporter.controller().to_owned()),
+            reporting_instance: Some(reporter.instance().to_owned()),
+            ..K8sEvent::default()
+        }
+    }
+
+    fn forget(&self, uid: &str, failures_only: bool) {
+        let mut cache = self.cache();
+        let parked = cache.parked_len();
+        cache.forget(uid, failures_only);
+        if cache.parked_len() > parked {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Writes the counts the server lacks: all of them (`force`, for shutdown) or those whose
+    /// flush interval has passed plus the parked ones (a sweep, which first evicts idle series).
+    async fn write_all(&self, force: bool) -> Result<(), PublishError> {
+        let targets: Vec<(Arc<Series>, bool)> = {
+            let mut cache = self.cache();
+            if !force {
+                cache.evict_idle(self.config.clock.now(), self.config.flush_interval);
+            }
+            let live = cache.dirty().into_iter().map(|series| (series, false));
+            let parked = cache.parked().into_iter().map(|series| (series, true));
+            live.chain(parked).collect()
+        };
+        let mut writes = futures::stream::iter(targets)
+            .map(|(series, parked)| self.write_series(series, parked, force))
+            .buffer_unordered(WRITE_CONCURRENCY);
+        let mut first_error = None;
+        while let Some(result) = writes.next().await {
+            match result {
+                // The server is hung: stop here rather than wait a timeout per series. Dropping
+                // the other writes mid-request is safe (see `write`).
+                Err(timeout @ PublishError::Timeout { .. }) => return Err(timeout),
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+                Ok(()) => {}
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Writes one series if due (or if `force`d, or if `parked`: an evicted series is written
+    /// at once), then retires it if it was parked and is now fully written.
+    async fn write_series(
+        &self,
+        series: Arc<Series>,
+        parked: bool,
+        force: bool,
+    ) -> Result<(), PublishError> {
+        let attempt = async {
+            let mut state = series.state.lock().await;
+            if series.is_retired() {
+                return None;
+            }
+            let now = self.config.clock.now();
+            let due = if force || parked {
+                state.needs_write()
+            } else {
+                state.write_due(now, self.config.flush_interval)
+            };
+            let result = if due {
+                Some(self.write(&series, &mut state).await)
+            } else {
+                None
+            };
+            series.set_dirty(state.needs_write());
+            if parked && !state.needs_write() && self.cache().unpark(&series) {
+                series.retire();
+            }
+            result
+        };
+        let result = match tokio::time::timeout(self.config.timeout, attempt).await {
+            Ok(None) => return Ok(()),
+            Ok(Some(result)) => result.map_err(PublishError::Api),
+            Err(_elapsed) => Err(PublishError::Timeout {
+                after: self.config.timeout,
+            }),
+        };
+        self.observe(series.key.type_, &result);
+        result.map(drop)
+    }
+
+    /// Starts the background sweep on the first publish (a recorder may be built outside a
+    /// runtime). The sweep holds the recorder weakly and ends when the last clone is dropped.
+    fn start_sweeper(self: &Arc<Self>) {
+        if self.sweeper_started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            self.sweeper_started.store(false, Ordering::Release);
+            return;
+        };
+        let period = sweep_period(self.config.flush_interval);
+        runtime.spawn(sweep(Arc::downgrade(self), self.wake.clone(), period));
+    }
+}
+
+async fn sweep(recorder: Weak<Inner>, wake: Arc<Notify>, period: Duration) {
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(period) => {}
+            () = wake.notified() => {}
+        }
+        let Some(inner) = recorder.upgrade() else {
+            return;
+        };
+        // Failures are reported to the observers and retried by the next sweep.
+        let _ = inner.write_all(false).await;
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.wake.notify_one();
+        let cache = self.cache();
+        let unwritten = cache.parked_len() + cache.dirty().len();
+        if unwritten > 0 {
+            tracing::warn!(
+                controller = %self.controller,
+                series = unwritten,
+                "event recorder dropped with counts not written; call EventRecorder::flush() on shutdown"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_period_is_a_quarter_interval_within_bounds() {
+        assert_eq!(
+            sweep_period(Duration::from_secs(60)),
+            Duration::from_secs(15)
+        );
+        assert_eq!(
+            sweep_period(Duration::from_secs(20)),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            sweep_period(Duration::from_secs(600)),
+            Duration::from_secs(15)
+        );
+        assert_eq!(sweep_period(Duration::ZERO), Duration::from_millis(100));
+    }
+}

@@ -1,0 +1,346 @@
+//! Leader election on a `coordination.k8s.io/v1` Lease, with client-go's semantics, so that of
+//! several replicas of a controller only one reconciles at a time.
+//!
+//! - A candidate acquires the lease when it is unheld, or when the holder has not renewed it for
+//!   `lease_duration` — measured, as in client-go, on the candidate's own clock from the moment
+//!   it *observed* the record last change, never by comparing its clock with the holder's
+//!   `renewTime` (clocks of different nodes disagree).
+//! - The leader renews every `retry_period`; if it cannot renew for `renew_deadline`, it stops
+//!   leading (its in-flight passes are abandoned) and goes back to candidacy.
+//! - On shutdown the leader releases the lease (empty holder), so a successor need not wait for
+//!   it to expire.
+//!
+//! Every write is an update carrying the lease's resourceVersion: two candidates racing for an
+//! expired lease cannot both win.
+
+use std::future::Future;
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use kube::api::{Api, ObjectMeta, PostParams};
+use tokio::time::Instant;
+
+use crate::clock::{SharedClock, SystemClock};
+
+/// client-go's default lease duration.
+pub const DEFAULT_LEASE_DURATION: Duration = Duration::from_secs(15);
+/// client-go's default renew deadline.
+pub const DEFAULT_RENEW_DEADLINE: Duration = Duration::from_secs(10);
+/// client-go's default retry period.
+pub const DEFAULT_RETRY_PERIOD: Duration = Duration::from_secs(2);
+
+/// Why leader election could not proceed.
+#[derive(Debug, thiserror::Error)]
+pub enum LeaderError {
+    /// The timings break client-go's rules: `lease_duration > renew_deadline > retry_period > 0`.
+    #[error(
+        "invalid leader election timings: need lease duration ({lease_duration:?}) > renew deadline ({renew_deadline:?}) > retry period ({retry_period:?}) > 0"
+    )]
+    InvalidTimings {
+        /// The lease duration.
+        lease_duration: Duration,
+        /// The renew deadline.
+        renew_deadline: Duration,
+        /// The retry period.
+        retry_period: Duration,
+    },
+    /// The identity is empty.
+    #[error("leader election needs a non-empty identity (usually the pod name)")]
+    EmptyIdentity,
+}
+
+/// A lease to hold while reconciling.
+///
+/// ```no_run
+/// # async fn run(client: kube::Client) {
+/// use kubeward::leader::LeaderElection;
+/// let election = LeaderElection::new(client, "demo", "rollouts-controller", "pod-a");
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct LeaderElection {
+    api: Api<Lease>,
+    name: String,
+    identity: String,
+    lease_duration: Duration,
+    renew_deadline: Duration,
+    retry_period: Duration,
+    clock: SharedClock,
+}
+
+impl std::fmt::Debug for LeaderElection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaderElection")
+            .field("name", &self.name)
+            .field("identity", &self.identity)
+            .field("lease_duration", &self.lease_duration)
+            .field("renew_deadline", &self.renew_deadline)
+            .field("retry_period", &self.retry_period)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a candidate last saw of the lease.
+struct Observed {
+    lease: Option<Lease>,
+    /// When (on this candidate's clock) the holder or renew time last changed.
+    changed_at: Instant,
+}
+
+impl LeaderElection {
+    /// An election for the lease `namespace/name`, as candidate `identity` (usually the pod
+    /// name), with client-go's default timings.
+    pub fn new(
+        client: kube::Client,
+        namespace: &str,
+        name: impl Into<String>,
+        identity: impl Into<String>,
+    ) -> Self {
+        Self {
+            api: Api::namespaced(client, namespace),
+            name: name.into(),
+            identity: identity.into(),
+            lease_duration: DEFAULT_LEASE_DURATION,
+            renew_deadline: DEFAULT_RENEW_DEADLINE,
+            retry_period: DEFAULT_RETRY_PERIOD,
+            clock: std::sync::Arc::new(SystemClock),
+        }
+    }
+
+    /// Sets the lease duration, renew deadline and retry period.
+    #[must_use]
+    pub fn with_timings(
+        mut self,
+        lease_duration: Duration,
+        renew_deadline: Duration,
+        retry_period: Duration,
+    ) -> Self {
+        self.lease_duration = lease_duration;
+        self.renew_deadline = renew_deadline;
+        self.retry_period = retry_period;
+        self
+    }
+
+    /// Stamps acquire and renew times with `clock`.
+    #[must_use]
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The candidate's identity.
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    fn validate(&self) -> Result<(), LeaderError> {
+        if self.identity.is_empty() {
+            return Err(LeaderError::EmptyIdentity);
+        }
+        if !(self.lease_duration > self.renew_deadline
+            && self.renew_deadline > self.retry_period
+            && self.retry_period > Duration::ZERO)
+        {
+            return Err(LeaderError::InvalidTimings {
+                lease_duration: self.lease_duration,
+                renew_deadline: self.renew_deadline,
+                retry_period: self.retry_period,
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs `lead` each time this candidate becomes leader, until `shutdown` completes. `lead`
+    /// gets a future that completes on shutdown (for a graceful stop); if leadership is lost
+    /// first, the future `lead` returned is dropped at once, abandoning its work.
+    ///
+    /// # Errors
+    /// [`LeaderError`] when the configuration is invalid.
+    pub async fn run_while_leader<F, Fut>(
+        &self,
+        shutdown: impl Future<Output = ()> + Send,
+        mut lead: F,
+    ) -> Result<(), LeaderError>
+    where
+        F: FnMut(futures::future::Shared<futures::future::BoxFuture<'static, ()>>) -> Fut,
+        Fut: Future<Output = ()>,
+    {
+        use futures::FutureExt;
+        self.validate()?;
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let stopped: futures::future::Shared<futures::future::BoxFuture<'static, ()>> =
+            async move {
+                let mut stop_rx = stop_rx;
+                let _ = stop_rx.wait_for(|stopped| *stopped).await;
+            }
+            .boxed()
+            .shared();
+        let mut shutdown = std::pin::pin!(shutdown.fuse());
+        loop {
+            let mut observed = Observed {
+                lease: None,
+                changed_at: Instant::now(),
+            };
+            tokio::select! {
+                () = self.acquire(&mut observed) => {}
+                () = &mut shutdown => return Ok(()),
+            }
+            tracing::info!(lease = %self.name, identity = %self.identity, "became leader");
+            let stop_tx = &stop_tx;
+            let leading = async {
+                tokio::select! {
+                    () = lead(stopped.clone()) => {}
+                    () = async { (&mut shutdown).await; stop_tx.send_replace(true); futures::future::pending::<()>().await } => {}
+                }
+            };
+            tokio::select! {
+                () = leading => {
+                    self.release(&mut observed).await;
+                    return Ok(());
+                }
+                () = self.hold(&mut observed) => {
+                    tracing::warn!(lease = %self.name, identity = %self.identity, "lost leadership; abandoning in-flight passes");
+                }
+            }
+            if *stop_tx.borrow() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Tries every retry period until this candidate holds the lease.
+    async fn acquire(&self, observed: &mut Observed) {
+        loop {
+            match self.try_acquire_or_renew(observed).await {
+                Ok(true) => return,
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::debug!(%error, lease = %self.name, "could not acquire lease")
+                }
+            }
+            tokio::time::sleep(self.retry_period).await;
+        }
+    }
+
+    /// Renews every retry period; returns when renewal has failed for the renew deadline.
+    async fn hold(&self, observed: &mut Observed) {
+        let mut last_renewed = Instant::now();
+        loop {
+            tokio::time::sleep(self.retry_period).await;
+            match self.try_acquire_or_renew(observed).await {
+                Ok(true) => last_renewed = Instant::now(),
+                Ok(false) => return, // someone else holds it now
+                Err(error) => tracing::debug!(%error, lease = %self.name, "could not renew lease"),
+            }
+            if last_renewed.elapsed() >= self.renew_deadline {
+                return;
+            }
+        }
+    }
+
+    /// client-go's `tryAcquireOrRenew`: whether this candidate holds the lease afterwards.
+    async fn try_acquire_or_renew(&self, observed: &mut Observed) -> Result<bool, kube::Error> {
+        let now = MicroTime(self.clock.now());
+        let current = match self.api.get_opt(&self.name).await? {
+            Some(lease) => lease,
+            None => {
+                let lease = Lease {
+                    metadata: ObjectMeta {
+                        name: Some(self.name.clone()),
+                        ..ObjectMeta::default()
+                    },
+                    spec: Some(self.spec(now.clone(), now, 0)),
+                };
+                return match self.api.create(&PostParams::default(), &lease).await {
+                    Ok(created) => {
+                        self.observe(observed, created);
+                        Ok(true)
+                    }
+                    Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+                    Err(error) => Err(error),
+                };
+            }
+        };
+        self.observe(observed, current.clone());
+        let spec = current.spec.clone().unwrap_or_default();
+        let holder = spec.holder_identity.as_deref().unwrap_or_default();
+        let held_by_me = holder == self.identity;
+        let expired = observed.changed_at.elapsed() >= self.lease_duration;
+        if !holder.is_empty() && !held_by_me && !expired {
+            return Ok(false);
+        }
+        let (acquire_time, transitions) = if held_by_me {
+            (
+                spec.acquire_time.clone().unwrap_or_else(|| now.clone()),
+                spec.lease_transitions.unwrap_or(0),
+            )
+        } else {
+            (now.clone(), spec.lease_transitions.unwrap_or(0) + 1)
+        };
+        let mut lease = current;
+        lease.spec = Some(self.spec(acquire_time, now, transitions));
+        match self
+            .api
+            .replace(&self.name, &PostParams::default(), &lease)
+            .await
+        {
+            Ok(updated) => {
+                self.observe(observed, updated);
+                Ok(true)
+            }
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Gives the lease up (empty holder) so a successor need not wait for it to expire.
+    async fn release(&self, observed: &mut Observed) {
+        let Some(mut lease) = observed.lease.clone() else {
+            return;
+        };
+        let Some(spec) = lease.spec.as_mut() else {
+            return;
+        };
+        if spec.holder_identity.as_deref() != Some(self.identity.as_str()) {
+            return;
+        }
+        spec.holder_identity = None;
+        spec.lease_duration_seconds = Some(1);
+        spec.renew_time = Some(MicroTime(self.clock.now()));
+        if let Err(error) = self
+            .api
+            .replace(&self.name, &PostParams::default(), &lease)
+            .await
+        {
+            tracing::debug!(%error, lease = %self.name, "could not release lease");
+        }
+    }
+
+    fn spec(&self, acquire_time: MicroTime, renew_time: MicroTime, transitions: i32) -> LeaseSpec {
+        LeaseSpec {
+            holder_identity: Some(self.identity.clone()),
+            lease_duration_seconds: Some(
+                i32::try_from(self.lease_duration.as_secs().max(1)).unwrap_or(i32::MAX),
+            ),
+            acquire_time: Some(acquire_time),
+            renew_time: Some(renew_time),
+            lease_transitions: Some(transitions),
+            ..LeaseSpec::default()
+        }
+    }
+
+    /// Records what the candidate sees; the expiry clock restarts whenever holder or renew time
+    /// changed.
+    fn observe(&self, observed: &mut Observed, lease: Lease) {
+        let key = |l: &Lease| {
+            l.spec
+                .as_ref()
+                .map(|s| (s.holder_identity.clone(), s.renew_time.clone()))
+        };
+        if observed.lease.as_ref().map(key) != Some(key(&lease)) {
+            observed.changed_at = Instant::now();
+        }
+        observed.lease = Some(lease);
+    }
+}

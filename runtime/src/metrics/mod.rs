@@ -1,0 +1,481 @@
+//! Prometheus metrics of reconcile passes, steps and event publishes (feature `prometheus`).
+//!
+//! [`Metrics`] is a [`ReconcileObserver`] that is also a [`prometheus::core::Collector`], so it
+//! works with a plain [`prometheus::Registry`] or any registry that takes collectors:
+//!
+//! | metric | type | labels |
+//! |---|---|---|
+//! | `kubeward_reconcile_passes_total` | counter | controller, phase, outcome |
+//! | `kubeward_reconcile_pass_duration_seconds` | histogram | controller, phase, outcome |
+//! | `kubeward_reconcile_step_duration_seconds` | histogram | controller, step, outcome |
+//! | `kubeward_event_publishes_total` | counter | controller, type, result |
+//!
+//! When a controller registers, every label combination it can produce is initialised to zero,
+//! so `rate()` and absence-based alerts work from the first scrape.
+//!
+//! [`ObjectMetrics`] adds per-object state (generation, conditions, suspended) read from the
+//! controller's cache at scrape time: enough to alert on "rollout started", "rollout completed"
+//! and "rollout stuck" without kube-state-metrics.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use kubeward::metrics::Metrics;
+//! use kubeward::observe::{ControllerInfo, ReconcileObserver, StepName};
+//!
+//! let metrics = Metrics::builder().build()?;
+//! let registry = prometheus::Registry::new();
+//! // Clones share their samples: register one, hand another to the controller as its observer.
+//! registry.register(Box::new(metrics.clone()))?;
+//! let observer: Arc<dyn ReconcileObserver> = Arc::new(metrics.clone());
+//! metrics.controller_registered(&ControllerInfo {
+//!     name: "demo.kubeward.dev/rollouts".into(),
+//!     steps: vec![StepName::from_static("render")],
+//! });
+//! let text = prometheus::TextEncoder::new().encode_to_string(&registry.gather())?;
+//! assert!(text.contains(
+//!     r#"kubeward_reconcile_passes_total{controller="demo.kubeward.dev/rollouts",outcome="completed",phase="apply"} 0"#
+//! ));
+//! # Ok::<(), prometheus::Error>(())
+//! ```
+
+mod objects;
+
+pub use objects::{ObjectMetrics, ObjectState};
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::MetricFamily;
+use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts};
+
+use crate::observe::{
+    ControllerInfo, Outcome, PassRecord, Phase, PublishRecord, PublishResult, ReconcileObserver,
+    StepRecord,
+};
+
+/// Default histogram buckets, in seconds: from 10 ms to 30 s.
+pub const DEFAULT_BUCKETS: [f64; 6] = [0.01, 0.05, 0.25, 1.0, 5.0, 30.0];
+
+/// Default metric-name prefix.
+pub const DEFAULT_PREFIX: &str = "kubeward";
+
+const EVENT_TYPES: [&str; 2] = ["Normal", "Warning"];
+
+/// Builds [`Metrics`] with a custom prefix or buckets.
+#[derive(Debug, Clone)]
+pub struct MetricsBuilder {
+    prefix: String,
+    buckets: Vec<f64>,
+}
+
+impl MetricsBuilder {
+    /// Uses `prefix` instead of `kubeward` before every metric name (`<prefix>_reconcile_...`).
+    #[must_use]
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// Uses `buckets` (seconds, increasing) for both duration histograms.
+    #[must_use]
+    pub fn buckets(mut self, buckets: impl Into<Vec<f64>>) -> Self {
+        self.buckets = buckets.into();
+        self
+    }
+
+    /// The metrics.
+    ///
+    /// # Errors
+    /// When the prefix is not a valid metric-name prefix or the buckets are not increasing.
+    pub fn build(self) -> Result<Metrics, prometheus::Error> {
+        // prometheus checks buckets only when a label combination is first used, by panicking:
+        // check them here, where a bad value can still be reported.
+        if self.buckets.is_empty()
+            || self.buckets.windows(2).any(|w| w[0] >= w[1])
+            || self.buckets.iter().any(|b| !b.is_finite())
+        {
+            return Err(prometheus::Error::Msg(format!(
+                "histogram buckets must be finite and strictly increasing, got {:?}",
+                self.buckets
+            )));
+        }
+        let name = |suffix: &str| format!("{}_{suffix}", self.prefix);
+        let histogram = |suffix: &str, help: &str, labels: &[&str]| {
+            HistogramVec::new(
+                HistogramOpts::new(name(suffix), help).buckets(self.buckets.clone()),
+                labels,
+            )
+        };
+        Ok(Metrics {
+            passes: IntCounterVec::new(
+                Opts::new(
+                    name("reconcile_passes_total"),
+                    "Reconcile passes by phase and outcome.",
+                ),
+                &["controller", "phase", "outcome"],
+            )?,
+            pass_duration: histogram(
+                "reconcile_pass_duration_seconds",
+                "Duration of reconcile passes by phase and outcome.",
+                &["controller", "phase", "outcome"],
+            )?,
+            step_duration: histogram(
+                "reconcile_step_duration_seconds",
+                "Duration of reconcile steps by step and outcome.",
+                &["controller", "step", "outcome"],
+            )?,
+            publishes: IntCounterVec::new(
+                Opts::new(
+                    name("event_publishes_total"),
+                    "Kubernetes event publishes by type and result.",
+                ),
+                &["controller", "type", "result"],
+            )?,
+        })
+    }
+}
+
+/// Prometheus metrics of reconcile passes, steps and event publishes; see the
+/// [module documentation](self). Clones share their samples.
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    passes: IntCounterVec,
+    pass_duration: HistogramVec,
+    step_duration: HistogramVec,
+    publishes: IntCounterVec,
+}
+
+impl Metrics {
+    /// A builder with the default prefix (`kubeward`) and [`DEFAULT_BUCKETS`].
+    pub fn builder() -> MetricsBuilder {
+        MetricsBuilder {
+            prefix: DEFAULT_PREFIX.to_owned(),
+            buckets: DEFAULT_BUCKETS.to_vec(),
+        }
+    }
+}
+
+impl ReconcileObserver for Metrics {
+    fn controller_registered(&self, controller: &ControllerInfo) {
+        let name = &*controller.name;
+        for phase in Phase::ALL {
+            for outcome in Outcome::ALL {
+                let labels = [name, phase.as_str(), outcome.as_str()];
+                self.passes.with_label_values(&labels);
+                self.pass_duration.with_label_values(&labels);
+            }
+        }
+        for step in &controller.steps {
+            for outcome in Outcome::STEP {
+                self.step_duration
+                    .with_label_values(&[name, step.as_str(), outcome.as_str()]);
+            }
+        }
+        for event_type in EVENT_TYPES {
+            for result in PublishResult::ALL {
+                self.publishes
+                    .with_label_values(&[name, event_type, result.as_str()]);
+            }
+        }
+    }
+
+    fn pass_finished(&self, record: &PassRecord) {
+        let labels = [
+            &*record.controller,
+            record.phase.as_str(),
+            record.outcome.as_str(),
+        ];
+        self.passes.with_label_values(&labels).inc();
+        self.pass_duration
+            .with_label_values(&labels)
+            .observe(record.duration.as_secs_f64());
+    }
+
+    fn step_finished(&self, record: &StepRecord) {
+        self.step_duration
+            .with_label_values(&[
+                &*record.controller,
+                record.step.as_str(),
+                record.outcome.as_str(),
+            ])
+            .observe(record.duration.as_secs_f64());
+    }
+
+    fn event_published(&self, record: &PublishRecord) {
+        let event_type = match record.event_type {
+            kube::runtime::events::EventType::Normal => EVENT_TYPES[0],
+            kube::runtime::events::EventType::Warning => EVENT_TYPES[1],
+        };
+        self.publishes
+            .with_label_values(&[&*record.controller, event_type, record.result.as_str()])
+            .inc();
+    }
+}
+
+impl Collector for Metrics {
+    fn desc(&self) -> Vec<&Desc> {
+        [
+            self.passes.desc(),
+            self.pass_duration.desc(),
+            self.step_duration.desc(),
+            self.publishes.desc(),
+        ]
+        .concat()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        [
+            self.passes.collect(),
+            self.pass_duration.collect(),
+            self.step_duration.collect(),
+            self.publishes.collect(),
+        ]
+        .concat()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use kube::runtime::events::EventType;
+
+    use super::*;
+    use crate::observe::{ObjectRef, StepName};
+
+    const CONTROLLER: &str = "demo.kubeward.dev/rollouts";
+
+    fn object() -> Arc<ObjectRef> {
+        Arc::new(ObjectRef {
+            api_version: "demo.kubeward.dev/v1".into(),
+            kind: "Rollout".into(),
+            namespace: Some("demo".into()),
+            name: "web".into(),
+            uid: None,
+        })
+    }
+
+    fn pass(phase: Phase, outcome: Outcome, millis: u64) -> PassRecord {
+        PassRecord {
+            controller: CONTROLLER.into(),
+            object: object(),
+            phase,
+            outcome,
+            duration: Duration::from_millis(millis),
+        }
+    }
+
+    fn registry_with(metrics: Metrics) -> (Arc<Metrics>, prometheus::Registry) {
+        let registry = prometheus::Registry::new();
+        registry.register(Box::new(metrics.clone())).unwrap();
+        (Arc::new(metrics), registry)
+    }
+
+    fn exposition(registry: &prometheus::Registry) -> String {
+        prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .unwrap()
+    }
+
+    fn sample<'a>(text: &'a str, series: &str) -> &'a str {
+        text.lines()
+            .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+            .unwrap_or_else(|| panic!("no sample {series} in:\n{text}"))
+    }
+
+    #[test]
+    fn passes_are_counted_and_timed_by_controller_phase_and_outcome() {
+        let (metrics, registry) = registry_with(Metrics::builder().build().unwrap());
+        metrics.pass_finished(&pass(Phase::Apply, Outcome::Completed, 30));
+        metrics.pass_finished(&pass(Phase::Apply, Outcome::Completed, 2_000));
+        metrics.pass_finished(&pass(Phase::Cleanup, Outcome::Failed, 5));
+        let text = exposition(&registry);
+        let labels = r#"controller="demo.kubeward.dev/rollouts",outcome="completed",phase="apply""#;
+        assert_eq!(
+            sample(
+                &text,
+                &format!("kubeward_reconcile_passes_total{{{labels}}}")
+            ),
+            "2"
+        );
+        assert_eq!(
+            sample(
+                &text,
+                &format!("kubeward_reconcile_pass_duration_seconds_count{{{labels}}}")
+            ),
+            "2"
+        );
+        assert_eq!(
+            sample(
+                &text,
+                &format!("kubeward_reconcile_pass_duration_seconds_sum{{{labels}}}")
+            ),
+            "2.03"
+        );
+        // 30 ms falls in the 0.05 bucket; 2 s in the 5 s bucket.
+        let bucket = |le: &str| {
+            format!(
+                r#"kubeward_reconcile_pass_duration_seconds_bucket{{controller="demo.kubeward.dev/rollouts",outcome="completed",phase="apply",le="{le}"}}"#
+            )
+        };
+        assert_eq!(sample(&text, &bucket("0.01")), "0");
+        assert_eq!(sample(&text, &bucket("0.05")), "1");
+        assert_eq!(sample(&text, &bucket("1")), "1");
+        assert_eq!(sample(&text, &bucket("5")), "2");
+        assert_eq!(sample(&text, &bucket("+Inf")), "2");
+        assert_eq!(
+            sample(
+                &text,
+                r#"kubeward_reconcile_passes_total{controller="demo.kubeward.dev/rollouts",outcome="failed",phase="cleanup"}"#
+            ),
+            "1"
+        );
+    }
+
+    #[test]
+    fn steps_are_timed_by_controller_step_and_outcome() {
+        let (metrics, registry) = registry_with(Metrics::builder().build().unwrap());
+        metrics.step_finished(&StepRecord {
+            controller: CONTROLLER.into(),
+            object: object(),
+            phase: Phase::Apply,
+            step: StepName::from_static("deploy"),
+            outcome: Outcome::Failed,
+            duration: Duration::from_millis(300),
+        });
+        let text = exposition(&registry);
+        assert_eq!(
+            sample(
+                &text,
+                r#"kubeward_reconcile_step_duration_seconds_bucket{controller="demo.kubeward.dev/rollouts",outcome="failed",step="deploy",le="0.25"}"#
+            ),
+            "0"
+        );
+        assert_eq!(
+            sample(
+                &text,
+                r#"kubeward_reconcile_step_duration_seconds_bucket{controller="demo.kubeward.dev/rollouts",outcome="failed",step="deploy",le="1"}"#
+            ),
+            "1"
+        );
+    }
+
+    #[test]
+    fn event_publishes_are_counted_by_type_and_result() {
+        let (metrics, registry) = registry_with(Metrics::builder().build().unwrap());
+        for result in [
+            PublishResult::Created,
+            PublishResult::Aggregated,
+            PublishResult::Aggregated,
+        ] {
+            metrics.event_published(&PublishRecord {
+                controller: CONTROLLER.into(),
+                event_type: EventType::Warning,
+                result,
+            });
+        }
+        let text = exposition(&registry);
+        assert_eq!(
+            sample(
+                &text,
+                r#"kubeward_event_publishes_total{controller="demo.kubeward.dev/rollouts",result="aggregated",type="Warning"}"#
+            ),
+            "2"
+        );
+    }
+
+    #[test]
+    fn registered_controller_label_combinations_start_at_zero() {
+        let (metrics, registry) = registry_with(Metrics::builder().build().unwrap());
+        metrics.controller_registered(&ControllerInfo {
+            name: CONTROLLER.into(),
+            steps: vec![
+                StepName::from_static("render"),
+                StepName::from_static("deploy"),
+            ],
+        });
+        let text = exposition(&registry);
+        let count = |prefix: &str| text.lines().filter(|l| l.starts_with(prefix)).count();
+        assert_eq!(
+            count("kubeward_reconcile_passes_total{"),
+            Phase::ALL.len() * Outcome::ALL.len()
+        );
+        assert_eq!(count("kubeward_reconcile_pass_duration_seconds_count{"), 20);
+        assert_eq!(
+            count("kubeward_reconcile_step_duration_seconds_count{"),
+            2 * Outcome::STEP.len()
+        );
+        assert_eq!(
+            count("kubeward_event_publishes_total{"),
+            2 * PublishResult::ALL.len()
+        );
+        assert!(
+            text.lines()
+                .filter(|l| l.starts_with("kubeward_reconcile_passes_total{"))
+                .all(|l| l.ends_with(" 0"))
+        );
+        assert_eq!(
+            sample(
+                &text,
+                r#"kubeward_reconcile_step_duration_seconds_count{controller="demo.kubeward.dev/rollouts",outcome="abandoned",step="render"}"#
+            ),
+            "0"
+        );
+    }
+
+    #[test]
+    fn prefix_and_buckets_are_overridable() {
+        let metrics = Metrics::builder()
+            .prefix("mz_orchestratord")
+            .buckets([0.5, 2.0])
+            .build()
+            .unwrap();
+        let (metrics, registry) = registry_with(metrics);
+        metrics.pass_finished(&pass(Phase::Init, Outcome::Completed, 1_000));
+        let text = exposition(&registry);
+        let bucket = |le: &str| {
+            format!(
+                r#"mz_orchestratord_reconcile_pass_duration_seconds_bucket{{controller="demo.kubeward.dev/rollouts",outcome="completed",phase="init",le="{le}"}}"#
+            )
+        };
+        assert_eq!(sample(&text, &bucket("0.5")), "0");
+        assert_eq!(sample(&text, &bucket("2")), "1");
+        assert!(!text.contains("le=\"0.01\""));
+        assert!(!text.contains("kubeward_reconcile"));
+    }
+
+    #[test]
+    fn invalid_prefix_is_an_error() {
+        assert!(Metrics::builder().prefix("my-operator").build().is_err());
+        assert!(Metrics::builder().buckets([2.0, 1.0]).build().is_err());
+    }
+
+    #[tokio::test]
+    async fn passes_driven_through_the_observer_api_reach_the_registry() {
+        use crate::observe::{Observers, PassGuard, step};
+        let (metrics, registry) = registry_with(Metrics::builder().build().unwrap());
+        let guard = PassGuard::start(
+            CONTROLLER.into(),
+            object(),
+            Phase::Apply,
+            Observers::new(vec![metrics.clone()]),
+        );
+        guard
+            .run(step(StepName::from_static("render"), async {}))
+            .await;
+        drop(guard); // abandoned
+        let text = exposition(&registry);
+        assert_eq!(
+            sample(
+                &text,
+                r#"kubeward_reconcile_passes_total{controller="demo.kubeward.dev/rollouts",outcome="abandoned",phase="apply"}"#
+            ),
+            "1"
+        );
+        assert_eq!(
+            sample(
+                &text,
+                r#"kubeward_reconcile_step_duration_seconds_count{controller="demo.kubeward.dev/rollouts",outcome="completed",step="render"}"#
+            ),
+            "1"
+        );
+    }
+}

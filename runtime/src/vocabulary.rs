@@ -1,0 +1,274 @@
+//! Condition vocabularies: a condition type's reasons, the status and event type each implies, and
+//! the transitions allowed between them.
+//!
+//! A vocabulary is declared once — usually with `#[kubeward::condition]`, which also checks it at
+//! compile time and generates a typestate API over it — and read by the runtime as plain data:
+//! the controller takes the event type of a transition from the reason it enters.
+//!
+//! The default event type of a reason follows its status (`False` → Warning, `True` and `Unknown`
+//! → Normal); a reason may override it both ways: an approval gate is `False` but Normal, an
+//! abnormal-true condition such as `Stalled` is `True` but Warning.
+//!
+//! ```
+//! use kube::runtime::events::EventType;
+//! use kubeward::conditions::ConditionStatus::*;
+//! use kubeward::vocabulary::{Reason, Vocabulary};
+//!
+//! static UP_TO_DATE: Vocabulary = Vocabulary {
+//!     type_: "UpToDate",
+//!     reasons: &[
+//!         Reason::new("Applying", Unknown).initial().to(&["WaitingForApproval", "Applied"]),
+//!         Reason::new("WaitingForApproval", False).event(EventType::Normal).to(&["Applying"]),
+//!         Reason::new("Applied", True).to(&["Applying"]),
+//!     ],
+//! };
+//! assert_eq!(UP_TO_DATE.event_type("WaitingForApproval"), EventType::Normal);
+//! assert!(UP_TO_DATE.allows(Some("Applied"), "Applying"));
+//! assert!(!UP_TO_DATE.allows(Some("Applied"), "WaitingForApproval"));
+//! assert!(UP_TO_DATE.allows(None, "Applying"));
+//! ```
+
+use std::fmt::Write as _;
+
+use kube::runtime::events::EventType;
+
+use crate::conditions::ConditionStatus;
+
+/// The reasons of one condition type and the transitions between them.
+#[derive(Debug)]
+pub struct Vocabulary {
+    /// The condition type, such as `UpToDate`.
+    pub type_: &'static str,
+    /// Every reason the condition may have.
+    pub reasons: &'static [Reason],
+}
+
+/// One reason of a [`Vocabulary`].
+#[derive(Debug, Clone, Copy)]
+pub struct Reason {
+    /// The reason string, such as `WaitingForApproval`.
+    pub name: &'static str,
+    /// The condition status this reason implies.
+    pub status: ConditionStatus,
+    /// The type of the event published when the condition transitions into this reason.
+    pub event_type: EventType,
+    /// Whether a condition may start in this reason (when it is absent from the status).
+    pub initial: bool,
+    /// The reasons the condition may go to from this one.
+    pub targets: &'static [&'static str],
+}
+
+impl Reason {
+    /// A reason implying `status`, with the default event type for it, not initial, without
+    /// targets.
+    pub const fn new(name: &'static str, status: ConditionStatus) -> Self {
+        Self {
+            name,
+            status,
+            event_type: default_event_type(status),
+            initial: false,
+            targets: &[],
+        }
+    }
+
+    /// Overrides the event type.
+    #[must_use]
+    pub const fn event(mut self, event_type: EventType) -> Self {
+        self.event_type = event_type;
+        self
+    }
+
+    /// Marks the reason as one a condition may start in.
+    #[must_use]
+    pub const fn initial(mut self) -> Self {
+        self.initial = true;
+        self
+    }
+
+    /// Sets the reasons the condition may go to from this one.
+    #[must_use]
+    pub const fn to(mut self, targets: &'static [&'static str]) -> Self {
+        self.targets = targets;
+        self
+    }
+}
+
+/// The event type a condition status implies unless its reason overrides it: `False` → Warning,
+/// `True` and `Unknown` → Normal.
+pub const fn default_event_type(status: ConditionStatus) -> EventType {
+    match status {
+        ConditionStatus::False => EventType::Warning,
+        ConditionStatus::True | ConditionStatus::Unknown => EventType::Normal,
+    }
+}
+
+impl Vocabulary {
+    /// The reason named `name`, if declared.
+    pub fn reason(&self, name: &str) -> Option<&Reason> {
+        self.reasons.iter().find(|r| r.name == name)
+    }
+
+    /// The event type of a transition into `reason`: the declared one, or the default for
+    /// `status` when the reason is not declared.
+    pub fn event_type_or(&self, reason: &str, status: ConditionStatus) -> EventType {
+        self.reason(reason)
+            .map_or_else(|| default_event_type(status), |r| r.event_type)
+    }
+
+    /// The event type of a transition into the declared `reason` (Normal if undeclared).
+    pub fn event_type(&self, reason: &str) -> EventType {
+        self.reason(reason)
+            .map_or(EventType::Normal, |r| r.event_type)
+    }
+
+    /// Whether the condition may go from `from` (`None`: absent) to `to`. Staying in the same
+    /// reason is always allowed (a new message is not a transition). A stored reason outside the
+    /// vocabulary (written by an older controller version) may go to any start state.
+    pub fn allows(&self, from: Option<&str>, to: &str) -> bool {
+        match from.and_then(|from| self.reason(from)) {
+            Some(from) => from.name == to || from.targets.contains(&to),
+            None => self.reason(to).is_some_and(|r| r.initial),
+        }
+    }
+
+    /// A Mermaid state diagram of the vocabulary, for docs and READMEs: start states hang off
+    /// `[*]`, each reason is labelled with its status, and reasons whose event is a Warning are
+    /// styled as such.
+    ///
+    /// ```
+    /// # use kubeward::conditions::ConditionStatus::*;
+    /// # use kubeward::vocabulary::{Reason, Vocabulary};
+    /// static READY: Vocabulary = Vocabulary {
+    ///     type_: "Ready",
+    ///     reasons: &[
+    ///         Reason::new("Starting", Unknown).initial().to(&["Running"]),
+    ///         Reason::new("Running", True).to(&["Crashed"]),
+    ///         Reason::new("Crashed", False).to(&["Starting"]),
+    ///     ],
+    /// };
+    /// assert_eq!(READY.mermaid(), "\
+    /// stateDiagram-v2
+    ///     %% condition Ready
+    ///     Starting: Starting (Unknown)
+    ///     Running: Running (True)
+    ///     Crashed: Crashed (False, Warning)
+    ///     [*] --> Starting
+    ///     Starting --> Running
+    ///     Running --> Crashed
+    ///     Crashed --> Starting
+    ///     classDef warning fill:#fdd,stroke:#c00
+    ///     class Crashed warning
+    /// ");
+    /// ```
+    pub fn mermaid(&self) -> String {
+        let mut out = String::from("stateDiagram-v2\n");
+        let _ = writeln!(out, "    %% condition {}", self.type_);
+        for reason in self.reasons {
+            let warning = if reason.event_type == EventType::Warning {
+                ", Warning"
+            } else {
+                ""
+            };
+            let normal_false = if reason.event_type == EventType::Normal
+                && reason.status == ConditionStatus::False
+            {
+                ", Normal"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "    {0}: {0} ({1}{warning}{normal_false})",
+                reason.name, reason.status
+            );
+        }
+        for reason in self.reasons.iter().filter(|r| r.initial) {
+            let _ = writeln!(out, "    [*] --> {}", reason.name);
+        }
+        for reason in self.reasons {
+            for target in reason.targets {
+                let _ = writeln!(out, "    {} --> {target}", reason.name);
+            }
+        }
+        let warnings: Vec<&str> = self
+            .reasons
+            .iter()
+            .filter(|r| r.event_type == EventType::Warning)
+            .map(|r| r.name)
+            .collect();
+        if !warnings.is_empty() {
+            out.push_str("    classDef warning fill:#fdd,stroke:#c00\n");
+            let _ = writeln!(out, "    class {} warning", warnings.join(","));
+        }
+        out
+    }
+}
+
+/// A condition vocabulary declared as a Rust type (what `#[kubeward::condition]` implements).
+pub trait ConditionType: 'static {
+    /// The vocabulary.
+    const VOCABULARY: &'static Vocabulary;
+
+    /// The typed view of the condition as stored: one value per declared reason (offering only
+    /// the transitions declared from it), one for an absent condition (offering the start
+    /// states), and one for a reason outside the vocabulary.
+    type State;
+
+    /// The typed view of `stored`, the condition of this type as it stands (if present).
+    fn state(stored: Option<&crate::conditions::Condition>) -> Self::State;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ConditionStatus::*;
+
+    static UP_TO_DATE: Vocabulary = Vocabulary {
+        type_: "UpToDate",
+        reasons: &[
+            Reason::new("Applying", Unknown).initial().to(&[
+                "WaitingForApproval",
+                "ReadyToPromote",
+                "FailedDeploy",
+            ]),
+            Reason::new("WaitingForApproval", False)
+                .event(EventType::Normal)
+                .to(&["Applying"]),
+            Reason::new("ReadyToPromote", Unknown).to(&["Applied"]),
+            Reason::new("Applied", True).to(&["Applying"]),
+            Reason::new("FailedDeploy", False).to(&["Applying"]),
+            Reason::new("Stalled", True)
+                .event(EventType::Warning)
+                .to(&["Applying"]),
+        ],
+    };
+
+    #[test]
+    fn event_type_follows_status_unless_overridden_both_ways() {
+        assert_eq!(UP_TO_DATE.event_type("Applying"), EventType::Normal);
+        assert_eq!(UP_TO_DATE.event_type("Applied"), EventType::Normal);
+        assert_eq!(UP_TO_DATE.event_type("FailedDeploy"), EventType::Warning);
+        assert_eq!(
+            UP_TO_DATE.event_type("WaitingForApproval"),
+            EventType::Normal
+        );
+        assert_eq!(UP_TO_DATE.event_type("Stalled"), EventType::Warning);
+        assert_eq!(
+            UP_TO_DATE.event_type_or("Unheard", False),
+            EventType::Warning
+        );
+        assert_eq!(UP_TO_DATE.event_type_or("Unheard", True), EventType::Normal);
+    }
+
+    #[test]
+    fn only_declared_transitions_are_allowed() {
+        assert!(UP_TO_DATE.allows(Some("Applying"), "WaitingForApproval"));
+        assert!(UP_TO_DATE.allows(Some("Applying"), "Applying"));
+        assert!(!UP_TO_DATE.allows(Some("Applied"), "ReadyToPromote"));
+        assert!(UP_TO_DATE.allows(None, "Applying"));
+        assert!(!UP_TO_DATE.allows(None, "Applied"));
+        // A reason an older controller wrote behaves like an absent condition.
+        assert!(UP_TO_DATE.allows(Some("LegacyReason"), "Applying"));
+        assert!(!UP_TO_DATE.allows(Some("LegacyReason"), "Applied"));
+    }
+}

@@ -1,0 +1,138 @@
+//! Leader election: of several replicas only the lease holder reconciles; losing the lease
+//! abandons in-flight passes; a dead leader is replaced once its lease expires.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::Method;
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::Api;
+use kubeward::controller::Controller;
+use kubeward::leader::LeaderElection;
+use kubeward::observe::{Outcome, Phase};
+use kubeward::testing::{Fault, FaultAction};
+use kubeward_tests::*;
+
+const LEASE_DURATION: Duration = Duration::from_millis(1500);
+const RENEW_DEADLINE: Duration = Duration::from_millis(1000);
+const RETRY_PERIOD: Duration = Duration::from_millis(200);
+
+fn replica(
+    client: &kube::Client,
+    identity: &str,
+    widgets: &Widgets,
+    observer: &Arc<Recording>,
+) -> Running {
+    let election = LeaderElection::new(client.clone(), "default", "widgets-controller", identity)
+        .with_timings(LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD);
+    Running::start(
+        Controller::new(widgets.clone(), client.clone())
+            .with_observer(observer.clone())
+            .with_leader_election(election)
+            .with_shutdown_grace(Duration::from_millis(100)),
+    )
+}
+
+async fn holder(client: &kube::Client) -> Option<String> {
+    Api::<Lease>::namespaced(client.clone(), "default")
+        .get_opt("widgets-controller")
+        .await
+        .unwrap()
+        .and_then(|lease| lease.spec?.holder_identity)
+}
+
+#[tokio::test]
+async fn only_the_leader_reconciles_and_a_dead_leaders_lease_is_taken_over() {
+    let (_server, client) = server_with_widgets().await;
+    let (a_widgets, a_observer) = (Widgets::default(), Recording::new());
+    let (b_widgets, b_observer) = (Widgets::default(), Recording::new());
+    let a = replica(&client, "replica-a", &a_widgets, &a_observer);
+    eventually("a leads", || async {
+        holder(&client).await.as_deref() == Some("replica-a")
+    })
+    .await;
+    let b = replica(&client, "replica-b", &b_widgets, &b_observer);
+
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec {
+            mode: Mode::Hang,
+            ..WidgetSpec::default()
+        },
+    )
+    .await;
+    eventually("a's apply is in flight", || async {
+        a_widgets.started("w1") == 1
+    })
+    .await;
+    // b is a running replica too, but does not reconcile while a holds the lease.
+    tokio::time::sleep(LEASE_DURATION).await;
+    assert_eq!(b_widgets.started("w1"), 0);
+    assert!(b_observer.passes().is_empty());
+
+    // a dies without releasing the lease: its in-flight pass is abandoned, and b takes over once
+    // the lease has gone unrenewed for the lease duration.
+    a.kill();
+    eventually("b takes over and reconciles", || async {
+        b_widgets.started("w1") == 1
+    })
+    .await;
+    assert_eq!(holder(&client).await.as_deref(), Some("replica-b"));
+    assert_eq!(
+        a_observer.passes_of("w1"),
+        [
+            (Phase::Init, Outcome::Completed),
+            (Phase::Apply, Outcome::Abandoned)
+        ]
+    );
+    b.stop().await;
+    assert_eq!(
+        b_observer.passes_of("w1"),
+        [(Phase::Apply, Outcome::Abandoned)]
+    );
+    // Stopping released the lease.
+    assert_eq!(holder(&client).await, None);
+}
+
+#[tokio::test]
+async fn a_leader_that_cannot_renew_stops_and_abandons_its_passes() {
+    let (server, client) = server_with_widgets().await;
+    let (widgets, observer) = (Widgets::default(), Recording::new());
+    let running = replica(&client, "replica-a", &widgets, &observer);
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec {
+            mode: Mode::Hang,
+            ..WidgetSpec::default()
+        },
+    )
+    .await;
+    eventually("the apply is in flight", || async {
+        widgets.started("w1") == 1
+    })
+    .await;
+
+    // The lease cannot be renewed: after the renew deadline the replica stops leading and
+    // abandons its in-flight pass, without waiting for it.
+    server.faults().add(
+        Fault::new(FaultAction::Status(500))
+            .method(Method::PUT)
+            .resource("coordination.k8s.io", "leases"),
+    );
+    eventually("the pass is abandoned", || async {
+        observer
+            .passes_of("w1")
+            .contains(&(Phase::Apply, Outcome::Abandoned))
+    })
+    .await;
+
+    // Once the API server accepts renewals again, it leads again and reconciles.
+    server.faults().clear();
+    eventually("it leads and reconciles again", || async {
+        widgets.started("w1") == 2
+    })
+    .await;
+    running.stop().await;
+}
