@@ -64,6 +64,8 @@
 //!   events in `events.k8s.io/v1` and `v1` from one store (validation of each version, the core
 //!   field mapping), with a TTL (default 1 h) re-armed by every write.
 //! - **Errors** are `Status` objects with the real reason, code, details and message.
+//! - **Content types**: JSON everywhere; protobuf request bodies for ConfigMap, Secret and
+//!   Namespace (what `kubectl create configmap|secret|namespace` sends); responses are JSON.
 //!
 //! # What is not modelled
 //!
@@ -74,7 +76,7 @@
 //!   deletes its objects at once.
 //! - Watch caches' consistency rules beyond the above (`resourceVersionMatch` on lists is
 //!   ignored: lists are always served from the latest state), `410` for stale continue tokens,
-//!   protobuf, YAML request bodies, `/api/v1/watch/...` legacy paths, aggregated discovery.
+//!   protobuf beyond those three kinds, YAML request bodies, `/api/v1/watch/...` legacy paths, aggregated discovery.
 //! - Authentication beyond bearer tokens minted by [`ApiServer::client_with_rules`]; clients
 //!   without a token are cluster admins. Non-resource requests are always allowed.
 
