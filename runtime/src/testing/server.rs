@@ -304,6 +304,21 @@ impl ApiServer {
         state.get(&info, namespace, name).ok()
     }
 
+    /// Every stored object of a resource as served at `api_version`, in one namespace or all,
+    /// ordered by namespace and name. Empty if the resource is not served.
+    pub fn objects(&self, api_version: &str, plural: &str, namespace: Option<&str>) -> Vec<Value> {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let state = self.shared.lock();
+        let Some(info) = state.resource(group, version, plural) else {
+            return Vec::new();
+        };
+        state
+            .store
+            .list(&info.storage, namespace)
+            .map(|o| State::to_view(&info, o))
+            .collect()
+    }
+
     /// The current cluster-wide resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.shared.lock().store.current_rv()
