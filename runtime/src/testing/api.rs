@@ -282,6 +282,11 @@ impl Filter {
         Ok(Self { labels, fields })
     }
 
+    /// Whether the filter lets everything through.
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_none() && self.fields.is_none()
+    }
+
     /// Whether an object (in the served view) passes the filter.
     pub fn matches(&self, view: &Value) -> bool {
         if let Some(l) = &self.labels
@@ -452,23 +457,37 @@ impl State {
         let mut items = Vec::new();
         let mut next = None;
         let mut remaining = 0usize;
-        for stored in self.store.list(&info.storage, namespace) {
-            let key = super::store::object_key(stored);
-            if let Some(after) = &after
-                && key <= *after
-            {
-                continue;
-            }
-            let view = Self::to_view(info, stored);
-            if !filter.matches(&view) {
-                continue;
-            }
+        // Only the core/v1 view of events differs from the stored form in selectable fields;
+        // others are matched without building the view.
+        let needs_view = info.view != View::Native;
+        let selective = !filter.is_empty();
+        for (key, stored) in self
+            .store
+            .list_after(&info.storage, namespace, after.as_ref())
+        {
             if params.limit > 0 && items.len() == params.limit {
+                // The apiserver counts the rest only for lists without selectors.
+                if selective {
+                    remaining = 1;
+                    break;
+                }
                 remaining += 1;
                 continue;
             }
+            let view = if needs_view {
+                let view = Self::to_view(info, stored);
+                if !filter.matches(&view) {
+                    continue;
+                }
+                view
+            } else {
+                if !filter.matches(stored) {
+                    continue;
+                }
+                Self::to_view(info, stored)
+            };
             if params.limit > 0 && items.len() + 1 == params.limit {
-                next = Some(key);
+                next = Some(key.clone());
             }
             items.push(view);
         }
@@ -477,7 +496,9 @@ impl State {
             && let Some(key) = next
         {
             metadata["continue"] = Value::String(encode_continue(list_rv, &key));
-            metadata["remainingItemCount"] = json!(remaining);
+            if !selective {
+                metadata["remainingItemCount"] = json!(remaining);
+            }
         }
         Ok(json!({
             "kind": format!("{}List", info.kind),

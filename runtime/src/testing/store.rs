@@ -111,6 +111,25 @@ impl Store {
             .map(|(_, v)| v)
     }
 
+    /// Like [`Store::list`], starting after `after` (exclusive), with each object's key.
+    pub fn list_after<'a>(
+        &'a self,
+        key: &StorageKey,
+        namespace: Option<&'a str>,
+        after: Option<&ObjectKey>,
+    ) -> impl Iterator<Item = (&'a ObjectKey, &'a Value)> + 'a {
+        use std::ops::Bound;
+        let lower = match after {
+            Some(k) => Bound::Excluded(k.clone()),
+            None => Bound::Unbounded,
+        };
+        self.objects
+            .get(key)
+            .into_iter()
+            .flat_map(move |m| m.range((lower.clone(), Bound::Unbounded)))
+            .filter(move |((ns, _), _)| namespace.is_none_or(|n| n == ns))
+    }
+
     /// Every object of every store (for namespace deletion).
     pub fn keys_in_namespace(&self, namespace: &str) -> Vec<(StorageKey, String)> {
         self.objects
