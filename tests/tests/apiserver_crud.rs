@@ -660,3 +660,25 @@ async fn paging_with_a_selector_returns_every_match_once_and_no_remaining_count(
     }
     assert_eq!(names, ["cm-1", "cm-2", "cm-4", "cm-5"]);
 }
+
+#[tokio::test]
+async fn a_continue_token_from_before_a_compaction_is_410_expired() {
+    let server = ApiServer::start().await.unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    for i in 0..3 {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some(format!("cm-{i}"));
+        cms.create(&PostParams::default(), &cm).await.unwrap();
+    }
+    let page = cms.list(&ListParams::default().limit(1)).await.unwrap();
+    let token = page.metadata.continue_.unwrap();
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("later".into());
+    cms.create(&PostParams::default(), &cm).await.unwrap();
+    server.compact();
+    let err = cms
+        .list(&ListParams::default().limit(1).continue_token(&token))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, kube::Error::Api(s) if s.code == 410 && s.reason == "Expired"));
+}

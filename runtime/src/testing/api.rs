@@ -450,6 +450,11 @@ impl State {
                         "continue key is not valid: illegal base64 data at input byte 0",
                     )
                 })?;
+                if self.store.is_compacted(rv) {
+                    return Err(ApiError::expired(
+                        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue value from the response to start a new list with a continue parameter.",
+                    ));
+                }
                 (rv, Some(key))
             }
             None => (self.store.current_rv(), None),

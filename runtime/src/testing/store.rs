@@ -62,6 +62,8 @@ pub struct Store {
     /// Every change with `rv > floor` is in `history`.
     floor: u64,
     tx: broadcast::Sender<Arc<Change>>,
+    /// The resourceVersion of the last explicit compaction (0: none).
+    compacted: u64,
 }
 
 /// A watch can no longer be served from history: the oldest resourceVersion still available.
@@ -82,6 +84,7 @@ impl Store {
             history_limit: history_limit.max(1),
             floor: 1,
             tx,
+            compacted: 0,
         }
     }
 
@@ -218,6 +221,12 @@ impl Store {
     pub fn compact(&mut self) {
         self.history.clear();
         self.floor = self.rv;
+        self.compacted = self.rv;
+    }
+
+    /// Whether a consistent read at `rv` was compacted away by [`Store::compact`].
+    pub fn is_compacted(&self, rv: u64) -> bool {
+        rv < self.compacted
     }
 }
 
