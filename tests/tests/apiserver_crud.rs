@@ -610,3 +610,75 @@ async fn put_with_a_mismatched_name_is_a_400() {
         "the name of the object (b) does not match the name on the URL (a)"
     );
 }
+
+#[tokio::test]
+async fn the_all_namespaces_path_of_a_namespaced_resource_only_lists() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}});
+    let (code, _) = raw(
+        &client,
+        "POST",
+        "/api/v1/configmaps",
+        Some("application/json"),
+        Some(cm),
+    )
+    .await;
+    assert_eq!(code, 405);
+    let (code, list) = raw(&client, "GET", "/api/v1/configmaps", None, None).await;
+    assert_eq!(code, 200);
+    assert_eq!(list["kind"], "ConfigMapList");
+}
+
+#[tokio::test]
+async fn paging_with_a_selector_returns_every_match_once_and_no_remaining_count() {
+    let server = ApiServer::start().await.unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    for i in 0..7 {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some(format!("cm-{i}"));
+        cm.metadata.labels = Some([("keep".to_string(), (i % 3 != 0).to_string())].into());
+        cms.create(&PostParams::default(), &cm).await.unwrap();
+    }
+    let mut names = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut lp = ListParams::default().labels("keep=true").limit(2);
+        if let Some(t) = &token {
+            lp = lp.continue_token(t);
+        }
+        let page = cms.list(&lp).await.unwrap();
+        assert_eq!(
+            page.metadata.remaining_item_count, None,
+            "not counted with selectors"
+        );
+        names.extend(page.items.into_iter().map(|c| c.metadata.name.unwrap()));
+        token = page.metadata.continue_;
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(names, ["cm-1", "cm-2", "cm-4", "cm-5"]);
+}
+
+#[tokio::test]
+async fn a_continue_token_from_before_a_compaction_is_410_expired() {
+    let server = ApiServer::start().await.unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    for i in 0..3 {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some(format!("cm-{i}"));
+        cms.create(&PostParams::default(), &cm).await.unwrap();
+    }
+    let page = cms.list(&ListParams::default().limit(1)).await.unwrap();
+    let token = page.metadata.continue_.unwrap();
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("later".into());
+    cms.create(&PostParams::default(), &cm).await.unwrap();
+    server.compact();
+    let err = cms
+        .list(&ListParams::default().limit(1).continue_token(&token))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, kube::Error::Api(s) if s.code == 410 && s.reason == "Expired"));
+}

@@ -218,3 +218,68 @@ async fn shutdown_frees_the_port_for_a_fixed_port_server() {
     let again = ApiServer::builder().port(port).start().await.unwrap();
     again.client().unwrap().apiserver_version().await.unwrap();
 }
+
+#[tokio::test]
+async fn each_served_crd_version_has_its_own_status_subresource_setting() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let mut crd = rollout_crd_json(true);
+    let mut v2 = crd["spec"]["versions"][0].clone();
+    v2["name"] = json!("v2");
+    v2["storage"] = json!(false);
+    v2.as_object_mut().unwrap().remove("subresources");
+    let mut v3 = v2.clone();
+    v3["name"] = json!("v3");
+    v3["served"] = json!(false);
+    crd["spec"]["versions"]
+        .as_array_mut()
+        .unwrap()
+        .extend([v2, v3]);
+    let crd: CustomResourceDefinition = serde_json::from_value(crd).unwrap();
+    server.install_crd(&crd).unwrap();
+    let v1 = client
+        .list_api_group_resources("demo.kubeward.dev/v1")
+        .await
+        .unwrap();
+    assert!(v1.resources.iter().any(|r| r.name == "rollouts/status"));
+    let v2 = client
+        .list_api_group_resources("demo.kubeward.dev/v2")
+        .await
+        .unwrap();
+    assert!(v2.resources.iter().any(|r| r.name == "rollouts"));
+    assert!(!v2.resources.iter().any(|r| r.name == "rollouts/status"));
+    assert!(
+        client
+            .list_api_group_resources("demo.kubeward.dev/v3")
+            .await
+            .is_err(),
+        "unserved versions are not served"
+    );
+    let body = json!({"apiVersion": "demo.kubeward.dev/v2", "kind": "Rollout", "metadata": {"name": "web"}, "status": {"ready": true}});
+    let (code, created) = raw(
+        &client,
+        "POST",
+        "/apis/demo.kubeward.dev/v2/namespaces/default/rollouts",
+        Some("application/json"),
+        Some(body),
+    )
+    .await;
+    assert_eq!(code, 201);
+    assert_eq!(
+        created["status"]["ready"], true,
+        "v2 has no status subresource"
+    );
+    let (code, as_v1) = raw(
+        &client,
+        "GET",
+        "/apis/demo.kubeward.dev/v1/namespaces/default/rollouts/web",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        as_v1["apiVersion"], "demo.kubeward.dev/v1",
+        "one store, served at the requested version"
+    );
+}

@@ -48,6 +48,10 @@ async fn events_created_as_events_k8s_io_are_listed_through_core_v1_with_the_fie
         .unwrap();
     let core: Api<CoreEvent> = Api::namespaced(client, "default");
     let got = core.get("e1").await.unwrap();
+    let stored = server.objects("v1", "events", Some("default"));
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0]["involvedObject"]["name"], "web");
+    assert!(server.objects("v1", "nonsense", None).is_empty());
     assert_eq!(got.involved_object.name.as_deref(), Some("web"));
     assert_eq!(got.involved_object.kind.as_deref(), Some("Rollout"));
     assert_eq!(got.message.as_deref(), Some("Started happened"));

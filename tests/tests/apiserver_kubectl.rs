@@ -152,6 +152,45 @@ async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
     .unwrap();
     events.create(&PostParams::default(), &event).await.unwrap();
 
+    // Both kinds of apply: client-side (a merge patch for custom resources) and server-side.
+    let scaled = dir.join("rollout-4.yaml");
+    std::fs::write(&scaled, ROLLOUT_YAML.replace("replicas: 3", "replicas: 4")).unwrap();
+    let ssa = dir.join("rollout-5.yaml");
+    std::fs::write(&ssa, ROLLOUT_YAML.replace("replicas: 3", "replicas: 5")).unwrap();
+    let kc = k.clone_for_blocking();
+    let applied = tokio::task::spawn_blocking(move || {
+        let client_side = kc.ok(&["apply"], Some(&scaled));
+        let server_side = kc.ok(&["apply", "--server-side", "--force-conflicts"], Some(&ssa));
+        (client_side, server_side)
+    })
+    .await
+    .unwrap();
+    assert!(
+        applied
+            .0
+            .contains("rollout.demo.kubeward.dev/web configured"),
+        "{}",
+        applied.0
+    );
+    assert!(
+        applied
+            .1
+            .contains("rollout.demo.kubeward.dev/web serverside-applied"),
+        "{}",
+        applied.1
+    );
+    let stored = server
+        .object("demo.kubeward.dev/v1", "rollouts", Some("default"), "web")
+        .expect("stored");
+    assert_eq!(stored["spec"]["replicas"], 5);
+    assert!(
+        stored["metadata"]["managedFields"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|e| e["manager"] == "kubectl")),
+        "kubectl's server-side apply is recorded: {}",
+        stored["metadata"]["managedFields"]
+    );
+
     let kc = k.clone_for_blocking();
     let (get, describe, deleted, after) = tokio::task::spawn_blocking(move || {
         let get = kc.ok(&["get", "rollouts", "web"], None);
@@ -171,7 +210,7 @@ async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
         "{get}"
     );
     assert!(describe.contains("Name:         web"), "{describe}");
-    assert!(describe.contains("Replicas:  3"), "{describe}");
+    assert!(describe.contains("Replicas:  5"), "{describe}");
     assert!(
         describe.contains("RolloutStarted"),
         "describe lists the event:\n{describe}"
@@ -202,4 +241,95 @@ impl Kubectl {
             cache: self.cache.clone(),
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_works_with_built_in_configmaps_and_events() {
+    let bin = kubectl_path();
+    let server = ApiServer::start().await.unwrap();
+    let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let k = Kubectl {
+        bin,
+        kubeconfig,
+        cache: dir.join("cache"),
+    };
+    let kc = k.clone_for_blocking();
+    // kubectl's typed generators send protobuf.
+    let created = tokio::task::spawn_blocking(move || {
+        kc.ok(
+            &[
+                "create",
+                "configmap",
+                "settings",
+                "--from-literal=mode=fast",
+            ],
+            None,
+        )
+    })
+    .await
+    .unwrap();
+    assert!(created.contains("configmap/settings created"), "{created}");
+    let stored = server
+        .object("v1", "configmaps", Some("default"), "settings")
+        .expect("stored");
+    assert_eq!(stored["data"]["mode"], "fast");
+
+    let events: Api<Event> = Api::namespaced(server.client().unwrap(), "default");
+    let event: Event = serde_json::from_value(json!({
+        "metadata": {"name": "settings.1", "namespace": "default"},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "demo.kubeward.dev/config",
+        "reportingInstance": "config-0",
+        "action": "Validate",
+        "reason": "ConfigInvalid",
+        "type": "Warning",
+        "note": "mode fast needs a cache",
+        "regarding": {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "default",
+                      "name": "settings", "uid": stored["metadata"]["uid"]},
+    }))
+    .unwrap();
+    events.create(&PostParams::default(), &event).await.unwrap();
+
+    let kc = k.clone_for_blocking();
+    let (describe, listed, deleted) = tokio::task::spawn_blocking(move || {
+        (
+            kc.ok(&["describe", "configmap", "settings"], None),
+            kc.ok(&["get", "events"], None),
+            kc.ok(&["delete", "configmap", "settings"], None),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(describe.contains("mode:"), "{describe}");
+    assert!(
+        describe.contains("ConfigInvalid") && describe.contains("mode fast needs a cache"),
+        "{describe}"
+    );
+    let header: Vec<&str> = listed
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
+        "{listed}"
+    );
+    assert!(
+        listed.contains("Warning   ConfigInvalid   configmap/settings   mode fast needs a cache"),
+        "{listed}"
+    );
+    assert!(
+        deleted.contains("configmap \"settings\" deleted"),
+        "{deleted}"
+    );
+    assert!(
+        server
+            .object("v1", "configmaps", Some("default"), "settings")
+            .is_none()
+    );
 }

@@ -346,3 +346,43 @@ async fn a_json_patch_replacing_the_whole_object_with_a_non_object_is_rejected_n
     let (code, _) = raw(&client, "GET", ROLLOUT, None, None).await;
     assert_eq!(code, 200, "the server still serves");
 }
+
+#[tokio::test]
+async fn an_identical_apply_is_a_no_op_but_sharing_ownership_is_a_write() {
+    let server = ApiServer::start().await.unwrap();
+    server.install_crd(&rollout_crd(true)).unwrap();
+    let api = rollouts(&server.client().unwrap(), "default");
+    let body = json!({"apiVersion": "demo.kubeward.dev/v1", "kind": "Rollout", "metadata": {"name": "web"}, "spec": {"replicas": 1}});
+    let first = api
+        .patch("web", &PatchParams::apply("a"), &Patch::Apply(body.clone()))
+        .await
+        .unwrap();
+    let again = api
+        .patch("web", &PatchParams::apply("a"), &Patch::Apply(body.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        again.metadata.resource_version, first.metadata.resource_version,
+        "same manager, same values: no write"
+    );
+    let shared = api
+        .patch("web", &PatchParams::apply("b"), &Patch::Apply(body))
+        .await
+        .unwrap();
+    assert_ne!(
+        shared.metadata.resource_version, first.metadata.resource_version,
+        "a new co-owner is recorded"
+    );
+    let managers: Vec<String> = shared
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|m| m.manager)
+        .collect();
+    assert!(
+        managers.contains(&"a".to_string()) && managers.contains(&"b".to_string()),
+        "{managers:?}"
+    );
+    assert_eq!(shared.metadata.generation, Some(1), "ownership is metadata");
+}

@@ -154,15 +154,6 @@ fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
         .expect("metadata was just made an object")
 }
 
-/// The object without managedFields, for "did anything change" comparisons.
-fn without_managed_fields(obj: &Value) -> Value {
-    let mut c = obj.clone();
-    if let Some(m) = c["metadata"].as_object_mut() {
-        m.remove("managedFields");
-    }
-    c
-}
-
 /// What `metadata.generation` is computed over: everything but metadata (and status when the
 /// status subresource owns it).
 fn generation_relevant(obj: &Value, status_subresource: bool) -> Value {
@@ -289,6 +280,11 @@ impl Filter {
             None => None,
         };
         Ok(Self { labels, fields })
+    }
+
+    /// Whether the filter lets everything through.
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_none() && self.fields.is_none()
     }
 
     /// Whether an object (in the served view) passes the filter.
@@ -454,6 +450,11 @@ impl State {
                         "continue key is not valid: illegal base64 data at input byte 0",
                     )
                 })?;
+                if self.store.is_compacted(rv) {
+                    return Err(ApiError::expired(
+                        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue value from the response to start a new list with a continue parameter.",
+                    ));
+                }
                 (rv, Some(key))
             }
             None => (self.store.current_rv(), None),
@@ -461,23 +462,37 @@ impl State {
         let mut items = Vec::new();
         let mut next = None;
         let mut remaining = 0usize;
-        for stored in self.store.list(&info.storage, namespace) {
-            let key = super::store::object_key(stored);
-            if let Some(after) = &after
-                && key <= *after
-            {
-                continue;
-            }
-            let view = Self::to_view(info, stored);
-            if !filter.matches(&view) {
-                continue;
-            }
+        // Only the core/v1 view of events differs from the stored form in selectable fields;
+        // others are matched without building the view.
+        let needs_view = info.view != View::Native;
+        let selective = !filter.is_empty();
+        for (key, stored) in self
+            .store
+            .list_after(&info.storage, namespace, after.as_ref())
+        {
             if params.limit > 0 && items.len() == params.limit {
+                // The apiserver counts the rest only for lists without selectors.
+                if selective {
+                    remaining = 1;
+                    break;
+                }
                 remaining += 1;
                 continue;
             }
+            let view = if needs_view {
+                let view = Self::to_view(info, stored);
+                if !filter.matches(&view) {
+                    continue;
+                }
+                view
+            } else {
+                if !filter.matches(stored) {
+                    continue;
+                }
+                Self::to_view(info, stored)
+            };
             if params.limit > 0 && items.len() + 1 == params.limit {
-                next = Some(key);
+                next = Some(key.clone());
             }
             items.push(view);
         }
@@ -486,7 +501,9 @@ impl State {
             && let Some(key) = next
         {
             metadata["continue"] = Value::String(encode_continue(list_rv, &key));
-            metadata["remainingItemCount"] = json!(remaining);
+            if !selective {
+                metadata["remainingItemCount"] = json!(remaining);
+            }
         }
         Ok(json!({
             "kind": format!("{}List", info.kind),
@@ -1033,7 +1050,9 @@ impl State {
             track_update(info, Some(old), &mut new, &opts.manager, subresource, &now);
         }
         // A write that changes nothing is not a write: no new resourceVersion, no watch event.
-        if without_managed_fields(&new) == without_managed_fields(old) {
+        // managedFields count: an apply that only shares ownership is stored, as etcd sees
+        // different bytes; the field manager leaves them untouched when nothing was taken.
+        if new == *old {
             return Ok(Self::to_view(info, old));
         }
         if self.dry_run {

@@ -7,7 +7,7 @@ use http::Method;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 
 use super::rbac::{RequestAttributes, authorize as rbac_authorize, verb_for};
-use super::server::ResourcePath;
+use super::routes::ResourcePath;
 
 /// Checks a resource request against the user's rules; `Err` carries the 403 message.
 ///

@@ -14,6 +14,10 @@ pub enum FaultAction {
     Hang,
     /// Answer with this HTTP status and a `Status` body of the matching reason, without
     /// touching the store.
+    ///
+    /// Mind that kube clients retry 429, 503 and 504 by default (`kube::Config::default_retry`,
+    /// also on [`super::ApiServer::client`]): a fault with `times(1)` of those codes is absorbed
+    /// by the retry. Use another code, more `times`, or a client without retries to see it.
     Status(u16),
     /// Close the connection without answering.
     CloseConnection,

@@ -41,7 +41,8 @@
 //!   answers the object; the object goes when its finalizers become empty; new finalizers on a
 //!   deleting object are 422. Without finalizers custom resources answer the deleted object,
 //!   built-ins a `Status` of `Success`.
-//! - **LIST**: `metadata.resourceVersion` always; `limit`/`continue` (opaque token);
+//! - **LIST**: `metadata.resourceVersion` always; `limit`/`continue` (opaque token, 410 Expired
+//!   once compacted; `remainingItemCount` only without selectors);
 //!   `labelSelector`; `fieldSelector` on `metadata.name`/`metadata.namespace` and, for events,
 //!   the `involvedObject.*`/`regarding.*`, `reason`, `type`, `source`, `reportingComponent`
 //!   fields (`field label not supported: X` otherwise).
@@ -64,6 +65,8 @@
 //!   events in `events.k8s.io/v1` and `v1` from one store (validation of each version, the core
 //!   field mapping), with a TTL (default 1 h) re-armed by every write.
 //! - **Errors** are `Status` objects with the real reason, code, details and message.
+//! - **Content types**: JSON everywhere; protobuf request bodies for ConfigMap, Secret and
+//!   Namespace (what `kubectl create configmap|secret|namespace` sends); responses are JSON.
 //!
 //! # What is not modelled
 //!
@@ -73,8 +76,9 @@
 //!   deleting a namespace deletes its contents at once (no `Terminating` phase); deleting a CRD
 //!   deletes its objects at once.
 //! - Watch caches' consistency rules beyond the above (`resourceVersionMatch` on lists is
-//!   ignored: lists are always served from the latest state), `410` for stale continue tokens,
-//!   protobuf, YAML request bodies, `/api/v1/watch/...` legacy paths, aggregated discovery.
+//!   ignored: lists are always served from the latest state; continue tokens expire (410) only
+//!   across [`ApiServer::compact`], not by the history limit),
+//!   protobuf beyond those three kinds, YAML request bodies, `/api/v1/watch/...` legacy paths, aggregated discovery.
 //! - Authentication beyond bearer tokens minted by [`ApiServer::client_with_rules`]; clients
 //!   without a token are cluster admins. Non-resource requests are always allowed.
 
@@ -88,10 +92,13 @@ mod api;
 mod authz;
 mod discovery;
 mod faults;
+mod handler;
 mod kubeconfig;
 mod openapi;
+mod protobuf;
 mod requests;
 mod resources;
+mod routes;
 mod server;
 mod status;
 mod store;

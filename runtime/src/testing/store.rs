@@ -62,6 +62,8 @@ pub struct Store {
     /// Every change with `rv > floor` is in `history`.
     floor: u64,
     tx: broadcast::Sender<Arc<Change>>,
+    /// The resourceVersion of the last explicit compaction (0: none).
+    compacted: u64,
 }
 
 /// A watch can no longer be served from history: the oldest resourceVersion still available.
@@ -82,6 +84,7 @@ impl Store {
             history_limit: history_limit.max(1),
             floor: 1,
             tx,
+            compacted: 0,
         }
     }
 
@@ -109,6 +112,25 @@ impl Store {
             .flat_map(|m| m.iter())
             .filter(move |((ns, _), _)| namespace.is_none_or(|n| n == ns))
             .map(|(_, v)| v)
+    }
+
+    /// Like [`Store::list`], starting after `after` (exclusive), with each object's key.
+    pub fn list_after<'a>(
+        &'a self,
+        key: &StorageKey,
+        namespace: Option<&'a str>,
+        after: Option<&ObjectKey>,
+    ) -> impl Iterator<Item = (&'a ObjectKey, &'a Value)> + 'a {
+        use std::ops::Bound;
+        let lower = match after {
+            Some(k) => Bound::Excluded(k.clone()),
+            None => Bound::Unbounded,
+        };
+        self.objects
+            .get(key)
+            .into_iter()
+            .flat_map(move |m| m.range((lower.clone(), Bound::Unbounded)))
+            .filter(move |((ns, _), _)| namespace.is_none_or(|n| n == ns))
     }
 
     /// Every object of every store (for namespace deletion).
@@ -199,6 +221,12 @@ impl Store {
     pub fn compact(&mut self) {
         self.history.clear();
         self.floor = self.rv;
+        self.compacted = self.rv;
+    }
+
+    /// Whether a consistent read at `rv` was compacted away by [`Store::compact`].
+    pub fn is_compacted(&self, rv: u64) -> bool {
+        rv < self.compacted
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::resources::ResourceInfo;
 
@@ -62,6 +62,178 @@ pub fn partial_list(list: &Value) -> Value {
         "metadata": list["metadata"], "items": items})
 }
 
+type Cell = Box<dyn Fn(&Value, Timestamp) -> Value>;
+
+struct Column {
+    name: String,
+    kind: &'static str,
+    format: &'static str,
+    priority: i64,
+    cell: Cell,
+}
+
+impl Column {
+    fn new(name: &str, kind: &'static str, priority: i64, cell: Cell) -> Self {
+        Self {
+            name: name.into(),
+            kind,
+            format: if name == "Name" { "name" } else { "" },
+            priority,
+            cell,
+        }
+    }
+}
+
+fn age_since(at: Option<&str>, now: Timestamp) -> Value {
+    let age = at
+        .and_then(|t| t.parse::<Timestamp>().ok())
+        .map(|t| human_age(now.as_second() - t.as_second()))
+        .unwrap_or_else(|| "<unknown>".into());
+    json!(age)
+}
+
+fn name_column() -> Column {
+    Column::new(
+        "Name",
+        "string",
+        0,
+        Box::new(|o, _| o["metadata"]["name"].clone()),
+    )
+}
+
+fn age_column() -> Column {
+    Column::new(
+        "Age",
+        "string",
+        0,
+        Box::new(|o, now| age_since(o["metadata"]["creationTimestamp"].as_str(), now)),
+    )
+}
+
+fn count(v: &Value) -> usize {
+    v.as_object().map(Map::len).unwrap_or(0)
+}
+
+/// The columns kube-apiserver's printers (or a CRD's additionalPrinterColumns) give a resource.
+fn columns(info: &ResourceInfo) -> Vec<Column> {
+    match (info.group.as_str(), info.plural.as_str()) {
+        // pkg/printers/internalversion printEvent.
+        ("", "events") | ("events.k8s.io", "events") => {
+            let core = info.group.is_empty();
+            vec![
+                Column::new(
+                    "Last Seen",
+                    "string",
+                    0,
+                    Box::new(move |o, now| {
+                        let seen = if core {
+                            o["series"]["lastObservedTime"]
+                                .as_str()
+                                .or(o["lastTimestamp"].as_str())
+                                .or(o["eventTime"].as_str())
+                        } else {
+                            o["series"]["lastObservedTime"]
+                                .as_str()
+                                .or(o["eventTime"].as_str())
+                        };
+                        age_since(seen, now)
+                    }),
+                ),
+                Column::new("Type", "string", 0, Box::new(|o, _| o["type"].clone())),
+                Column::new("Reason", "string", 0, Box::new(|o, _| o["reason"].clone())),
+                Column::new(
+                    "Object",
+                    "string",
+                    0,
+                    Box::new(move |o, _| {
+                        let r = if core {
+                            &o["involvedObject"]
+                        } else {
+                            &o["regarding"]
+                        };
+                        json!(format!(
+                            "{}/{}",
+                            r["kind"].as_str().unwrap_or_default().to_lowercase(),
+                            r["name"].as_str().unwrap_or_default()
+                        ))
+                    }),
+                ),
+                Column::new(
+                    "Message",
+                    "string",
+                    0,
+                    Box::new(move |o, _| {
+                        if core {
+                            o["message"].clone()
+                        } else {
+                            o["note"].clone()
+                        }
+                    }),
+                ),
+                Column::new(
+                    "Name",
+                    "string",
+                    1,
+                    Box::new(|o, _| o["metadata"]["name"].clone()),
+                ),
+            ]
+        }
+        ("", "configmaps") => vec![
+            name_column(),
+            Column::new(
+                "Data",
+                "integer",
+                0,
+                Box::new(|o, _| json!(count(&o["data"]) + count(&o["binaryData"]))),
+            ),
+            age_column(),
+        ],
+        ("", "secrets") => vec![
+            name_column(),
+            Column::new("Type", "string", 0, Box::new(|o, _| o["type"].clone())),
+            Column::new(
+                "Data",
+                "integer",
+                0,
+                Box::new(|o, _| json!(count(&o["data"]))),
+            ),
+            age_column(),
+        ],
+        ("", "namespaces") => vec![
+            name_column(),
+            Column::new(
+                "Status",
+                "string",
+                0,
+                Box::new(|o, _| o["status"]["phase"].clone()),
+            ),
+            age_column(),
+        ],
+        _ => {
+            let mut cols = vec![name_column()];
+            for col in &info.printer_columns {
+                let path = col["jsonPath"].as_str().unwrap_or_default().to_string();
+                let mut c = Column::new(
+                    col["name"].as_str().unwrap_or_default(),
+                    "string",
+                    col["priority"].as_i64().unwrap_or(0),
+                    Box::new(move |o, _| json_path(o, &path)),
+                );
+                c.kind = match col["type"].as_str() {
+                    Some("integer") => "integer",
+                    Some("number") => "number",
+                    Some("boolean") => "boolean",
+                    Some("date") => "date",
+                    _ => "string",
+                };
+                cols.push(c);
+            }
+            cols.push(age_column());
+            cols
+        }
+    }
+}
+
 /// The table of `objects` (already in the served view).
 pub fn table(
     info: &ResourceInfo,
@@ -70,18 +242,14 @@ pub fn table(
     query: &HashMap<String, String>,
     now: Timestamp,
 ) -> Value {
-    let mut columns = vec![json!({"name": "Name", "type": "string", "format": "name",
-        "description": "Name must be unique within a namespace.", "priority": 0})];
-    for col in &info.printer_columns {
-        columns.push(json!({
-            "name": col["name"], "type": col["type"], "format": col["format"].as_str().unwrap_or(""),
-            "description": col["description"].as_str().unwrap_or(""),
-            "priority": col["priority"].as_i64().unwrap_or(0),
-        }));
-    }
-    columns.push(json!({"name": "Age", "type": "date", "format": "",
-        "description": "CreationTimestamp is a timestamp representing the server time when this object was created.",
-        "priority": 0}));
+    let columns = columns(info);
+    let definitions: Vec<Value> = columns
+        .iter()
+        .map(|c| {
+            json!({"name": c.name, "type": c.kind, "format": c.format, "description": "",
+                "priority": c.priority})
+        })
+        .collect();
     let include = query
         .get("includeObject")
         .map(String::as_str)
@@ -89,52 +257,21 @@ pub fn table(
     let rows: Vec<Value> = objects
         .iter()
         .map(|obj| {
-            let mut cells = vec![obj["metadata"]["name"].clone()];
-            for col in &info.printer_columns {
-                cells.push(json_path(obj, col["jsonPath"].as_str().unwrap_or_default()));
-            }
-            let age = obj["metadata"]["creationTimestamp"]
-                .as_str()
-                .and_then(|t| t.parse::<Timestamp>().ok())
-                .map(|t| human_age(now.as_second() - t.as_second()))
-                .unwrap_or_else(|| "<unknown>".into());
-            cells.push(json!(age));
+            let cells: Vec<Value> = columns.iter().map(|c| (c.cell)(obj, now)).collect();
             let mut row = json!({"cells": cells});
             match include {
                 "None" => {}
                 "Object" => row["object"] = obj.clone(),
-                _ => {
-                    row["object"] = json!({"kind": "PartialObjectMetadata",
-                        "apiVersion": "meta.k8s.io/v1", "metadata": obj["metadata"]});
-                }
+                _ => row["object"] = partial(obj),
             }
             row
         })
         .collect();
-    let mut meta = json!({});
-    if let Some(m) = list_meta {
-        meta = m.clone();
-    }
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
-        "metadata": meta,
-        "columnDefinitions": columns,
+        "metadata": list_meta.cloned().unwrap_or_else(|| json!({})),
+        "columnDefinitions": definitions,
         "rows": rows,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::human_age;
-
-    #[test]
-    fn ages_read_like_kubectl() {
-        assert_eq!(human_age(5), "5s");
-        assert_eq!(human_age(150), "2m30s");
-        assert_eq!(human_age(3600), "60m");
-        assert_eq!(human_age(4 * 3600 + 60), "4h1m");
-        assert_eq!(human_age(30 * 3600), "30h");
-        assert_eq!(human_age(3 * 86400), "3d");
-    }
 }

@@ -1,0 +1,539 @@
+//! The request pipeline: faults, authentication and authorization, the request log, routing
+//! to discovery or a resource, content negotiation, and the verbs' dispatch to [`super::api`].
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Frame, Incoming};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::api::{ListParams, PatchType, WriteOptions};
+use super::apply::manager_or_user_agent;
+use super::faults::FaultAction;
+use super::requests::RequestRecord;
+use super::routes::{ResourcePath, Route, parse_query, parse_route};
+use super::server::Shared;
+use super::status::ApiError;
+use super::watch::{self, WatchRequest};
+use super::{discovery, openapi, protobuf, table};
+
+type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// A response body fed by a channel (watch streams).
+struct ChannelBody(mpsc::Receiver<Bytes>);
+
+impl hyper::body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.0.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+fn json_response(status: u16, body: &Value) -> Response<Body> {
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    Response::builder()
+        .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(bytes)).boxed_unsync())
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
+}
+
+fn error_response(err: &ApiError) -> Response<Body> {
+    json_response(err.code, &err.to_status())
+}
+
+pub(crate) async fn handle(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, std::io::Error> {
+    let (parts, body) = req.into_parts();
+    let body = match body.collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => return Err(std::io::Error::other(e)),
+    };
+    let path = parts.uri.path().to_string();
+    let query = parts.uri.query().unwrap_or_default().to_string();
+    let route = parse_route(&path);
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let token = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_string);
+    let identity = token.and_then(|t| {
+        shared
+            .users
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&t)
+            .cloned()
+    });
+    let user = identity
+        .as_ref()
+        .map(|(u, _)| u.clone())
+        .unwrap_or_else(|| "system:admin".into());
+    let mut record = RequestRecord {
+        method: parts.method.clone(),
+        path: path.clone(),
+        query: query.clone(),
+        content_type: content_type.clone(),
+        user: user.clone(),
+        status: 0,
+    };
+    let resource = match &route {
+        Route::Resource(r) => Some((r.group.as_str(), r.plural.as_str())),
+        _ => None,
+    };
+    if let Some(action) = shared.faults.take(&parts.method, &path, resource) {
+        match action {
+            FaultAction::Latency(d) => tokio::time::sleep(d).await,
+            FaultAction::Hang => {
+                shared.requests.push(record);
+                std::future::pending::<()>().await;
+                unreachable!("pending never completes");
+            }
+            FaultAction::Status(code) => {
+                record.status = code;
+                shared.requests.push(record);
+                return Ok(error_response(&ApiError::for_code(code)));
+            }
+            FaultAction::CloseConnection => {
+                shared.requests.push(record);
+                return Err(std::io::Error::other("injected fault: connection closed"));
+            }
+        }
+    }
+    let query_map = parse_query(&query);
+    let response = match (&route, identity) {
+        (Route::Resource(r), Some((_, rules))) => {
+            match super::authz::authorize(&user, &rules, &parts.method, r, &path, &query_map) {
+                Ok(()) => route_request(
+                    &shared,
+                    &parts.method,
+                    &parts.headers,
+                    &route,
+                    &query_map,
+                    &body,
+                ),
+                Err(message) => error_response(&ApiError::forbidden(message)),
+            }
+        }
+        _ => route_request(
+            &shared,
+            &parts.method,
+            &parts.headers,
+            &route,
+            &query_map,
+            &body,
+        ),
+    };
+    record.status = response.status().as_u16();
+    shared.requests.push(record);
+    Ok(response)
+}
+
+fn route_request(
+    shared: &Arc<Shared>,
+    method: &Method,
+    headers: &HeaderMap,
+    route: &Route,
+    query: &HashMap<String, String>,
+    body: &Bytes,
+) -> Response<Body> {
+    let state = || shared.lock();
+    match route {
+        Route::Root => json_response(
+            200,
+            &json!({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]}),
+        ),
+        Route::Version => json_response(200, &discovery::version()),
+        Route::Health => Response::builder()
+            .header(header::CONTENT_TYPE, "text/plain")
+            .body(Full::new(Bytes::from_static(b"ok")).boxed_unsync())
+            .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync())),
+        Route::CoreVersions => json_response(
+            200,
+            &discovery::core_versions(&shared.url.replace("http://", "")),
+        ),
+        Route::Groups => json_response(200, &discovery::group_list(&state().registry)),
+        Route::Group(g) => match discovery::group(&state().registry, g) {
+            Some(v) => json_response(200, &v),
+            None => error_response(&ApiError::no_route()),
+        },
+        Route::GroupVersion(g, v) => match discovery::resource_list(&state().registry, g, v) {
+            Some(v) => json_response(200, &v),
+            None => error_response(&ApiError::no_route()),
+        },
+        Route::OpenApi(p) if p.is_empty() => json_response(200, &openapi::root(&state().registry)),
+        Route::OpenApi(p) => match openapi::group_version(&state().registry, p) {
+            Some(v) => json_response(200, &v),
+            None => error_response(&ApiError::no_route()),
+        },
+        Route::Unknown => error_response(&ApiError::no_route()),
+        Route::Resource(r) => {
+            let result = resource_request(shared, method, headers, r, query, body);
+            // The dry-run flag lives only as long as the request that set it.
+            shared.lock().dry_run = false;
+            match result {
+                Ok(resp) => resp,
+                Err(e) => error_response(&e),
+            }
+        }
+    }
+}
+
+fn write_options(headers: &HeaderMap, query: &HashMap<String, String>) -> WriteOptions {
+    let given = query.get("fieldManager").filter(|m| !m.is_empty());
+    let user_agent = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    WriteOptions {
+        manager: manager_or_user_agent(given.map(String::as_str), user_agent),
+        manager_given: given.is_some(),
+        force: query.get("force").map(|f| f == "true"),
+    }
+}
+
+/// `ValidateListOptions` for watches: streaming lists need `resourceVersionMatch=NotOlderThan`
+/// and bookmarks; `resourceVersionMatch` is otherwise forbidden on a watch.
+fn validate_watch_options(query: &HashMap<String, String>) -> Result<(), ApiError> {
+    let send_initial = query.get("sendInitialEvents").map(String::as_str);
+    let version_match = query
+        .get("resourceVersionMatch")
+        .map(String::as_str)
+        .filter(|m| !m.is_empty());
+    let bookmarks = query
+        .get("allowWatchBookmarks")
+        .is_some_and(|b| b == "true");
+    let mut causes = Vec::new();
+    let mut cause = |reason: &str, field: &str, message: &str| {
+        causes.push(super::status::Cause {
+            reason: reason.into(),
+            message: message.into(),
+            field: field.into(),
+        })
+    };
+    match send_initial {
+        Some(_) => {
+            if version_match != Some("NotOlderThan") {
+                cause(
+                    "FieldValueForbidden",
+                    "resourceVersionMatch",
+                    "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                );
+            }
+            if !bookmarks {
+                cause(
+                    "FieldValueRequired",
+                    "allowWatchBookmarks",
+                    "Required value: sendInitialEvents requires setting allowWatchBookmarks to true",
+                );
+            }
+        }
+        None if version_match.is_some() => cause(
+            "FieldValueForbidden",
+            "resourceVersionMatch",
+            "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        ),
+        None => {}
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(
+            super::status::Qualified {
+                group: "meta.k8s.io",
+                name: "ListOptions",
+            },
+            "",
+            causes,
+        ))
+    }
+}
+
+fn media_type(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|ct| {
+            ct.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+}
+
+fn decode_body(headers: &HeaderMap, body: &Bytes) -> Result<Value, ApiError> {
+    match media_type(headers).as_deref() {
+        None | Some("application/json") | Some("*/*") => {}
+        Some("application/vnd.kubernetes.protobuf") => {
+            return protobuf::decode(body).map_err(|e| {
+                ApiError::unsupported_media_type(
+                    &e,
+                    &[
+                        "application/json",
+                        "application/yaml",
+                        "application/vnd.kubernetes.protobuf",
+                    ],
+                )
+            });
+        }
+        Some(other) => {
+            return Err(ApiError::unsupported_media_type(
+                other,
+                &[
+                    "application/json",
+                    "application/yaml",
+                    "application/vnd.kubernetes.protobuf",
+                ],
+            ));
+        }
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("the object provided is unrecognized: {e}")))
+}
+
+fn resource_request(
+    shared: &Arc<Shared>,
+    method: &Method,
+    headers: &HeaderMap,
+    r: &ResourcePath,
+    query: &HashMap<String, String>,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    let mut state = shared.lock();
+    state.expire_events();
+    state.dry_run = false;
+    if let Some(dry_run) = query.get("dryRun") {
+        if dry_run != "All" {
+            // ValidateDryRun.
+            let options = match *method {
+                Method::POST => "CreateOptions",
+                Method::PUT => "UpdateOptions",
+                Method::DELETE => "DeleteOptions",
+                _ => "PatchOptions",
+            };
+            return Err(ApiError::invalid(
+                super::status::Qualified {
+                    group: "meta.k8s.io",
+                    name: options,
+                },
+                "",
+                vec![super::status::Cause {
+                    reason: "FieldValueNotSupported".into(),
+                    message: format!("Unsupported value: \"{dry_run}\": supported values: \"All\""),
+                    field: "dryRun".into(),
+                }],
+            ));
+        }
+        state.dry_run = true;
+    }
+    let info = state
+        .resource(&r.group, &r.version, &r.plural)
+        .ok_or_else(ApiError::no_route)?;
+    match r.subresource.as_deref() {
+        None => {}
+        Some("status") if info.status_subresource => {}
+        Some(_) => return Err(ApiError::no_route()),
+    }
+    let ns = r.namespace.as_deref();
+    if info.namespaced && ns.is_none() {
+        // The all-namespaces collection path serves only list and watch.
+        match (method, &r.name) {
+            (&Method::GET, None) => {}
+            (_, None) => return Err(ApiError::method_not_allowed()),
+            (_, Some(_)) => return Err(ApiError::no_route()),
+        }
+    }
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    // The first media type a client lists is the one it prefers.
+    let preferred = accept.split(',').next().unwrap_or_default();
+    let as_table = preferred.contains("as=Table");
+    let metadata_only = preferred.contains("as=PartialObjectMetadata");
+    let list_params = ListParams {
+        label_selector: query.get("labelSelector").map(String::as_str),
+        field_selector: query.get("fieldSelector").map(String::as_str),
+        limit: query.get("limit").and_then(|l| l.parse().ok()).unwrap_or(0),
+        continue_token: query.get("continue").map(String::as_str),
+    };
+    let (code, value) = match (method, r.name.as_deref()) {
+        (&Method::GET, Some(name)) => {
+            let obj = state.get(&info, ns, name)?;
+            if as_table {
+                (
+                    200,
+                    table::table(
+                        &info,
+                        std::slice::from_ref(&obj),
+                        None,
+                        query,
+                        state.clock.now(),
+                    ),
+                )
+            } else if metadata_only {
+                (200, table::partial(&obj))
+            } else {
+                (200, obj)
+            }
+        }
+        (&Method::GET, None) => {
+            if matches!(query.get("watch").map(String::as_str), Some("true" | "1")) {
+                let filter = super::api::Filter::parse(
+                    &info,
+                    list_params.label_selector,
+                    list_params.field_selector,
+                )?;
+                if ns.is_some() && !info.namespaced {
+                    return Err(ApiError::no_route());
+                }
+                drop(state);
+                validate_watch_options(query)?;
+                let request = WatchRequest {
+                    info: info.clone(),
+                    namespace: r.namespace.clone(),
+                    resource_version: query.get("resourceVersion").cloned(),
+                    send_initial_events: query
+                        .get("sendInitialEvents")
+                        .is_some_and(|v| v == "true"),
+                    bookmarks: query
+                        .get("allowWatchBookmarks")
+                        .is_some_and(|v| v == "true"),
+                    timeout: query
+                        .get("timeoutSeconds")
+                        .and_then(|t| t.parse::<u64>().ok())
+                        .map(Duration::from_secs),
+                    filter,
+                    metadata_only,
+                };
+                let rx = watch::start(
+                    &shared.state,
+                    request,
+                    shared.watch_config,
+                    shared.compactions.subscribe(),
+                );
+                let response = Response::builder()
+                    .status(200)
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .header(header::CACHE_CONTROL, "no-cache, private")
+                    .body(ChannelBody(rx).boxed_unsync())
+                    .map_err(|e| ApiError::internal(e.to_string()))?;
+                return Ok(response);
+            }
+            let list = state.list(&info, ns, &list_params)?;
+            if as_table {
+                let items = list["items"].as_array().cloned().unwrap_or_default();
+                (
+                    200,
+                    table::table(
+                        &info,
+                        &items,
+                        Some(&list["metadata"]),
+                        query,
+                        state.clock.now(),
+                    ),
+                )
+            } else if metadata_only {
+                (200, table::partial_list(&list))
+            } else {
+                (200, list)
+            }
+        }
+        (&Method::POST, None) if r.subresource.is_none() => {
+            let obj = decode_body(headers, body)?;
+            (
+                201,
+                state.create(&info, ns, obj, &write_options(headers, query))?,
+            )
+        }
+        (&Method::PUT, Some(name)) => {
+            let obj = decode_body(headers, body)?;
+            (
+                200,
+                state.update(
+                    &info,
+                    ns,
+                    name,
+                    r.subresource.as_deref(),
+                    obj,
+                    &write_options(headers, query),
+                )?,
+            )
+        }
+        (&Method::PATCH, Some(name)) => {
+            let patch_type = match media_type(headers).as_deref() {
+                Some("application/json-patch+json") => PatchType::Json,
+                Some("application/merge-patch+json") => PatchType::Merge,
+                Some("application/apply-patch+yaml") => PatchType::Apply,
+                Some("application/strategic-merge-patch+json") => PatchType::Strategic,
+                other => {
+                    return Err(ApiError::unsupported_media_type(
+                        other.unwrap_or_default(),
+                        &[
+                            "application/json-patch+json",
+                            "application/merge-patch+json",
+                            "application/apply-patch+yaml",
+                            "application/strategic-merge-patch+json",
+                        ],
+                    ));
+                }
+            };
+            let (out, created) = state.patch(
+                &info,
+                ns,
+                name,
+                r.subresource.as_deref(),
+                patch_type,
+                body,
+                &write_options(headers, query),
+            )?;
+            // An apply that created the object answers 201 like a POST.
+            (if created { 201 } else { 200 }, out)
+        }
+        (&Method::DELETE, Some(name)) if r.subresource.is_none() => {
+            let options: Value = if body.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_slice(body).map_err(|e| {
+                    ApiError::bad_request(format!("error decoding DeleteOptions: {e}"))
+                })?
+            };
+            // DeleteOptions may carry dryRun in the body instead of the query.
+            if options["dryRun"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|v| v == "All"))
+            {
+                state.dry_run = true;
+            }
+            (200, state.delete(&info, ns, name, &options)?)
+        }
+        (&Method::DELETE, None) => (200, state.delete_collection(&info, ns, &list_params)?),
+        _ => return Err(ApiError::method_not_allowed()),
+    };
+    // Serialize outside the lock: other requests need not wait for a large list's bytes.
+    drop(state);
+    Ok(json_response(code, &value))
+}
