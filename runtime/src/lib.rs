@@ -37,6 +37,7 @@ pub mod vocabulary;
 pub use kube::runtime::controller::Action;
 
 pub use crate::controller::{Pass, Reconciler};
+pub use kubeward_macros::{condition, reconciler, step};
 
 #[doc(hidden)]
 #[path = "private.rs"]

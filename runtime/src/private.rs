@@ -1,6 +1,150 @@
 //! Items the macros expand onto. Not a public API: names and signatures change without notice.
+//!
+//! Everything a generated item does at run time is a call into this module or into a public
+//! runtime item, so expansions stay short and the logic lives (and is tested) here.
+
+use std::future::Future;
 
 pub use ::core;
 pub use ::k8s_openapi;
 pub use ::kube;
 pub use ::std;
+
+use crate::conditions::{Condition, DesiredCondition};
+pub use crate::observe::StepName;
+use crate::vocabulary::{ReasonType, Stored, Vocabulary};
+
+/// The desired condition of a typed transition into `target` with `message`.
+///
+/// `#[kubeward::condition]` validated the condition type and every reason at compile time, so
+/// `DesiredCondition::new` cannot fail for a generated [`ReasonType`].
+pub fn transition<T: ReasonType>(target: T, message: impl Into<String>) -> DesiredCondition {
+    let _ = target;
+    let reason = T::REASON;
+    match DesiredCondition::new(
+        T::VOCABULARY.type_,
+        reason.status,
+        reason.name,
+        message,
+    ) {
+        Ok(desired) => desired,
+        Err(err) => panic!("a ReasonType must have a valid condition type and reason: {err}"),
+    }
+}
+
+/// Where a stored condition stands in a vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Classified {
+    /// The status has no condition of this type.
+    Absent,
+    /// The stored reason is the vocabulary's reason at this index.
+    Reason(usize),
+    /// The stored reason is not in the vocabulary.
+    Unrecognized,
+}
+
+/// The stored condition of `vocabulary`'s type (a copy) and where it stands in the vocabulary.
+pub fn classify(vocabulary: &Vocabulary, stored: Option<&Condition>) -> (Classified, Stored) {
+    let classified = match stored {
+        None => Classified::Absent,
+        Some(condition) => vocabulary
+            .reasons
+            .iter()
+            .position(|r| r.name == condition.reason)
+            .map_or(Classified::Unrecognized, Classified::Reason),
+    };
+    (classified, Stored::new(stored))
+}
+
+/// The output of a step that may fail: `Result<T, E>` (and any alias of it).
+pub trait StepResult: Sized {
+    /// `T` of `Result<T, E>`.
+    type Ok;
+    /// `E` of `Result<T, E>`.
+    type Err;
+    /// The result.
+    fn into_result(self) -> Result<Self::Ok, Self::Err>;
+    /// Back from the result.
+    fn from_result(result: Result<Self::Ok, Self::Err>) -> Self;
+}
+
+impl<T, E> StepResult for Result<T, E> {
+    type Ok = T;
+    type Err = E;
+    #[inline]
+    fn into_result(self) -> Self {
+        self
+    }
+    #[inline]
+    fn from_result(result: Self) -> Self {
+        result
+    }
+}
+
+/// `#[step]` on an async fn (or an awaited statement) whose output is not a `Result`.
+/// The output type comes first so generated code can name it (`step::<Ret, _>`).
+#[inline]
+pub fn step<R, F>(name: StepName, future: F) -> impl Future<Output = R>
+where
+    F: Future<Output = R>,
+{
+    crate::observe::step(name, future)
+}
+
+/// `#[step]` on an async fn (or an awaited statement) returning a `Result`: the step fails when
+/// it returns `Err`.
+pub async fn try_step<R, F>(name: StepName, future: F) -> R
+where
+    R: StepResult,
+    F: Future<Output = R>,
+{
+    R::from_result(crate::observe::try_step(name, async move { future.await.into_result() }).await)
+}
+
+/// `#[step]` on a sync fn (or statement) whose output is not a `Result`.
+#[inline]
+pub fn step_sync<R>(name: StepName, body: impl FnOnce() -> R) -> R {
+    crate::observe::step_sync(name, body)
+}
+
+/// `#[step]` on a sync fn (or statement) returning a `Result`.
+#[inline]
+pub fn try_step_sync<R: StepResult>(name: StepName, body: impl FnOnce() -> R) -> R {
+    R::from_result(crate::observe::try_step_sync(name, || body().into_result()))
+}
+
+/// The RBAC rules a controller of `R` needs: its resource (get, list, watch, patch), its status
+/// (get, patch, update), its finalizers subresource when it has a finalizer (update, for
+/// clusters that enforce owner references), events (create, patch) and, with
+/// `leader_election`, leases (get, create, update).
+pub fn rbac_rules<R: crate::Reconciler>(
+    leader_election: bool,
+) -> Vec<k8s_openapi::api::rbac::v1::PolicyRule> {
+    use k8s_openapi::api::rbac::v1::PolicyRule;
+    use kube::Resource;
+
+    let rule = |group: &str, resources: &[String], verbs: &[&str]| PolicyRule {
+        api_groups: Some(vec![group.to_owned()]),
+        resources: Some(resources.to_vec()),
+        verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
+        ..PolicyRule::default()
+    };
+    let group = R::Resource::group(&());
+    let plural = R::Resource::plural(&()).into_owned();
+    let mut rules = vec![
+        rule(&group, &[plural.clone()], &["get", "list", "watch", "patch"]),
+        rule(&group, &[format!("{plural}/status")], &["get", "patch", "update"]),
+    ];
+    if R::FINALIZER.is_some() {
+        rules.push(rule(&group, &[format!("{plural}/finalizers")], &["update"]));
+    }
+    rules.push(rule("events.k8s.io", &["events".to_owned()], &["create", "patch"]));
+    if leader_election {
+        rules.push(rule(
+            "coordination.k8s.io",
+            &["leases".to_owned()],
+            &["get", "create", "update"],
+        ));
+    }
+    rules
+}

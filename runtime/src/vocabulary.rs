@@ -218,6 +218,65 @@ pub trait ConditionType: 'static {
     fn state(stored: Option<&crate::conditions::Condition>) -> Self::State;
 }
 
+/// One reason of a vocabulary as a Rust type: `#[kubeward::condition]` generates a unit struct per
+/// reason (such as `up_to_date::Applying`) and implements this trait for it. The reason types are
+/// the targets of the typed transitions, `now.to(Applying, "rolling out")`.
+pub trait ReasonType: Copy + 'static {
+    /// The vocabulary the reason belongs to.
+    const VOCABULARY: &'static Vocabulary;
+    /// The reason's declaration in [`VOCABULARY`](ReasonType::VOCABULARY).
+    const REASON: &'static Reason;
+}
+
+/// The condition of one type as it stands in a pass (absent, or the stored condition), carried by
+/// every value of a typed [`ConditionType::State`] so the reconciler can read the message, the
+/// transition time and the generation it describes.
+///
+/// ```
+/// use kubeward::vocabulary::Stored;
+/// let absent = Stored::new(None);
+/// assert_eq!(absent.reason(), None);
+/// assert_eq!(absent.message(), None);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stored {
+    condition: Option<crate::conditions::Condition>,
+}
+
+impl Stored {
+    /// The condition as stored (a copy of it), if present.
+    pub fn new(condition: Option<&crate::conditions::Condition>) -> Self {
+        Self {
+            condition: condition.cloned(),
+        }
+    }
+
+    /// The stored condition, `None` when the status has no condition of this type.
+    pub fn condition(&self) -> Option<&crate::conditions::Condition> {
+        self.condition.as_ref()
+    }
+
+    /// The stored reason.
+    pub fn reason(&self) -> Option<&str> {
+        self.condition.as_ref().map(|c| c.reason.as_str())
+    }
+
+    /// The stored message.
+    pub fn message(&self) -> Option<&str> {
+        self.condition.as_ref().map(|c| c.message.as_str())
+    }
+
+    /// When the condition last changed its status (`lastTransitionTime`).
+    pub fn since(&self) -> Option<jiff::Timestamp> {
+        self.condition.as_ref().map(|c| c.last_transition_time.0)
+    }
+
+    /// The `metadata.generation` the stored condition was computed from.
+    pub fn observed_generation(&self) -> Option<i64> {
+        self.condition.as_ref().and_then(|c| c.observed_generation)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,19 @@
+// Malformed declarations: every one reported, at its token.
+#[kubeward::condition(typ = "UpToDate")]
+#[transitions(Applying -> Applied)]
+pub enum UpToDate {
+    #[reason(Maybe)]
+    Applying,
+    #[reason(True, event = Loud)]
+    Applied,
+    Forgotten,
+    #[reason(event = Normal)]
+    NoStatus,
+    #[reason(False)]
+    WithData(String),
+}
+
+#[kubeward::condition]
+pub struct NotAnEnum;
+
+fn main() {}
