@@ -34,7 +34,7 @@ fn require_kubectl() {
     assert!(
         found,
         "kubectl is not installed or not on PATH; this test needs it. Install it, e.g. \
-         `apt-get install -y kubectl` (.ci/run does this) or see \
+         `apt-get install -y kubernetes-client` on Debian (.ci/run does this) or see \
          https://kubernetes.io/docs/tasks/tools/"
     );
 }

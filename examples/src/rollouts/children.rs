@@ -101,9 +101,13 @@ pub fn render(rollout: &Rollout) -> Result<ConfigMap, RenderError> {
         .name
         .as_deref()
         .ok_or(RenderError::Incomplete("name"))?;
-    let owner = rollout
+    let mut owner = rollout
         .controller_owner_ref(&())
         .ok_or(RenderError::Incomplete("uid"))?;
+    // As controller-runtime's SetControllerReference does: foreground deletion of the Rollout
+    // waits for its children. (Clusters that enforce owner references then require `update` on
+    // `rollouts/finalizers`, which the generated RBAC rules include.)
+    owner.block_owner_deletion = Some(true);
     let generation = rollout.metadata.generation.unwrap_or_default();
     Ok(ConfigMap {
         metadata: ObjectMeta {
