@@ -25,22 +25,100 @@ mod util;
 use proc_macro::TokenStream;
 
 /// Declares a condition vocabulary on an enum: one unit variant per reason, each with the status
-/// it implies, and the transitions allowed between them. See the `kubeward` crate's docs.
+/// it implies, and the transitions allowed between them.
+///
+/// ```rust,ignore
+/// #[kubeward::condition(type = "UpToDate")]          // `type` defaults to the enum's name
+/// #[transitions(
+///     Applied -> Applying | WaitingForApproval,
+///     WaitingForApproval | FailedDeploy -> Applying,
+///     Applying -> Applied | FailedDeploy,
+/// )]
+/// pub enum UpToDate {
+///     #[reason(Unknown, initial)]      Applying,      // start states: `initial`, else the first reason
+///     #[reason(False, event = Normal)] WaitingForApproval,
+///     #[reason(True)]                  Applied,
+///     #[reason(False)]                 FailedDeploy,  // False -> Warning unless overridden
+/// }
+/// ```
+///
+/// Generates, beside the enum:
+/// - a module named after it (`up_to_date`) holding `VOCABULARY` (the runtime data), a unit type
+///   per reason (`up_to_date::Applying`), the typed `State` and its `Now<R>` values;
+/// - `impl kubeward::vocabulary::ConditionType for UpToDate`, so `pass.condition::<UpToDate>()`
+///   returns an `up_to_date::State`: `Absent(now)` (offers the start states), one value per
+///   reason (offers the declared targets and staying put) and `Unrecognized(now)` (a reason an
+///   older version wrote; offers the start states). `now.to(up_to_date::Applying, "message")`
+///   returns the `DesiredCondition` to pass to `pass.set(..)`; `now` derefs to the stored
+///   condition (`now.message()`, `now.since()`);
+/// - `UpToDate::Applied.reason()`, `.status()`, `.event_type()`, `.declaration()` and
+///   `UpToDate::mermaid()`.
+///
+/// Compile errors, each at the offending token: invalid condition type or reason (the API
+/// server's rules; reasons also at most 128 bytes, as they become event reasons), a transition
+/// endpoint that is not a reason, duplicate reasons or transitions, a reason unreachable from the
+/// start states, and an undeclared transition at its use (`now.to(..)`), naming the condition,
+/// both reasons and the allowed targets. `crate = "path"` reaches the runtime through a facade.
 #[proc_macro_attribute]
 pub fn condition(args: TokenStream, input: TokenStream) -> TokenStream {
     condition::condition(args.into(), input.into()).into()
 }
 
-/// Times a fn as a named step of the current reconcile pass (a no-op outside a pass):
-/// `#[kubeward::step("render")]`. Inside `#[kubeward::reconciler]`, also on statements.
+/// Times a fn as a named step of the current reconcile pass; outside a pass it only runs the fn.
+///
+/// ```rust,ignore
+/// #[kubeward::step("deploy")]
+/// async fn deploy(&self, manifest: &Manifest) -> Result<(), Error> { /* ... */ }
+///
+/// #[kubeward::step("render")]
+/// fn render(rollout: &Rollout) -> anyhow::Result<Manifest> { /* ... */ }
+/// ```
+///
+/// The signature is re-emitted as written; the body runs inside `kubeward::__private::step` (or
+/// `try_step`, `step_sync`, `try_step_sync`). A return type written `Result<..>` or
+/// `path::Result<..>` makes an `Err` a failed step. The name (lowercase letters, digits, `_`,
+/// `-`: it is a metric label value) is checked at compile time.
+///
+/// Inside a `#[kubeward::reconciler]` body, `#[step("name")]` also goes on a statement:
+/// `let m = render(r)?;` times `render(r)` (the `?` still returns from the enclosing fn) and
+/// `self.deploy(&m).await?;` times the awaited future. `?`, `.await` and `return` elsewhere in
+/// such a statement are compile errors: move that code into a `#[step]` fn.
 #[proc_macro_attribute]
 pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
     step::step(args.into(), input.into()).into()
 }
 
 /// Generates a `kubeward::Reconciler` from a declaration on an impl block (`async fn apply`,
-/// optional `async fn cleanup`) or on a single async reconcile fn, with `#[step]` allowed on
-/// its statements.
+/// optional `async fn cleanup`) or on a single async reconcile fn.
+///
+/// ```rust,ignore
+/// #[kubeward::reconciler(
+///     resource = Rollout,                            // required
+///     controller = "demo.kubeward.dev/rollouts",     // required: reportingController, metric label
+///     finalizer = "demo.kubeward.dev/cleanup",       // required with `cleanup`
+///     conditions(UpToDate),                          // the vocabularies it manages
+///     error = Error,                                 // when not readable from `Result<Action, E>`
+///     crate = "::my_facade::kubeward",               // when kubeward is re-exported
+/// )]
+/// impl Rollouts {
+///     async fn apply(&self, rollout: &Rollout, pass: &mut Pass<Rollout>) -> Result<Action, Error> { .. }
+///     async fn cleanup(&self, rollout: &Rollout, pass: &mut Pass<Rollout>) -> Result<Action, Error> { .. }
+/// }
+///
+/// #[kubeward::reconciler(resource = ConfigMap, controller = "demo.kubeward.dev/web-config")]
+/// async fn web_config(cm: &ConfigMap, pass: &mut Pass<ConfigMap>) -> Result<Action, Error> { .. }
+/// // generates `pub struct WebConfig;` implementing `Reconciler`
+/// ```
+///
+/// Generates the `Reconciler` impl (`NAME`, `FINALIZER`, `CONDITIONS`, and `STEPS`: every
+/// `#[step]` name on the methods and statements), `fn controller(self, client) -> Controller<Self>`
+/// and `fn rbac_rules(leader_election: bool) -> Vec<PolicyRule>`. `#[step]` on statements is
+/// rewritten here (attributes on statements are unstable in Rust).
+///
+/// Compile errors, each at its token: unknown keys (with "did you mean" one edit away), missing
+/// `resource`/`controller`, invalid controller name, finalizer or step name, duplicate step names,
+/// `pass.condition::<C>()` for a `C` not in `conditions(..)`, a missing or non-async `apply`, and
+/// `cleanup` without a finalizer.
 #[proc_macro_attribute]
 pub fn reconciler(args: TokenStream, input: TokenStream) -> TokenStream {
     reconciler::reconciler(args.into(), input.into()).into()

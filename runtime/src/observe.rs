@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use kube::Resource;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
+use tracing::Instrument;
 
 use crate::names::{InvalidName, NameKind};
 
@@ -561,7 +562,7 @@ impl Drop for StepTimer {
 /// does. Outside a pass, just runs the future.
 pub async fn step<F: Future>(name: StepName, future: F) -> F::Output {
     let timer = StepTimer::start(name);
-    let output = future.await;
+    let output = future.instrument(step_span(name)).await;
     timer.finish(Outcome::Completed);
     output
 }
@@ -581,7 +582,7 @@ where
     F: Future<Output = Result<T, E>>,
 {
     let timer = StepTimer::start(name);
-    let output = future.await;
+    let output = future.instrument(step_span(name)).await;
     timer.finish(if output.is_ok() {
         Outcome::Completed
     } else {
@@ -593,7 +594,7 @@ where
 /// Runs the synchronous `body` as the step `name` of the current pass.
 pub fn step_sync<R>(name: StepName, body: impl FnOnce() -> R) -> R {
     let timer = StepTimer::start(name);
-    let output = body();
+    let output = step_span(name).in_scope(body);
     timer.finish(Outcome::Completed);
     output
 }
@@ -602,13 +603,19 @@ pub fn step_sync<R>(name: StepName, body: impl FnOnce() -> R) -> R {
 /// returns `Err`.
 pub fn try_step_sync<T, E>(name: StepName, body: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
     let timer = StepTimer::start(name);
-    let output = body();
+    let output = step_span(name).in_scope(body);
     timer.finish(if output.is_ok() {
         Outcome::Completed
     } else {
         Outcome::Failed
     });
     output
+}
+
+/// The tracing span of a step, inside the pass's `reconcile` span (which names the controller,
+/// object and phase).
+fn step_span(name: StepName) -> tracing::Span {
+    tracing::debug_span!("step", step = name.as_str())
 }
 
 /// Whether the caller runs inside a pass (so steps would be recorded).

@@ -21,15 +21,24 @@ use crate::vocabulary::{ReasonType, Stored, Vocabulary};
 pub fn transition<T: ReasonType>(target: T, message: impl Into<String>) -> DesiredCondition {
     let _ = target;
     let reason = T::REASON;
-    match DesiredCondition::new(
-        T::VOCABULARY.type_,
-        reason.status,
-        reason.name,
-        message,
-    ) {
+    match DesiredCondition::new(T::VOCABULARY.type_, reason.status, reason.name, message) {
         Ok(desired) => desired,
         Err(err) => panic!("a ReasonType must have a valid condition type and reason: {err}"),
     }
+}
+
+/// The desired condition of going from `stored` to `target` with `message`, if `vocabulary`
+/// allows that transition (`State::try_to`, the run-time-checked escape hatch of the typestate).
+pub fn checked_transition(
+    vocabulary: &Vocabulary,
+    stored: &Stored,
+    target: &crate::vocabulary::Reason,
+    message: impl Into<String>,
+) -> Option<DesiredCondition> {
+    if !vocabulary.allows(stored.reason(), target.name) {
+        return None;
+    }
+    DesiredCondition::new(vocabulary.type_, target.status, target.name, message).ok()
 }
 
 /// Where a stored condition stands in a vocabulary.
@@ -135,13 +144,17 @@ pub fn rbac_rules<R: crate::Reconciler>(
     let group = R::Resource::group(&());
     let plural = R::Resource::plural(&()).into_owned();
     let mut rules = vec![
-        rule(&group, &[plural.clone()], &["list", "watch", "patch"]),
+        rule(&group, std::slice::from_ref(&plural), &["list", "watch", "patch"]),
         rule(&group, &[format!("{plural}/status")], &["patch"]),
     ];
     if R::FINALIZER.is_some() {
         rules.push(rule(&group, &[format!("{plural}/finalizers")], &["update"]));
     }
-    rules.push(rule("events.k8s.io", &["events".to_owned()], &["create", "patch"]));
+    rules.push(rule(
+        "events.k8s.io",
+        &["events".to_owned()],
+        &["create", "patch"],
+    ));
     if leader_election {
         rules.push(rule(
             "coordination.k8s.io",
@@ -150,4 +163,135 @@ pub fn rbac_rules<R: crate::Reconciler>(
         ));
     }
     rules
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conditions::ConditionStatus::*;
+    use crate::vocabulary::Reason;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    static READY: Vocabulary = Vocabulary {
+        type_: "Ready",
+        reasons: &[
+            Reason::new("Starting", Unknown).initial().to(&["Running"]),
+            Reason::new("Running", True),
+        ],
+    };
+
+    fn stored(reason: &str) -> Condition {
+        Condition {
+            type_: "Ready".into(),
+            status: "True".into(),
+            reason: reason.into(),
+            message: String::new(),
+            observed_generation: None,
+            last_transition_time: Time(jiff::Timestamp::UNIX_EPOCH),
+        }
+    }
+
+    #[test]
+    fn stored_reasons_outside_the_vocabulary_are_unrecognized_not_a_panic() {
+        assert_eq!(classify(&READY, None).0, Classified::Absent);
+        assert_eq!(
+            classify(&READY, Some(&stored("Running"))).0,
+            Classified::Reason(1)
+        );
+        let (classified, kept) = classify(&READY, Some(&stored("Legacy")));
+        assert_eq!(classified, Classified::Unrecognized);
+        assert_eq!(kept.reason(), Some("Legacy"));
+    }
+
+    #[derive(Clone, Copy)]
+    struct Running;
+    impl ReasonType for Running {
+        const VOCABULARY: &'static Vocabulary = &READY;
+        const REASON: &'static Reason = &READY.reasons[1];
+    }
+
+    #[test]
+    fn checked_transitions_follow_the_vocabulary() {
+        let running = &READY.reasons[1];
+        let starting = &READY.reasons[0];
+        let absent = Stored::new(None);
+        assert!(checked_transition(&READY, &absent, running, "up").is_none());
+        assert!(checked_transition(&READY, &absent, starting, "go").is_some());
+        let from_starting = Stored::new(Some(&stored("Starting")));
+        let desired = checked_transition(&READY, &from_starting, running, "up").unwrap();
+        assert_eq!((desired.reason(), desired.status()), ("Running", True));
+        let legacy = Stored::new(Some(&stored("Legacy")));
+        assert!(checked_transition(&READY, &legacy, running, "up").is_none());
+        assert!(checked_transition(&READY, &legacy, starting, "restart").is_some());
+    }
+
+    #[test]
+    fn a_typed_transition_carries_the_declared_type_status_and_reason() {
+        let desired = transition(Running, "up");
+        assert_eq!(
+            (
+                desired.type_(),
+                desired.status(),
+                desired.reason(),
+                desired.message()
+            ),
+            ("Ready", True, "Running", "up")
+        );
+    }
+
+    struct Configs;
+    impl crate::Reconciler for Configs {
+        type Resource = ConfigMap;
+        type Error = std::io::Error;
+        const FINALIZER: Option<&'static str> = Some("demo.kubeward.dev/cleanup");
+        async fn apply(
+            &self,
+            _: &ConfigMap,
+            _: &mut crate::Pass<ConfigMap>,
+        ) -> Result<crate::Action, Self::Error> {
+            Ok(crate::Action::await_change())
+        }
+    }
+
+    #[test]
+    fn rbac_rules_cover_resource_status_finalizers_events_and_leases() {
+        let rules = rbac_rules::<Configs>(true);
+        let summary: Vec<(String, String, String)> = rules
+            .iter()
+            .map(|r| {
+                (
+                    r.api_groups.clone().unwrap_or_default().join(","),
+                    r.resources.clone().unwrap_or_default().join(","),
+                    r.verbs.join(","),
+                )
+            })
+            .collect();
+        let expected = [
+            ("", "configmaps", "list,watch,patch"),
+            ("", "configmaps/status", "patch"),
+            ("", "configmaps/finalizers", "update"),
+            ("events.k8s.io", "events", "create,patch"),
+            ("coordination.k8s.io", "leases", "get,create,update"),
+        ];
+        assert_eq!(
+            summary,
+            expected.map(|(g, r, v)| (g.to_owned(), r.to_owned(), v.to_owned()))
+        );
+        assert_eq!(rbac_rules::<Configs>(false).len(), 4);
+    }
+
+    #[tokio::test]
+    async fn try_step_keeps_the_declared_result_type() {
+        type Alias<T> = Result<T, std::num::ParseIntError>;
+        let parsed = try_step::<Alias<u8>, _>(StepName::from_static("parse"), async {
+            let n: u8 = "7".parse()?;
+            Ok(n)
+        })
+        .await;
+        assert_eq!(parsed, Ok(7));
+        let failed =
+            try_step_sync::<Alias<u8>>(StepName::from_static("parse"), || Ok("x".parse::<u8>()?));
+        assert!(failed.is_err());
+    }
 }

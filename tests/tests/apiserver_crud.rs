@@ -508,3 +508,105 @@ async fn delete_without_finalizers_removes_and_returns_like_the_real_server() {
         Some(kube::core::response::StatusSummary::Success)
     );
 }
+
+#[tokio::test]
+async fn dry_run_writes_answer_but_store_nothing() {
+    let server = ApiServer::start().await.unwrap();
+    server.install_crd(&rollout_crd(true)).unwrap();
+    let api = rollouts(&server.client().unwrap(), "default");
+    let before = server.resource_version();
+    let pp = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let answered = api
+        .create(&pp, &rollout("web", json!({"replicas": 1})))
+        .await
+        .unwrap();
+    assert!(answered.metadata.uid.is_some());
+    assert!(api.get_opt("web").await.unwrap().is_none());
+    assert_eq!(server.resource_version(), before);
+    api.create(
+        &PostParams::default(),
+        &rollout("web", json!({"replicas": 1})),
+    )
+    .await
+    .unwrap();
+    let patched = api
+        .patch(
+            "web",
+            &PatchParams::default().dry_run(),
+            &Patch::Merge(json!({"spec": {"replicas": 7}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.data["spec"]["replicas"], 7);
+    assert_eq!(api.get("web").await.unwrap().data["spec"]["replicas"], 1);
+    api.delete(
+        "web",
+        &DeleteParams {
+            dry_run: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(api.get_opt("web").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn creating_an_object_that_carries_a_resource_version_fails_like_etcd3() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("a".into());
+    let created = cms.create(&PostParams::default(), &cm).await.unwrap();
+    cms.delete("a", &DeleteParams::default()).await.unwrap();
+    // Re-creating the object as fetched earlier: a common test mistake a lenient fake accepts.
+    let body = serde_json::to_value(&created).unwrap();
+    let (code, status) = raw(
+        &client,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        Some("application/json"),
+        Some(body),
+    )
+    .await;
+    assert_eq!(code, 500);
+    assert_eq!(
+        status["message"],
+        "resourceVersion should not be set on objects to be created"
+    );
+    assert!(status.get("reason").is_none());
+}
+
+#[tokio::test]
+async fn put_with_a_mismatched_name_is_a_400() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+    raw(
+        &client,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        Some("application/json"),
+        Some(cm),
+    )
+    .await;
+    let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}});
+    let (code, status) = raw(
+        &client,
+        "PUT",
+        "/api/v1/namespaces/default/configmaps/a",
+        Some("application/json"),
+        Some(other),
+    )
+    .await;
+    assert_eq!(code, 400);
+    assert_eq!(status["reason"], "BadRequest");
+    assert_eq!(
+        status["message"],
+        "the name of the object (b) does not match the name on the URL (a)"
+    );
+}

@@ -420,3 +420,22 @@ async fn controller_with_kube_runtime_finalizer_runs_the_whole_lifecycle_and_rel
     );
     controller.abort();
 }
+
+#[tokio::test]
+async fn send_initial_events_without_not_older_than_is_rejected_like_validate_list_options() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let (code, status) = apiserver_support::raw(
+        &client,
+        "GET",
+        "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&allowWatchBookmarks=true",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        status["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+    );
+}

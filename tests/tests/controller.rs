@@ -448,3 +448,25 @@ async fn object_state_metrics_come_from_the_cache_and_vanish_with_the_object() {
     .await;
     running.stop().await;
 }
+
+#[tokio::test]
+async fn an_invalid_controller_name_is_a_typed_error_before_anything_runs() {
+    let (server, client) = server_with_widgets().await;
+    let result = Controller::new(Widgets::default(), client)
+        .with_name("Widgets Controller")
+        .shutdown_on(async {})
+        .run()
+        .await;
+    let error = result.expect_err("an invalid name must not run");
+    assert!(
+        error.to_string().starts_with(
+            "invalid controller name \"Widgets Controller\": name part must consist of"
+        ),
+        "{error}"
+    );
+    assert!(
+        server.requests().is_empty(),
+        "nothing was sent to the API server: {:?}",
+        server.requests()
+    );
+}

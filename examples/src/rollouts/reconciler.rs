@@ -22,7 +22,6 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;
 use kubeward::clock::{SharedClock, SystemClock};
-use kubeward::vocabulary::Stored;
 use kubeward::{Action, Pass};
 
 use super::children::{self, RenderError};
@@ -116,7 +115,7 @@ impl Rollouts {
         let state = pass.condition::<UpToDate>();
 
         // A new generation (re)starts the rollout, whatever stage the previous one was in.
-        if stored(&state).observed_generation() != Some(generation) {
+        if state.stored().observed_generation() != Some(generation) {
             let message = format!(
                 "rolling out generation {generation}: {} with {} replicas",
                 rollout.spec.image, rollout.spec.replicas
@@ -267,21 +266,5 @@ impl Rollouts {
         let live = children::promoted(&candidate, rollout);
         children::apply(&self.client, &live).await?;
         Ok(Some(live))
-    }
-}
-
-/// The stored condition behind any state.
-fn stored(state: &up_to_date::State) -> &Stored {
-    use up_to_date::State;
-    match state {
-        State::Absent(now) => now,
-        State::Unrecognized(now) => now,
-        State::Applying(now) => now,
-        State::WaitingForApproval(now) => now,
-        State::ReadyToPromote(now) => now,
-        State::Promoting(now) => now,
-        State::Applied(now) => now,
-        State::RolloutTimeout(now) => now,
-        State::FailedDeploy(now) => now,
     }
 }

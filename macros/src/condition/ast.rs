@@ -194,9 +194,9 @@ pub(crate) fn path_name(path: &Path) -> String {
 fn not_an_enum(item: &syn::Item) -> syn::Error {
     let message = "#[kubeward::condition] goes on an enum with one unit variant per reason";
     match item {
-        syn::Item::Struct(s) => syn::Error::new_spanned(&s.struct_token, message),
-        syn::Item::Fn(f) => syn::Error::new_spanned(&f.sig.fn_token, message),
-        syn::Item::Union(u) => syn::Error::new_spanned(&u.union_token, message),
+        syn::Item::Struct(s) => syn::Error::new_spanned(s.struct_token, message),
+        syn::Item::Fn(f) => syn::Error::new_spanned(f.sig.fn_token, message),
+        syn::Item::Union(u) => syn::Error::new_spanned(u.union_token, message),
         other => syn::Error::new_spanned(other, message),
     }
 }

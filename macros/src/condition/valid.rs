@@ -33,7 +33,12 @@ pub(crate) fn check(model: &mut Condition, errors: &mut Errors) -> Checked {
             value
         }
         None => {
-            util::check_name(errors, NameKind::ConditionType, &enum_name, &model.item.ident);
+            util::check_name(
+                errors,
+                NameKind::ConditionType,
+                &enum_name,
+                &model.item.ident,
+            );
             enum_name.clone()
         }
     };
@@ -46,6 +51,7 @@ pub(crate) fn check(model: &mut Condition, errors: &mut Errors) -> Checked {
 
     // Reasons: unique, valid as both condition reason and event reason, not a generated name.
     let mut seen = HashSet::new();
+    let mut reserved = HashSet::new();
     model.reasons.retain(|reason| {
         let name = reason.ident.to_string();
         if !seen.insert(name.clone()) {
@@ -60,6 +66,7 @@ pub(crate) fn check(model: &mut Condition, errors: &mut Errors) -> Checked {
                      `State::Unrecognized`); rename this reason"
                 ),
             );
+            reserved.insert(name);
             return false;
         }
         let _ = util::check_name(errors, NameKind::ConditionReason, &name, &reason.ident)
@@ -72,7 +79,8 @@ pub(crate) fn check(model: &mut Condition, errors: &mut Errors) -> Checked {
     let index = |ident: &Ident, errors: &mut Errors| {
         let name = ident.to_string();
         let found = names.iter().position(|n| *n == name);
-        if found.is_none() {
+        // A reserved name was reported at its variant; its transitions are dropped with it.
+        if found.is_none() && !reserved.contains(&name) {
             let candidates: Vec<&str> = names.iter().map(String::as_str).collect();
             let hint = match util::did_you_mean(&name, &candidates) {
                 Some(suggestion) => format!("did you mean `{suggestion}`?"),
@@ -91,10 +99,7 @@ pub(crate) fn check(model: &mut Condition, errors: &mut Errors) -> Checked {
             continue;
         };
         if !declared.insert((f, t)) {
-            errors.at(
-                to,
-                format!("duplicate transition `{from} -> {to}`"),
-            );
+            errors.at(to, format!("duplicate transition `{from} -> {to}`"));
             continue;
         }
         model.reasons[f].targets.push(t);

@@ -31,7 +31,11 @@ pub(crate) struct Reconciler {
 
 impl Reconciler {
     /// Parses the item; fails only when it is neither an impl block nor a fn.
-    pub(crate) fn parse(args: TokenStream, input: TokenStream, errors: &mut Errors) -> syn::Result<Self> {
+    pub(crate) fn parse(
+        args: TokenStream,
+        input: TokenStream,
+        errors: &mut Errors,
+    ) -> syn::Result<Self> {
         let item: syn::Item = syn::parse2(input)?;
         let (form, name_span) = match item {
             syn::Item::Impl(item) => {
@@ -110,7 +114,8 @@ impl StepFinder<'_> {
         let tokens = match attr.meta.require_list() {
             Ok(list) => list.tokens.clone(),
             Err(_) => {
-                self.errors.at(attr.path(), "expected the step name: `#[step(\"render\")]`");
+                self.errors
+                    .at(attr.path(), "expected the step name: `#[step(\"render\")]`");
                 return Some(None);
             }
         };
@@ -145,6 +150,19 @@ fn is_step(attr: &Attribute) -> bool {
 
 impl VisitMut for StepFinder<'_> {
     fn visit_stmt_mut(&mut self, stmt: &mut Stmt) {
+        // `#[step("sum")] total = compute()?;`: syn attaches the attribute to the assignee; the
+        // step times the assigned value.
+        if let Stmt::Expr(Expr::Assign(assign), _) = stmt
+            && let Some(attrs) = expr_attrs(&mut assign.left)
+            && let Some(args) = self.take_step(attrs)
+        {
+            syn::visit_mut::visit_expr_mut(self, &mut assign.right);
+            if let Some(args) = args {
+                let wrapped = step_expr(&args, &assign.right, self.errors);
+                *assign.right = Expr::Verbatim(wrapped);
+            }
+            return;
+        }
         let attrs = match stmt {
             Stmt::Local(local) => &mut local.attrs,
             Stmt::Expr(expr, _) => match expr_attrs(expr) {
@@ -168,7 +186,7 @@ impl VisitMut for StepFinder<'_> {
                     *init.expr = Expr::Verbatim(wrapped);
                 }
                 None => self.errors.at(
-                    &local.let_token,
+                    local.let_token,
                     "a `#[step]` statement times its initializer: `let x = work();`",
                 ),
             },
@@ -209,9 +227,13 @@ fn expr_attrs(expr: &mut Expr) -> Option<&mut Vec<Attribute>> {
         Expr::Call(e) => &mut e.attrs,
         Expr::MethodCall(e) => &mut e.attrs,
         Expr::Macro(e) => &mut e.attrs,
-        Expr::Assign(e) => &mut e.attrs,
         Expr::Block(e) => &mut e.attrs,
         Expr::Path(e) => &mut e.attrs,
+        Expr::Field(e) => &mut e.attrs,
+        Expr::Index(e) => &mut e.attrs,
+        Expr::Unary(e) => &mut e.attrs,
+        Expr::If(e) => &mut e.attrs,
+        Expr::Match(e) => &mut e.attrs,
         _ => return None,
     })
 }

@@ -122,7 +122,7 @@ pub(crate) fn check(model: &Reconciler, errors: &mut Errors) -> Checked {
 fn check_signature(sig: &Signature, method: bool, errors: &mut Errors) {
     if sig.asyncness.is_none() {
         errors.at(
-            &sig.fn_token,
+            sig.fn_token,
             format!("`{}` must be an `async fn`", sig.ident),
         );
     }

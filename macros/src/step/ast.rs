@@ -18,7 +18,11 @@ pub(crate) struct StepArgs {
 impl StepArgs {
     /// Parses and validates the arguments; `None` after reporting an error.
     /// `default_crate` is used unless the arguments say `crate = ".."`.
-    pub(crate) fn parse(args: TokenStream, default_crate: &Path, errors: &mut Errors) -> Option<Self> {
+    pub(crate) fn parse(
+        args: TokenStream,
+        default_crate: &Path,
+        errors: &mut Errors,
+    ) -> Option<Self> {
         let parsed = (|input: ParseStream| {
             let name: LitStr = input.parse().map_err(|e| {
                 syn::Error::new(e.span(), "expected the step name: `#[step(\"render\")]`")

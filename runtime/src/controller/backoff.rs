@@ -45,7 +45,7 @@ mod tests {
             }
         }
         assert_eq!(
-            BACKOFF_BASE.saturating_mul(1 << 9).min(BACKOFF_MAX),
+            BACKOFF_BASE.saturating_mul(1 << 10).min(BACKOFF_MAX),
             BACKOFF_MAX
         );
     }

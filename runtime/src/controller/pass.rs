@@ -115,8 +115,12 @@ impl<K> Pass<K> {
     }
 
     fn stored(&self) -> &StoredStatus {
-        self.stored
-            .get_or_init(|| self.load_stored.as_ref().map(|load| load()).unwrap_or_default())
+        self.stored.get_or_init(|| {
+            self.load_stored
+                .as_ref()
+                .map(|load| load())
+                .unwrap_or_default()
+        })
     }
 
     /// Whether the status the pass will write differs from the stored one in anything but a

@@ -499,7 +499,8 @@ async fn pass_body<R: Reconciler>(
     let regarding = object.object_ref(&());
     let source = object.clone();
     let load = Box::new(move || status::status_of(&*source));
-    let mut pass = Pass::with_lazy_status(reference, phase, object.meta().generation, load).with_clock(&*context.clock);
+    let mut pass = Pass::with_lazy_status(reference, phase, object.meta().generation, load)
+        .with_clock(&*context.clock);
     if let Some(recorder) = &context.recorder {
         pass = pass.with_events(recorder.clone(), regarding.clone());
     }

@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
+use super::apply::{ApplyError, ApplySchema, Endpoint, apply_at, update_at};
 use super::events_api::{
     FieldError, from_core_v1, to_core_v1, validate_core_v1_event, validate_event_create,
     validate_event_update,
@@ -17,7 +18,6 @@ use super::events_api::{
 use super::patch::{PatchError, apply_json_patch, apply_merge_patch};
 use super::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
 use super::selector::{FieldSelector, LabelSelector, labels_of};
-use super::standin::apply::{ApplyError, record_update, server_side_apply};
 use super::status::{ApiError, Cause, Qualified, delete_success};
 use super::store::{ObjectKey, Store};
 use crate::clock::SharedClock;
@@ -53,6 +53,41 @@ pub struct WriteOptions {
     pub force: Option<bool>,
 }
 
+/// Expiry times of events, indexed both ways so that a sweep costs only what is due.
+#[derive(Debug, Default)]
+struct Expiries {
+    at: BTreeMap<ObjectKey, Timestamp>,
+    queue: BTreeSet<(Timestamp, ObjectKey)>,
+}
+
+impl Expiries {
+    fn arm(&mut self, key: ObjectKey, at: Timestamp) {
+        self.disarm(&key);
+        self.queue.insert((at, key.clone()));
+        self.at.insert(key, at);
+    }
+
+    fn disarm(&mut self, key: &ObjectKey) {
+        if let Some(at) = self.at.remove(key) {
+            self.queue.remove(&(at, key.clone()));
+        }
+    }
+
+    /// Removes and returns every key due at `now`.
+    fn due(&mut self, now: Timestamp) -> Vec<ObjectKey> {
+        let mut out = Vec::new();
+        while let Some((at, _)) = self.queue.first()
+            && *at <= now
+        {
+            if let Some((_, key)) = self.queue.pop_first() {
+                self.at.remove(&key);
+                out.push(key);
+            }
+        }
+        out
+    }
+}
+
 /// Everything the server keeps between requests.
 pub struct State {
     /// Served resources.
@@ -63,7 +98,10 @@ pub struct State {
     pub event_ttl: Duration,
     /// Time source for timestamps and TTLs.
     pub clock: SharedClock,
-    expiries: BTreeMap<ObjectKey, Timestamp>,
+    expiries: Expiries,
+    /// Set for the duration of a `dryRun=All` request: writes are computed and answered but
+    /// not stored.
+    pub dry_run: bool,
 }
 
 fn events_key() -> StorageKey {
@@ -166,17 +204,56 @@ fn patch_error(err: PatchError) -> ApiError {
     }
 }
 
-fn apply_error(info: &ResourceInfo, err: ApplyError) -> ApiError {
+fn apply_error(err: ApplyError) -> ApiError {
     let message = err.message();
     match err {
+        // NewConflictError in the field manager: causes only, no name/group/kind.
         ApplyError::Conflict { .. } => ApiError {
             code: 409,
             reason: "Conflict",
             message,
-            details: Some(json!({"group": info.group, "kind": info.plural})),
+            details: Some(json!({"causes": err.status_causes()})),
         },
         ApplyError::Invalid(_) => ApiError::bad_request(message),
     }
+}
+
+/// Top-level fields the strategy resets on an endpoint (`GetResetFields`): status on the main
+/// resource of a kind with a status subresource.
+fn reset_fields(info: &ResourceInfo, subresource: Option<&str>) -> &'static [&'static str] {
+    if subresource.is_none() && info.status_subresource {
+        &["status"]
+    } else {
+        &[]
+    }
+}
+
+/// The list and map types server-side apply merges by: from a CRD's schema, or the defaults.
+fn apply_schema(info: &ResourceInfo) -> ApplySchema {
+    info.schema
+        .as_ref()
+        .map(ApplySchema::from_openapi_v3)
+        .unwrap_or_default()
+}
+
+/// Records a non-apply write by `manager` in `new`'s managedFields.
+fn track_update(
+    info: &ResourceInfo,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    subresource: Option<&str>,
+    now: &str,
+) {
+    let api_version = info.api_version();
+    let schema = apply_schema(info);
+    let at = Endpoint {
+        api_version: &api_version,
+        subresource,
+        reset_fields: reset_fields(info, subresource),
+        schema: &schema,
+    };
+    update_at(old, new, manager, &at, now);
 }
 
 /// Parsed list/watch filters.
@@ -286,7 +363,8 @@ impl State {
             store: Store::new(history_limit),
             event_ttl,
             clock,
-            expiries: BTreeMap::new(),
+            expiries: Expiries::default(),
+            dry_run: false,
         };
         let ns_info = state
             .registry
@@ -339,14 +417,7 @@ impl State {
     /// Removes events whose TTL ran out, as etcd leases would.
     pub fn expire_events(&mut self) {
         let now = self.now();
-        let expired: Vec<ObjectKey> = self
-            .expiries
-            .iter()
-            .filter(|(_, at)| **at <= now)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in expired {
-            self.expiries.remove(&key);
+        for key in self.expiries.due(now) {
             self.store.remove(&events_key(), &key.0, &key.1);
         }
     }
@@ -484,17 +555,11 @@ impl State {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
+        reject_resource_version(&body)?;
         let mut obj = Self::from_view(info, body);
         self.prepare_create(info, &ns, &mut obj)?;
         let now = rfc3339(self.now());
-        record_update(
-            None,
-            &mut obj,
-            &opts.manager,
-            &info.api_version(),
-            None,
-            &now,
-        );
+        track_update(info, None, &mut obj, &opts.manager, None, &now);
         self.commit_create(info, obj)
     }
 
@@ -611,6 +676,9 @@ impl State {
         if self.store.get(&info.storage, &ns, &name).is_some() {
             return Err(ApiError::already_exists(info.qualified_resource(), &name));
         }
+        if self.dry_run {
+            return Ok(Self::to_view(info, &obj));
+        }
         let stored = self.store.put(&info.storage, obj);
         self.after_write(&stored, info);
         Ok(Self::to_view(info, &stored))
@@ -622,7 +690,7 @@ impl State {
                 .now()
                 .checked_add(self.event_ttl)
                 .unwrap_or(Timestamp::MAX);
-            self.expiries.insert(super::store::object_key(stored), at);
+            self.expiries.arm(super::store::object_key(stored), at);
         }
         if info.storage == crd_key()
             && let Ok(infos) = infos_from_crd(stored)
@@ -639,7 +707,7 @@ impl State {
     fn after_delete(&mut self, stored: &Value, info: &ResourceInfo) {
         let key = super::store::object_key(stored);
         if info.storage == events_key() {
-            self.expiries.remove(&key);
+            self.expiries.disarm(&key);
         }
         if info.storage == crd_key() {
             let group = stored["spec"]["group"].as_str().unwrap_or_default();
@@ -664,7 +732,7 @@ impl State {
             for (storage, name) in self.store.keys_in_namespace(&key.1) {
                 self.store.remove(&storage, &key.1, &name);
                 if storage == events_key() {
-                    self.expiries.remove(&(key.1.clone(), name));
+                    self.expiries.disarm(&(key.1.clone(), name));
                 }
             }
         }
@@ -762,6 +830,13 @@ impl State {
         let old = self.store.get(&info.storage, &ns, name).cloned();
         let now = rfc3339(self.now());
         let api_version = info.api_version();
+        let schema = apply_schema(info);
+        let endpoint = Endpoint {
+            api_version: &api_version,
+            subresource,
+            reset_fields: reset_fields(info, subresource),
+            schema: &schema,
+        };
         let Some(old) = old else {
             if patch_type != PatchType::Apply {
                 return Err(ApiError::not_found(info.qualified_resource(), name));
@@ -769,16 +844,16 @@ impl State {
             if subresource.is_some() {
                 return Err(ApiError::not_found(info.qualified_resource(), name));
             }
-            let mut obj = server_side_apply(
+            reject_resource_version(&patch)?;
+            let mut obj = apply_at(
                 None,
                 &patch,
                 &opts.manager,
                 opts.force.unwrap_or(false),
-                &api_version,
-                None,
+                &endpoint,
                 &now,
             )
-            .map_err(|e| apply_error(info, e))?;
+            .map_err(apply_error)?;
             let meta = meta_mut(&mut obj);
             meta.insert("name".into(), json!(name));
             let mut obj = Self::from_view(info, obj);
@@ -802,16 +877,15 @@ impl State {
                 apply_merge_patch(&mut v, &patch);
                 v
             }
-            PatchType::Apply => server_side_apply(
+            PatchType::Apply => apply_at(
                 Some(&old_view),
                 &patch,
                 &opts.manager,
                 opts.force.unwrap_or(false),
-                &api_version,
-                subresource,
+                &endpoint,
                 &now,
             )
-            .map_err(|e| apply_error(info, e))?,
+            .map_err(apply_error)?,
         };
         // A patch conflicts only when it carries a resourceVersion of its own.
         if meta_str(&new_view, "resourceVersion") != meta_str(&old_view, "resourceVersion") {
@@ -951,18 +1025,14 @@ impl State {
         }
         if let Some(opts) = opts {
             let now = rfc3339(self.now());
-            record_update(
-                Some(old),
-                &mut new,
-                &opts.manager,
-                &info.api_version(),
-                subresource,
-                &now,
-            );
+            track_update(info, Some(old), &mut new, &opts.manager, subresource, &now);
         }
         // A write that changes nothing is not a write: no new resourceVersion, no watch event.
         if without_managed_fields(&new) == without_managed_fields(old) {
             return Ok(Self::to_view(info, old));
+        }
+        if self.dry_run {
+            return Ok(Self::to_view(info, &new));
         }
         let ns = meta_str(old, "namespace").unwrap_or_default().to_string();
         if !old["metadata"]["deletionTimestamp"].is_null() && finalizers(&new).is_empty() {
@@ -1035,9 +1105,15 @@ impl State {
             {
                 meta.insert("generation".into(), json!(g + 1));
             }
+            if self.dry_run {
+                return Ok(Self::to_view(info, &new));
+            }
             let stored = self.store.put(&info.storage, new);
             self.after_write(&stored, info);
             return Ok(Self::to_view(info, &stored));
+        }
+        if self.dry_run {
+            return Ok(Self::to_view(info, &old));
         }
         let gone = self
             .store
@@ -1105,6 +1181,15 @@ impl State {
     }
 }
 
+/// Creates must not carry a resourceVersion (one that parses as a non-zero number, as etcd3's
+/// versioner reads it).
+fn reject_resource_version(body: &Value) -> Result<(), ApiError> {
+    match meta_str(body, "resourceVersion").map(str::parse::<u64>) {
+        Some(Ok(rv)) if rv != 0 => Err(ApiError::resource_version_on_create()),
+        _ => Ok(()),
+    }
+}
+
 fn patch_options_invalid(field: &str, reason: &str, message: &str) -> ApiError {
     ApiError::invalid(
         Qualified {
@@ -1131,4 +1216,41 @@ pub fn generate_name(prefix: &str) -> String {
         .map(|_| NAME_SUFFIX_ALPHABET[rng.random_range(0..NAME_SUFFIX_ALPHABET.len())] as char)
         .collect();
     format!("{}{suffix}", &prefix[..cut])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_tokens_round_trip_and_reject_garbage() {
+        let key = ("default".to_string(), "cm-1".to_string());
+        let token = encode_continue(42, &key);
+        assert_eq!(decode_continue(&token), Some((42, key)));
+        assert_eq!(decode_continue("zz"), None);
+        assert_eq!(decode_continue("abc"), None);
+    }
+
+    #[test]
+    fn generated_names_are_prefix_plus_five_safe_characters() {
+        let name = generate_name("web-");
+        assert_eq!(name.len(), 9);
+        assert!(name[4..].bytes().all(|b| NAME_SUFFIX_ALPHABET.contains(&b)));
+        let long = generate_name(&"x".repeat(80));
+        assert_eq!(long.len(), MAX_GENERATE_NAME_PREFIX + NAME_SUFFIX_LEN);
+    }
+
+    #[test]
+    fn expiries_return_only_what_is_due_and_rearming_moves_the_deadline() {
+        let t = |s: i64| Timestamp::from_second(s).expect("valid");
+        let key = |n: &str| ("default".to_string(), n.to_string());
+        let mut e = Expiries::default();
+        e.arm(key("a"), t(10));
+        e.arm(key("b"), t(20));
+        e.arm(key("a"), t(30));
+        assert_eq!(e.due(t(15)), Vec::<ObjectKey>::new());
+        assert_eq!(e.due(t(25)), vec![key("b")]);
+        e.disarm(&key("a"));
+        assert_eq!(e.due(t(100)), Vec::<ObjectKey>::new());
+    }
 }

@@ -54,6 +54,12 @@ impl fmt::Display for FieldError {
 }
 
 impl FieldError {
+    /// The Status cause built from this error (`errors.NewInvalid`):
+    /// `{"reason": "FieldValueRequired", "message": "Required value", "field": "eventTime"}`.
+    pub fn status_cause(&self) -> Value {
+        json!({"reason": self.reason, "message": self.message, "field": self.field})
+    }
+
     fn required(field: &str) -> Self {
         FieldError {
             field: field.to_owned(),
@@ -274,6 +280,58 @@ pub fn from_core_v1(event: &Value) -> Value {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Field selectors
+// ---------------------------------------------------------------------------------------------
+
+/// The field labels a core/v1 Event list accepts in `?fieldSelector=` (`EventToSelectableFields`
+/// in kubernetes `pkg/registry/core/event/strategy.go`); `kubectl describe` lists an object's
+/// events with `involvedObject.name`, `involvedObject.namespace`, `involvedObject.kind` and
+/// `involvedObject.uid`.
+pub const EVENT_FIELD_LABELS: [&str; 13] = [
+    "metadata.name",
+    "metadata.namespace",
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+];
+
+/// The value of field label `label` (one of [`EVENT_FIELD_LABELS`]) for a core/v1-shaped event,
+/// as `EventToSelectableFields` computes it: absent strings are `""`, and `source` is
+/// `source.component`, or the reporting controller when that is empty. Unknown labels are
+/// `None`.
+pub fn event_field(core: &Value, label: &str) -> Option<String> {
+    let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_owned();
+    Some(match label {
+        "metadata.name" => s(core.pointer("/metadata/name")),
+        "metadata.namespace" => s(core.pointer("/metadata/namespace")),
+        "reason" | "type" | "reportingComponent" => s(core.get(label)),
+        "source" => {
+            let component = s(core.pointer("/source/component"));
+            if component.is_empty() {
+                s(core.get("reportingComponent"))
+            } else {
+                component
+            }
+        }
+        _ => {
+            let field = label.strip_prefix("involvedObject.")?;
+            if !EVENT_FIELD_LABELS.contains(&label) {
+                return None;
+            }
+            s(core.get("involvedObject").and_then(|o| o.get(field)))
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
 // Validation
 // ---------------------------------------------------------------------------------------------
 
@@ -299,8 +357,10 @@ fn ns(event: &Value) -> &str {
         .unwrap_or("")
 }
 
-/// `legacyValidateEvent`, on a core/v1-shaped event.
-fn legacy_validate(core: &Value) -> Vec<FieldError> {
+/// `legacyValidateEvent`, on a core/v1-shaped event. `controller_field` names the reporting
+/// controller in errors: `reportingComponent` for requests through core/v1,
+/// `reportingController` otherwise (kubernetes#111506).
+fn legacy_validate(core: &Value, controller_field: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let namespace = ns(core);
     let involved_ns = core
@@ -328,10 +388,11 @@ fn legacy_validate(core: &Value) -> Vec<FieldError> {
         }
         let controller = str_field(core, "reportingComponent");
         if controller.is_empty() {
-            errs.push(FieldError::required("reportingController"));
+            errs.push(FieldError::required(controller_field));
         }
+        // ValidateQualifiedName
         for msg in is_qualified_name(controller) {
-            errs.push(FieldError::invalid("reportingController", controller, &msg));
+            errs.push(FieldError::invalid(controller_field, controller, &msg));
         }
         let limited =
             |errs: &mut Vec<FieldError>, field: &str, value: &str, limit: usize, required: bool| {
@@ -418,7 +479,7 @@ fn result(errs: Vec<FieldError>) -> Result<(), Vec<FieldError>> {
 /// ```
 pub fn validate_event_create(event: &Value) -> Result<(), Vec<FieldError>> {
     let core = to_core_v1(event);
-    let mut errs = legacy_validate(&core);
+    let mut errs = legacy_validate(&core, "reportingController");
     errs.extend(validate_series(&core));
     if is_zero_time(core.get("eventTime")) {
         errs.push(FieldError::required("eventTime"));
@@ -448,9 +509,10 @@ pub fn validate_event_create(event: &Value) -> Result<(), Vec<FieldError>> {
 }
 
 /// Legacy validation only, as `ValidateEventCreate`/`ValidateEventUpdate` apply to requests
-/// through core/v1 (`event` is core/v1 shaped).
+/// through core/v1 (`event` is core/v1 shaped; the reporting controller is reported as
+/// `reportingComponent`, its core/v1 name).
 pub fn validate_core_v1_event(event: &Value) -> Result<(), Vec<FieldError>> {
-    result(legacy_validate(event))
+    result(legacy_validate(event, "reportingComponent"))
 }
 
 /// How a field is compared and rendered in "field is immutable" errors.
@@ -541,7 +603,7 @@ fn render(kind: Kind, v: Option<&Value>) -> String {
 pub fn validate_event_update(new: &Value, old: &Value) -> Result<(), Vec<FieldError>> {
     let new = to_core_v1(new);
     let old = to_core_v1(old);
-    let mut errs = legacy_validate(&new);
+    let mut errs = legacy_validate(&new, "reportingController");
     if new.get("series") != old.get("series") {
         errs.extend(validate_series(&new));
     }
@@ -556,6 +618,7 @@ pub fn validate_event_update(new: &Value, old: &Value) -> Result<(), Vec<FieldEr
         ("count", Kind::Int),
         ("reason", Kind::Str),
         ("type", Kind::Str),
+        // compared at microsecond precision (kubernetes#111928)
         ("eventTime", Kind::Time { micro: true }),
         ("action", Kind::Str),
         ("related", Kind::ObjectRef { pointer: true }),
@@ -660,9 +723,10 @@ mod tests {
                 "type: Invalid value: \"\": has invalid value: ",
             ]
         );
-        assert_eq!(errs[0].reason, "FieldValueRequired");
-        assert_eq!(errs[0].field, "reportingController");
-        assert_eq!(errs[0].message, "Required value");
+        assert_eq!(
+            errs[0].status_cause(),
+            json!({"reason": "FieldValueRequired", "message": "Required value", "field": "reportingController"})
+        );
     }
 
     #[test]
@@ -949,6 +1013,47 @@ mod tests {
         assert!(ev.get("reportingController").is_none());
         assert_eq!(to_core_v1(&ev), core);
         assert_eq!(validate_core_v1_event(&core), Ok(()));
+    }
+
+    #[test]
+    fn core_v1_requests_name_the_controller_reporting_component() {
+        let core = json!({
+            "metadata": {"name": "p.1", "namespace": "demo"},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": "demo"},
+            "eventTime": "2026-01-01T00:00:00.000000Z", "action": "A", "reason": "R", "reportingInstance": "i",
+        });
+        let t = texts(validate_core_v1_event(&core));
+        assert_eq!(t[0], "reportingComponent: Required value");
+        assert!(
+            t[1].starts_with(
+                "reportingComponent: Invalid value: \"\": name part must be non-empty"
+            )
+        );
+    }
+
+    #[test]
+    fn event_fields_serve_kubectl_describe_selectors() {
+        let core = to_core_v1(&valid());
+        let sel = crate::testing::selector::FieldSelector::parse(
+            "involvedObject.name=web,involvedObject.namespace=demo,involvedObject.kind=Rollout,involvedObject.uid=u1",
+        )
+        .unwrap();
+        assert!(sel.check_supported(&EVENT_FIELD_LABELS).is_ok());
+        assert!(sel.matches(|f| event_field(&core, f)));
+        assert_eq!(
+            event_field(&core, "source").as_deref(),
+            Some("demo.kubeward.dev/rollouts")
+        );
+        assert_eq!(
+            event_field(&core, "reportingComponent").as_deref(),
+            Some("demo.kubeward.dev/rollouts")
+        );
+        assert_eq!(
+            event_field(&core, "involvedObject.fieldPath").as_deref(),
+            Some("")
+        );
+        assert_eq!(event_field(&core, "involvedObject.bogus"), None);
+        assert_eq!(event_field(&core, "note"), None);
     }
 
     #[test]

@@ -153,3 +153,48 @@ impl Faults {
         self.rules.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_counted_fault_is_spent_after_its_uses_and_others_keep_matching() {
+        let faults = Faults::default();
+        faults.add(
+            Fault::new(FaultAction::Status(500))
+                .method(Method::POST)
+                .times(2),
+        );
+        faults.add(Fault::new(FaultAction::Hang).path_prefix("/apis/x"));
+        let post = |path: &str| faults.take(&Method::POST, path, None);
+        assert_eq!(post("/api/v1"), Some(FaultAction::Status(500)));
+        assert_eq!(post("/api/v1"), Some(FaultAction::Status(500)));
+        assert_eq!(post("/api/v1"), None);
+        assert_eq!(post("/apis/x/v1"), Some(FaultAction::Hang));
+        assert_eq!(
+            faults.take(&Method::GET, "/apis/x/v1", None),
+            Some(FaultAction::Hang)
+        );
+        faults.clear();
+        assert_eq!(post("/apis/x/v1"), None);
+    }
+
+    #[test]
+    fn resource_faults_match_group_and_resource() {
+        let faults = Faults::default();
+        faults.add(Fault::new(FaultAction::CloseConnection).resource("events.k8s.io", "events"));
+        assert_eq!(
+            faults.take(&Method::GET, "/api/v1/events", Some(("", "events"))),
+            None
+        );
+        assert_eq!(
+            faults.take(
+                &Method::GET,
+                "/apis/events.k8s.io/v1/events",
+                Some(("events.k8s.io", "events"))
+            ),
+            Some(FaultAction::CloseConnection)
+        );
+    }
+}

@@ -2,11 +2,6 @@
 //! unmodified `kube::Client`, `kube::runtime::Controller` and `kubectl` talk to it, and the pure
 //! rules it applies (selectors, patches, server-side apply, RBAC, the events API).
 //!
-//! It reproduces what clients observe of kube-apiserver: server-owned metadata, one
-//! cluster-wide resourceVersion, optimistic concurrency, the status subresource, patches,
-//! finalizers, selectors, watches with their `410 Expired` and bookmarks, discovery, CRDs,
-//! events in both API versions with a TTL; plus fault injection and a request log.
-//!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
 //! use k8s_openapi::api::core::v1::ConfigMap;
@@ -20,6 +15,67 @@
 //! assert!(created.metadata.uid.is_some());
 //! # Ok(()) }
 //! ```
+//!
+//! # What behaves like kube-apiserver
+//!
+//! - **Metadata**: `uid`, `creationTimestamp`, `generateName` (prefix + 5 random characters),
+//!   `managedFields` for every write; custom resources (and CRDs) start at `generation` 1, which
+//!   bumps when anything outside `metadata` changes (`status` excluded when the status
+//!   subresource is on) and when `deletionTimestamp` is set.
+//! - **One cluster-wide resourceVersion**, a string of a number, increasing with every write.
+//!   A write that changes nothing is not a write: same resourceVersion, no watch event.
+//! - **Optimistic concurrency**: PUT with a stale resourceVersion is 409 Conflict; a PATCH
+//!   conflicts only if it carries `metadata.resourceVersion`. DELETE preconditions (uid,
+//!   resourceVersion) are honoured. `dryRun=All` answers without storing.
+//! - **Status subresource** (CRD strategy, `apiextensions-apiserver` `strategy.go`): main-resource
+//!   writes keep the stored status; `/status` writes keep everything but `status` — including
+//!   labels and annotations, exactly as the CRD `statusStrategy.PrepareForUpdate` copies the old
+//!   object. Creates drop `status`.
+//! - **PATCH**: `json-patch+json` (a `test` of a missing path against `null` passes, as kube-runtime's
+//!   `finalizer` relies on), `merge-patch+json`, `apply-patch+yaml` (server-side apply with
+//!   conflicts and `force`; `fieldManager` required: 422 `PatchOptions` Invalid as
+//!   `ValidatePatchOptions` answers), `strategic-merge-patch+json` is 415 for custom resources;
+//!   for built-in kinds it is **accepted and applied as a merge patch** (the maps of the kinds
+//!   served here merge the same way; `$patch` directives and list merge keys are not modelled).
+//! - **Finalizers**: DELETE sets `deletionTimestamp` (+ `deletionGracePeriodSeconds: 0`) and
+//!   answers the object; the object goes when its finalizers become empty; new finalizers on a
+//!   deleting object are 422. Without finalizers custom resources answer the deleted object,
+//!   built-ins a `Status` of `Success`.
+//! - **LIST**: `metadata.resourceVersion` always; `limit`/`continue` (opaque token);
+//!   `labelSelector`; `fieldSelector` on `metadata.name`/`metadata.namespace` and, for events,
+//!   the `involvedObject.*`/`regarding.*`, `reason`, `type`, `source`, `reportingComponent`
+//!   fields (`field label not supported: X` otherwise).
+//! - **WATCH**: JSON lines flushed at once; resourceVersion unset or `0` replays the current state
+//!   as ADDED; `N` replays the retained changes after `N`; older than the retained history is
+//!   HTTP 200 then an `ERROR` event with a 410 `Expired` Status; objects entering or leaving a
+//!   selector are ADDED/DELETED; `allowWatchBookmarks` (periodic BOOKMARKs), `timeoutSeconds`,
+//!   streaming lists (`sendInitialEvents=true` + `resourceVersionMatch=NotOlderThan`: initial
+//!   ADDED events, then a BOOKMARK annotated `k8s.io/initial-events-end: "true"`).
+//!   [`ApiServer::compact`] drops the history and ends open watches with `ERROR 410`, so watchers
+//!   relist.
+//! - **Discovery and CRDs**: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>[/<v>]` (legacy
+//!   documents; kubectl falls back to them from aggregated discovery); a minimal `/openapi/v3`
+//!   so `kubectl create` delegates field validation to the server. A CRD (POSTed or
+//!   [`ApiServer::install_crd`]) is Established and NamesAccepted at once and served at each
+//!   served version, scope and status subresource as declared. `kubectl get` gets Tables.
+//! - **Built-ins**: namespaces (`default`, `kube-system`, `kube-public`, `kube-node-lease` exist;
+//!   creating in a missing namespace is 404), configmaps, secrets, serviceaccounts, leases,
+//!   events in `events.k8s.io/v1` and `v1` from one store (validation of each version, the core
+//!   field mapping), with a TTL (default 1 h) re-armed by every write.
+//! - **Errors** are `Status` objects with the real reason, code, details and message.
+//!
+//! # What is not modelled
+//!
+//! - Schema validation, defaulting and pruning of custom resources (unknown fields are kept);
+//!   conversion between CRD versions (objects are served at the requested version as stored).
+//! - Garbage collection of owner references, propagation policies, graceful deletion periods;
+//!   deleting a namespace deletes its contents at once (no `Terminating` phase); deleting a CRD
+//!   deletes its objects at once.
+//! - Watch caches' consistency rules beyond the above (`resourceVersionMatch` on lists is
+//!   ignored: lists are always served from the latest state), `410` for stale continue tokens,
+//!   protobuf, YAML request bodies, `/api/v1/watch/...` legacy paths, aggregated discovery.
+//! - Authentication beyond bearer tokens minted by [`ApiServer::client_with_rules`]; clients
+//!   without a token are cluster admins. Non-resource requests are always allowed.
 
 pub mod apply;
 pub mod events_api;
@@ -32,10 +88,10 @@ mod authz;
 mod discovery;
 mod faults;
 mod kubeconfig;
+mod openapi;
 mod requests;
 mod resources;
 mod server;
-mod standin;
 mod status;
 mod store;
 mod table;

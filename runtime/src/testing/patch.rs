@@ -27,9 +27,42 @@ pub enum PatchError {
     /// The patch document is not a list of operation objects (`jsonpatch.DecodePatch` failed):
     /// the server answers 400 BadRequest with this message.
     Malformed(String),
-    /// An operation failed (`Patch.Apply` failed): the server answers 422 with this message
-    /// (`errors.NewGenericServerResponse(http.StatusUnprocessableEntity, …, err.Error(), …)`).
+    /// An operation failed (`Patch.Apply` failed): the server answers 422. The text is
+    /// json-patch's error; the Status the server sends carries a generic message instead (see
+    /// [`PatchError::status_message`]).
     Failed(String),
+}
+
+impl PatchError {
+    /// The HTTP status of the response: 400 for a malformed patch, 422 for a failed one.
+    pub fn status_code(&self) -> u16 {
+        match self {
+            PatchError::Malformed(_) => 400,
+            PatchError::Failed(_) => 422,
+        }
+    }
+
+    /// The Status `reason`: `BadRequest` or `Invalid`.
+    pub fn status_reason(&self) -> &'static str {
+        match self {
+            PatchError::Malformed(_) => "BadRequest",
+            PatchError::Failed(_) => "Invalid",
+        }
+    }
+
+    /// The Status `message` kube-apiserver sends. A malformed patch's message is the decode
+    /// error (`errors.NewBadRequest(err.Error())`); a failed patch goes through
+    /// `errors.NewGenericServerResponse(422, "", schema.GroupResource{}, "", err.Error(), 0,
+    /// false)`, which drops the json-patch error and says only `the server rejected our request
+    /// due to an error in our request` (with empty `details: {}` and no causes).
+    pub fn status_message(&self) -> String {
+        match self {
+            PatchError::Malformed(m) => m.clone(),
+            PatchError::Failed(_) => {
+                "the server rejected our request due to an error in our request".to_owned()
+            }
+        }
+    }
 }
 
 impl fmt::Display for PatchError {
@@ -41,6 +74,11 @@ impl fmt::Display for PatchError {
 }
 
 impl std::error::Error for PatchError {}
+
+/// `maxJSONPatchOperations` of the apiserver's patch handler: a JSON patch with more operations
+/// is refused with 413 RequestEntityTooLarge, `The allowed maximum operations in a JSON patch is
+/// 10000, got N`.
+pub const MAX_JSON_PATCH_OPERATIONS: usize = 10000;
 
 const ERR_MISSING: &str = "missing value";
 const ERR_TEST_FAILED: &str = "test failed";
@@ -778,6 +816,27 @@ mod tests {
             "replace operation failed to decode path: json: cannot unmarshal number into Go value of type string"
         );
         patched(&doc, json!([]));
+    }
+
+    #[test]
+    fn status_of_patch_errors_is_the_apiservers() {
+        let failed = PatchError::Failed("testing value /a failed: test failed".into());
+        assert_eq!(
+            (failed.status_code(), failed.status_reason()),
+            (422, "Invalid")
+        );
+        assert_eq!(
+            failed.status_message(),
+            "the server rejected our request due to an error in our request"
+        );
+        let malformed = PatchError::Malformed(
+            "json: cannot unmarshal object into Go value of type jsonpatch.Patch".into(),
+        );
+        assert_eq!(
+            (malformed.status_code(), malformed.status_reason()),
+            (400, "BadRequest")
+        );
+        assert_eq!(malformed.status_message(), malformed.to_string());
     }
 
     #[test]

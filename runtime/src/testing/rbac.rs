@@ -232,7 +232,7 @@ pub fn default_groups(user: &str) -> Vec<String> {
 fn applies_to_user(user: &str, groups: &[String], subject: &Subject, namespace: &str) -> bool {
     match subject.kind.as_str() {
         "User" => subject.name == user,
-        "Group" => groups.iter().any(|g| *g == subject.name),
+        "Group" => groups.contains(&subject.name),
         "ServiceAccount" => {
             let sa_namespace = subject
                 .namespace

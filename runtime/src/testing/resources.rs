@@ -57,6 +57,8 @@ pub struct ResourceInfo {
     pub view: View,
     /// Additional printer columns (CRDs) for table output.
     pub printer_columns: Vec<Value>,
+    /// The OpenAPI v3 schema (CRDs), which tells server-side apply the list and map types.
+    pub schema: Option<Value>,
 }
 
 impl ResourceInfo {
@@ -182,6 +184,7 @@ impl Registry {
                 },
                 view: View::Native,
                 printer_columns: vec![],
+                schema: None,
             };
         let mut ns = b("", "v1", "Namespace", "namespaces", false);
         ns.status_subresource = true;
@@ -354,6 +357,9 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<(String, Str
                 .as_array()
                 .cloned()
                 .unwrap_or_default(),
+            schema: v["schema"]["openAPIV3Schema"]
+                .as_object()
+                .map(|o| Value::Object(o.clone())),
         })
         .collect())
 }

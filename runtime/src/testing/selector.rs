@@ -803,6 +803,24 @@ impl FieldSelector {
         self.terms.iter().map(|t| t.field.as_str()).collect()
     }
 
+    /// Checks every field against the ones the resource supports, as the list handler's
+    /// `FieldSelector.Transform(ConvertFieldLabel)` does: the first unsupported field fails with
+    /// `field label not supported: <field>` (the text of core kinds' and custom resources'
+    /// field-label conversion functions; the server answers 400 BadRequest with it).
+    pub fn check_supported(&self, supported: &[&str]) -> Result<(), SelectorError> {
+        match self
+            .terms
+            .iter()
+            .find(|t| !supported.contains(&t.field.as_str()))
+        {
+            Some(t) => Err(SelectorError::new(format!(
+                "field label not supported: {}",
+                t.field
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The terms.
     pub fn terms(&self) -> &[FieldTerm] {
         &self.terms
@@ -1018,6 +1036,14 @@ mod tests {
         );
         assert!(FieldSelector::parse("").unwrap().matches(|_| None));
         assert!(FieldSelector::parse("a=b,,").unwrap().fields() == ["a"]);
+        let s = FieldSelector::parse("metadata.name=a,spec.x=b").unwrap();
+        assert_eq!(
+            s.check_supported(&["metadata.name", "metadata.namespace"])
+                .unwrap_err()
+                .message,
+            "field label not supported: spec.x"
+        );
+        assert!(s.check_supported(&["metadata.name", "spec.x"]).is_ok());
     }
 
     #[test]
@@ -1042,6 +1068,34 @@ mod tests {
         );
         // no trimming: the field is " a"
         assert_eq!(FieldSelector::parse(" a =b").unwrap().fields(), [" a "]);
+    }
+
+    type Req = (String, &'static str, Vec<String>);
+
+    fn arb_requirement() -> impl Strategy<Value = Req> {
+        (
+            "[ab]",
+            prop_oneof![
+                Just("="),
+                Just("=="),
+                Just("!="),
+                Just("in"),
+                Just("notin"),
+                Just("exists"),
+                Just("!")
+            ],
+            proptest::collection::vec("[xy]", 1..3),
+        )
+            .prop_map(|(k, op, vals)| (k, op, vals))
+    }
+
+    fn render((k, op, vals): &Req, ws: &str) -> String {
+        match *op {
+            "=" | "==" | "!=" => format!("{k}{ws}{op}{ws}{}", vals[0]),
+            "in" | "notin" => format!("{k} {op}{ws}({ws}{}{ws})", vals.join(&format!("{ws},{ws}"))),
+            "exists" => k.clone(),
+            _ => format!("!{ws}{k}"),
+        }
     }
 
     fn label_value() -> impl Strategy<Value = String> {
@@ -1079,6 +1133,28 @@ mod tests {
             prop_assert_eq!(sel.matches(&l), vals.contains(&v));
             let sel = LabelSelector::parse(&format!("k notin ({})", vals.join(","))).unwrap();
             prop_assert_eq!(sel.matches(&l), !vals.contains(&v));
+        }
+
+        #[test]
+        fn rendered_requirements_match_like_the_model(
+            reqs in proptest::collection::vec(arb_requirement(), 1..4),
+            labels in proptest::collection::btree_map("[ab]", "[xy]?", 0..3),
+            ws in "[ \t]{0,2}",
+        ) {
+            let text = reqs.iter().map(|r| render(r, &ws)).collect::<Vec<_>>().join(&format!("{ws},{ws}"));
+            let sel = LabelSelector::parse(&text).map_err(|e| TestCaseError::fail(format!("{text:?}: {e}")))?;
+            let model = reqs.iter().all(|(k, op, vals)| {
+                let v = labels.get(k);
+                match *op {
+                    "=" | "==" => v == Some(&vals[0]),
+                    "!=" => v != Some(&vals[0]),
+                    "in" => v.is_some_and(|v| vals.contains(v)),
+                    "notin" => !v.is_some_and(|v| vals.contains(v)),
+                    "exists" => v.is_some(),
+                    _ => v.is_none(),
+                }
+            });
+            prop_assert_eq!(sel.matches(&labels), model, "{}", text);
         }
 
         #[test]

@@ -23,11 +23,12 @@ use tokio::sync::mpsc;
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::api::{ListParams, PatchType, State, WriteOptions};
+use super::apply::manager_or_user_agent;
 use super::faults::{FaultAction, Faults};
 use super::requests::{RequestLog, RequestRecord};
 use super::status::ApiError;
 use super::watch::{self, WatchConfig, WatchRequest};
-use super::{discovery, kubeconfig, table};
+use super::{discovery, kubeconfig, openapi, table};
 use crate::clock::{SharedClock, SystemClock};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -72,6 +73,7 @@ pub struct ApiServerBuilder {
     history: usize,
     bookmark_interval: Duration,
     clock: SharedClock,
+    port: u16,
 }
 
 impl Default for ApiServerBuilder {
@@ -82,6 +84,7 @@ impl Default for ApiServerBuilder {
             history: 10_000,
             bookmark_interval: Duration::from_secs(10),
             clock: Arc::new(SystemClock),
+            port: 0,
         }
     }
 }
@@ -116,9 +119,17 @@ impl ApiServerBuilder {
         self
     }
 
-    /// Starts serving on `127.0.0.1` on a free port.
+    /// A fixed port on `127.0.0.1` (default 0: a free port chosen by the OS), e.g. to point a
+    /// long-running kubectl session at an example operator.
+    #[must_use]
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Starts serving on `127.0.0.1`.
     pub async fn start(self) -> Result<ApiServer, ServerError> {
-        let addr: SocketAddr = ([127, 0, 0, 1], 0).into();
+        let addr: SocketAddr = ([127, 0, 0, 1], self.port).into();
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| ServerError::Bind { addr, source })?;
@@ -308,6 +319,17 @@ impl ApiServer {
         self.shared.lock().store.current_rv()
     }
 
+    /// Stops serving and waits until the listener is closed and every connection (including
+    /// open watches) is dropped. Dropping the server does the same without waiting.
+    pub async fn shutdown(self) {
+        self.sweeper.abort();
+        let handle = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(handle) = handle {
+            handle.abort();
+            let _ = handle.await;
+        }
+    }
+
     /// Stops serving, closes every connection (open watches end without a final event), and
     /// serves the same stored state again on the same port.
     pub async fn restart(&self) -> Result<(), ServerError> {
@@ -411,7 +433,7 @@ enum Route {
     Groups,
     Group(String),
     GroupVersion(String, String),
-    OpenApi,
+    OpenApi(String),
     Resource(ResourcePath),
     Unknown,
 }
@@ -437,7 +459,9 @@ fn parse_route(path: &str) -> Route {
         [] => return Route::Root,
         ["version"] => return Route::Version,
         ["healthz" | "readyz" | "livez", ..] => return Route::Health,
-        ["openapi", ..] => return Route::OpenApi,
+        ["openapi", "v3"] => return Route::OpenApi(String::new()),
+        ["openapi", "v3", rest @ ..] => return Route::OpenApi(rest.join("/")),
+        ["openapi", ..] => return Route::Unknown,
         ["api"] => return Route::CoreVersions,
         ["api", v] => return Route::GroupVersion(String::new(), v.to_string()),
         ["apis"] => return Route::Groups,
@@ -639,35 +663,91 @@ fn route_request(
             Some(v) => json_response(200, &v),
             None => error_response(&ApiError::no_route()),
         },
-        Route::OpenApi | Route::Unknown => error_response(&ApiError::no_route()),
-        Route::Resource(r) => match resource_request(shared, method, headers, r, query, body) {
-            Ok(resp) => resp,
-            Err(e) => error_response(&e),
+        Route::OpenApi(p) if p.is_empty() => json_response(200, &openapi::root(&state().registry)),
+        Route::OpenApi(p) => match openapi::group_version(&state().registry, p) {
+            Some(v) => json_response(200, &v),
+            None => error_response(&ApiError::no_route()),
         },
+        Route::Unknown => error_response(&ApiError::no_route()),
+        Route::Resource(r) => {
+            let result = resource_request(shared, method, headers, r, query, body);
+            // The dry-run flag lives only as long as the request that set it.
+            shared.lock().dry_run = false;
+            match result {
+                Ok(resp) => resp,
+                Err(e) => error_response(&e),
+            }
+        }
     }
 }
 
 fn write_options(headers: &HeaderMap, query: &HashMap<String, String>) -> WriteOptions {
     let given = query.get("fieldManager").filter(|m| !m.is_empty());
-    // apiserver `managerOrUserAgent`: the User-Agent up to the first '/'.
-    let manager = given.cloned().unwrap_or_else(|| {
-        headers
-            .get(header::USER_AGENT)
-            .and_then(|v| v.to_str().ok())
-            .map(|ua| {
-                ua.split('/')
-                    .next()
-                    .unwrap_or_default()
-                    .chars()
-                    .take(128)
-                    .collect()
-            })
-            .unwrap_or_default()
-    });
+    let user_agent = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
     WriteOptions {
-        manager,
+        manager: manager_or_user_agent(given.map(String::as_str), user_agent),
         manager_given: given.is_some(),
         force: query.get("force").map(|f| f == "true"),
+    }
+}
+
+/// `ValidateListOptions` for watches: streaming lists need `resourceVersionMatch=NotOlderThan`
+/// and bookmarks; `resourceVersionMatch` is otherwise forbidden on a watch.
+fn validate_watch_options(query: &HashMap<String, String>) -> Result<(), ApiError> {
+    let send_initial = query.get("sendInitialEvents").map(String::as_str);
+    let version_match = query
+        .get("resourceVersionMatch")
+        .map(String::as_str)
+        .filter(|m| !m.is_empty());
+    let bookmarks = query
+        .get("allowWatchBookmarks")
+        .is_some_and(|b| b == "true");
+    let mut causes = Vec::new();
+    let mut cause = |reason: &str, field: &str, message: &str| {
+        causes.push(super::status::Cause {
+            reason: reason.into(),
+            message: message.into(),
+            field: field.into(),
+        })
+    };
+    match send_initial {
+        Some(_) => {
+            if version_match != Some("NotOlderThan") {
+                cause(
+                    "FieldValueForbidden",
+                    "resourceVersionMatch",
+                    "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                );
+            }
+            if !bookmarks {
+                cause(
+                    "FieldValueRequired",
+                    "allowWatchBookmarks",
+                    "Required value: sendInitialEvents requires setting allowWatchBookmarks to true",
+                );
+            }
+        }
+        None if version_match.is_some() => cause(
+            "FieldValueForbidden",
+            "resourceVersionMatch",
+            "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        ),
+        None => {}
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(
+            super::status::Qualified {
+                group: "meta.k8s.io",
+                name: "ListOptions",
+            },
+            "",
+            causes,
+        ))
     }
 }
 
@@ -712,6 +792,31 @@ fn resource_request(
 ) -> Result<Response<Body>, ApiError> {
     let mut state = shared.lock();
     state.expire_events();
+    state.dry_run = false;
+    if let Some(dry_run) = query.get("dryRun") {
+        if dry_run != "All" {
+            // ValidateDryRun.
+            let options = match *method {
+                Method::POST => "CreateOptions",
+                Method::PUT => "UpdateOptions",
+                Method::DELETE => "DeleteOptions",
+                _ => "PatchOptions",
+            };
+            return Err(ApiError::invalid(
+                super::status::Qualified {
+                    group: "meta.k8s.io",
+                    name: options,
+                },
+                "",
+                vec![super::status::Cause {
+                    reason: "FieldValueNotSupported".into(),
+                    message: format!("Unsupported value: \"{dry_run}\": supported values: \"All\""),
+                    field: "dryRun".into(),
+                }],
+            ));
+        }
+        state.dry_run = true;
+    }
     let info = state
         .resource(&r.group, &r.version, &r.plural)
         .ok_or_else(ApiError::no_route)?;
@@ -760,6 +865,7 @@ fn resource_request(
                     return Err(ApiError::no_route());
                 }
                 drop(state);
+                validate_watch_options(query)?;
                 let request = WatchRequest {
                     info: info.clone(),
                     namespace: r.namespace.clone(),
@@ -866,10 +972,89 @@ fn resource_request(
                     ApiError::bad_request(format!("error decoding DeleteOptions: {e}"))
                 })?
             };
+            // DeleteOptions may carry dryRun in the body instead of the query.
+            if options["dryRun"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|v| v == "All"))
+            {
+                state.dry_run = true;
+            }
             (200, state.delete(&info, ns, name, &options)?)
         }
         (&Method::DELETE, None) => (200, state.delete_collection(&info, ns, &list_params)?),
         _ => return Err(ApiError::method_not_allowed()),
     };
     Ok(json_response(code, &value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resource(
+        group: &str,
+        ns: Option<&str>,
+        plural: &str,
+        name: Option<&str>,
+        sub: Option<&str>,
+    ) -> Route {
+        Route::Resource(ResourcePath {
+            group: group.into(),
+            version: "v1".into(),
+            namespace: ns.map(Into::into),
+            plural: plural.into(),
+            name: name.map(Into::into),
+            subresource: sub.map(Into::into),
+        })
+    }
+
+    #[test]
+    fn paths_route_like_the_apiserver_request_info_factory() {
+        assert_eq!(
+            parse_route("/api/v1/namespaces"),
+            resource("", None, "namespaces", None, None)
+        );
+        assert_eq!(
+            parse_route("/api/v1/namespaces/default"),
+            resource("", None, "namespaces", Some("default"), None)
+        );
+        assert_eq!(
+            parse_route("/api/v1/namespaces/team/status"),
+            resource("", None, "namespaces", Some("team"), Some("status"))
+        );
+        assert_eq!(
+            parse_route("/api/v1/namespaces/default/configmaps/a"),
+            resource("", Some("default"), "configmaps", Some("a"), None)
+        );
+        assert_eq!(
+            parse_route("/apis/demo.kubeward.dev/v1/namespaces/default/rollouts/web/status"),
+            resource(
+                "demo.kubeward.dev",
+                Some("default"),
+                "rollouts",
+                Some("web"),
+                Some("status")
+            )
+        );
+        assert_eq!(
+            parse_route("/apis/demo.kubeward.dev/v1/rollouts"),
+            resource("demo.kubeward.dev", None, "rollouts", None, None)
+        );
+        assert_eq!(
+            parse_route("/apis/g/v1"),
+            Route::GroupVersion("g".into(), "v1".into())
+        );
+        assert_eq!(parse_route("/version"), Route::Version);
+        assert_eq!(parse_route("/nonsense/path"), Route::Unknown);
+    }
+
+    #[test]
+    fn query_values_are_percent_decoded() {
+        let q =
+            parse_query("labelSelector=app%3Dweb%2Ctier+in+%28a%29&watch=1&bad=%zz&trailing=%4");
+        assert_eq!(q["labelSelector"], "app=web,tier in (a)");
+        assert_eq!(q["watch"], "1");
+        assert_eq!(q["bad"], "%zz");
+        assert_eq!(q["trailing"], "%4");
+    }
 }

@@ -94,16 +94,18 @@ impl ApiError {
 
     /// 422 Invalid: `Kind.group "name" is invalid: <causes>` with `details.causes`.
     pub fn invalid(kind: Qualified<'_>, name: &str, causes: Vec<Cause>) -> Self {
-        let rendered: Vec<String> = causes
-            .iter()
-            .map(|c| {
-                if c.field.is_empty() {
-                    c.message.clone()
-                } else {
-                    format!("{}: {}", c.field, c.message)
-                }
-            })
-            .collect();
+        let mut rendered: Vec<String> = Vec::new();
+        for c in &causes {
+            let text = if c.field.is_empty() {
+                c.message.clone()
+            } else {
+                format!("{}: {}", c.field, c.message)
+            };
+            // utilerrors.NewAggregate prints identical messages once.
+            if !rendered.contains(&text) {
+                rendered.push(text);
+            }
+        }
         // utilerrors.NewAggregate: one error prints bare, several as `[a, b]`.
         let joined = if rendered.len() == 1 {
             rendered[0].clone()
@@ -225,6 +227,17 @@ impl ApiError {
         }
     }
 
+    /// 500 with no reason: the storage layer's refusal to create an object that carries a
+    /// resourceVersion (etcd3 `store.Create`, passed through `ToAPIStatus` unconverted).
+    pub fn resource_version_on_create() -> Self {
+        Self {
+            code: 500,
+            reason: "",
+            message: "resourceVersion should not be set on objects to be created".into(),
+            details: None,
+        }
+    }
+
     /// The `Status` body.
     pub fn to_status(&self) -> Value {
         let mut status = json!({
@@ -233,9 +246,11 @@ impl ApiError {
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
             "code": self.code,
         });
+        if !self.reason.is_empty() {
+            status["reason"] = Value::String(self.reason.to_string());
+        }
         if let Some(d) = &self.details {
             status["details"] = d.clone();
         }
@@ -263,4 +278,70 @@ pub fn delete_success(resource: Qualified<'_>, name: &str, uid: &str) -> Value {
         "status": "Success",
         "details": d,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROLLOUTS: Qualified<'static> = Qualified {
+        group: "demo.kubeward.dev",
+        name: "rollouts",
+    };
+
+    #[test]
+    fn conflict_message_and_details_match_apimachinery() {
+        let status = ApiError::modified(ROLLOUTS, "web").to_status();
+        assert_eq!(
+            status["message"],
+            "Operation cannot be fulfilled on rollouts.demo.kubeward.dev \"web\": the object has been modified; please apply your changes to the latest version and try again"
+        );
+        assert_eq!(
+            status["details"],
+            json!({"name": "web", "group": "demo.kubeward.dev", "kind": "rollouts"})
+        );
+        assert_eq!(status["code"], 409);
+    }
+
+    #[test]
+    fn invalid_aggregates_several_causes_in_brackets_and_deduplicates() {
+        let cause = |f: &str| Cause {
+            reason: "FieldValueRequired".into(),
+            message: "Required value".into(),
+            field: f.into(),
+        };
+        let kind = Qualified {
+            group: "events.k8s.io",
+            name: "Event",
+        };
+        let one = ApiError::invalid(kind, "e", vec![cause("note")]);
+        assert_eq!(
+            one.message,
+            "Event.events.k8s.io \"e\" is invalid: note: Required value"
+        );
+        let two = ApiError::invalid(kind, "e", vec![cause("a"), cause("b"), cause("a")]);
+        assert_eq!(
+            two.message,
+            "Event.events.k8s.io \"e\" is invalid: [a: Required value, b: Required value]"
+        );
+        assert_eq!(
+            two.to_status()["details"]["causes"]
+                .as_array()
+                .map(Vec::len),
+            Some(3)
+        );
+    }
+
+    #[test]
+    fn core_group_resources_are_not_dotted() {
+        let err = ApiError::not_found(
+            Qualified {
+                group: "",
+                name: "configmaps",
+            },
+            "a",
+        );
+        assert_eq!(err.message, "configmaps \"a\" not found");
+        assert!(err.to_status()["details"].get("group").is_none());
+    }
 }

@@ -46,6 +46,9 @@ pub struct Change {
     pub previous: Option<Value>,
 }
 
+/// The changes a watch replays, and the receiver of those after them.
+pub type Replay = (Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>);
+
 /// Namespace and name of an object.
 pub type ObjectKey = (String, String);
 
@@ -177,10 +180,7 @@ impl Store {
     }
 
     /// The retained changes after `rv` plus a receiver of later ones, taken atomically.
-    pub fn watch_from(
-        &self,
-        rv: u64,
-    ) -> Result<(Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>), TooOld> {
+    pub fn watch_from(&self, rv: u64) -> Result<Replay, TooOld> {
         if rv < self.floor {
             return Err(TooOld {
                 oldest: self.floor + 1,

@@ -107,3 +107,18 @@ pub fn table(
         "rows": rows,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::human_age;
+
+    #[test]
+    fn ages_read_like_kubectl() {
+        assert_eq!(human_age(5), "5s");
+        assert_eq!(human_age(150), "2m30s");
+        assert_eq!(human_age(3600), "60m");
+        assert_eq!(human_age(4 * 3600 + 60), "4h1m");
+        assert_eq!(human_age(30 * 3600), "30h");
+        assert_eq!(human_age(3 * 86400), "3d");
+    }
+}

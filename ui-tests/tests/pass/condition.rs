@@ -94,6 +94,15 @@ fn main() {
     assert_eq!(now.reason(), Some("LegacyReason"));
     let _ = now.to(Applying, "recovering");
 
+    // The run-time-checked escape hatch: allowed transitions only.
+    let condition = stored("Applied");
+    assert!(UpToDate::state(Some(&condition)).try_to(UpToDate::Promoting, "x").is_none());
+    let desired = UpToDate::state(Some(&condition))
+        .try_to(UpToDate::WaitingForApproval, "gate")
+        .expect("declared");
+    assert_eq!(desired.reason(), "WaitingForApproval");
+    assert_eq!(UpToDate::state(Some(&condition)).stored().message(), Some("done"));
+
     // The other vocabulary's state.
     let State::Absent(_) = UpToDate::state(None) else { unreachable!() };
     let stalled::State::Absent(now) = Stalled::state(None) else { panic!() };

@@ -41,7 +41,9 @@ impl Rollouts {
         #[step("deploy")]
         self.deploy(&manifest).await?;
         #[step("wait")]
-        let waited = wait(count).await;
+        let mut waited = wait(count).await;
+        #[step("add")]
+        waited = waited.checked_add(1).ok_or(Error::Render)?;
         if let up_to_date::State::Absent(now) = pass.condition::<UpToDate>() {
             let _ = pass.set(now.to(up_to_date::Applying, format!("rolling out {waited}")));
         }
@@ -85,7 +87,7 @@ fn main() {
     assert_eq!(Rollouts::NAME, Some("demo.kubeward.dev/rollouts"));
     assert_eq!(Rollouts::FINALIZER, Some("demo.kubeward.dev/cleanup"));
     let steps: Vec<&str> = Rollouts::STEPS.iter().map(|s| s.as_str()).collect();
-    assert_eq!(steps, ["render", "count", "deploy", "wait", "publish", "checksum"]);
+    assert_eq!(steps, ["render", "count", "deploy", "wait", "add", "publish", "checksum"]);
     assert_eq!(Rollouts::CONDITIONS[0].type_, "UpToDate");
     let rules = Rollouts::rbac_rules(true);
     assert!(rules.iter().any(|r| r.resources.as_deref() == Some(&["configmaps/finalizers".to_owned()][..])));

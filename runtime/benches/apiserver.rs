@@ -1,0 +1,128 @@
+//! Throughput and latency of the in-process API server with 10,000 objects.
+//!
+//! `cargo bench -p kubeward --features testing --bench apiserver`
+//!
+//! Reports: creates per second (sequential and 16 concurrent clients), a full LIST of 10,000
+//! objects, and watch delivery latency (time from sending an update to its MODIFIED event
+//! arriving on an open watch), as p50/p99 over 1,000 updates.
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kubeward::testing::ApiServer;
+use serde_json::json;
+
+const OBJECTS: usize = 10_000;
+const CONCURRENCY: usize = 16;
+const LATENCY_SAMPLES: usize = 1_000;
+
+fn cm(name: String) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(name);
+    cm.data = Some([("key".to_string(), "value".to_string())].into());
+    cm
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(run());
+}
+
+async fn run() {
+    let server = ApiServer::builder()
+        .watch_history(4 * OBJECTS)
+        .start()
+        .await
+        .expect("server");
+    let client = server.client().expect("client");
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+
+    let sequential = OBJECTS / 4;
+    let start = Instant::now();
+    for i in 0..sequential {
+        cms.create(&PostParams::default(), &cm(format!("seq-{i}")))
+            .await
+            .expect("create");
+    }
+    let took = start.elapsed();
+    println!(
+        "create, sequential:        {:>8.0} writes/s ({sequential} objects in {took:?})",
+        sequential as f64 / took.as_secs_f64()
+    );
+
+    let concurrent = OBJECTS - sequential;
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..CONCURRENCY)
+        .map(|t| {
+            let cms = cms.clone();
+            tokio::spawn(async move {
+                for i in (t..concurrent).step_by(CONCURRENCY) {
+                    cms.create(&PostParams::default(), &cm(format!("par-{i}")))
+                        .await
+                        .expect("create");
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.expect("task");
+    }
+    let took = start.elapsed();
+    println!(
+        "create, {CONCURRENCY} concurrent:     {:>8.0} writes/s ({concurrent} objects in {took:?})",
+        concurrent as f64 / took.as_secs_f64()
+    );
+
+    let start = Instant::now();
+    let list = cms.list(&ListParams::default()).await.expect("list");
+    println!(
+        "list of {} objects:     {:>8.1} ms",
+        list.items.len(),
+        start.elapsed().as_secs_f64() * 1e3
+    );
+
+    let from = list.metadata.resource_version.clone().expect("rv");
+    let mut watch = cms
+        .watch(&WatchParams::default(), &from)
+        .await
+        .expect("watch")
+        .boxed();
+    let mut latencies = Vec::with_capacity(LATENCY_SAMPLES);
+    for i in 0..LATENCY_SAMPLES {
+        let name = format!("seq-{}", i % sequential);
+        let start = Instant::now();
+        cms.patch(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"key": format!("v{i}")}})),
+        )
+        .await
+        .expect("patch");
+        loop {
+            match watch.next().await {
+                Some(Ok(WatchEvent::Modified(o))) if o.metadata.name.as_deref() == Some(&name) => {
+                    break;
+                }
+                Some(Ok(_)) => continue,
+                other => panic!("watch ended: {other:?}"),
+            }
+        }
+        latencies.push(start.elapsed());
+    }
+    latencies.sort();
+    println!(
+        "patch -> watch event:      p50 {:?}, p99 {:?} ({LATENCY_SAMPLES} samples, {OBJECTS} objects stored)",
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.99)
+    );
+}

@@ -1,0 +1,199 @@
+//! Fault injection, the request log, restart and authorization of the in-process API server.
+
+mod apiserver_support;
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use http::Method;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::api::rbac::v1::PolicyRule;
+use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
+use kubeward::testing::{ApiServer, Fault, FaultAction};
+
+fn cm(name: &str) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(name.into());
+    cm
+}
+
+#[tokio::test]
+async fn a_status_fault_hits_only_its_route_and_verb_the_given_number_of_times() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    server.faults().add(
+        Fault::new(FaultAction::Status(500))
+            .method(Method::POST)
+            .resource("", "configmaps")
+            .times(1),
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let err = cms
+        .create(&PostParams::default(), &cm("a"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, kube::Error::Api(s) if s.code == 500 && s.reason == "InternalError"));
+    assert!(
+        cms.list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty(),
+        "the fault did not write; GET is unaffected"
+    );
+    cms.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let events: Api<Event> = Api::namespaced(client, "default");
+    events.list(&ListParams::default()).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_fault_on_events_k8s_io_leaves_core_v1_events_alone() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    server
+        .faults()
+        .add(Fault::new(FaultAction::Status(503)).resource("events.k8s.io", "events"));
+    let v1: Api<Event> = Api::namespaced(client.clone(), "default");
+    let core: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client, "default");
+    core.list(&ListParams::default()).await.unwrap();
+    server.faults().clear();
+    v1.list(&ListParams::default()).await.unwrap();
+}
+
+#[tokio::test]
+async fn close_connection_and_hang_faults_fail_the_request() {
+    let server = ApiServer::start().await.unwrap();
+    let mut config = kube::Config::new(server.url().parse().unwrap());
+    config.read_timeout = Some(Duration::from_millis(200));
+    config.default_retry = false;
+    let client = kube::Client::try_from(config).unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client, "default");
+    server.faults().add(
+        Fault::new(FaultAction::CloseConnection)
+            .method(Method::GET)
+            .times(1),
+    );
+    assert!(cms.get("x").await.is_err());
+    server.faults().add(
+        Fault::new(FaultAction::Hang)
+            .path_prefix("/api/v1/namespaces/default/configmaps")
+            .times(1),
+    );
+    assert!(
+        cms.list(&ListParams::default()).await.is_err(),
+        "the client timed out"
+    );
+    assert!(
+        cms.list(&ListParams::default()).await.is_ok(),
+        "the fault is spent"
+    );
+}
+
+#[tokio::test]
+async fn latency_faults_delay_but_serve() {
+    let server = ApiServer::start().await.unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    server
+        .faults()
+        .add(Fault::new(FaultAction::Latency(Duration::from_millis(10))).times(1));
+    cms.create(&PostParams::default(), &cm("a")).await.unwrap();
+    assert!(cms.get("a").await.is_ok());
+}
+
+#[tokio::test]
+async fn the_request_log_records_method_path_query_content_type_and_status() {
+    let server = ApiServer::start().await.unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    cms.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let _ = cms.get("missing").await;
+    cms.list(&ListParams::default().labels("x=y"))
+        .await
+        .unwrap();
+    let log = server.requests();
+    let create = log.iter().find(|r| r.method == Method::POST).unwrap();
+    assert_eq!(create.path, "/api/v1/namespaces/default/configmaps");
+    assert_eq!(create.status, 201);
+    assert_eq!(create.content_type.as_deref(), Some("application/json"));
+    let missing = log.iter().find(|r| r.path.ends_with("/missing")).unwrap();
+    assert_eq!(missing.status, 404);
+    let list = log
+        .iter()
+        .find(|r| r.query.contains("labelSelector"))
+        .unwrap();
+    assert!(
+        list.query.split('&').any(|kv| kv == "labelSelector=x%3Dy"),
+        "{}",
+        list.query
+    );
+    server.request_log().clear();
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn restart_keeps_state_serves_on_the_same_port_and_drops_watches() {
+    let server = ApiServer::start().await.unwrap();
+    let url = server.url();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    cms.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let mut stream = cms
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
+    assert!(matches!(
+        stream.next().await,
+        Some(Ok(WatchEvent::Added(_)))
+    ));
+    server.restart().await.unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match stream.next().await {
+                None | Some(Err(_)) => return,
+                Some(Ok(WatchEvent::Bookmark(_))) => continue,
+                Some(Ok(other)) => panic!("unexpected event after restart: {other:?}"),
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the open watch was dropped");
+    assert_eq!(server.url(), url);
+    assert!(cms.get("a").await.is_ok(), "state survives the restart");
+}
+
+#[tokio::test]
+async fn clients_with_rules_get_403_outside_them() {
+    let server = ApiServer::start().await.unwrap();
+    let rules = vec![PolicyRule {
+        api_groups: Some(vec!["".into()]),
+        resources: Some(vec!["configmaps".into()]),
+        verbs: vec!["get".into(), "list".into()],
+        ..Default::default()
+    }];
+    let client = server
+        .client_with_rules("system:serviceaccount:demo:op", rules)
+        .unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client, "default");
+    cms.list(&ListParams::default()).await.unwrap();
+    let err = cms
+        .create(&PostParams::default(), &cm("a"))
+        .await
+        .unwrap_err();
+    match err {
+        kube::Error::Api(s) => {
+            assert_eq!(s.code, 403);
+            assert_eq!(s.reason, "Forbidden");
+            assert_eq!(
+                s.message,
+                "configmaps is forbidden: User \"system:serviceaccount:demo:op\" cannot create resource \"configmaps\" in API group \"\" in the namespace \"default\""
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| r.status == 403 && r.user == "system:serviceaccount:demo:op")
+    );
+}

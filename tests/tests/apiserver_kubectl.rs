@@ -1,0 +1,205 @@
+//! `kubectl` (unmodified, from PATH) against the in-process API server: create a CRD and an
+//! object from YAML, get it, describe it with its events, delete it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, PostParams};
+use kubeward::testing::ApiServer;
+use serde_json::json;
+
+const CRD_YAML: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: rollouts.demo.kubeward.dev
+spec:
+  group: demo.kubeward.dev
+  scope: Namespaced
+  names:
+    plural: rollouts
+    singular: rollout
+    kind: Rollout
+    listKind: RolloutList
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      subresources:
+        status: {}
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+"#;
+
+const ROLLOUT_YAML: &str = r#"apiVersion: demo.kubeward.dev/v1
+kind: Rollout
+metadata:
+  name: web
+  namespace: default
+spec:
+  replicas: 3
+"#;
+
+fn kubectl_path() -> PathBuf {
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join("kubectl"))
+        .find(|p| p.is_file());
+    match found {
+        Some(p) => p,
+        None => panic!(
+            "kubectl is not installed, and this test needs it. Install it, e.g.: \
+             curl -LO https://dl.k8s.io/release/v1.34.0/bin/linux/amd64/kubectl && \
+             sudo install -m 0755 kubectl /usr/local/bin/kubectl"
+        ),
+    }
+}
+
+struct Kubectl {
+    bin: PathBuf,
+    kubeconfig: PathBuf,
+    cache: PathBuf,
+}
+
+impl Kubectl {
+    fn run(&self, args: &[&str], stdin_file: Option<&Path>) -> (bool, String) {
+        let mut cmd = Command::new(&self.bin);
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache);
+        cmd.args(args);
+        if let Some(f) = stdin_file {
+            cmd.arg("-f").arg(f);
+        }
+        let out = cmd.output().expect("kubectl runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    }
+
+    fn ok(&self, args: &[&str], file: Option<&Path>) -> String {
+        let (ok, text) = self.run(args, file);
+        assert!(ok, "kubectl {args:?} failed:\n{text}");
+        text
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
+    let bin = kubectl_path();
+    let server = ApiServer::start().await.unwrap();
+    let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let crd = dir.join("crd.yaml");
+    std::fs::write(&crd, CRD_YAML).unwrap();
+    let obj = dir.join("rollout.yaml");
+    std::fs::write(&obj, ROLLOUT_YAML).unwrap();
+    let k = Kubectl {
+        bin,
+        kubeconfig,
+        cache: dir.join("cache"),
+    };
+
+    let kc = k.clone_for_blocking();
+    let (crd2, obj2) = (crd.clone(), obj.clone());
+    let created = tokio::task::spawn_blocking(move || {
+        let a = kc.ok(&["create"], Some(&crd2));
+        let b = kc.ok(&["create"], Some(&obj2));
+        (a, b)
+    })
+    .await
+    .unwrap();
+    assert!(
+        created.0.contains(
+            "customresourcedefinition.apiextensions.k8s.io/rollouts.demo.kubeward.dev created"
+        ),
+        "{}",
+        created.0
+    );
+    assert!(
+        created.1.contains("rollout.demo.kubeward.dev/web created"),
+        "{}",
+        created.1
+    );
+
+    let stored = server
+        .object("demo.kubeward.dev/v1", "rollouts", Some("default"), "web")
+        .expect("stored");
+    assert_eq!(stored["spec"]["replicas"], 3);
+
+    let events: Api<Event> = Api::namespaced(server.client().unwrap(), "default");
+    let event: Event = serde_json::from_value(json!({
+        "metadata": {"name": "web.1", "namespace": "default"},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "demo.kubeward.dev/rollouts",
+        "reportingInstance": "rollouts-0",
+        "action": "Reconcile",
+        "reason": "RolloutStarted",
+        "type": "Normal",
+        "note": "rolling out generation 1",
+        "regarding": {"apiVersion": "demo.kubeward.dev/v1", "kind": "Rollout", "namespace": "default",
+                      "name": "web", "uid": stored["metadata"]["uid"]},
+    }))
+    .unwrap();
+    events.create(&PostParams::default(), &event).await.unwrap();
+
+    let kc = k.clone_for_blocking();
+    let (get, describe, deleted, after) = tokio::task::spawn_blocking(move || {
+        let get = kc.ok(&["get", "rollouts", "web"], None);
+        let describe = kc.ok(&["describe", "rollout", "web"], None);
+        let deleted = kc.ok(&["delete", "rollout", "web"], None);
+        let after = kc.run(&["get", "rollout", "web"], None);
+        (get, describe, deleted, after)
+    })
+    .await
+    .unwrap();
+    assert!(
+        get.lines().next().unwrap_or_default().starts_with("NAME"),
+        "{get}"
+    );
+    assert!(
+        get.lines().nth(1).unwrap_or_default().starts_with("web "),
+        "{get}"
+    );
+    assert!(describe.contains("Name:         web"), "{describe}");
+    assert!(describe.contains("Replicas:  3"), "{describe}");
+    assert!(
+        describe.contains("RolloutStarted"),
+        "describe lists the event:\n{describe}"
+    );
+    assert!(describe.contains("rolling out generation 1"), "{describe}");
+    assert!(
+        deleted.contains("rollout.demo.kubeward.dev \"web\" deleted"),
+        "{deleted}"
+    );
+    assert!(!after.0, "{}", after.1);
+    assert!(
+        after.1.contains("NotFound") || after.1.contains("not found"),
+        "{}",
+        after.1
+    );
+    assert!(
+        server
+            .object("demo.kubeward.dev/v1", "rollouts", Some("default"), "web")
+            .is_none()
+    );
+}
+
+impl Kubectl {
+    fn clone_for_blocking(&self) -> Self {
+        Self {
+            bin: self.bin.clone(),
+            kubeconfig: self.kubeconfig.clone(),
+            cache: self.cache.clone(),
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Bad input, each with a clear typed error and nothing lost: oversized and multi-byte messages,
+//! names that make long event names, an invalid reason computed at run time, condition lists
+//! someone else wrote with duplicate types, and a stored reason unknown to the vocabulary.
+
+use std::time::Duration;
+
+use kube::api::{Api, Patch, PatchParams};
+use kubeward::controller::Controller;
+use kubeward::events::{EventRecorder, Reporter};
+use kubeward::limits::{CONDITION_MESSAGE_MAX_BYTES, EVENT_NOTE_MAX_BYTES};
+use kubeward::observe::{Outcome, Phase};
+use kubeward_tests::*;
+use serde_json::json;
+
+fn start(client: &kube::Client, observer: &std::sync::Arc<Recording>) -> Running {
+    let recorder = EventRecorder::new(
+        client.clone(),
+        Reporter::new(CONTROLLER, "test-pod").unwrap(),
+    )
+    .with_timeout(Duration::from_secs(2));
+    Running::start(
+        Controller::new(Widgets::default(), client.clone())
+            .with_observer(observer.clone())
+            .with_event_recorder(recorder),
+    )
+}
+
+fn ready(status: &str, reason: &str, message: &str) -> WidgetSpec {
+    WidgetSpec {
+        condition: Some(WantedCondition {
+            status: status.into(),
+            reason: reason.into(),
+            message: message.into(),
+        }),
+        ..WidgetSpec::default()
+    }
+}
+
+#[tokio::test]
+async fn oversized_multibyte_messages_are_cut_at_char_boundaries_not_rejected() {
+    let (_server, client) = server_with_widgets().await;
+    let observer = Recording::new();
+    let running = start(&client, &observer);
+    // 3-byte chars: 40,002 bytes, over both the condition (32 KiB) and the note (1 KiB) limits.
+    let message = "€".repeat(13_334);
+    create_widget(&client, "w1", ready("False", "FailedDeploy", &message)).await;
+    eventually("the transition event", || async {
+        !events_about(&client, "w1").await.is_empty()
+    })
+    .await;
+    running.stop().await;
+
+    let widget = Api::<Widget>::namespaced(client.clone(), "default")
+        .get("w1")
+        .await
+        .unwrap();
+    let stored = &widget.status.unwrap().conditions[0].message;
+    assert!(
+        stored.len() <= CONDITION_MESSAGE_MAX_BYTES
+            && stored.len() > CONDITION_MESSAGE_MAX_BYTES - 3
+    );
+    assert!(message.starts_with(stored.as_str()));
+    let note = events_about(&client, "w1").await[0].note.clone().unwrap();
+    assert!(note.len() <= EVENT_NOTE_MAX_BYTES, "{}", note.len());
+    assert!(note.ends_with('…'));
+    assert!(message.starts_with(note.trim_end_matches('…')));
+}
+
+#[tokio::test]
+async fn a_name_too_long_for_an_event_name_still_gets_its_events() {
+    let (_server, client) = server_with_widgets().await;
+    let observer = Recording::new();
+    let running = start(&client, &observer);
+    // A valid 253-byte object name: `<name>.<suffix>` would exceed the event name limit.
+    let name = format!(
+        "{}.{}.{}.{}",
+        "a".repeat(63),
+        "b".repeat(63),
+        "c".repeat(63),
+        "d".repeat(61)
+    );
+    assert_eq!(name.len(), 253);
+    let failing = WidgetSpec {
+        mode: Mode::Fail,
+        error: Some("boom".into()),
+        ..WidgetSpec::default()
+    };
+    create_widget(&client, &name, failing).await;
+    eventually("the failure event", || async {
+        !events_about(&client, &name).await.is_empty()
+    })
+    .await;
+    running.stop().await;
+    let event = &events_about(&client, &name).await[0];
+    let event_name = event.metadata.name.as_deref().unwrap();
+    assert!(event_name.len() <= 253, "{event_name}");
+    assert_eq!(event.reason.as_deref(), Some("ReconcileFailed"));
+}
+
+#[tokio::test]
+async fn an_invalid_reason_computed_at_run_time_is_a_typed_error_that_fails_the_pass() {
+    let (_server, client) = server_with_widgets().await;
+    let observer = Recording::new();
+    let running = start(&client, &observer);
+    create_widget(&client, "w1", ready("False", "not a reason!", "")).await;
+    eventually("the failure event", || async {
+        !events_about(&client, "w1").await.is_empty()
+    })
+    .await;
+    running.stop().await;
+    assert!(
+        observer
+            .passes_of("w1")
+            .contains(&(Phase::Apply, Outcome::Failed))
+    );
+    let note = events_about(&client, "w1").await[0].note.clone().unwrap();
+    assert!(
+        note.starts_with(
+            "invalid condition reason \"not a reason!\": a condition reason must start"
+        ),
+        "{note}"
+    );
+    // Nothing was written: the invalid condition never reached the status.
+    let widget = Api::<Widget>::namespaced(client.clone(), "default")
+        .get("w1")
+        .await
+        .unwrap();
+    assert!(widget.status.is_none_or(|s| s.conditions.is_empty()));
+}
+
+#[tokio::test]
+async fn duplicate_condition_types_written_by_someone_else_are_collapsed() {
+    let (_server, client) = server_with_widgets().await;
+    let widgets = Api::<Widget>::namespaced(client.clone(), "default");
+    create_widget(&client, "w1", WidgetSpec::default()).await;
+    let condition = |reason: &str| {
+        json!({"type": "Ready", "status": "False", "reason": reason, "message": "",
+               "lastTransitionTime": "2026-01-01T00:00:00Z"})
+    };
+    let status = json!({"status": {"conditions": [condition("Old"), condition("Older")]}});
+    widgets
+        .patch_status("w1", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+
+    let observer = Recording::new();
+    let running = start(&client, &observer);
+    let spec = json!({"spec": ready("True", "Applied", "")});
+    widgets
+        .patch("w1", &PatchParams::default(), &Patch::Merge(&spec))
+        .await
+        .unwrap();
+    eventually("the status is rewritten", || async {
+        let conditions = widgets.get("w1").await.unwrap().status.unwrap().conditions;
+        conditions.iter().any(|c| c.reason == "Applied")
+    })
+    .await;
+    running.stop().await;
+    let conditions = widgets.get("w1").await.unwrap().status.unwrap().conditions;
+    assert_eq!(conditions.len(), 1, "{conditions:#?}");
+    assert_eq!(
+        (conditions[0].status.as_str(), conditions[0].reason.as_str()),
+        ("True", "Applied")
+    );
+}
+
+#[tokio::test]
+async fn a_stored_reason_unknown_to_the_vocabulary_is_a_state_not_a_panic() {
+    let (_server, client) = server_with_widgets().await;
+    let widgets = Api::<Widget>::namespaced(client.clone(), "default");
+    create_widget(&client, "w1", WidgetSpec::default()).await;
+    // An older controller version wrote a reason this one does not know.
+    let status = json!({"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "LegacyReason",
+        "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
+    widgets
+        .patch_status("w1", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+
+    let observer = Recording::new();
+    let running = start(&client, &observer);
+    let spec = json!({"spec": ready("Unknown", "Applying", "rolling out")});
+    widgets
+        .patch("w1", &PatchParams::default(), &Patch::Merge(&spec))
+        .await
+        .unwrap();
+    eventually("the transition out of the unknown reason", || async {
+        events_about(&client, "w1")
+            .await
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Applying"))
+    })
+    .await;
+    running.stop().await;
+    assert!(
+        observer
+            .passes_of("w1")
+            .iter()
+            .all(|(_, o)| *o == Outcome::Completed)
+    );
+}
