@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use kubeward_examples::rollouts::operator;
+
 /// Kills the served binary when the test ends, however it ends.
 struct Served(Child);
 
@@ -109,9 +111,49 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
     assert!(events.contains("(x"), "the failure series shows its count:\n{stdout}");
     assert!(stdout.contains("Reason:                Applied"), "{stdout}");
 
+    // What `rollouts crd` prints is YAML that kubectl reads back as the CRD the operator
+    // declares. (`rollouts rbac` is written by the same code; the embedded server does not serve
+    // ClusterRoles, which kubectl needs to read one.)
+    for (command, expected) in [("crd", serde_json::to_value(operator::crd()).expect("crd json"))] {
+        let printed = Command::new(env!("CARGO_BIN_EXE_rollouts"))
+            .arg(command)
+            .output()
+            .expect("run rollouts");
+        assert!(printed.status.success(), "rollouts {command} failed");
+        let file = dir.join(format!("{command}.yaml"));
+        std::fs::write(&file, &printed.stdout).expect("write yaml");
+        let read = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(["create", "--dry-run=client", "--validate=false", "-o", "json", "-f"])
+            .arg(&file)
+            .output()
+            .expect("run kubectl create");
+        assert!(read.status.success(), "{}", String::from_utf8_lossy(&read.stderr));
+        let parsed: serde_json::Value = serde_json::from_slice(&read.stdout).expect("kubectl json");
+        assert_eq!(
+            numbers_as_f64(parsed),
+            numbers_as_f64(expected),
+            "rollouts {command} as kubectl reads it"
+        );
+    }
+
     let children = kubectl(&kubeconfig, &["get", "configmaps", "-o", "name"]);
     let stdout = String::from_utf8_lossy(&children.stdout);
     assert!(stdout.contains("configmap/web-live"), "{stdout}");
     drop(served);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `value` with every number as an f64 (kubectl prints `0.0` back as `0`).
+fn numbers_as_f64(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => n.as_f64().map_or(Value::Null, |f| serde_json::json!(f)),
+        Value::Array(items) => Value::Array(items.into_iter().map(numbers_as_f64).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (k, numbers_as_f64(v))).collect())
+        }
+        other => other,
+    }
 }

@@ -94,7 +94,7 @@ pub enum Strategy {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutStatus {
-    /// The `UpToDate` condition (see [`UpToDate`](super::UpToDate)).
+    /// The `UpToDate` condition: whether the live ConfigMap runs the current generation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     /// The image that is live (promoted), if any.
