@@ -70,13 +70,20 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
                 std::fs::read_to_string(&log).unwrap_or_default()
             );
         }
-        assert!(Instant::now() < deadline, "no kubeconfig from rollouts --serve");
+        assert!(
+            Instant::now() < deadline,
+            "no kubeconfig from rollouts --serve"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 
     let got = kubectl(&kubeconfig, &["get", "rollouts"]);
     let stdout = String::from_utf8_lossy(&got.stdout);
-    assert!(got.status.success(), "{}", String::from_utf8_lossy(&got.stderr));
+    assert!(
+        got.status.success(),
+        "{}",
+        String::from_utf8_lossy(&got.stderr)
+    );
     let row = stdout
         .lines()
         .find(|l| l.starts_with("web "))
@@ -85,7 +92,11 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
 
     let described = kubectl(&kubeconfig, &["describe", "rollout", "web"]);
     let stdout = String::from_utf8_lossy(&described.stdout);
-    assert!(described.status.success(), "{}", String::from_utf8_lossy(&described.stderr));
+    assert!(
+        described.status.success(),
+        "{}",
+        String::from_utf8_lossy(&described.stderr)
+    );
     let events = stdout
         .split_once("Events:")
         .map(|(_, events)| events)
@@ -108,35 +119,51 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
         events.contains("demo.kubeward.dev/rollouts"),
         "From is the reporting controller:\n{stdout}"
     );
-    assert!(events.contains("(x"), "the failure series shows its count:\n{stdout}");
-    assert!(stdout.contains("Reason:                Applied"), "{stdout}");
+    assert!(
+        events.contains("(x"),
+        "the failure series shows its count:\n{stdout}"
+    );
+    assert!(
+        stdout.contains("Reason:                Applied"),
+        "{stdout}"
+    );
 
     // What `rollouts crd` prints is YAML that kubectl reads back as the CRD the operator
     // declares. (`rollouts rbac` is written by the same code; the embedded server does not serve
     // ClusterRoles, which kubectl needs to read one.)
-    for (command, expected) in [("crd", serde_json::to_value(operator::crd()).expect("crd json"))] {
-        let printed = Command::new(env!("CARGO_BIN_EXE_rollouts"))
-            .arg(command)
-            .output()
-            .expect("run rollouts");
-        assert!(printed.status.success(), "rollouts {command} failed");
-        let file = dir.join(format!("{command}.yaml"));
-        std::fs::write(&file, &printed.stdout).expect("write yaml");
-        let read = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .args(["create", "--dry-run=client", "--validate=false", "-o", "json", "-f"])
-            .arg(&file)
-            .output()
-            .expect("run kubectl create");
-        assert!(read.status.success(), "{}", String::from_utf8_lossy(&read.stderr));
-        let parsed: serde_json::Value = serde_json::from_slice(&read.stdout).expect("kubectl json");
-        assert_eq!(
-            numbers_as_f64(parsed),
-            numbers_as_f64(expected),
-            "rollouts {command} as kubectl reads it"
-        );
-    }
+    let printed = Command::new(env!("CARGO_BIN_EXE_rollouts"))
+        .arg("crd")
+        .output()
+        .expect("run rollouts crd");
+    assert!(printed.status.success(), "rollouts crd failed");
+    let file = dir.join("crd.yaml");
+    std::fs::write(&file, &printed.stdout).expect("write yaml");
+    let read = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args([
+            "create",
+            "--dry-run=client",
+            "--validate=false",
+            "-o",
+            "json",
+            "-f",
+        ])
+        .arg(&file)
+        .output()
+        .expect("run kubectl create");
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let parsed: serde_json::Value = serde_json::from_slice(&read.stdout).expect("kubectl json");
+    let expected = serde_json::to_value(operator::crd()).expect("crd json");
+    assert_eq!(
+        numbers_as_f64(parsed),
+        numbers_as_f64(expected),
+        "rollouts crd as kubectl reads it"
+    );
 
     let children = kubectl(&kubeconfig, &["get", "configmaps", "-o", "name"]);
     let stdout = String::from_utf8_lossy(&children.stdout);
@@ -151,9 +178,11 @@ fn numbers_as_f64(value: serde_json::Value) -> serde_json::Value {
     match value {
         Value::Number(n) => n.as_f64().map_or(Value::Null, |f| serde_json::json!(f)),
         Value::Array(items) => Value::Array(items.into_iter().map(numbers_as_f64).collect()),
-        Value::Object(map) => {
-            Value::Object(map.into_iter().map(|(k, v)| (k, numbers_as_f64(v))).collect())
-        }
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, numbers_as_f64(v)))
+                .collect(),
+        ),
         other => other,
     }
 }

@@ -15,23 +15,34 @@ const USER: &str = "system:serviceaccount:default:rollouts";
 
 /// Runs the scenario with the operator restricted to `rules`; the result and whether the
 /// server answered the operator with a 403.
-async fn scenario_with(rules: Vec<PolicyRule>, stage_timeout: Duration) -> (Result<(), ScenarioError>, bool, String) {
+async fn scenario_with(
+    rules: Vec<PolicyRule>,
+    stage_timeout: Duration,
+) -> (Result<(), ScenarioError>, bool, String) {
     let server: ApiServer = embedded_server().await.expect("server");
     let admin = server.client().expect("admin client");
-    let restricted = server.client_with_rules(USER, rules).expect("restricted client");
+    let restricted = server
+        .client_with_rules(USER, rules)
+        .expect("restricted client");
     let options = ScenarioOptions {
         stage_timeout,
         ..ScenarioOptions::default()
     };
     let operator = RunningOperator::start(restricted, &options.operator()).expect("operator");
     let mut output = Vec::new();
-    let result = drive(&admin, &operator, &options, &mut output).await.map(|_| ());
+    let result = drive(&admin, &operator, &options, &mut output)
+        .await
+        .map(|_| ());
     let _ = operator.stop().await;
     let forbidden = server
         .requests()
         .iter()
         .any(|r| r.user == USER && r.status == 403);
-    (result, forbidden, String::from_utf8_lossy(&output).into_owned())
+    (
+        result,
+        forbidden,
+        String::from_utf8_lossy(&output).into_owned(),
+    )
 }
 
 fn describe(rule: &PolicyRule) -> String {
@@ -49,7 +60,10 @@ async fn the_printed_role_is_sufficient_and_every_verb_of_it_is_needed() {
     if let Err(error) = result {
         panic!("the scenario fails with the printed role: {error}\n{output}");
     }
-    assert!(!forbidden, "the operator was refused something with the printed role");
+    assert!(
+        !forbidden,
+        "the operator was refused something with the printed role"
+    );
 
     // Take away one verb at a time; the runs are independent, so they run at once. A stage
     // that cannot complete fails after the (short) stage timeout.
@@ -73,12 +87,28 @@ async fn the_printed_role_is_sufficient_and_every_verb_of_it_is_needed() {
     // OwnerReferencesPermissionEnforcement admission (on in many distributions) requires
     // `update` on the owner's finalizers subresource to create a child whose owner reference
     // blocks the owner's deletion — which the operator's children do.
-    let child = kubeward_examples::rollouts::children::render(&rendered_rollout()).expect("renders");
-    let blocks = child.metadata.owner_references.as_deref().unwrap_or_default()[0].block_owner_deletion;
-    assert_eq!(blocks, Some(true), "the exception below holds only while children block deletion");
+    let child =
+        kubeward_examples::rollouts::children::render(&rendered_rollout()).expect("renders");
+    let blocks = child
+        .metadata
+        .owner_references
+        .as_deref()
+        .unwrap_or_default()[0]
+        .block_owner_deletion;
+    assert_eq!(
+        blocks,
+        Some(true),
+        "the exception below holds only while children block deletion"
+    );
     let exempt = "update on [\"demo.kubeward.dev\"] [\"rollouts/finalizers\"]";
-    assert!(outcomes.iter().any(|(what, _, _)| what == exempt), "{outcomes:#?}");
-    let outcomes: Vec<_> = outcomes.into_iter().filter(|(what, _, _)| what != exempt).collect();
+    assert!(
+        outcomes.iter().any(|(what, _, _)| what == exempt),
+        "{outcomes:#?}"
+    );
+    let outcomes: Vec<_> = outcomes
+        .into_iter()
+        .filter(|(what, _, _)| what != exempt)
+        .collect();
     let unneeded: Vec<&String> = outcomes
         .iter()
         .filter(|(_, failed, forbidden)| !(*failed && *forbidden))

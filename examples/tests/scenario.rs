@@ -9,7 +9,11 @@ use kubeward_examples::rollouts::scenario::{ScenarioOptions, run_embedded};
 fn sum(metrics: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
     parse_samples(metrics, name)
         .into_iter()
-        .filter(|(l, _)| labels.iter().all(|(k, v)| l.get(*k).map(String::as_str) == Some(*v)))
+        .filter(|(l, _)| {
+            labels
+                .iter()
+                .all(|(k, v)| l.get(*k).map(String::as_str) == Some(*v))
+        })
         .map(|(_, v)| v)
         .sum()
 }
@@ -32,11 +36,19 @@ async fn the_scenario_publishes_one_typed_event_per_transition_and_ends_applied(
             .collect()
     };
     assert_eq!(type_of("Applying"), ["Normal"; 3], "generations 1, 2, 3");
-    assert_eq!(type_of("WaitingForApproval"), ["Normal"; 2], "generations 1 and 3");
+    assert_eq!(
+        type_of("WaitingForApproval"),
+        ["Normal"; 2],
+        "generations 1 and 3"
+    );
     assert_eq!(type_of("ReadyToPromote"), ["Normal"; 2]);
     assert_eq!(type_of("Promoting"), ["Normal"; 2]);
     assert_eq!(type_of("Applied"), ["Normal"; 2]);
-    assert_eq!(type_of("FailedDeploy"), ["Warning"], "one event for one transition");
+    assert_eq!(
+        type_of("FailedDeploy"),
+        ["Warning"],
+        "one event for one transition"
+    );
     assert_eq!(type_of("RolloutTimeout"), Vec::<String>::new());
     // ... which is what the declaration says.
     for reason in [
@@ -51,7 +63,10 @@ async fn the_scenario_publishes_one_typed_event_per_transition_and_ends_applied(
             EventType::Warning => "Warning",
             EventType::Normal => "Normal",
         };
-        assert!(type_of(reason.reason()).iter().all(|t| t == expected), "{reason:?}");
+        assert!(
+            type_of(reason.reason()).iter().all(|t| t == expected),
+            "{reason:?}"
+        );
     }
     // The retries of the failing image: one Warning series, not one event per retry.
     let failures: Vec<_> = report
@@ -76,19 +91,32 @@ async fn the_scenario_publishes_one_typed_event_per_transition_and_ends_applied(
         .iter()
         .find(|c| c.type_ == "UpToDate")
         .expect("UpToDate condition");
-    assert_eq!((condition.status.as_str(), condition.reason.as_str()), ("True", "Applied"));
+    assert_eq!(
+        (condition.status.as_str(), condition.reason.as_str()),
+        ("True", "Applied")
+    );
     assert_eq!(condition.observed_generation, Some(3));
     assert_eq!(report.generation, 4);
-    assert_eq!(report.status.live_image.as_deref(), Some("registry.example/web:1.1"));
+    assert_eq!(
+        report.status.live_image.as_deref(),
+        Some("registry.example/web:1.1")
+    );
     assert!(report.deleted);
 
     // Metrics: every phase and outcome the scenario goes through, steps, event publishes.
     let m = &report.metrics;
     let passes = |phase, outcome| {
-        sum(m, "kubeward_reconcile_passes_total", &[("phase", phase), ("outcome", outcome)])
+        sum(
+            m,
+            "kubeward_reconcile_passes_total",
+            &[("phase", phase), ("outcome", outcome)],
+        )
     };
     assert_eq!(passes("init", "completed"), 1.0);
-    assert!(passes("apply", "waiting") >= 6.0, "one per staged transition");
+    assert!(
+        passes("apply", "waiting") >= 6.0,
+        "one per staged transition"
+    );
     assert!(passes("apply", "failed") >= 3.0);
     assert!(passes("apply", "skipped") >= 1.0);
     assert_eq!(passes("cleanup", "completed"), 1.0);
@@ -104,13 +132,23 @@ async fn the_scenario_publishes_one_typed_event_per_transition_and_ends_applied(
     assert_eq!(steps("promote", "completed"), 2.0);
     assert_eq!(steps("delete", "completed"), 1.0);
     let publishes = |type_, result| {
-        sum(m, "kubeward_event_publishes_total", &[("type", type_), ("result", result)])
+        sum(
+            m,
+            "kubeward_event_publishes_total",
+            &[("type", type_), ("result", result)],
+        )
     };
     assert_eq!(publishes("Normal", "created"), 11.0);
     assert!(publishes("Warning", "aggregated") >= 2.0);
 
     // What the user saw.
-    assert!(output.contains("Type     Reason              Age"), "{output}");
-    assert!(output.contains(" (x"), "a series is shown with its count:\n{output}");
+    assert!(
+        output.contains("Type     Reason              Age"),
+        "{output}"
+    );
+    assert!(
+        output.contains(" (x"),
+        "a series is shown with its count:\n{output}"
+    );
     assert!(output.contains("Scenario completed"), "{output}");
 }

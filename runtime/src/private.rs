@@ -144,7 +144,11 @@ pub fn rbac_rules<R: crate::Reconciler>(
     let group = R::Resource::group(&());
     let plural = R::Resource::plural(&()).into_owned();
     let mut rules = vec![
-        rule(&group, std::slice::from_ref(&plural), &["list", "watch", "patch"]),
+        rule(
+            &group,
+            std::slice::from_ref(&plural),
+            &["list", "watch", "patch"],
+        ),
         rule(&group, &[format!("{plural}/status")], &["patch"]),
     ];
     if R::FINALIZER.is_some() {

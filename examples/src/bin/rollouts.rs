@@ -33,7 +33,12 @@ struct Cli {
     #[arg(long)]
     serve: bool,
     /// With --serve: where to write the kubeconfig for kubectl.
-    #[arg(long, value_name = "PATH", default_value = "rollouts.kubeconfig", requires = "serve")]
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "rollouts.kubeconfig",
+        requires = "serve"
+    )]
     kubeconfig_out: PathBuf,
     #[command(subcommand)]
     command: Option<Command>,
@@ -186,10 +191,16 @@ async fn run(
             .await?
             .with_registry(registry)
             .with_readiness(controller.readiness());
-        eprintln!("rollouts: serving /metrics, /healthz, /readyz on {}", ops.local_addr()?);
+        eprintln!(
+            "rollouts: serving /metrics, /healthz, /readyz on {}",
+            ops.local_addr()?
+        );
         tokio::spawn(ops.serve());
     }
-    eprintln!("rollouts: running {} (Ctrl-C or SIGTERM stops)", controller.name());
+    eprintln!(
+        "rollouts: running {} (Ctrl-C or SIGTERM stops)",
+        controller.name()
+    );
     controller.run().await?;
     Ok(())
 }

@@ -113,7 +113,10 @@ pub fn render(rollout: &Rollout) -> Result<ConfigMap, RenderError> {
         metadata: ObjectMeta {
             name: Some(candidate_name(name)),
             namespace: rollout.metadata.namespace.clone(),
-            labels: Some(BTreeMap::from([(ROLLOUT_LABEL.to_owned(), name.to_owned())])),
+            labels: Some(BTreeMap::from([(
+                ROLLOUT_LABEL.to_owned(),
+                name.to_owned(),
+            )])),
             owner_references: Some(vec![owner]),
             ..ObjectMeta::default()
         },

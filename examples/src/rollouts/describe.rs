@@ -221,7 +221,12 @@ mod tests {
 
     #[test]
     fn events_are_aligned_sorted_by_last_seen_and_series_show_their_count() {
-        let mut failed = event("Warning", "ReconcileFailed", 2, "cannot deploy generation 2");
+        let mut failed = event(
+            "Warning",
+            "ReconcileFailed",
+            2,
+            "cannot deploy generation 2",
+        );
         failed.series = Some(EventSeries {
             count: 4,
             last_observed_time: MicroTime(at(9)),

@@ -84,14 +84,17 @@ impl Operator {
 }
 
 /// The Rollout CustomResourceDefinition.
-pub fn crd() -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition
-{
+pub fn crd()
+-> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
     Rollout::crd()
 }
 
 /// The samples of the metric `name` in a registry, as (labels, value); a histogram's
 /// `_count` is its number of observations.
-pub fn samples(registry: &prometheus::Registry, name: &str) -> Vec<(BTreeMap<String, String>, f64)> {
+pub fn samples(
+    registry: &prometheus::Registry,
+    name: &str,
+) -> Vec<(BTreeMap<String, String>, f64)> {
     let text = prometheus::TextEncoder::new()
         .encode_to_string(&registry.gather())
         .unwrap_or_default();
@@ -127,7 +130,8 @@ mod tests {
 
     #[test]
     fn samples_are_parsed_with_their_labels() {
-        let text = "# HELP x y\nkubeward_x{a=\"1\",b=\"two\"} 3\nkubeward_x_count 4\nkubeward_x 5\n";
+        let text =
+            "# HELP x y\nkubeward_x{a=\"1\",b=\"two\"} 3\nkubeward_x_count 4\nkubeward_x 5\n";
         let samples = parse_samples(text, "kubeward_x");
         assert_eq!(samples.len(), 2);
         assert_eq!(samples[0].0["b"], "two");

@@ -28,8 +28,8 @@
 //! approval is a new generation and waits for its own. An annotation (not a spec field) carries
 //! it because writing it must not itself create a new generation.
 
-use kubeward::conditions::Condition;
 use kube::{CustomResource, ResourceExt};
+use kubeward::conditions::Condition;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

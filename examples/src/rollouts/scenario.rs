@@ -8,8 +8,8 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Mutex;
 use std::io::Write;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -268,7 +268,12 @@ pub async fn drive(
         .condition(out, "create", 1, "WaitingForApproval")
         .await?;
     stage
-        .events(out, &uid, "create", &[("Applying", "Normal"), ("WaitingForApproval", "Normal")])
+        .events(
+            out,
+            &uid,
+            "create",
+            &[("Applying", "Normal"), ("WaitingForApproval", "Normal")],
+        )
         .await?;
     stage.describe(out, &uid).await?;
 
@@ -281,7 +286,11 @@ pub async fn drive(
             out,
             &uid,
             "approve",
-            &[("ReadyToPromote", "Normal"), ("Promoting", "Normal"), ("Applied", "Normal")],
+            &[
+                ("ReadyToPromote", "Normal"),
+                ("Promoting", "Normal"),
+                ("Applied", "Normal"),
+            ],
         )
         .await?;
     stage.live_image(out, "approve", image).await?;
@@ -291,7 +300,9 @@ pub async fn drive(
     let broken = "registry.example/web:broken";
     header(out, 3, total, "roll out an image that does not exist")?;
     stage.set_image(out, "failing image", broken).await?;
-    stage.condition(out, "failing image", 2, "FailedDeploy").await?;
+    stage
+        .condition(out, "failing image", 2, "FailedDeploy")
+        .await?;
     stage
         .events(out, &uid, "failing image", &[("FailedDeploy", "Warning")])
         .await?;
@@ -299,13 +310,20 @@ pub async fn drive(
         out,
         "  the operator retries with backoff; the repeats aggregate into one event series..."
     )?;
-    stage.series(out, &uid, "failing image", "ReconcileFailed", 3).await?;
+    stage
+        .series(out, &uid, "failing image", "ReconcileFailed", 3)
+        .await?;
     stage.live_image(out, "failing image", image).await?;
     stage.describe(out, &uid).await?;
 
     // 4. Recover with a good image, approved.
     let fixed = "registry.example/web:1.1";
-    header(out, 4, total, "recover: roll out a good image and approve it")?;
+    header(
+        out,
+        4,
+        total,
+        "recover: roll out a good image and approve it",
+    )?;
     stage.set_image(out, "recovery", fixed).await?;
     stage
         .condition(out, "recovery", 3, "WaitingForApproval")
@@ -331,16 +349,25 @@ pub async fn drive(
         .await
         .map_err(api("suspend"))?;
     stage
-        .wait(out, "suspend", "a skipped pass and kubeward_object_suspended = 1", || async {
-            let skipped = metric_sum(&operator.registry, "kubeward_reconcile_passes_total", &[
-                ("phase", "apply"),
-                ("outcome", "skipped"),
-            ]);
-            let suspended =
-                metric_sum(&operator.registry, "kubeward_object_suspended", &[("name", name)]);
-            let last = format!("skipped passes {skipped}, suspended gauge {suspended}");
-            Ok(((skipped >= 1.0 && suspended == 1.0).then_some(()), last))
-        })
+        .wait(
+            out,
+            "suspend",
+            "a skipped pass and kubeward_object_suspended = 1",
+            || async {
+                let skipped = metric_sum(
+                    &operator.registry,
+                    "kubeward_reconcile_passes_total",
+                    &[("phase", "apply"), ("outcome", "skipped")],
+                );
+                let suspended = metric_sum(
+                    &operator.registry,
+                    "kubeward_object_suspended",
+                    &[("name", name)],
+                );
+                let last = format!("skipped passes {skipped}, suspended gauge {suspended}");
+                Ok(((skipped >= 1.0 && suspended == 1.0).then_some(()), last))
+            },
+        )
         .await?;
     let suspended = stage.rollouts.get(name).await.map_err(api("suspend"))?;
     let (status, reason, observed) = suspended.up_to_date().map_or(("-", "-", 0), |c| {
@@ -378,19 +405,24 @@ pub async fn drive(
         let candidate = children::candidate_name(name);
         let live = children::live_name(name);
         stage
-            .wait(out, "delete", "the Rollout and its children to be gone", || async {
-                let rollout = stage.rollouts.get_opt(name).await?;
-                let candidate = stage.config_maps.get_opt(&candidate).await?;
-                let live = stage.config_maps.get_opt(&live).await?;
-                let last = format!(
-                    "rollout present: {}, candidate present: {}, live present: {}",
-                    rollout.is_some(),
-                    candidate.is_some(),
-                    live.is_some()
-                );
-                let gone = rollout.is_none() && candidate.is_none() && live.is_none();
-                Ok((gone.then_some(()), last))
-            })
+            .wait(
+                out,
+                "delete",
+                "the Rollout and its children to be gone",
+                || async {
+                    let rollout = stage.rollouts.get_opt(name).await?;
+                    let candidate = stage.config_maps.get_opt(&candidate).await?;
+                    let live = stage.config_maps.get_opt(&live).await?;
+                    let last = format!(
+                        "rollout present: {}, candidate present: {}, live present: {}",
+                        rollout.is_some(),
+                        candidate.is_some(),
+                        live.is_some()
+                    );
+                    let gone = rollout.is_none() && candidate.is_none() && live.is_none();
+                    Ok((gone.then_some(()), last))
+                },
+            )
             .await?;
         writeln!(
             out,
@@ -436,7 +468,10 @@ pub fn metrics_summary(registry: &prometheus::Registry) -> String {
     format!(
         "Metrics (kubeward_*):\n  passes (phase/outcome):    {}\n  steps (step/outcome):      {}\n  events published (type/result): {}\n",
         join("kubeward_reconcile_passes_total", &["phase", "outcome"]),
-        join("kubeward_reconcile_step_duration_seconds_count", &["step", "outcome"]),
+        join(
+            "kubeward_reconcile_step_duration_seconds_count",
+            &["step", "outcome"]
+        ),
         join("kubeward_event_publishes_total", &["type", "result"]),
     )
 }
@@ -445,7 +480,11 @@ pub fn metrics_summary(registry: &prometheus::Registry) -> String {
 pub fn metric_sum(registry: &prometheus::Registry, name: &str, labels: &[(&str, &str)]) -> f64 {
     samples(registry, name)
         .into_iter()
-        .filter(|(l, _)| labels.iter().all(|(k, v)| l.get(*k).map(String::as_str) == Some(*v)))
+        .filter(|(l, _)| {
+            labels
+                .iter()
+                .all(|(k, v)| l.get(*k).map(String::as_str) == Some(*v))
+        })
         .map(|(_, value)| value)
         .sum()
 }
@@ -524,12 +563,14 @@ impl Stage<'_> {
             .wait(out, stage, &what, || async {
                 let rollout = self.rollouts.get(name).await?;
                 let condition = rollout.up_to_date().cloned();
-                let last = condition.as_ref().map_or("no UpToDate condition".to_owned(), |c| {
-                    format!(
-                        "UpToDate={} {} (generation {:?}): {}",
-                        c.status, c.reason, c.observed_generation, c.message
-                    )
-                });
+                let last = condition
+                    .as_ref()
+                    .map_or("no UpToDate condition".to_owned(), |c| {
+                        format!(
+                            "UpToDate={} {} (generation {:?}): {}",
+                            c.status, c.reason, c.observed_generation, c.message
+                        )
+                    });
                 let reached = condition
                     .filter(|c| c.reason == reason && c.observed_generation == Some(generation));
                 Ok((reached, last))
@@ -603,7 +644,10 @@ impl Stage<'_> {
         let what = format!("ConfigMap {live} with image {image}");
         self.wait(out, stage, &what, || async {
             let stored = self.config_maps.get_opt(&live).await?;
-            let found = stored.as_ref().and_then(children::image_of).map(str::to_owned);
+            let found = stored
+                .as_ref()
+                .and_then(children::image_of)
+                .map(str::to_owned);
             let last = format!("live image {found:?}");
             Ok(((found.as_deref() == Some(image)).then_some(()), last))
         })
@@ -618,7 +662,12 @@ impl Stage<'_> {
     }
 
     async fn print_new_events(&self, out: &mut dyn Write) -> Result<(), ScenarioError> {
-        let Some(uid) = self.watched.lock().unwrap_or_else(|p| p.into_inner()).clone() else {
+        let Some(uid) = self
+            .watched
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        else {
             return Ok(());
         };
         let Ok(mut events) = self.events_about(&uid).await else {
@@ -637,7 +686,11 @@ impl Stage<'_> {
             if before.is_some_and(|b| b >= count) {
                 continue;
             }
-            let repeat = if count > 1 { format!(" (x{count})") } else { String::new() };
+            let repeat = if count > 1 {
+                format!(" (x{count})")
+            } else {
+                String::new()
+            };
             writeln!(
                 out,
                 "  event: {:<7}  {:<18}  {}{repeat}",
@@ -715,14 +768,21 @@ impl Stage<'_> {
                 Ok((best.filter(|c| *c >= count), last))
             })
             .await?;
-        writeln!(out, "  Warning {reason} stored with series.count = {stored}")?;
+        writeln!(
+            out,
+            "  Warning {reason} stored with series.count = {stored}"
+        )?;
         Ok(())
     }
 
     /// Prints the events about `uid` as `kubectl describe` does.
     async fn describe(&self, out: &mut dyn Write, uid: &str) -> Result<(), ScenarioError> {
         let events = self.stored_events(uid).await?;
-        writeln!(out, "  $ kubectl describe rollout {}   (events)", self.options.name)?;
+        writeln!(
+            out,
+            "  $ kubectl describe rollout {}   (events)",
+            self.options.name
+        )?;
         for line in describe_events(&events, jiff::Timestamp::now()).lines() {
             writeln!(out, "  {line}")?;
         }
