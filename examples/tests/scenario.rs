@@ -152,3 +152,77 @@ async fn the_scenario_publishes_one_typed_event_per_transition_and_ends_applied(
     );
     assert!(output.contains("Scenario completed"), "{output}");
 }
+
+/// A generation whose candidate cannot be applied (the API server answers 500) stays Applying
+/// and, past `spec.timeoutSeconds`, is declared RolloutTimeout with a Warning.
+#[tokio::test]
+async fn a_rollout_stuck_applying_past_its_timeout_is_rollout_timeout_with_a_warning() {
+    use http::Method;
+    use k8s_openapi::api::events::v1::Event;
+    use kube::api::{Api, ListParams, PostParams};
+    use kubeward::testing::{Fault, FaultAction};
+    use kubeward_examples::rollouts::scenario::{RunningOperator, embedded_server};
+    use kubeward_examples::rollouts::{Rollout, RolloutSpec, Strategy};
+
+    let server = embedded_server().await.expect("server");
+    let client = server.client().expect("client");
+    server.faults().add(
+        Fault::new(FaultAction::Status(500))
+            .method(Method::POST)
+            .resource("", "configmaps"),
+    );
+    let operator = RunningOperator::start(client.clone(), &ScenarioOptions::default().operator())
+        .expect("operator");
+    let rollouts: Api<Rollout> = Api::namespaced(client.clone(), "default");
+    let mut rollout = Rollout::new(
+        "slow",
+        RolloutSpec {
+            image: "registry.example/slow:1.0".into(),
+            replicas: 1,
+            strategy: Strategy::Automatic,
+            timeout_seconds: 1,
+            suspend: false,
+        },
+    );
+    rollout.metadata.namespace = Some("default".into());
+    rollouts
+        .create(&PostParams::default(), &rollout)
+        .await
+        .expect("create");
+
+    // Bounded only so that a broken operator fails the test instead of hanging it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let condition = loop {
+        let stored = rollouts.get("slow").await.expect("get");
+        if let Some(c) = stored.up_to_date().filter(|c| c.reason == "RolloutTimeout") {
+            break c.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no RolloutTimeout: {:?}",
+            stored.status
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(condition.status, "False");
+    assert_eq!(condition.message, "generation 1 was not ready within 1s");
+    let events: Api<Event> = Api::namespaced(client.clone(), "default");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let list = events.list(&ListParams::default()).await.expect("events");
+        let timeout = list
+            .items
+            .iter()
+            .find(|e| e.reason.as_deref() == Some("RolloutTimeout"));
+        if let Some(event) = timeout {
+            assert_eq!(event.type_.as_deref(), Some("Warning"));
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no RolloutTimeout event"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    operator.stop().await.expect("stop");
+}
