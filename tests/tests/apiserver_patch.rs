@@ -324,3 +324,25 @@ async fn non_apply_writes_are_recorded_in_managed_fields_under_the_field_manager
         .expect("editor entry");
     assert_eq!(editor.operation.as_deref(), Some("Update"));
 }
+
+#[tokio::test]
+async fn a_json_patch_replacing_the_whole_object_with_a_non_object_is_rejected_not_a_crash() {
+    let (server, client) = server_with_rollout().await;
+    let patch = json!([{"op": "replace", "path": "", "value": [1, 2]}]);
+    let (code, _) = raw(
+        &client,
+        "PATCH",
+        ROLLOUT,
+        Some("application/json-patch+json"),
+        Some(patch),
+    )
+    .await;
+    assert!(code == 400 || code == 422, "{code}");
+    assert!(
+        server
+            .object("demo.kubeward.dev/v1", "rollouts", Some("default"), "web")
+            .is_some()
+    );
+    let (code, _) = raw(&client, "GET", ROLLOUT, None, None).await;
+    assert_eq!(code, 200, "the server still serves");
+}

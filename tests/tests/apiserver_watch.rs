@@ -439,3 +439,47 @@ async fn send_initial_events_without_not_older_than_is_rejected_like_validate_li
         "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
     );
 }
+
+#[tokio::test]
+async fn metadata_lists_and_watches_are_served_as_partial_object_metadata() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let mut with_data = cm("a");
+    with_data.data = Some([("k".to_string(), "v".to_string())].into());
+    cms.create(&PostParams::default(), &with_data)
+        .await
+        .unwrap();
+    let (code, list) = apiserver_support::raw_accept(
+        &client,
+        "/api/v1/namespaces/default/configmaps",
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(list["kind"], "PartialObjectMetadataList");
+    assert_eq!(list["items"][0]["kind"], "PartialObjectMetadata");
+    assert!(list["items"][0].get("data").is_none(), "metadata only");
+    let metas = cms.list_metadata(&Default::default()).await.unwrap();
+    assert_eq!(metas.items[0].metadata.name.as_deref(), Some("a"));
+    let first = tokio::time::timeout(
+        DEADLINE,
+        watcher(
+            Api::<kube::core::PartialObjectMeta<ConfigMap>>::namespaced(client, "default"),
+            watcher::Config::default(),
+        )
+        .try_filter_map(|e| async move {
+            Ok(match e {
+                watcher::Event::InitApply(o) => Some(o),
+                _ => None,
+            })
+        })
+        .boxed()
+        .try_next(),
+    )
+    .await
+    .expect("metadata watcher before the deadline")
+    .unwrap()
+    .unwrap();
+    assert_eq!(first.metadata.name.as_deref(), Some("a"));
+}

@@ -91,6 +91,9 @@ impl ReconcileObserver for Steps {
 async fn a_macro_declared_reconciler_writes_typed_transitions_and_their_declared_events() {
     let (_server, client) = server_with_widgets().await;
     let steps = Arc::new(Steps::default());
+    let metrics = kubeward::metrics::Metrics::builder().build().unwrap();
+    let registry = prometheus::Registry::new();
+    registry.register(Box::new(metrics.clone())).unwrap();
     let recorder = EventRecorder::new(
         client.clone(),
         Reporter::new(GATES, "test-pod").expect("valid reporter"),
@@ -99,6 +102,7 @@ async fn a_macro_declared_reconciler_writes_typed_transitions_and_their_declared
         Gates
             .controller(client.clone())
             .with_observer(steps.clone())
+            .with_observer(Arc::new(metrics))
             .with_event_recorder(recorder)
             .with_shutdown_grace(Duration::from_millis(200)),
     );
@@ -180,6 +184,26 @@ async fn a_macro_declared_reconciler_writes_typed_transitions_and_their_declared
         assert!(
             recorded.contains(&(step.to_owned(), Outcome::Completed)),
             "{step} in {recorded:?}"
+        );
+    }
+    // The declared steps' series exist from the start (at zero for outcomes never seen) and
+    // count what ran.
+    let scrape = prometheus::TextEncoder::new()
+        .encode_to_string(&registry.gather())
+        .unwrap();
+    let series = |step: &str, outcome: &str| {
+        format!(
+            r#"kubeward_reconcile_step_duration_seconds_count{{controller="{GATES}",outcome="{outcome}",step="{step}"}}"#
+        )
+    };
+    for step in ["check-approval", "deploy", "deploy-call"] {
+        assert!(
+            scrape.contains(&format!("{} 0", series(step, "failed"))),
+            "{step} pre-initialised:\n{scrape}"
+        );
+        assert!(
+            !scrape.contains(&format!("{} 0", series(step, "completed"))),
+            "{step} ran"
         );
     }
     running.stop().await;

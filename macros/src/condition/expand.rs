@@ -42,10 +42,7 @@ pub(crate) fn expand(model: &Condition, checked: &Checked) -> TokenStream {
     });
 
     let derives = quote! {
-        #[derive(
-            ::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy,
-            ::core::cmp::PartialEq, ::core::cmp::Eq, ::core::hash::Hash,
-        )]
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
     };
     let reason_types = model.reasons.iter().enumerate().map(|(i, reason)| {
         let ident = &reason.ident;

@@ -66,6 +66,14 @@ pub(crate) fn check(model: &Reconciler, errors: &mut Errors) -> Checked {
         }
     }
 
+    if let Form::Impl(item) = &model.form
+        && let Some((path, _)) = &item.trait_
+    {
+        errors.at(
+            path,
+            "#[reconciler] goes on an inherent impl (`impl Rollouts { .. }`): it implements the trait for you",
+        );
+    }
     let (apply, cleanup, is_suspended) = match &model.form {
         Form::Impl(item) => {
             let find = |name: &str| {

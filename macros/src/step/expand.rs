@@ -144,13 +144,17 @@ impl ClosureSafe<'_> {
 
     fn report(&mut self, span: Span, what: &str) {
         self.safe = false;
-        self.errors.at_span(
-            span,
+        let message = if what == "`return`" {
+            "`return` cannot be inside a `#[step]` statement (the step runs it in a closure); \
+             move this code into a `#[step]` fn"
+                .to_owned()
+        } else {
             format!(
                 "{what} inside a `#[step]` statement works only at its end (`let x = f(..)?;`, \
                  `let x = f(..).await?;`); move this code into a `#[step]` fn"
-            ),
-        );
+            )
+        };
+        self.errors.at_span(span, message);
     }
 }
 

@@ -36,80 +36,38 @@ pub mod up_to_date {
         ],
     };
     ///Reason `Applying` of `UpToDate`: status Unknown, Normal event.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::marker::Copy,
-        ::core::cmp::PartialEq,
-        ::core::cmp::Eq,
-        ::core::hash::Hash,
-    )]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
     pub struct Applying;
     impl ::kubeward::vocabulary::ReasonType for Applying {
         const VOCABULARY: &'static ::kubeward::vocabulary::Vocabulary = &VOCABULARY;
         const REASON: &'static ::kubeward::vocabulary::Reason = &VOCABULARY.reasons[0];
     }
     ///Reason `WaitingForApproval` of `UpToDate`: status False, Normal event.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::marker::Copy,
-        ::core::cmp::PartialEq,
-        ::core::cmp::Eq,
-        ::core::hash::Hash,
-    )]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
     pub struct WaitingForApproval;
     impl ::kubeward::vocabulary::ReasonType for WaitingForApproval {
         const VOCABULARY: &'static ::kubeward::vocabulary::Vocabulary = &VOCABULARY;
         const REASON: &'static ::kubeward::vocabulary::Reason = &VOCABULARY.reasons[1];
     }
     ///Reason `Applied` of `UpToDate`: status True, Normal event.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::marker::Copy,
-        ::core::cmp::PartialEq,
-        ::core::cmp::Eq,
-        ::core::hash::Hash,
-    )]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
     pub struct Applied;
     impl ::kubeward::vocabulary::ReasonType for Applied {
         const VOCABULARY: &'static ::kubeward::vocabulary::Vocabulary = &VOCABULARY;
         const REASON: &'static ::kubeward::vocabulary::Reason = &VOCABULARY.reasons[2];
     }
     ///Reason `FailedDeploy` of `UpToDate`: status False, Warning event.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::marker::Copy,
-        ::core::cmp::PartialEq,
-        ::core::cmp::Eq,
-        ::core::hash::Hash,
-    )]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
     pub struct FailedDeploy;
     impl ::kubeward::vocabulary::ReasonType for FailedDeploy {
         const VOCABULARY: &'static ::kubeward::vocabulary::Vocabulary = &VOCABULARY;
         const REASON: &'static ::kubeward::vocabulary::Reason = &VOCABULARY.reasons[3];
     }
     /// The condition is absent: the state it starts from.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::marker::Copy,
-        ::core::cmp::PartialEq,
-        ::core::cmp::Eq,
-        ::core::hash::Hash,
-    )]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
     pub struct Absent;
     /// The stored reason is not in the vocabulary.
-    #[derive(
-        ::core::fmt::Debug,
-        ::core::clone::Clone,
-        ::core::marker::Copy,
-        ::core::cmp::PartialEq,
-        ::core::cmp::Eq,
-        ::core::hash::Hash,
-    )]
+    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
     pub struct Unrecognized;
     /// The condition as it stands in the state `R`. It derefs to the stored condition;
     /// `to` makes a declared transition.

@@ -37,6 +37,10 @@ const WRITE_CONCURRENCY: usize = 8;
 /// Publishes events.k8s.io/v1 events on behalf of one controller; see the [module](super)
 /// documentation for the rules. Cheap to clone; clones share their series.
 ///
+/// Configure it with the `with_*` methods before its first publish: each returns a new recorder
+/// without series. The first publish starts a background sweep on the current tokio runtime; it
+/// ends when the last clone is dropped. Call [`flush`](Self::flush) on shutdown.
+///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// use std::time::Duration;
@@ -219,7 +223,8 @@ impl EventRecorder {
 
     /// Resets the failure series ([`EventKind::Failure`](super::EventKind::Failure)) of the object
     /// with `uid`: its next failure is a new event. Call it when a pass over the object succeeds.
-    /// Regular events are not reset. Counts not yet written are still written.
+    /// Regular events are not reset. Counts not yet written are still written. Series are found
+    /// by the `uid` of their regarding object: publish with references that carry it.
     pub fn forget_failures(&self, uid: &str) {
         self.inner.forget(uid, true);
     }
@@ -587,5 +592,72 @@ mod tests {
             Duration::from_secs(15)
         );
         assert_eq!(sweep_period(Duration::ZERO), Duration::from_millis(100));
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod with_server {
+    use super::*;
+    use crate::testing::ApiServer;
+
+    fn web() -> ObjectReference {
+        ObjectReference {
+            api_version: Some("demo.kubeward.dev/v1".into()),
+            kind: Some("Rollout".into()),
+            namespace: Some("default".into()),
+            name: Some("web".into()),
+            uid: Some("uid-web".into()),
+            ..Default::default()
+        }
+    }
+
+    /// The in-process server drops a request whose client gave up before it is applied, so the
+    /// case of a create that was applied but whose answer was lost is set up by hand: the create
+    /// is sent here, and the series is left as a publish that timed out mid-request leaves it.
+    #[tokio::test]
+    async fn a_create_whose_answer_was_lost_is_completed_by_a_patch_not_duplicated() {
+        let server = ApiServer::start().await.unwrap();
+        let client = server.client().unwrap();
+        let reporter = Reporter::new("demo.kubeward.dev/rollouts", "pod-0").unwrap();
+        let recorder = EventRecorder::new(client.clone(), reporter);
+        let event = Event::warning("FailedDeploy", "Deploy").with_note("image pull failed");
+        let regarding = web();
+        let now = recorder.inner.config.clock.now();
+        let series = recorder.inner.cache().get_or_insert_with(
+            &SeriesKey::new(&event, &regarding),
+            now,
+            |key| Series::new(key, &regarding, None, now),
+        );
+        let events: Api<K8sEvent> = Api::namespaced(client, "default");
+        {
+            let mut state = series.state.lock().await;
+            state.count = 1;
+            events
+                .create(
+                    &PostParams::default(),
+                    &recorder.inner.event_body(&series, &state),
+                )
+                .await
+                .unwrap();
+            state.stored = Stored::InDoubt;
+            series.set_dirty(true);
+        }
+        server.request_log().clear();
+
+        recorder.publish(&event, &regarding).await.unwrap();
+
+        let statuses: Vec<_> = server
+            .requests()
+            .iter()
+            .map(|r| (r.method.to_string(), r.status))
+            .collect();
+        assert_eq!(
+            statuses,
+            [("POST".to_owned(), 409), ("PATCH".to_owned(), 200)],
+            "the create is re-sent under the same name, then the count patched onto it"
+        );
+        let stored = events.list(&Default::default()).await.unwrap().items;
+        assert_eq!(stored.len(), 1);
+        assert_eq!(stored[0].series.as_ref().map(|s| s.count), Some(2));
     }
 }

@@ -887,6 +887,11 @@ impl State {
             )
             .map_err(apply_error)?,
         };
+        if !new_view.is_object() {
+            return Err(ApiError::bad_request(
+                "Object 'Kind' is missing in the patched object",
+            ));
+        }
         // A patch conflicts only when it carries a resourceVersion of its own.
         if meta_str(&new_view, "resourceVersion") != meta_str(&old_view, "resourceVersion") {
             return Err(ApiError::modified(info.qualified_resource(), name));

@@ -57,7 +57,8 @@
 //!   documents; kubectl falls back to them from aggregated discovery); a minimal `/openapi/v3`
 //!   so `kubectl create` delegates field validation to the server. A CRD (POSTed or
 //!   [`ApiServer::install_crd`]) is Established and NamesAccepted at once and served at each
-//!   served version, scope and status subresource as declared. `kubectl get` gets Tables.
+//!   served version, scope and status subresource as declared. `kubectl get` gets Tables;
+//!   metadata-only clients get `PartialObjectMetadata` (lists, gets and watches).
 //! - **Built-ins**: namespaces (`default`, `kube-system`, `kube-public`, `kube-node-lease` exist;
 //!   creating in a missing namespace is 404), configmaps, secrets, serviceaccounts, leases,
 //!   events in `events.k8s.io/v1` and `v1` from one store (validation of each version, the core

@@ -826,10 +826,14 @@ fn resource_request(
         Some(_) => return Err(ApiError::no_route()),
     }
     let ns = r.namespace.as_deref();
-    let as_table = headers
+    let accept = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|a| a.contains("as=Table"));
+        .unwrap_or_default();
+    // The first media type a client lists is the one it prefers.
+    let preferred = accept.split(',').next().unwrap_or_default();
+    let as_table = preferred.contains("as=Table");
+    let metadata_only = preferred.contains("as=PartialObjectMetadata");
     let list_params = ListParams {
         label_selector: query.get("labelSelector").map(String::as_str),
         field_selector: query.get("fieldSelector").map(String::as_str),
@@ -850,6 +854,8 @@ fn resource_request(
                         state.clock.now(),
                     ),
                 )
+            } else if metadata_only {
+                (200, table::partial(&obj))
             } else {
                 (200, obj)
             }
@@ -881,6 +887,7 @@ fn resource_request(
                         .and_then(|t| t.parse::<u64>().ok())
                         .map(Duration::from_secs),
                     filter,
+                    metadata_only,
                 };
                 let rx = watch::start(
                     &shared.state,
@@ -909,6 +916,8 @@ fn resource_request(
                         state.clock.now(),
                     ),
                 )
+            } else if metadata_only {
+                (200, table::partial_list(&list))
             } else {
                 (200, list)
             }
@@ -984,6 +993,8 @@ fn resource_request(
         (&Method::DELETE, None) => (200, state.delete_collection(&info, ns, &list_params)?),
         _ => return Err(ApiError::method_not_allowed()),
     };
+    // Serialize outside the lock: other requests need not wait for a large list's bytes.
+    drop(state);
     Ok(json_response(code, &value))
 }
 

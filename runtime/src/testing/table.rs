@@ -1,4 +1,5 @@
-//! `meta.k8s.io/v1` Table responses, which `kubectl get` asks for.
+//! The alternative representations clients negotiate with `Accept: ...;as=<Kind>;g=meta.k8s.io;v=v1`:
+//! `Table` (`kubectl get`) and `PartialObjectMetadata` (kube's metadata watches and lists).
 
 use std::collections::HashMap;
 
@@ -44,6 +45,21 @@ fn json_path(obj: &Value, path: &str) -> Value {
         cur = &cur[part];
     }
     cur.clone()
+}
+
+/// An object as `PartialObjectMetadata`: its metadata only.
+pub fn partial(object: &Value) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": object["metadata"]})
+}
+
+/// A list as `PartialObjectMetadataList`.
+pub fn partial_list(list: &Value) -> Value {
+    let items: Vec<Value> = list["items"]
+        .as_array()
+        .map(|items| items.iter().map(partial).collect())
+        .unwrap_or_default();
+    json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+        "metadata": list["metadata"], "items": items})
 }
 
 /// The table of `objects` (already in the served view).

@@ -30,6 +30,8 @@ pub struct WatchRequest {
     pub timeout: Option<Duration>,
     /// Label and field selectors.
     pub filter: Filter,
+    /// Send objects as `PartialObjectMetadata` (metadata watches).
+    pub metadata_only: bool,
 }
 
 /// Timing knobs of watches.
@@ -44,6 +46,14 @@ fn line(event_type: &str, object: &Value) -> Bytes {
         serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
     s.push(b'\n');
     Bytes::from(s)
+}
+
+fn object_line(req: &WatchRequest, event_type: &str, view: &Value) -> Bytes {
+    if req.metadata_only {
+        line(event_type, &super::table::partial(view))
+    } else {
+        line(event_type, view)
+    }
 }
 
 fn bookmark(info: &ResourceInfo, rv: u64, initial_end: bool) -> Bytes {
@@ -92,7 +102,7 @@ fn event_for(req: &WatchRequest, change: &Change) -> Option<Bytes> {
         ChangeType::Deleted if before_matches => ChangeType::Deleted,
         _ => return None,
     };
-    Some(line(kind.as_str(), &now))
+    Some(object_line(req, kind.as_str(), &now))
 }
 
 /// Starts a watch: takes the replay under the state lock, then streams from a spawned task into
@@ -120,7 +130,7 @@ pub fn start(
             {
                 let view = State::to_view(&req.info, stored);
                 if req.filter.matches(&view) {
-                    initial.push(line("ADDED", &view));
+                    initial.push(object_line(&req, "ADDED", &view));
                 }
             }
             if req.send_initial_events {

@@ -82,3 +82,20 @@ pub async fn raw(
         serde_json::from_slice(&bytes).unwrap_or(Value::Null),
     )
 }
+
+/// A raw GET with an `Accept` header: the HTTP status and the JSON body.
+pub async fn raw_accept(client: &Client, path: &str, accept: &str) -> (u16, Value) {
+    let req = http::Request::builder()
+        .method("GET")
+        .uri(path)
+        .header("accept", accept)
+        .body(Body::from(Vec::new()))
+        .expect("request");
+    let resp = client.send(req).await.expect("response");
+    let status = resp.status().as_u16();
+    let bytes = resp.into_body().collect_bytes().await.expect("body");
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}

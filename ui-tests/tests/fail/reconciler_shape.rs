@@ -32,4 +32,15 @@ mod alias {
 #[kubeward::reconciler(resource = ConfigMap, controller = "demo.kubeward.dev/d")]
 struct NotAnImpl;
 
+pub struct ByHand;
+
+#[kubeward::reconciler(resource = ConfigMap, controller = "demo.kubeward.dev/e")]
+impl kubeward::Reconciler for ByHand {
+    type Resource = ConfigMap;
+    type Error = std::io::Error;
+    async fn apply(&self, _: &ConfigMap, _: &mut Pass<ConfigMap>) -> Result<Action, std::io::Error> {
+        Ok(Action::await_change())
+    }
+}
+
 fn main() {}

@@ -12,7 +12,12 @@ impl Rollouts {
         let b = parse(read(object)?);
         #[step("fetch")]
         let c = parse(fetch().await);
-        let _ = (a, b, c);
+        #[step("later")]
+        let d;
+        #[step("early-return")]
+        let e = parse(if a.is_none() { return Ok(Action::await_change()) } else { 1 });
+        d = 1;
+        let _ = (a, b, c, d, e);
         Ok(Action::await_change())
     }
 
