@@ -89,6 +89,8 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
         .find(|l| l.starts_with("web "))
         .unwrap_or_else(|| panic!("no row for web:\n{stdout}"));
     assert!(row.contains("registry.example/web:1.1"), "{stdout}");
+    // The UpToDate column is a filtered JSONPath over the conditions.
+    assert!(row.contains(" Applied "), "{stdout}");
 
     let described = kubectl(&kubeconfig, &["describe", "rollout", "web"]);
     let stdout = String::from_utf8_lossy(&described.stdout);
