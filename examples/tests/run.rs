@@ -66,10 +66,8 @@ async fn rollouts_run_reconciles_through_a_kubeconfig_and_serves_metrics_and_hea
             .next()
             .expect("rollouts run printed the metrics address")
             .expect("stderr line");
-        if let Some(addr) = line.rsplit_once(" on ").map(|(_, a)| a.trim()) {
-            if let Ok(addr) = addr.parse() {
-                break addr;
-            }
+        if let Some(Ok(addr)) = line.rsplit_once(" on ").map(|(_, a)| a.trim().parse()) {
+            break addr;
         }
     };
     // Keep draining stderr so the child never blocks on a full pipe.
