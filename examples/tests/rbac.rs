@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kubeward::testing::ApiServer;
+use kubeward_examples::rollouts::operator::LeaseOptions;
 use kubeward_examples::rollouts::rbac;
 use kubeward_examples::rollouts::scenario::{
     RunningOperator, ScenarioError, ScenarioOptions, drive, embedded_server,
@@ -18,6 +19,7 @@ const USER: &str = "system:serviceaccount:default:rollouts";
 async fn scenario_with(
     rules: Vec<PolicyRule>,
     stage_timeout: Duration,
+    leader_election: Option<LeaseOptions>,
 ) -> (Result<(), ScenarioError>, bool, String) {
     let server: ApiServer = embedded_server().await.expect("server");
     let admin = server.client().expect("admin client");
@@ -26,6 +28,7 @@ async fn scenario_with(
         .expect("restricted client");
     let options = ScenarioOptions {
         stage_timeout,
+        leader_election,
         ..ScenarioOptions::default()
     };
     let operator = RunningOperator::start(restricted, &options.operator()).expect("operator");
@@ -56,7 +59,8 @@ fn describe(rule: &PolicyRule) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_printed_role_is_sufficient_and_every_verb_of_it_is_needed() {
     let rules = rbac::rules(false);
-    let (result, forbidden, output) = scenario_with(rules.clone(), Duration::from_secs(30)).await;
+    let (result, forbidden, output) =
+        scenario_with(rules.clone(), Duration::from_secs(30), None).await;
     if let Err(error) = result {
         panic!("the scenario fails with the printed role: {error}\n{output}");
     }
@@ -77,7 +81,8 @@ async fn the_printed_role_is_sufficient_and_every_verb_of_it_is_needed() {
             }
             let what = format!("{verb} on {}", describe(rule));
             removals.push(async move {
-                let (result, forbidden, _) = scenario_with(reduced, Duration::from_secs(5)).await;
+                let (result, forbidden, _) =
+                    scenario_with(reduced, Duration::from_secs(5), None).await;
                 (what, result.is_err(), forbidden)
             });
         }
@@ -117,6 +122,59 @@ async fn the_printed_role_is_sufficient_and_every_verb_of_it_is_needed() {
     assert!(
         unneeded.is_empty(),
         "the scenario completes (or fails without a 403) without: {unneeded:#?}"
+    );
+}
+
+/// Timings short enough that a lost lease shows within the scenario: renewals every 200 ms,
+/// leadership lost after 1.5 s without one.
+fn fast_lease() -> LeaseOptions {
+    LeaseOptions {
+        namespace: "default".into(),
+        timings: (
+            Duration::from_secs(2),
+            Duration::from_millis(1500),
+            Duration::from_millis(200),
+        ),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_leader_election_the_lease_rule_is_sufficient_and_each_of_its_verbs_is_needed() {
+    let rules = rbac::rules(true);
+    let (result, forbidden, output) =
+        scenario_with(rules.clone(), Duration::from_secs(30), Some(fast_lease())).await;
+    if let Err(error) = result {
+        panic!("the scenario fails with the printed role and leader election: {error}\n{output}");
+    }
+    assert!(
+        !forbidden,
+        "the operator was refused something with the printed role"
+    );
+
+    let (index, lease) = rules
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.resources.as_deref() == Some(&["leases".to_owned()][..]))
+        .expect("a Lease rule with --leader-election");
+    let removals = lease.verbs.iter().map(|verb| {
+        let mut reduced = rules.clone();
+        reduced[index].verbs.retain(|v| v != verb);
+        let verb = verb.clone();
+        async move {
+            let (result, forbidden, _) =
+                scenario_with(reduced, Duration::from_secs(5), Some(fast_lease())).await;
+            (verb, result.is_err(), forbidden)
+        }
+    });
+    let outcomes = futures::future::join_all(removals).await;
+    let unneeded: Vec<&String> = outcomes
+        .iter()
+        .filter(|(_, failed, forbidden)| !(*failed && *forbidden))
+        .map(|(verb, _, _)| verb)
+        .collect();
+    assert!(
+        unneeded.is_empty(),
+        "the scenario completes without the lease verbs {unneeded:?}"
     );
 }
 

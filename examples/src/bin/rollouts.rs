@@ -16,9 +16,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kubeward::leader::LeaderElection;
 use kubeward::ops::OpsServer;
-use kubeward_examples::rollouts::operator::{self, Operator, OperatorOptions};
+use kubeward_examples::rollouts::operator::{self, LeaseOptions, Operator, OperatorOptions};
 use kubeward_examples::rollouts::rbac;
 use kubeward_examples::rollouts::scenario::{self, RunningOperator, ScenarioOptions};
 use kubeward_examples::rollouts::yaml::to_yaml;
@@ -54,7 +53,8 @@ enum Command {
         /// Serve /metrics, /healthz and /readyz on this address.
         #[arg(long, value_name = "ADDR")]
         metrics_addr: Option<SocketAddr>,
-        /// Reconcile only while holding the Lease `kubeward-rollouts` (for several replicas).
+        /// Reconcile only while holding the Lease `kubeward-rollouts` (for several replicas;
+        /// `rollouts rbac --leader-election` includes the Lease rule).
         #[arg(long)]
         leader_election: bool,
         /// The namespace of the Lease.
@@ -171,21 +171,14 @@ async fn run(
         .or_else(|_| std::env::var("HOSTNAME"))
         .unwrap_or_else(|_| "rollouts".to_owned());
     let options = OperatorOptions {
-        instance: Some(identity.clone()),
+        instance: Some(identity),
+        leader_election: leader_election.then(|| LeaseOptions::new(lease_namespace)),
         ..OperatorOptions::default()
     };
     let Operator {
-        mut controller,
+        controller,
         registry,
-    } = Operator::new(client.clone(), &options)?;
-    if leader_election {
-        controller = controller.with_leader_election(LeaderElection::new(
-            client,
-            lease_namespace,
-            rbac::ROLE_NAME,
-            identity,
-        ));
-    }
+    } = Operator::new(client, &options)?;
     if let Some(addr) = metrics_addr {
         let ops = OpsServer::bind(addr)
             .await?

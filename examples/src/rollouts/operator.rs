@@ -8,6 +8,7 @@ use std::time::Duration;
 use kube::CustomResourceExt;
 use kubeward::controller::Controller;
 use kubeward::events::{EventRecorder, InvalidReporter, Reporter};
+use kubeward::leader::LeaderElection;
 use kubeward::metrics::Metrics;
 use kubeward::observe::Observers;
 
@@ -23,6 +24,34 @@ pub struct OperatorOptions {
     pub event_flush_interval: Duration,
     /// The reporting instance in events (the pod name in a cluster).
     pub instance: Option<String>,
+    /// Reconcile only while holding the Lease [`LEASE_NAME`] in this namespace.
+    pub leader_election: Option<LeaseOptions>,
+}
+
+/// The name of the operator's Lease.
+pub const LEASE_NAME: &str = "kubeward-rollouts";
+
+/// Where the Lease of leader election lives, and its timings.
+#[derive(Debug, Clone)]
+pub struct LeaseOptions {
+    /// The namespace of the Lease.
+    pub namespace: String,
+    /// Lease duration, renew deadline and retry period (client-go's defaults: 15 s, 10 s, 2 s).
+    pub timings: (Duration, Duration, Duration),
+}
+
+impl LeaseOptions {
+    /// A Lease in `namespace` with client-go's timings.
+    pub fn new(namespace: impl Into<String>) -> Self {
+        Self {
+            namespace: namespace.into(),
+            timings: (
+                kubeward::leader::DEFAULT_LEASE_DURATION,
+                kubeward::leader::DEFAULT_RENEW_DEADLINE,
+                kubeward::leader::DEFAULT_RETRY_PERIOD,
+            ),
+        }
+    }
 }
 
 impl Default for OperatorOptions {
@@ -31,6 +60,7 @@ impl Default for OperatorOptions {
             stage_delay: DEFAULT_STAGE_DELAY,
             event_flush_interval: kubeward::events::DEFAULT_FLUSH_INTERVAL,
             instance: None,
+            leader_election: None,
         }
     }
 }
@@ -70,11 +100,22 @@ impl Operator {
         let recorder = EventRecorder::new(client.clone(), reporter)
             .with_flush_interval(options.event_flush_interval)
             .with_observers(Observers::new(vec![Arc::new(metrics.clone())]));
-        let controller = Rollouts::new(client.clone())
+        let mut controller = Rollouts::new(client.clone())
             .with_stage_delay(options.stage_delay)
-            .controller(client)
+            .controller(client.clone())
             .with_observer(Arc::new(metrics))
             .with_event_recorder(recorder);
+        if let Some(lease) = &options.leader_election {
+            let identity = options
+                .instance
+                .clone()
+                .unwrap_or_else(|| "rollouts".to_owned());
+            let (duration, deadline, retry) = lease.timings;
+            controller = controller.with_leader_election(
+                LeaderElection::new(client, &lease.namespace, LEASE_NAME, identity)
+                    .with_timings(duration, deadline, retry),
+            );
+        }
         registry.register(Box::new(controller.object_metrics("kubeward")?))?;
         Ok(Self {
             controller,

@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 
 use super::children;
 use super::describe::describe_events;
-use super::operator::{Operator, OperatorOptions, SetupError, samples};
+use super::operator::{LeaseOptions, Operator, OperatorOptions, SetupError, samples};
 use super::resource::{APPROVED_GENERATION, Rollout, RolloutSpec, RolloutStatus, Strategy};
 
 /// How the scenario runs.
@@ -42,6 +42,8 @@ pub struct ScenarioOptions {
     pub event_flush_interval: Duration,
     /// Stop before deleting the Rollout (to inspect it with kubectl afterwards).
     pub keep: bool,
+    /// Run the operator with leader election (see [`OperatorOptions::leader_election`]).
+    pub leader_election: Option<LeaseOptions>,
 }
 
 impl Default for ScenarioOptions {
@@ -56,6 +58,7 @@ impl Default for ScenarioOptions {
             // that starts a new event.
             event_flush_interval: Duration::from_secs(2),
             keep: false,
+            leader_election: None,
         }
     }
 }
@@ -67,6 +70,7 @@ impl ScenarioOptions {
             stage_delay: self.stage_delay,
             event_flush_interval: self.event_flush_interval,
             instance: Some("scenario".into()),
+            leader_election: self.leader_election.clone(),
         }
     }
 }
