@@ -56,7 +56,7 @@ impl Default for ScenarioOptions {
             // Longer than the gaps between the first retries (backoff 0.25-0.5 s, 0.5-1 s,
             // 1-2 s): the recorder evicts a series idle for a flush interval, and a repeat after
             // that starts a new event.
-            event_flush_interval: Duration::from_secs(2),
+            event_flush_interval: Duration::from_secs(3),
             keep: false,
             leader_election: None,
         }
