@@ -122,10 +122,13 @@ pub fn try_step_sync<R: StepResult>(name: StepName, body: impl FnOnce() -> R) ->
     R::from_result(crate::observe::try_step_sync(name, || body().into_result()))
 }
 
-/// The RBAC rules a controller of `R` needs: its resource (get, list, watch, patch), its status
-/// (get, patch, update), its finalizers subresource when it has a finalizer (update, for
-/// clusters that enforce owner references), events (create, patch) and, with
-/// `leader_election`, leases (get, create, update).
+/// The RBAC rules a controller of `R` needs, and no more (the example operator's RBAC test
+/// takes each verb away and sees the controller fail): its resource (list and watch for the
+/// reflector, patch for the finalizer), its status (patch: status writes are merge patches with
+/// a resourceVersion precondition), its finalizers subresource when it has a finalizer (update:
+/// clusters that enforce owner references require it to create children whose owner reference
+/// blocks the owner's deletion), events (create, patch) and, with `leader_election`, leases
+/// (get, create, update).
 pub fn rbac_rules<R: crate::Reconciler>(
     leader_election: bool,
 ) -> Vec<k8s_openapi::api::rbac::v1::PolicyRule> {
@@ -144,13 +147,9 @@ pub fn rbac_rules<R: crate::Reconciler>(
         rule(
             &group,
             std::slice::from_ref(&plural),
-            &["get", "list", "watch", "patch"],
+            &["list", "watch", "patch"],
         ),
-        rule(
-            &group,
-            &[format!("{plural}/status")],
-            &["get", "patch", "update"],
-        ),
+        rule(&group, &[format!("{plural}/status")], &["patch"]),
     ];
     if R::FINALIZER.is_some() {
         rules.push(rule(&group, &[format!("{plural}/finalizers")], &["update"]));
@@ -273,8 +272,8 @@ mod tests {
             })
             .collect();
         let expected = [
-            ("", "configmaps", "get,list,watch,patch"),
-            ("", "configmaps/status", "get,patch,update"),
+            ("", "configmaps", "list,watch,patch"),
+            ("", "configmaps/status", "patch"),
             ("", "configmaps/finalizers", "update"),
             ("events.k8s.io", "events", "create,patch"),
             ("coordination.k8s.io", "leases", "get,create,update"),

@@ -36,6 +36,14 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
                     }
                 }
             });
+            let is_suspended = checked.has_is_suspended.then(|| {
+                quote! {
+                    fn is_suspended(object: &Self::Resource) -> ::core::primitive::bool {
+                        <#self_ty>::is_suspended(object)
+                    }
+                }
+            });
+            let cleanup = quote!(#cleanup #is_suspended);
             (
                 quote!(#item),
                 &item.generics,
@@ -67,7 +75,7 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
                 quote!(#type_ident),
                 quote!(#vis),
                 quote!(#ident(object, pass)),
-                None,
+                TokenStream::new(),
             )
         }
     };

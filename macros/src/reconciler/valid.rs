@@ -14,6 +14,8 @@ pub(crate) struct Checked {
     pub error: Option<Type>,
     /// Whether the impl has a `cleanup` method.
     pub has_cleanup: bool,
+    /// Whether the impl has an `is_suspended(object) -> bool` associated fn.
+    pub has_is_suspended: bool,
     /// The step names, each once, in source order.
     pub steps: Vec<syn::LitStr>,
 }
@@ -72,7 +74,7 @@ pub(crate) fn check(model: &Reconciler, errors: &mut Errors) -> Checked {
             "#[reconciler] goes on an inherent impl (`impl Rollouts { .. }`): it implements the trait for you",
         );
     }
-    let (apply, cleanup) = match &model.form {
+    let (apply, cleanup, is_suspended) = match &model.form {
         Form::Impl(item) => {
             let find = |name: &str| {
                 item.items.iter().find_map(|i| match i {
@@ -91,9 +93,9 @@ pub(crate) fn check(model: &Reconciler, errors: &mut Errors) -> Checked {
                     "a reconciler needs `async fn apply(&self, object: &Resource, pass: &mut Pass<Resource>) -> Result<Action, Error>`",
                 );
             }
-            (apply, find("cleanup"))
+            (apply, find("cleanup"), find("is_suspended"))
         }
-        Form::Fn(item) => (Some(item.sig.clone()), None),
+        Form::Fn(item) => (Some(item.sig.clone()), None, None),
     };
     for sig in apply.iter().chain(&cleanup) {
         check_signature(sig, matches!(model.form, Form::Impl(_)), errors);
@@ -120,6 +122,7 @@ pub(crate) fn check(model: &Reconciler, errors: &mut Errors) -> Checked {
     Checked {
         error,
         has_cleanup: cleanup.is_some(),
+        has_is_suspended: is_suspended.is_some(),
         steps,
     }
 }

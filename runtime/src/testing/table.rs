@@ -35,16 +35,80 @@ pub fn human_age(seconds: i64) -> String {
     }
 }
 
+/// The first value a printer column's JSONPath selects in `obj` (`Null` if none), as
+/// kube-apiserver's table convertor does: fields (`.spec.image`), indices (`[0]`), wildcards
+/// (`[*]`) and equality filters (`[?(@.type=="Ready")]`).
 fn json_path(obj: &Value, path: &str) -> Value {
-    let mut cur = obj;
-    for part in path
-        .trim_start_matches('.')
-        .split('.')
-        .filter(|p| !p.is_empty())
-    {
-        cur = &cur[part];
+    select(obj, path)
+        .into_iter()
+        .next()
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+fn select<'v>(obj: &'v Value, path: &str) -> Vec<&'v Value> {
+    let mut current = vec![obj];
+    let mut rest = path.trim().trim_start_matches('{').trim_end_matches('}');
+    loop {
+        rest = rest.trim_start_matches('.');
+        if rest.is_empty() {
+            return current;
+        }
+        if let Some(bracket) = rest.strip_prefix('[') {
+            // A filter may contain ']' and '.' inside its quotes: it ends at ")]".
+            let (inner, after) = match bracket.strip_prefix("?(") {
+                Some(filter) => match filter.find(")]") {
+                    Some(end) => (&bracket[..end + 3], &filter[end + 2..]),
+                    None => return Vec::new(),
+                },
+                None => match bracket.find(']') {
+                    Some(end) => (&bracket[..end], &bracket[end + 1..]),
+                    None => return Vec::new(),
+                },
+            };
+            current =
+                if let Some(filter) = inner.strip_prefix("?(").and_then(|f| f.strip_suffix(')')) {
+                    let Some((field, wanted)) = filter.split_once("==") else {
+                        return Vec::new();
+                    };
+                    let field = field.trim().trim_start_matches('@');
+                    let wanted = wanted.trim();
+                    let wanted = wanted
+                        .strip_prefix('"')
+                        .and_then(|w| w.strip_suffix('"'))
+                        .or_else(|| wanted.strip_prefix('\'').and_then(|w| w.strip_suffix('\'')))
+                        .map_or_else(
+                            || serde_json::from_str(wanted).unwrap_or(Value::Null),
+                            |w| Value::String(w.to_owned()),
+                        );
+                    current
+                        .into_iter()
+                        .filter_map(Value::as_array)
+                        .flatten()
+                        .filter(|item| select(item, field).first() == Some(&&wanted))
+                        .collect()
+                } else if inner == "*" {
+                    current
+                        .into_iter()
+                        .flat_map(|v| match v {
+                            Value::Array(items) => items.iter().collect::<Vec<_>>(),
+                            Value::Object(map) => map.values().collect(),
+                            _ => Vec::new(),
+                        })
+                        .collect()
+                } else if let Ok(index) = inner.parse::<usize>() {
+                    current.into_iter().filter_map(|v| v.get(index)).collect()
+                } else {
+                    return Vec::new();
+                };
+            rest = after;
+        } else {
+            let end = rest.find(['.', '[']).unwrap_or(rest.len());
+            let key = &rest[..end];
+            current = current.into_iter().filter_map(|v| v.get(key)).collect();
+            rest = &rest[end..];
+        }
     }
-    cur.clone()
 }
 
 /// An object as `PartialObjectMetadata`: its metadata only.
@@ -213,22 +277,36 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
             let mut cols = vec![name_column()];
             for col in &info.printer_columns {
                 let path = col["jsonPath"].as_str().unwrap_or_default().to_string();
-                let mut c = Column::new(
-                    col["name"].as_str().unwrap_or_default(),
-                    "string",
-                    col["priority"].as_i64().unwrap_or(0),
-                    Box::new(move |o, _| json_path(o, &path)),
-                );
-                c.kind = match col["type"].as_str() {
+                let kind = match col["type"].as_str() {
                     Some("integer") => "integer",
                     Some("number") => "number",
                     Some("boolean") => "boolean",
                     Some("date") => "date",
                     _ => "string",
                 };
+                // Date columns are shown as ages, as the apiserver's table convertor does.
+                let cell: Cell = if kind == "date" {
+                    Box::new(move |o, now| match json_path(o, &path) {
+                        Value::String(at) => age_since(Some(&at), now),
+                        other => other,
+                    })
+                } else {
+                    Box::new(move |o, _| json_path(o, &path))
+                };
+                let mut c = Column::new(
+                    col["name"].as_str().unwrap_or_default(),
+                    "string",
+                    col["priority"].as_i64().unwrap_or(0),
+                    cell,
+                );
+                c.kind = kind;
                 cols.push(c);
             }
-            cols.push(age_column());
+            // A CRD with printer columns lists Age itself when it wants it; one without gets
+            // Name and Age, as kube-apiserver's default table convertor gives.
+            if info.printer_columns.is_empty() {
+                cols.push(age_column());
+            }
             cols
         }
     }
@@ -274,4 +352,50 @@ pub fn table(
         "columnDefinitions": definitions,
         "rows": rows,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{human_age, json_path};
+    use serde_json::json;
+
+    #[test]
+    fn printer_column_paths_select_fields_indices_and_filtered_items() {
+        let obj = json!({"spec": {"image": "web:1"}, "status": {"conditions": [
+            {"type": "Ready", "reason": "Up", "status": "True"},
+            {"type": "UpToDate", "reason": "Applied", "status": "True"},
+        ]}});
+        assert_eq!(json_path(&obj, ".spec.image"), json!("web:1"));
+        assert_eq!(
+            json_path(&obj, ".status.conditions[1].reason"),
+            json!("Applied")
+        );
+        assert_eq!(
+            json_path(&obj, ".status.conditions[?(@.type==\"UpToDate\")].reason"),
+            json!("Applied")
+        );
+        assert_eq!(
+            json_path(&obj, ".status.conditions[?(@.type=='Ready')].reason"),
+            json!("Up")
+        );
+        assert_eq!(
+            json_path(&obj, ".status.conditions[*].type"),
+            json!("Ready")
+        );
+        assert_eq!(
+            json_path(&obj, ".status.conditions[?(@.type==\"Gone\")].reason"),
+            json!(null)
+        );
+        assert_eq!(json_path(&obj, ".spec.missing"), json!(null));
+    }
+
+    #[test]
+    fn ages_read_like_kubectl() {
+        assert_eq!(human_age(5), "5s");
+        assert_eq!(human_age(150), "2m30s");
+        assert_eq!(human_age(3600), "60m");
+        assert_eq!(human_age(4 * 3600 + 60), "4h1m");
+        assert_eq!(human_age(30 * 3600), "30h");
+        assert_eq!(human_age(3 * 86400), "3d");
+    }
 }

@@ -1,0 +1,199 @@
+//! `rollouts`: the kubeward example rollout operator.
+//!
+//! ```text
+//! rollouts                                  scripted scenario on the embedded API server
+//! rollouts --serve [--kubeconfig-out PATH]  the scenario, then keep serving for kubectl
+//! rollouts run [--kubeconfig PATH] [--metrics-addr ADDR] [--leader-election]
+//!                                           the operator against a real cluster
+//! rollouts crd                              print the CustomResourceDefinition
+//! rollouts rbac [--leader-election]         print the ClusterRole
+//! ```
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kubeward::ops::OpsServer;
+use kubeward_examples::rollouts::operator::{self, LeaseOptions, Operator, OperatorOptions};
+use kubeward_examples::rollouts::rbac;
+use kubeward_examples::rollouts::scenario::{self, RunningOperator, ScenarioOptions};
+use kubeward_examples::rollouts::yaml::to_yaml;
+
+/// The kubeward example rollout operator. Without a subcommand, runs a scripted scenario on an
+/// embedded in-process API server and prints what happens.
+#[derive(Debug, Parser)]
+#[command(name = "rollouts", version)]
+struct Cli {
+    /// After the scenario (which then keeps the Rollout), keep the embedded API server and the
+    /// operator running until Ctrl-C, for kubectl.
+    #[arg(long)]
+    serve: bool,
+    /// With --serve: where to write the kubeconfig for kubectl.
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "rollouts.kubeconfig",
+        requires = "serve"
+    )]
+    kubeconfig_out: PathBuf,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the operator against a cluster (KUBECONFIG, ~/.kube/config or in-cluster).
+    Run {
+        /// The kubeconfig to use instead of the usual resolution.
+        #[arg(long, value_name = "PATH")]
+        kubeconfig: Option<PathBuf>,
+        /// Serve /metrics, /healthz and /readyz on this address.
+        #[arg(long, value_name = "ADDR")]
+        metrics_addr: Option<SocketAddr>,
+        /// Reconcile only while holding the Lease `kubeward-rollouts` (for several replicas;
+        /// `rollouts rbac --leader-election` includes the Lease rule).
+        #[arg(long)]
+        leader_election: bool,
+        /// The namespace of the Lease.
+        #[arg(long, value_name = "NAMESPACE", default_value = "default")]
+        lease_namespace: String,
+    },
+    /// Print the Rollout CustomResourceDefinition as YAML.
+    Crd,
+    /// Print the ClusterRole the operator needs as YAML.
+    Rbac {
+        /// Include the Lease rule that --leader-election needs.
+        #[arg(long)]
+        leader_election: bool,
+    },
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Crd) => print_yaml(&operator::crd()),
+        Some(Command::Rbac { leader_election }) => print_yaml(&rbac::cluster_role(leader_election)),
+        Some(Command::Run {
+            kubeconfig,
+            metrics_addr,
+            leader_election,
+            lease_namespace,
+        }) => run(kubeconfig, metrics_addr, leader_election, &lease_namespace).await,
+        None if cli.serve => serve(&cli.kubeconfig_out).await,
+        None => scenario().await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            let mut message = format!("rollouts: error: {error}");
+            let mut source = error.source();
+            while let Some(cause) = source {
+                message.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+fn print_yaml(value: &impl serde::Serialize) -> Result<(), BoxError> {
+    let value = serde_json::to_value(value)?;
+    print!("{}", to_yaml(&value));
+    Ok(())
+}
+
+async fn scenario() -> Result<(), BoxError> {
+    let mut stdout = std::io::stdout();
+    scenario::run_embedded(&ScenarioOptions::default(), &mut stdout).await?;
+    Ok(())
+}
+
+async fn serve(kubeconfig_out: &std::path::Path) -> Result<(), BoxError> {
+    let options = ScenarioOptions {
+        keep: true,
+        ..ScenarioOptions::default()
+    };
+    let server = scenario::embedded_server().await?;
+    let client = server.client()?;
+    let mut stdout = std::io::stdout();
+    writeln!(
+        stdout,
+        "kubeward rollout operator: scripted scenario on the embedded API server at {}",
+        server.url()
+    )?;
+    let running = RunningOperator::start(client.clone(), &options.operator())?;
+    if let Err(error) = scenario::drive(&client, &running, &options, &mut stdout).await {
+        let _ = running.stop().await;
+        return Err(error.into());
+    }
+    server.write_kubeconfig(kubeconfig_out)?;
+    let path = kubeconfig_out.display();
+    writeln!(
+        stdout,
+        "\nServing the embedded API server with the operator running. Try:\n  \
+         kubectl --kubeconfig {path} get rollouts\n  \
+         kubectl --kubeconfig {path} describe rollout {name}\n  \
+         kubectl --kubeconfig {path} get configmaps\n\
+         Ctrl-C to stop.",
+        name = options.name
+    )?;
+    stdout.flush()?;
+    let _ = tokio::signal::ctrl_c().await;
+    running.stop().await?;
+    Ok(())
+}
+
+async fn run(
+    kubeconfig: Option<PathBuf>,
+    metrics_addr: Option<SocketAddr>,
+    leader_election: bool,
+    lease_namespace: &str,
+) -> Result<(), BoxError> {
+    let client = match kubeconfig {
+        Some(path) => {
+            let config = kube::Config::from_custom_kubeconfig(
+                Kubeconfig::read_from(path)?,
+                &KubeConfigOptions::default(),
+            )
+            .await?;
+            kube::Client::try_from(config)?
+        }
+        None => kube::Client::try_default().await?,
+    };
+    let identity = std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| "rollouts".to_owned());
+    let options = OperatorOptions {
+        instance: Some(identity),
+        leader_election: leader_election.then(|| LeaseOptions::new(lease_namespace)),
+        ..OperatorOptions::default()
+    };
+    let Operator {
+        controller,
+        registry,
+    } = Operator::new(client, &options)?;
+    if let Some(addr) = metrics_addr {
+        let ops = OpsServer::bind(addr)
+            .await?
+            .with_registry(registry)
+            .with_readiness(controller.readiness());
+        eprintln!(
+            "rollouts: serving /metrics, /healthz, /readyz on {}",
+            ops.local_addr()?
+        );
+        tokio::spawn(ops.serve());
+    }
+    eprintln!(
+        "rollouts: running {} (Ctrl-C or SIGTERM stops)",
+        controller.name()
+    );
+    controller.run().await?;
+    Ok(())
+}

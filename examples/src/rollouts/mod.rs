@@ -1,0 +1,28 @@
+//! The rollout operator: a `Rollout` (group `demo.kubeward.dev`, version `v1`) names an image
+//! and a replica count; the operator stages each new generation as a candidate ConfigMap,
+//! optionally waits for a human to approve it, then promotes it to the live ConfigMap.
+//!
+//! - [`resource`]: the `Rollout` custom resource and how approval is given;
+//! - [`condition`]: the `UpToDate` condition vocabulary (reasons, statuses, event types,
+//!   transitions);
+//! - [`reconciler`]: the reconciler, written with `#[kubeward::reconciler]` and `#[step]`;
+//! - [`children`]: rendering and applying the child ConfigMaps;
+//! - [`rbac`]: the ClusterRole the operator needs, derived from the declaration;
+//! - [`describe`]: events formatted as `kubectl describe` shows them;
+//! - [`operator`]: the controller wired with its event recorder and metrics;
+//! - [`scenario`]: the scripted scenario the binary runs on the embedded API server;
+//! - [`yaml`]: a small YAML writer for the `crd` and `rbac` subcommands.
+
+pub mod children;
+pub mod condition;
+pub mod describe;
+pub mod operator;
+pub mod rbac;
+pub mod reconciler;
+pub mod resource;
+pub mod scenario;
+pub mod yaml;
+
+pub use condition::UpToDate;
+pub use reconciler::{CONTROLLER, Error, FINALIZER, Rollouts};
+pub use resource::{APPROVED_GENERATION, Rollout, RolloutSpec, RolloutStatus, Strategy};

@@ -1,0 +1,270 @@
+//! The rollout reconciler, written with `#[kubeward::reconciler]` and `#[step]`.
+//!
+//! One pass makes at most one transition of `UpToDate`, so every stage is its own status write
+//! and its own event, and `kubectl describe` tells the whole story:
+//!
+//! | from | pass does | to |
+//! |---|---|---|
+//! | any, at an older generation | — | `Applying` |
+//! | `Applying` | render, apply, verify the candidate | `WaitingForApproval` (Manual, not approved), `ReadyToPromote`, `FailedDeploy` (render refused), `RolloutTimeout` |
+//! | `WaitingForApproval` | read the approval annotation | `ReadyToPromote` |
+//! | `ReadyToPromote` | — | `Promoting` |
+//! | `Promoting` | promote the candidate to the live ConfigMap | `Applied`, `FailedDeploy` (candidate gone) |
+//! | `FailedDeploy` | render again (the image may exist by now) | `Applying` |
+//!
+//! A pass that fails returns the error as well as setting the condition: the runtime writes the
+//! condition, publishes its transition event once, and publishes the error as a `ReconcileFailed`
+//! Warning whose repeats (the retries with backoff) aggregate into one event series.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::ResourceExt;
+use kubeward::clock::{SharedClock, SystemClock};
+use kubeward::{Action, Pass};
+
+use super::children::{self, RenderError};
+use super::condition::{UpToDate, up_to_date};
+use super::resource::{APPROVED_GENERATION, Rollout};
+
+/// The controller's name: events' `reportingController` and the `controller` metric label.
+pub const CONTROLLER: &str = "demo.kubeward.dev/rollouts";
+/// The finalizer that keeps a deleted Rollout until its children are deleted.
+pub const FINALIZER: &str = "demo.kubeward.dev/cleanup";
+/// How soon the next stage of a rollout runs by default.
+pub const DEFAULT_STAGE_DELAY: Duration = Duration::from_secs(2);
+
+/// Why a pass failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The generation cannot be rendered; it stays `FailedDeploy` until it renders (retried
+    /// with backoff) or the spec changes.
+    #[error("cannot deploy generation {generation}")]
+    Render {
+        /// The generation that failed.
+        generation: i64,
+        /// Why.
+        #[source]
+        source: RenderError,
+    },
+    /// The candidate ConfigMap disappeared between verification and promotion.
+    #[error("candidate ConfigMap {name} was deleted before it could be promoted")]
+    CandidateGone {
+        /// Its name.
+        name: String,
+    },
+    /// A request to the API server failed; the pass is retried with backoff.
+    #[error("API request failed")]
+    Api(#[from] kube::Error),
+}
+
+/// The rollout operator.
+pub struct Rollouts {
+    client: kube::Client,
+    stage_delay: Duration,
+    clock: SharedClock,
+}
+
+impl Rollouts {
+    /// A rollout operator that manages children through `client`.
+    pub fn new(client: kube::Client) -> Self {
+        Self {
+            client,
+            stage_delay: DEFAULT_STAGE_DELAY,
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// Runs the next stage of a rollout `delay` after the previous one (default
+    /// [`DEFAULT_STAGE_DELAY`]; the scripted scenario uses a few milliseconds).
+    #[must_use]
+    pub fn with_stage_delay(mut self, delay: Duration) -> Self {
+        self.stage_delay = delay;
+        self
+    }
+
+    /// Measures rollout timeouts with `clock`.
+    #[must_use]
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
+    }
+}
+
+#[kubeward::reconciler(
+    resource = Rollout,
+    controller = "demo.kubeward.dev/rollouts",
+    finalizer = "demo.kubeward.dev/cleanup",
+    conditions(UpToDate),
+)]
+impl Rollouts {
+    async fn apply(&self, rollout: &Rollout, pass: &mut Pass<Rollout>) -> Result<Action, Error> {
+        use up_to_date::{
+            Applied, Applying, FailedDeploy, Promoting, ReadyToPromote, RolloutTimeout, State,
+            WaitingForApproval,
+        };
+
+        if rollout.spec.suspend {
+            pass.skip("suspended");
+            return Ok(Action::await_change());
+        }
+        let generation = rollout.metadata.generation.unwrap_or_default();
+        let name = rollout.name_any();
+        let next = Action::requeue(self.stage_delay);
+        let state = pass.condition::<UpToDate>();
+
+        // A new generation (re)starts the rollout, whatever stage the previous one was in.
+        if state.stored().observed_generation() != Some(generation) {
+            let message = format!(
+                "rolling out generation {generation}: {} with {} replicas",
+                rollout.spec.image, rollout.spec.replicas
+            );
+            let _ = pass.set(match state {
+                State::Absent(now) => now.to(Applying, message),
+                State::Unrecognized(now) => now.to(Applying, message),
+                State::Applying(now) => now.to(Applying, message),
+                State::WaitingForApproval(now) => now.to(Applying, message),
+                State::ReadyToPromote(now) => now.to(Applying, message),
+                State::Promoting(now) => now.to(Applying, message),
+                State::Applied(now) => now.to(Applying, message),
+                State::RolloutTimeout(now) => now.to(Applying, message),
+                State::FailedDeploy(now) => now.to(Applying, message),
+            });
+            return Ok(next);
+        }
+
+        match state {
+            State::Applying(now) => {
+                let timeout = Duration::from_secs(rollout.spec.timeout_seconds);
+                if let Some(since) = now.since()
+                    && self.clock.now().duration_since(since).as_secs_f64() > timeout.as_secs_f64()
+                {
+                    let _ = pass.set(now.to(
+                        RolloutTimeout,
+                        format!(
+                            "generation {generation} was not ready within {}s",
+                            timeout.as_secs()
+                        ),
+                    ));
+                    return Ok(Action::await_change());
+                }
+                let candidate = match self.render(rollout) {
+                    Ok(candidate) => candidate,
+                    Err(source) => {
+                        let _ = pass.set(now.to(FailedDeploy, source.to_string()));
+                        return Err(Error::Render { generation, source });
+                    }
+                };
+                #[step("apply")]
+                children::apply(&self.client, &candidate).await?;
+                #[step("verify")]
+                let stored = children::candidate(&self.client, rollout).await?;
+                if !stored.is_some_and(|c| children::is_current(&c, rollout)) {
+                    return Ok(next);
+                }
+                if rollout.approved() {
+                    let _ = pass.set(now.to(
+                        ReadyToPromote,
+                        format!("generation {generation} is staged and verified"),
+                    ));
+                    return Ok(next);
+                }
+                let _ = pass.set(now.to(
+                    WaitingForApproval,
+                    format!(
+                        "generation {generation} is staged as ConfigMap {}; approve it with: \
+                         kubectl annotate rollout {name} {APPROVED_GENERATION}={generation} --overwrite",
+                        children::candidate_name(&name),
+                    ),
+                ));
+                Ok(Action::await_change())
+            }
+            State::WaitingForApproval(now) => {
+                if !rollout.approved() {
+                    return Ok(Action::await_change());
+                }
+                let _ = pass.set(now.to(
+                    ReadyToPromote,
+                    format!("generation {generation} was approved"),
+                ));
+                Ok(next)
+            }
+            State::ReadyToPromote(now) => {
+                let _ = pass.set(now.to(
+                    Promoting,
+                    format!(
+                        "promoting generation {generation} to ConfigMap {}",
+                        children::live_name(&name)
+                    ),
+                ));
+                Ok(next)
+            }
+            State::Promoting(now) => match self.promote(rollout).await? {
+                Some(live) => {
+                    let image = children::image_of(&live).unwrap_or_default().to_owned();
+                    let _ = pass.set(now.to(
+                        Applied,
+                        format!(
+                            "generation {generation} is live: {image} with {} replicas",
+                            rollout.spec.replicas
+                        ),
+                    ));
+                    pass.set_status_field("liveImage", image);
+                    Ok(Action::await_change())
+                }
+                None => {
+                    let error = Error::CandidateGone {
+                        name: children::candidate_name(&name),
+                    };
+                    let _ = pass.set(now.to(FailedDeploy, error.to_string()));
+                    Err(error)
+                }
+            },
+            State::FailedDeploy(now) => match self.render(rollout) {
+                // The image resolves now: start over.
+                Ok(_) => {
+                    let _ = pass.set(now.to(
+                        Applying,
+                        format!("retrying generation {generation}: it renders now"),
+                    ));
+                    Ok(next)
+                }
+                // Still failing: the condition stays, the failure event's series grows.
+                Err(source) => Err(Error::Render { generation, source }),
+            },
+            // Converged, or timed out: wait for a new generation.
+            State::Applied(_) | State::RolloutTimeout(_) => Ok(Action::await_change()),
+            // At the current generation, the condition has a reason of this vocabulary.
+            State::Absent(_) | State::Unrecognized(_) => Ok(next),
+        }
+    }
+
+    async fn cleanup(&self, rollout: &Rollout, _pass: &mut Pass<Rollout>) -> Result<Action, Error> {
+        #[step("delete")]
+        children::delete_all(&self.client, rollout).await?;
+        Ok(Action::await_change())
+    }
+
+    /// Whether the Rollout is suspended (for the `kubeward_object_suspended` metric).
+    fn is_suspended(rollout: &Rollout) -> bool {
+        rollout.spec.suspend
+    }
+
+    /// Renders the candidate ConfigMap of the current generation.
+    #[step("render")]
+    fn render(&self, rollout: &Rollout) -> Result<ConfigMap, RenderError> {
+        children::render(rollout)
+    }
+
+    /// Copies the verified candidate to the live ConfigMap; `None` when the candidate is gone.
+    #[step("promote")]
+    async fn promote(&self, rollout: &Rollout) -> Result<Option<ConfigMap>, Error> {
+        let Some(candidate) = children::candidate(&self.client, rollout).await? else {
+            return Ok(None);
+        };
+        let live = children::promoted(&candidate, rollout);
+        children::apply(&self.client, &live).await?;
+        Ok(Some(live))
+    }
+}

@@ -1,0 +1,190 @@
+//! `rollouts --serve` keeps the embedded API server up with the operator running, and kubectl
+//! works against it: `get rollouts` lists the Rollout, `describe rollout` shows its events.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use kubeward_examples::rollouts::operator;
+
+/// Kills the served binary when the test ends, however it ends.
+struct Served(Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
+    Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run kubectl {args:?}: {e}"))
+}
+
+fn require_kubectl() {
+    let found = Command::new("kubectl")
+        .args(["version", "--client"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        found,
+        "kubectl is not installed or not on PATH; this test needs it. Install it, e.g. \
+         `apt-get install -y kubernetes-client` on Debian (.ci/run does this) or see \
+         https://kubernetes.io/docs/tasks/tools/"
+    );
+}
+
+#[test]
+fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
+    require_kubectl();
+    let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let kubeconfig: PathBuf = dir.join("kubeconfig");
+    let _ = std::fs::remove_file(&kubeconfig);
+    let log = dir.join("serve.log");
+    let mut served = Served(
+        Command::new(env!("CARGO_BIN_EXE_rollouts"))
+            .arg("--serve")
+            .arg("--kubeconfig-out")
+            .arg(&kubeconfig)
+            .stdout(std::fs::File::create(&log).expect("log file"))
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn rollouts --serve"),
+    );
+
+    // The kubeconfig is written once the scenario has run (so the events exist). The bound only
+    // keeps a broken binary from hanging the test.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !kubeconfig.exists() {
+        if let Ok(Some(status)) = served.0.try_wait() {
+            panic!(
+                "rollouts --serve exited with {status}:\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no kubeconfig from rollouts --serve"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let got = kubectl(&kubeconfig, &["get", "rollouts"]);
+    let stdout = String::from_utf8_lossy(&got.stdout);
+    assert!(
+        got.status.success(),
+        "{}",
+        String::from_utf8_lossy(&got.stderr)
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("web "))
+        .unwrap_or_else(|| panic!("no row for web:\n{stdout}"));
+    assert!(row.contains("registry.example/web:1.1"), "{stdout}");
+    // The UpToDate column is a filtered JSONPath over the conditions.
+    assert!(row.contains(" Applied "), "{stdout}");
+
+    let described = kubectl(&kubeconfig, &["describe", "rollout", "web"]);
+    let stdout = String::from_utf8_lossy(&described.stdout);
+    assert!(
+        described.status.success(),
+        "{}",
+        String::from_utf8_lossy(&described.stderr)
+    );
+    let events = stdout
+        .split_once("Events:")
+        .map(|(_, events)| events)
+        .unwrap_or_else(|| panic!("no Events section:\n{stdout}"));
+    for (type_, reason) in [
+        ("Normal", "WaitingForApproval"),
+        ("Normal", "Applied"),
+        ("Warning", "FailedDeploy"),
+        ("Warning", "ReconcileFailed"),
+    ] {
+        assert!(
+            events.lines().any(|l| {
+                let columns: Vec<&str> = l.split_whitespace().collect();
+                columns.first() == Some(&type_) && columns.get(1) == Some(&reason)
+            }),
+            "no {type_} {reason} event in kubectl describe:\n{stdout}"
+        );
+    }
+    assert!(
+        events.contains("demo.kubeward.dev/rollouts"),
+        "From is the reporting controller:\n{stdout}"
+    );
+    assert!(
+        events.contains("(x"),
+        "the failure series shows its count:\n{stdout}"
+    );
+    assert!(
+        stdout.contains("Reason:                Applied"),
+        "{stdout}"
+    );
+
+    // What `rollouts crd` prints is YAML that kubectl reads back as the CRD the operator
+    // declares. (`rollouts rbac` is written by the same code; the embedded server does not serve
+    // ClusterRoles, which kubectl needs to read one.)
+    let printed = Command::new(env!("CARGO_BIN_EXE_rollouts"))
+        .arg("crd")
+        .output()
+        .expect("run rollouts crd");
+    assert!(printed.status.success(), "rollouts crd failed");
+    let file = dir.join("crd.yaml");
+    std::fs::write(&file, &printed.stdout).expect("write yaml");
+    let read = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args([
+            "create",
+            "--dry-run=client",
+            "--validate=false",
+            "-o",
+            "json",
+            "-f",
+        ])
+        .arg(&file)
+        .output()
+        .expect("run kubectl create");
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let parsed: serde_json::Value = serde_json::from_slice(&read.stdout).expect("kubectl json");
+    let expected = serde_json::to_value(operator::crd()).expect("crd json");
+    assert_eq!(
+        numbers_as_f64(parsed),
+        numbers_as_f64(expected),
+        "rollouts crd as kubectl reads it"
+    );
+
+    let children = kubectl(&kubeconfig, &["get", "configmaps", "-o", "name"]);
+    let stdout = String::from_utf8_lossy(&children.stdout);
+    assert!(stdout.contains("configmap/web-live"), "{stdout}");
+    drop(served);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `value` with every number as an f64 (kubectl prints `0.0` back as `0`).
+fn numbers_as_f64(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => n.as_f64().map_or(Value::Null, |f| serde_json::json!(f)),
+        Value::Array(items) => Value::Array(items.into_iter().map(numbers_as_f64).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, numbers_as_f64(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}

@@ -1,0 +1,122 @@
+//! `rollouts run` is the long-running controller for a real cluster: pointed at an API server by
+//! `--kubeconfig`, it reconciles Rollouts and serves `/metrics` (both collectors), `/healthz` and
+//! `/readyz` on `--metrics-addr`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use kube::api::{Api, PostParams};
+use kubeward_examples::rollouts::scenario::embedded_server;
+use kubeward_examples::rollouts::{Rollout, RolloutSpec, Strategy};
+
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `GET path` on `addr`: status code and body.
+fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let Ok(mut stream) = TcpStream::connect(addr) else {
+        return (0, String::new());
+    };
+    let _ = write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    );
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollouts_run_reconciles_through_a_kubeconfig_and_serves_metrics_and_health() {
+    let server = embedded_server().await.expect("server");
+    let dir = std::env::temp_dir().join(format!("kubeward-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rollouts"))
+        .args(["run", "--metrics-addr", "127.0.0.1:0", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn rollouts run");
+    let stderr = child.stderr.take().expect("stderr");
+    let running = Running(child);
+    let mut lines = BufReader::new(stderr).lines();
+    let addr: SocketAddr = loop {
+        let line = lines
+            .next()
+            .expect("rollouts run printed the metrics address")
+            .expect("stderr line");
+        if let Some(Ok(addr)) = line.rsplit_once(" on ").map(|(_, a)| a.trim().parse()) {
+            break addr;
+        }
+    };
+    // Keep draining stderr so the child never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+
+    assert_eq!(get(addr, "/healthz"), (200, "ok\n".to_owned()));
+
+    let client = server.client().expect("client");
+    let rollouts: Api<Rollout> = Api::namespaced(client, "default");
+    let mut rollout = Rollout::new(
+        "api",
+        RolloutSpec {
+            image: "registry.example/api:2.0".into(),
+            replicas: 2,
+            strategy: Strategy::Automatic,
+            timeout_seconds: 600,
+            suspend: false,
+        },
+    );
+    rollout.metadata.namespace = Some("default".into());
+    rollouts
+        .create(&PostParams::default(), &rollout)
+        .await
+        .expect("create");
+
+    // Bounded only so that a broken binary fails the test instead of hanging it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let applied = r#"kubeward_object_condition{controller="demo.kubeward.dev/rollouts",name="api",namespace="default",status="True",type="UpToDate"} 1"#;
+    loop {
+        let (_, metrics) = get(addr, "/metrics");
+        if metrics.contains(applied) {
+            assert!(metrics.contains(
+                r#"kubeward_reconcile_passes_total{controller="demo.kubeward.dev/rollouts",outcome="completed",phase="init"} 1"#
+            ));
+            assert!(metrics.contains("kubeward_reconcile_step_duration_seconds_count"));
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never applied; last /metrics:\n{metrics}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(get(addr, "/readyz").0, 200);
+    let stored = rollouts.get("api").await.expect("get");
+    assert_eq!(
+        stored.up_to_date().map(|c| c.reason.as_str()),
+        Some("Applied")
+    );
+    drop(running);
+    let _ = std::fs::remove_dir_all(&dir);
+}
