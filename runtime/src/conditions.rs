@@ -174,7 +174,6 @@ impl DesiredCondition {
 }
 
 /// What [`set`] did to the condition list.
-#[must_use = "the change tells whether the status needs to be written"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Change {
     /// Nothing changed: no status write is needed.
@@ -194,6 +193,7 @@ impl Change {
 
 /// Sets `desired` in `conditions` as `meta.SetStatusCondition` does, stamping transitions with
 /// the system clock. See [`set_with_clock`].
+#[must_use = "the change tells whether the status needs to be written"]
 pub fn set(conditions: &mut Vec<Condition>, desired: DesiredCondition) -> Change {
     set_with_clock(conditions, desired, &SystemClock)
 }
@@ -229,6 +229,7 @@ pub fn set(conditions: &mut Vec<Condition>, desired: DesiredCondition) -> Change
 /// assert_eq!(set_with_clock(&mut conditions, ready(True, "Running"), &clock), Change::Transitioned);
 /// assert_eq!(conditions[0].last_transition_time.0.to_string(), "2026-01-01T00:01:00Z");
 /// ```
+#[must_use = "the change tells whether the status needs to be written"]
 pub fn set_with_clock(
     conditions: &mut Vec<Condition>,
     desired: DesiredCondition,

@@ -269,11 +269,31 @@ async fn a_series_that_stops_repeating_is_written_once_its_interval_passes() {
     recorder.flush_due().await.unwrap();
     assert_eq!(count(&fx.events().await[0]), 3);
     assert_eq!(fx.event_writes("PATCH"), 1);
-    // Idle for a whole interval since its last use: evicted, nothing left to write.
+    // Idle for less than the idle timeout: kept, so a late repeat still counts into it.
     fx.clock.advance(Duration::from_secs(60));
+    recorder.flush_due().await.unwrap();
+    assert_eq!(recorder.series_in_memory(), 1);
+    // Idle for the whole idle timeout since its last use: evicted, nothing left to write.
+    fx.clock.advance(kubeward::events::DEFAULT_IDLE_TIMEOUT);
     recorder.flush_due().await.unwrap();
     assert_eq!(recorder.series_in_memory(), 0);
     assert_eq!(fx.event_writes("PATCH"), 1);
+}
+
+#[tokio::test]
+async fn a_failure_retried_after_a_long_backoff_still_counts_into_its_event() {
+    let fx = Fixture::start().await;
+    let recorder = fx.recorder().with_flush_interval(Duration::from_secs(60));
+    let web = rollout("web", "uid-web");
+    // Retries spaced like the controller's longest backoff (5 min), with sweeps in between.
+    for _ in 0..4 {
+        recorder.publish(&failed("timeout"), &web).await.unwrap();
+        fx.clock.advance(kubeward::controller::BACKOFF_MAX);
+        recorder.flush_due().await.unwrap();
+    }
+    let events = fx.events().await;
+    assert_eq!(events.len(), 1, "one event, not one per retry");
+    assert_eq!(count(&events[0]), 4);
 }
 
 #[tokio::test]

@@ -22,7 +22,8 @@
 //!   for the series lock as well as the request, returning [`PublishError::Timeout`], so a hung
 //!   events API never holds up a pass's requeue. See [`EventRecorder::publish`] for what a timeout
 //!   leaves behind (nothing lost, nothing duplicated, except a publish that never got the lock).
-//! - **Bounded memory.** Series idle for a flush interval are evicted (their count written first);
+//! - **Bounded memory.** Series idle for 10 minutes (longer than the longest retry backoff) are
+//!   evicted (their count written first);
 //!   at most 10,000 live series (configurable), least recently used evicted first.
 //! - **Valid names.** Reason and action are checked before a request is sent; notes over 1 KiB are
 //!   cut at a char boundary; event names are `<regarding name>.<16 random hex digits>`, repaired
@@ -72,7 +73,10 @@ use std::time::Duration;
 
 pub use event::{Event, EventKind};
 pub use kube::runtime::events::EventType;
-pub use recorder::{DEFAULT_FLUSH_INTERVAL, DEFAULT_MAX_SERIES, DEFAULT_TIMEOUT, EventRecorder};
+pub use recorder::{
+    DEFAULT_FLUSH_INTERVAL, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SERIES, DEFAULT_TIMEOUT,
+    EventRecorder,
+};
 pub use reporter::{InvalidReporter, Reporter};
 
 use crate::names::InvalidName;

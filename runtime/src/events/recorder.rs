@@ -25,9 +25,12 @@ use crate::observe::{Observers, PublishRecord, PublishResult, ReconcileObserver}
 
 /// How long a publish (or one series write of a sweep or flush) may take, lock wait included.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
-/// How often at most a series' count is written to the server; also how long a series may stay
-/// idle before it is evicted.
+/// How often at most a series' count is written to the server.
 pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_secs(60);
+/// How long a series may go without a repeat before it is evicted (its count written first).
+/// Longer than the controller's longest retry backoff (5 min), so that an object failing for
+/// hours keeps counting into one event instead of starting a new one at every retry.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// How many series a recorder keeps in memory at most.
 pub const DEFAULT_MAX_SERIES: usize = 10_000;
 
@@ -65,6 +68,7 @@ struct Config {
     reporter: Reporter,
     timeout: Duration,
     flush_interval: Duration,
+    idle_timeout: Duration,
     clock: SharedClock,
     observers: Observers,
     max_series: usize,
@@ -88,6 +92,7 @@ impl EventRecorder {
             reporter,
             timeout: DEFAULT_TIMEOUT,
             flush_interval: DEFAULT_FLUSH_INTERVAL,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
             clock: Arc::new(SystemClock),
             observers: Observers::default(),
             max_series: DEFAULT_MAX_SERIES,
@@ -120,11 +125,18 @@ impl EventRecorder {
         self.configure(|c| c.timeout = timeout)
     }
 
-    /// Writes a series' count at most once per `interval`, and evicts series idle that long.
-    /// `Duration::ZERO` writes every repeat (kube-runtime's behaviour).
+    /// Writes a series' count at most once per `interval`. `Duration::ZERO` writes every
+    /// repeat (kube-runtime's behaviour).
     #[must_use]
     pub fn with_flush_interval(self, interval: Duration) -> Self {
         self.configure(|c| c.flush_interval = interval)
+    }
+
+    /// Evicts a series after `idle` without a repeat (default [`DEFAULT_IDLE_TIMEOUT`]; never
+    /// less than the flush interval). A repeat after eviction starts a new event.
+    #[must_use]
+    pub fn with_idle_timeout(self, idle: Duration) -> Self {
+        self.configure(|c| c.idle_timeout = idle)
     }
 
     /// Reads time (event times, flush intervals, idleness) from `clock`.
@@ -480,7 +492,8 @@ impl Inner {
         let targets: Vec<(Arc<Series>, bool)> = {
             let mut cache = self.cache();
             if !force {
-                cache.evict_idle(self.config.clock.now(), self.config.flush_interval);
+                let idle = self.config.idle_timeout.max(self.config.flush_interval);
+                cache.evict_idle(self.config.clock.now(), idle);
             }
             let live = cache.dirty().into_iter().map(|series| (series, false));
             let parked = cache.parked().into_iter().map(|series| (series, true));
