@@ -88,32 +88,6 @@ async fn the_printed_role_is_sufficient_and_every_verb_of_it_is_needed() {
         }
     }
     let outcomes = futures::future::join_all(removals).await;
-    // One exception, for a rule the emulator cannot show is needed: kube-apiserver's
-    // OwnerReferencesPermissionEnforcement admission (on in many distributions) requires
-    // `update` on the owner's finalizers subresource to create a child whose owner reference
-    // blocks the owner's deletion — which the operator's children do.
-    let child =
-        kubeward_examples::rollouts::children::render(&rendered_rollout()).expect("renders");
-    let blocks = child
-        .metadata
-        .owner_references
-        .as_deref()
-        .unwrap_or_default()[0]
-        .block_owner_deletion;
-    assert_eq!(
-        blocks,
-        Some(true),
-        "the exception below holds only while children block deletion"
-    );
-    let exempt = "update on [\"demo.kubeward.dev\"] [\"rollouts/finalizers\"]";
-    assert!(
-        outcomes.iter().any(|(what, _, _)| what == exempt),
-        "{outcomes:#?}"
-    );
-    let outcomes: Vec<_> = outcomes
-        .into_iter()
-        .filter(|(what, _, _)| what != exempt)
-        .collect();
     let unneeded: Vec<&String> = outcomes
         .iter()
         .filter(|(_, failed, forbidden)| !(*failed && *forbidden))
@@ -176,22 +150,4 @@ async fn with_leader_election_the_lease_rule_is_sufficient_and_each_of_its_verbs
         unneeded.is_empty(),
         "the scenario completes without the lease verbs {unneeded:?}"
     );
-}
-
-/// A Rollout as read from the API server (with a uid), for rendering.
-fn rendered_rollout() -> kubeward_examples::rollouts::Rollout {
-    let mut rollout = kubeward_examples::rollouts::Rollout::new(
-        "web",
-        kubeward_examples::rollouts::RolloutSpec {
-            image: "registry.example/web:1.0".into(),
-            replicas: 1,
-            strategy: kubeward_examples::rollouts::Strategy::Automatic,
-            timeout_seconds: 60,
-            suspend: false,
-        },
-    );
-    rollout.metadata.namespace = Some("default".into());
-    rollout.metadata.uid = Some("0b7c7a55-5c1e-4a39-9d52-8f0c1f1e0c11".into());
-    rollout.metadata.generation = Some(1);
-    rollout
 }

@@ -197,3 +197,94 @@ async fn clients_with_rules_get_403_outside_them() {
             .any(|r| r.status == 403 && r.user == "system:serviceaccount:demo:op")
     );
 }
+
+/// OwnerReferencesPermissionEnforcement: blocking an owner's deletion from a child needs
+/// `update` on the owner's `finalizers`; changing an existing object's owner references needs
+/// `delete` on it.
+#[tokio::test]
+async fn owner_references_need_finalizer_and_delete_permissions() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use kube::api::{Patch, PatchParams};
+    let server = ApiServer::start().await.unwrap();
+    let admin: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    let owner = admin
+        .create(&PostParams::default(), &cm("owner"))
+        .await
+        .unwrap();
+    let owner_ref = |block: bool| OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: "owner".into(),
+        uid: owner.metadata.uid.clone().unwrap(),
+        block_owner_deletion: Some(block),
+        controller: Some(true),
+    };
+    let child = |name: &str, block: bool| {
+        let mut child = cm(name);
+        child.metadata.owner_references = Some(vec![owner_ref(block)]);
+        child
+    };
+    let rule = |resources: &[&str], verbs: &[&str]| PolicyRule {
+        api_groups: Some(vec!["".into()]),
+        resources: Some(resources.iter().map(|r| r.to_string()).collect()),
+        verbs: verbs.iter().map(|v| v.to_string()).collect(),
+        ..Default::default()
+    };
+    let user = "system:serviceaccount:demo:op";
+    let limited: Api<ConfigMap> = Api::namespaced(
+        server
+            .client_with_rules(user, vec![rule(&["configmaps"], &["create", "patch"])])
+            .unwrap(),
+        "default",
+    );
+    let forbidden = |result: Result<ConfigMap, kube::Error>| match result {
+        Err(kube::Error::Api(status)) if status.code == 403 => status.message,
+        other => panic!("expected 403, got {other:?}"),
+    };
+
+    // A plain owner reference needs nothing more; a blocking one needs update on finalizers.
+    limited
+        .create(&PostParams::default(), &child("plain", false))
+        .await
+        .unwrap();
+    assert_eq!(
+        forbidden(
+            limited
+                .create(&PostParams::default(), &child("blocking", true))
+                .await
+        ),
+        "configmaps \"blocking\" is forbidden: cannot set blockOwnerDeletion if an ownerReference \
+         refers to a resource you can't set finalizers on: , <nil>"
+    );
+    // Changing the owner references of an existing object needs delete on it.
+    let patch = serde_json::json!({"metadata": {"ownerReferences": [owner_ref(true)]}});
+    assert_eq!(
+        forbidden(
+            limited
+                .patch("plain", &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+        ),
+        "configmaps \"plain\" is forbidden: cannot set an ownerRef on a resource you can't delete: , <nil>"
+    );
+
+    let allowed: Api<ConfigMap> = Api::namespaced(
+        server
+            .client_with_rules(
+                user,
+                vec![
+                    rule(&["configmaps"], &["create", "patch", "delete"]),
+                    rule(&["configmaps/finalizers"], &["update"]),
+                ],
+            )
+            .unwrap(),
+        "default",
+    );
+    allowed
+        .create(&PostParams::default(), &child("blocking", true))
+        .await
+        .unwrap();
+    allowed
+        .patch("plain", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+}

@@ -1199,6 +1199,16 @@ impl State {
         self.create(&info, None, crd, &WriteOptions::default())
     }
 
+    /// The plural of the served resource of `kind` at `api_version` (`v1`, `group/version`).
+    pub fn plural_of_kind(&self, api_version: &str, kind: &str) -> Option<String> {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        self.registry
+            .in_group_version(group, version)
+            .into_iter()
+            .find(|info| info.kind == kind)
+            .map(|info| info.plural.clone())
+    }
+
     /// The served resource at `group/version/plural`.
     pub fn resource(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
         self.registry.get(group, version, plural)

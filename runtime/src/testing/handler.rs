@@ -125,7 +125,20 @@ pub(crate) async fn handle(
     let query_map = parse_query(&query);
     let response = match (&route, identity) {
         (Route::Resource(r), Some((_, rules))) => {
-            match super::authz::authorize(&user, &rules, &parts.method, r, &path, &query_map) {
+            let authorized =
+                super::authz::authorize(&user, &rules, &parts.method, r, &path, &query_map)
+                    .and_then(|()| {
+                        owner_references_admission(
+                            &shared,
+                            &user,
+                            &rules,
+                            &parts.method,
+                            &parts.headers,
+                            r,
+                            &body,
+                        )
+                    });
+            match authorized {
                 Ok(()) => route_request(
                     &shared,
                     &parts.method,
@@ -149,6 +162,55 @@ pub(crate) async fn handle(
     record.status = response.status().as_u16();
     shared.requests.push(record);
     Ok(response)
+}
+
+/// [`super::authz::owner_references_admission`] for a request, with what can be known before the
+/// write: the body of a create, update or merge patch, and the stored object.
+fn owner_references_admission(
+    shared: &Arc<Shared>,
+    user: &str,
+    rules: &[k8s_openapi::api::rbac::v1::PolicyRule],
+    method: &Method,
+    headers: &HeaderMap,
+    path: &ResourcePath,
+    body: &Bytes,
+) -> Result<(), String> {
+    let merge_patch = media_type(headers).as_deref() == Some("application/merge-patch+json");
+    let checked = *method == Method::POST
+        || *method == Method::PUT
+        || (*method == Method::PATCH && merge_patch);
+    if !checked || path.subresource.is_some() {
+        return Ok(());
+    }
+    let Ok(mut new) = serde_json::from_slice::<Value>(body) else {
+        return Ok(()); // protobuf or YAML bodies: not checked
+    };
+    let state = shared.lock();
+    let old = match (
+        &path.name,
+        state.resource(&path.group, &path.version, &path.plural),
+    ) {
+        (Some(name), Some(info)) if *method != Method::POST => {
+            state.get(&info, path.namespace.as_deref(), name).ok()
+        }
+        _ => None,
+    };
+    if *method == Method::PATCH {
+        // A merge patch without owner references leaves them as they are.
+        let Some(refs) = new["metadata"].get("ownerReferences").cloned() else {
+            return Ok(());
+        };
+        new = old.clone().unwrap_or_else(|| json!({}));
+        new["metadata"]["ownerReferences"] = refs;
+    }
+    super::authz::owner_references_admission(
+        user,
+        rules,
+        path,
+        &new,
+        old.as_ref(),
+        |api_version, kind| state.plural_of_kind(api_version, kind),
+    )
 }
 
 fn route_request(

@@ -64,6 +64,10 @@
 //!   creating in a missing namespace is 404), configmaps, secrets, serviceaccounts, leases,
 //!   events in `events.k8s.io/v1` and `v1` from one store (validation of each version, the core
 //!   field mapping), with a TTL (default 1 h) re-armed by every write.
+//! - **Authorization** of clients from [`ApiServer::client_with_rules`]: RBAC rules with the real
+//!   403 messages, and the `OwnerReferencesPermissionEnforcement` admission (blocking an owner's
+//!   deletion needs `update` on its `finalizers`; changing an object's owner references needs
+//!   `delete` on it), checked on creates, updates and merge patches.
 //! - **Errors** are `Status` objects with the real reason, code, details and message.
 //! - **Content types**: JSON everywhere; protobuf request bodies for ConfigMap, Secret and
 //!   Namespace (what `kubectl create configmap|secret|namespace` sends); responses are JSON.
