@@ -402,6 +402,22 @@ impl State {
         }
     }
 
+    /// The checks every create or update body passes first: an object, of this resource's kind
+    /// and version, in a namespace this resource's scope allows. Returns the namespace.
+    fn check_write_body(
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        body: &Value,
+    ) -> Result<String, ApiError> {
+        if !body.is_object() {
+            return Err(ApiError::bad_request(
+                "Object 'Kind' is missing in the request body",
+            ));
+        }
+        Self::check_body_identity(info, body)?;
+        Self::check_scope(info, namespace)
+    }
+
     fn check_scope(info: &ResourceInfo, namespace: Option<&str>) -> Result<String, ApiError> {
         match (info.namespaced, namespace) {
             (true, Some(ns)) => Ok(ns.to_string()),
@@ -556,13 +572,7 @@ impl State {
         body: Value,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        if !body.is_object() {
-            return Err(ApiError::bad_request(
-                "Object 'Kind' is missing in the request body",
-            ));
-        }
-        Self::check_body_identity(info, &body)?;
-        let ns = Self::check_scope(info, namespace)?;
+        let ns = Self::check_write_body(info, namespace, &body)?;
         if let Some(body_ns) = meta_str(&body, "namespace")
             && info.namespaced
             && !body_ns.is_empty()
@@ -765,13 +775,7 @@ impl State {
         body: Value,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        if !body.is_object() {
-            return Err(ApiError::bad_request(
-                "Object 'Kind' is missing in the request body",
-            ));
-        }
-        Self::check_body_identity(info, &body)?;
-        let ns = Self::check_scope(info, namespace)?;
+        let ns = Self::check_write_body(info, namespace, &body)?;
         match meta_str(&body, "name") {
             Some(n) if n == name => {}
             Some(n) if !n.is_empty() => {
