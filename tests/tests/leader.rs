@@ -13,9 +13,9 @@ use kubeward::observe::{Outcome, Phase};
 use kubeward::testing::{Fault, FaultAction};
 use kubeward_tests::*;
 
-const LEASE_DURATION: Duration = Duration::from_millis(1500);
-const RENEW_DEADLINE: Duration = Duration::from_millis(1000);
-const RETRY_PERIOD: Duration = Duration::from_millis(200);
+const LEASE_DURATION: Duration = Duration::from_millis(3000);
+const RENEW_DEADLINE: Duration = Duration::from_millis(2000);
+const RETRY_PERIOD: Duration = Duration::from_millis(250);
 
 fn replica(
     client: &kube::Client,
