@@ -1,6 +1,6 @@
 //! `rollouts run` is the long-running controller for a real cluster: pointed at an API server by
 //! `--kubeconfig`, it reconciles Rollouts and serves `/metrics` (both collectors), `/healthz` and
-//! `/readyz` on `--metrics-addr`.
+//! `/readyz` on `--metrics-addr`, and stops gracefully on SIGTERM.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -59,7 +59,7 @@ async fn rollouts_run_reconciles_through_a_kubeconfig_and_serves_metrics_and_hea
         .spawn()
         .expect("spawn rollouts run");
     let stderr = child.stderr.take().expect("stderr");
-    let running = Running(child);
+    let mut running = Running(child);
     let mut lines = BufReader::new(stderr).lines();
     let addr: SocketAddr = loop {
         let line = lines
@@ -117,6 +117,29 @@ async fn rollouts_run_reconciles_through_a_kubeconfig_and_serves_metrics_and_hea
         stored.up_to_date().map(|c| c.reason.as_str()),
         Some("Applied")
     );
-    drop(running);
+
+    // SIGTERM, as the kubelet sends a terminating pod: the controller shuts down gracefully
+    // (in-flight passes finish, event series are flushed) and exits with success.
+    let pid = running.0.id().to_string();
+    let sent = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = running.0.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "rollouts run did not stop on SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        status.success(),
+        "rollouts run exited with {status} on SIGTERM"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
