@@ -203,7 +203,7 @@ impl Reconciler for Widgets {
                 wanted.message.clone(),
             )
             .map_err(|e| WidgetError(e.to_string()))?;
-            let _ = pass.set(desired);
+            pass.set(desired);
         }
         follow(widget.spec.mode, &widget.spec, pass).await
     }

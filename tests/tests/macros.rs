@@ -46,18 +46,18 @@ impl Gates {
         let approved = approval(widget)?;
         match pass.condition::<Ready>() {
             ready::State::Absent(now) => {
-                let _ = pass.set(now.to(ready::Applying, "rolling out"));
+                pass.set(now.to(ready::Applying, "rolling out"));
             }
             ready::State::Applying(now) if approved => {
                 #[step("deploy")]
                 self.deploy().await?;
-                let _ = pass.set(now.to(ready::Applied, "rolled out"));
+                pass.set(now.to(ready::Applied, "rolled out"));
             }
             ready::State::Applying(now) => {
-                let _ = pass.set(now.to(ready::WaitingForApproval, "waiting for approval"));
+                pass.set(now.to(ready::WaitingForApproval, "waiting for approval"));
             }
             ready::State::WaitingForApproval(now) if approved => {
-                let _ = pass.set(now.to(ready::Applying, "approved, rolling out"));
+                pass.set(now.to(ready::Applying, "approved, rolling out"));
             }
             _ => {}
         }

@@ -120,7 +120,7 @@ impl Rollouts {
                 "rolling out generation {generation}: {} with {} replicas",
                 rollout.spec.image, rollout.spec.replicas
             );
-            let _ = pass.set(match state {
+            pass.set(match state {
                 State::Absent(now) => now.to(Applying, message),
                 State::Unrecognized(now) => now.to(Applying, message),
                 State::Applying(now) => now.to(Applying, message),
@@ -140,7 +140,7 @@ impl Rollouts {
                 if let Some(since) = now.since()
                     && self.clock.now().duration_since(since).as_secs_f64() > timeout.as_secs_f64()
                 {
-                    let _ = pass.set(now.to(
+                    pass.set(now.to(
                         RolloutTimeout,
                         format!(
                             "generation {generation} was not ready within {}s",
@@ -152,7 +152,7 @@ impl Rollouts {
                 let candidate = match self.render(rollout) {
                     Ok(candidate) => candidate,
                     Err(source) => {
-                        let _ = pass.set(now.to(FailedDeploy, source.to_string()));
+                        pass.set(now.to(FailedDeploy, source.to_string()));
                         return Err(Error::Render { generation, source });
                     }
                 };
@@ -164,13 +164,13 @@ impl Rollouts {
                     return Ok(next);
                 }
                 if rollout.approved() {
-                    let _ = pass.set(now.to(
+                    pass.set(now.to(
                         ReadyToPromote,
                         format!("generation {generation} is staged and verified"),
                     ));
                     return Ok(next);
                 }
-                let _ = pass.set(now.to(
+                pass.set(now.to(
                     WaitingForApproval,
                     format!(
                         "generation {generation} is staged as ConfigMap {}; approve it with: \
@@ -184,14 +184,14 @@ impl Rollouts {
                 if !rollout.approved() {
                     return Ok(Action::await_change());
                 }
-                let _ = pass.set(now.to(
+                pass.set(now.to(
                     ReadyToPromote,
                     format!("generation {generation} was approved"),
                 ));
                 Ok(next)
             }
             State::ReadyToPromote(now) => {
-                let _ = pass.set(now.to(
+                pass.set(now.to(
                     Promoting,
                     format!(
                         "promoting generation {generation} to ConfigMap {}",
@@ -203,7 +203,7 @@ impl Rollouts {
             State::Promoting(now) => match self.promote(rollout).await? {
                 Some(live) => {
                     let image = children::image_of(&live).unwrap_or_default().to_owned();
-                    let _ = pass.set(now.to(
+                    pass.set(now.to(
                         Applied,
                         format!(
                             "generation {generation} is live: {image} with {} replicas",
@@ -217,14 +217,14 @@ impl Rollouts {
                     let error = Error::CandidateGone {
                         name: children::candidate_name(&name),
                     };
-                    let _ = pass.set(now.to(FailedDeploy, error.to_string()));
+                    pass.set(now.to(FailedDeploy, error.to_string()));
                     Err(error)
                 }
             },
             State::FailedDeploy(now) => match self.render(rollout) {
                 // The image resolves now: start over.
                 Ok(_) => {
-                    let _ = pass.set(now.to(
+                    pass.set(now.to(
                         Applying,
                         format!("retrying generation {generation}: it renders now"),
                     ));
