@@ -651,19 +651,7 @@ impl State {
                 labels["kubernetes.io/metadata.name"] = json!(name);
             }
             ("apiextensions.k8s.io", "customresourcedefinitions") => {
-                let infos = infos_from_crd(obj).map_err(|errs| {
-                    ApiError::invalid(
-                        info.qualified_kind(),
-                        &name,
-                        errs.into_iter()
-                            .map(|(field, message)| Cause {
-                                reason: "FieldValueInvalid".into(),
-                                message,
-                                field,
-                            })
-                            .collect(),
-                    )
-                })?;
+                let infos = crd_infos(info, &name, obj)?;
                 let storage = obj["spec"]["versions"]
                     .as_array()
                     .and_then(|vs| vs.iter().find(|v| v["storage"].as_bool() == Some(true)))
@@ -1035,19 +1023,7 @@ impl State {
                 .map_err(|e| ApiError::invalid(info.qualified_kind(), &name, field_causes(e)))?;
         }
         if info.storage == crd_key() && subresource.is_none() {
-            infos_from_crd(&new).map_err(|errs| {
-                ApiError::invalid(
-                    info.qualified_kind(),
-                    &name,
-                    errs.into_iter()
-                        .map(|(field, message)| Cause {
-                            reason: "FieldValueInvalid".into(),
-                            message,
-                            field,
-                        })
-                        .collect(),
-                )
-            })?;
+            crd_infos(info, &name, &new)?;
         }
         if let Some(opts) = opts {
             let now = rfc3339(self.now());
@@ -1217,6 +1193,21 @@ impl State {
     pub fn resource(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
         self.registry.get(group, version, plural)
     }
+}
+
+/// The resources a CRD object serves, or the 422 Invalid its declaration earns.
+fn crd_infos(info: &ResourceInfo, name: &str, crd: &Value) -> Result<Vec<ResourceInfo>, ApiError> {
+    infos_from_crd(crd).map_err(|errs| {
+        let causes = errs
+            .into_iter()
+            .map(|(field, message)| Cause {
+                reason: "FieldValueInvalid".into(),
+                message,
+                field,
+            })
+            .collect();
+        ApiError::invalid(info.qualified_kind(), name, causes)
+    })
 }
 
 /// Creates must not carry a resourceVersion (one that parses as a non-zero number, as etcd3's

@@ -94,19 +94,8 @@ impl ResourceInfo {
             fields.push("metadata.namespace");
         }
         match (self.group.as_str(), self.plural.as_str()) {
-            ("", "events") => fields.extend([
-                "involvedObject.kind",
-                "involvedObject.namespace",
-                "involvedObject.name",
-                "involvedObject.uid",
-                "involvedObject.apiVersion",
-                "involvedObject.resourceVersion",
-                "involvedObject.fieldPath",
-                "reason",
-                "reportingComponent",
-                "source",
-                "type",
-            ]),
+            // The core view's labels beyond metadata.name and metadata.namespace, pushed above.
+            ("", "events") => fields.extend(&super::events_api::EVENT_FIELD_LABELS[2..]),
             ("events.k8s.io", "events") => fields.extend([
                 "regarding.kind",
                 "regarding.namespace",
