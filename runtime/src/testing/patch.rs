@@ -905,6 +905,15 @@ mod tests {
         assert_eq!(d, json!({"l": [{"b": 1}]}));
     }
 
+    fn has_null_in_array(value: &Value, in_array: bool) -> bool {
+        match value {
+            Value::Null => in_array,
+            Value::Array(items) => items.iter().any(|v| has_null_in_array(v, true)),
+            Value::Object(map) => map.values().any(|v| has_null_in_array(v, in_array)),
+            _ => false,
+        }
+    }
+
     fn arb_json() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
@@ -954,12 +963,16 @@ mod tests {
             prop_assert_eq!(d, doc);
         }
 
+        /// Idempotent for patches without nulls inside arrays: evanphx prunes those nulls only
+        /// when the array lands on a key the document lacks, so Go's merge patch is not
+        /// idempotent for them either (see the pruning case above).
         #[test]
         fn merge_patch_with_itself_is_idempotent(
             doc in arb_json(),
             patch in proptest::collection::btree_map("[abc]", arb_json(), 0..4),
         ) {
             let patch = Value::Object(patch.into_iter().collect());
+            prop_assume!(!has_null_in_array(&patch, false));
             let mut once = doc.clone();
             apply_merge_patch(&mut once, &patch);
             let mut twice = once.clone();
