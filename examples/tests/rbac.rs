@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
-use kubeward::testing::ApiServer;
+use kubeward_testing::ApiServer;
 use kubeward_examples::rollouts::operator::LeaseOptions;
 use kubeward_examples::rollouts::rbac;
 use kubeward_examples::rollouts::scenario::{

@@ -160,7 +160,7 @@ async fn a_rollout_stuck_applying_past_its_timeout_is_rollout_timeout_with_a_war
     use http::Method;
     use k8s_openapi::api::events::v1::Event;
     use kube::api::{Api, ListParams, PostParams};
-    use kubeward::testing::{Fault, FaultAction};
+    use kubeward_testing::{Fault, FaultAction};
     use kubeward_examples::rollouts::scenario::{RunningOperator, embedded_server};
     use kubeward_examples::rollouts::{Rollout, RolloutSpec, Strategy};
 

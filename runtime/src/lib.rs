@@ -30,8 +30,6 @@ pub mod metrics;
 pub mod names;
 pub mod observe;
 pub mod ops;
-#[cfg(feature = "testing")]
-pub mod testing;
 pub mod vocabulary;
 
 pub use kube::runtime::controller::Action;

@@ -24,7 +24,7 @@ use kubeward::metrics::Metrics;
 use kubeward::observe::{
     ObjectRef, Observers, Outcome, PassGuard, PassRecord, Phase, ReconcileObserver, StepName, step,
 };
-use kubeward::testing::ApiServer;
+use kubeward_testing::ApiServer;
 use kubeward::{Pass, Reconciler};
 use kubeward_tests::{Widget, WidgetSpec};
 

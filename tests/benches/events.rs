@@ -11,7 +11,7 @@ use k8s_openapi::api::events::v1::Event as K8sEvent;
 use kube::api::{Api, ListParams, PostParams};
 use kube::runtime::events as kr;
 use kubeward::events::{Event, EventRecorder, Reporter};
-use kubeward::testing::ApiServer;
+use kubeward_testing::ApiServer;
 
 const NAMESPACE: &str = "bench";
 const CONTROLLER: &str = "bench.kubeward.dev/rollouts";

@@ -16,7 +16,7 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events as kr;
 use kubeward::events::{Event, EventRecorder, Reporter};
-use kubeward::testing::ApiServer;
+use kubeward_testing::ApiServer;
 
 struct Counting;
 

@@ -5,7 +5,7 @@ mod apiserver_support;
 use apiserver_support::{raw, rollout, rollout_crd, rollouts};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kubeward::testing::ApiServer;
+use kubeward_testing::ApiServer;
 use serde_json::json;
 
 fn rv(obj: &kube::api::DynamicObject) -> u64 {

@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams, WatchParams};
 use kube::discovery::{Discovery, Scope};
-use kubeward::testing::ApiServer;
+use kubeward_testing::ApiServer;
 use serde_json::json;
 
 #[tokio::test]

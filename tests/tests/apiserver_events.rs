@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::Event as CoreEvent;
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kubeward::clock::ManualClock;
-use kubeward::testing::ApiServer;
+use kubeward_testing::ApiServer;
 use serde_json::{Value, json};
 
 fn event_json(name: &str, object: &str, reason: &str, ty: &str) -> Value {

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
-use kubeward::testing::{ApiServer, Fault, FaultAction};
+use kubeward_testing::{ApiServer, Fault, FaultAction};
 
 fn cm(name: &str) -> ConfigMap {
     let mut cm = ConfigMap::default();

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, PostParams};
-use kubeward::testing::ApiServer;
+use kubeward_testing::ApiServer;
 use serde_json::json;
 
 const CRD_YAML: &str = r#"apiVersion: apiextensions.k8s.io/v1

@@ -5,7 +5,7 @@ mod apiserver_support;
 use apiserver_support::{raw, rollout, rollout_crd, rollouts};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
-use kubeward::testing::ApiServer;
+use kubeward_testing::ApiServer;
 use serde_json::json;
 
 const ROLLOUT: &str = "/apis/demo.kubeward.dev/v1/namespaces/default/rollouts/web";

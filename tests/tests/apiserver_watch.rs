@@ -15,7 +15,7 @@ use kube::api::{
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::finalizer::{Event as Finalizer, finalizer};
 use kube::runtime::watcher;
-use kubeward::testing::ApiServer;
+use kubeward_testing::ApiServer;
 use serde_json::json;
 
 /// A deadline so that a broken server fails the test instead of hanging it.

@@ -7,7 +7,7 @@ use http::Method;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kubeward::controller::Controller;
 use kubeward::observe::{Outcome, Phase};
-use kubeward::testing::{Fault, FaultAction};
+use kubeward_testing::{Fault, FaultAction};
 use kubeward_tests::*;
 use serde_json::json;
 

@@ -11,7 +11,7 @@ use kubeward::clock::ManualClock;
 use kubeward::events::{Event, EventRecorder, EventType, PublishError, Reporter};
 use kubeward::limits::EVENT_NOTE_MAX_BYTES;
 use kubeward::observe::{Observers, PassRecord, PublishRecord, PublishResult, ReconcileObserver};
-use kubeward::testing::{ApiServer, Fault, FaultAction};
+use kubeward_testing::{ApiServer, Fault, FaultAction};
 
 const CONTROLLER: &str = "demo.kubeward.dev/rollouts";
 const NAMESPACE: &str = "demo";
@@ -29,7 +29,7 @@ impl Fixture {
         Self::start_with(ApiServer::builder()).await
     }
 
-    async fn start_with(builder: kubeward::testing::ApiServerBuilder) -> Self {
+    async fn start_with(builder: kubeward_testing::ApiServerBuilder) -> Self {
         let clock = ManualClock::new("2026-01-01T00:00:00Z".parse().unwrap());
         let server = builder
             .clock(Arc::new(clock.clone()))

@@ -9,7 +9,7 @@ use k8s_openapi::api::events::v1::Event as StoredEvent;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kubeward::controller::Controller;
 use kubeward::observe::{Outcome, Phase};
-use kubeward::testing::{ApiServer, Fault, FaultAction};
+use kubeward_testing::{ApiServer, Fault, FaultAction};
 use kubeward_tests::*;
 use serde_json::json;
 

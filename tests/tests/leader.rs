@@ -10,7 +10,7 @@ use kube::api::Api;
 use kubeward::controller::Controller;
 use kubeward::leader::LeaderElection;
 use kubeward::observe::{Outcome, Phase};
-use kubeward::testing::{Fault, FaultAction};
+use kubeward_testing::{Fault, FaultAction};
 use kubeward_tests::*;
 
 const LEASE_DURATION: Duration = Duration::from_millis(3000);

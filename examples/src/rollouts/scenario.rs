@@ -17,7 +17,7 @@ use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{CustomResourceExt, ResourceExt};
 use kubeward::controller::ControllerError;
-use kubeward::testing::{ApiServer, ServerError};
+use kubeward_testing::{ApiServer, ServerError};
 use serde_json::json;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;

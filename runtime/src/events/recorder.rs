@@ -624,10 +624,10 @@ mod tests {
     }
 }
 
-#[cfg(all(test, feature = "testing"))]
+#[cfg(test)]
 mod with_server {
     use super::*;
-    use crate::testing::ApiServer;
+    use kubeward_testing::ApiServer;
 
     fn web() -> ObjectReference {
         ObjectReference {

@@ -1,13 +1,20 @@
+//! # kubeward-testing
+//!
 //! An in-process Kubernetes API server for tests, served over HTTP on loopback so that an
-//! unmodified `kube::Client`, `kube::runtime::Controller` and `kubectl` talk to it, and the pure
-//! rules it applies (selectors, patches, server-side apply, RBAC, the events API).
+//! unmodified `kube::Client`, `kube::runtime::Controller` and `kubectl` talk to it. Use it as a
+//! dev-dependency to test a controller end to end without a cluster:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! kubeward-testing = "0.1"
+//! ```
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //! use kube::api::{Api, PostParams};
 //!
-//! let server = kubeward::testing::ApiServer::start().await?;
+//! let server = kubeward_testing::ApiServer::start().await?;
 //! let cms: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
 //! let mut cm = ConfigMap::default();
 //! cm.metadata.name = Some("settings".into());
@@ -86,30 +93,36 @@
 //! - Authentication beyond bearer tokens minted by [`ApiServer::client_with_rules`]; clients
 //!   without a token are cluster admins. Non-resource requests are always allowed.
 
-pub mod apply;
-pub mod events_api;
-pub mod patch;
-pub mod rbac;
-pub mod selector;
+#![deny(missing_docs)]
 
 mod api;
+mod apply;
 mod authz;
 mod discovery;
+mod events_api;
 mod faults;
 mod handler;
 mod kubeconfig;
+mod metrics;
 mod openapi;
+mod patch;
 mod protobuf;
+mod rbac;
 mod requests;
 mod resources;
 mod routes;
+mod selector;
 mod server;
+mod shared;
 mod status;
 mod store;
 mod table;
+mod wait;
 mod watch;
 
 pub use faults::{Fault, FaultAction, Faults, PathMatch};
+pub use metrics::{Sample, metric_samples, metric_value};
 pub use requests::{RequestLog, RequestRecord};
 pub use server::{ApiServer, ApiServerBuilder, ServerError};
 pub use status::ApiError;
+pub use wait::{ConditionMatch, EventMatch, WaitError, wait_for_condition, wait_for_event};

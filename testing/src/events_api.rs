@@ -56,6 +56,7 @@ impl fmt::Display for FieldError {
 impl FieldError {
     /// The Status cause built from this error (`errors.NewInvalid`):
     /// `{"reason": "FieldValueRequired", "message": "Required value", "field": "eventTime"}`.
+    #[cfg(test)]
     pub fn status_cause(&self) -> Value {
         json!({"reason": self.reason, "message": self.message, "field": self.field})
     }
@@ -87,6 +88,7 @@ impl FieldError {
 /// identical texts once).
 ///
 /// `qualified_kind` is `Kind.group` (`Event.events.k8s.io`, or `Event` for core/v1).
+#[cfg(test)]
 pub fn invalid_status_message(qualified_kind: &str, name: &str, errs: &[FieldError]) -> String {
     let mut seen: Vec<String> = Vec::new();
     for e in errs {
@@ -166,23 +168,6 @@ fn count_field(out: &mut Map<String, Value>, key: &str, v: Option<&Value>) {
 
 /// events.k8s.io/v1 Event -> core/v1 Event, as `Convert_v1_Event_To_core_Event` then the core/v1
 /// encoder (see the module docs for the field mapping).
-///
-/// ```
-/// use kubeward::testing::events_api::to_core_v1;
-/// let ev = serde_json::json!({
-///     "apiVersion": "events.k8s.io/v1", "kind": "Event",
-///     "metadata": {"name": "web.1", "namespace": "demo"},
-///     "regarding": {"kind": "Rollout", "name": "web", "namespace": "demo"},
-///     "note": "rolling out", "reportingController": "demo.kubeward.dev/rollouts",
-///     "series": {"count": 3, "lastObservedTime": "2026-01-01T00:00:05.000000Z"},
-/// });
-/// let core = to_core_v1(&ev);
-/// assert_eq!(core["involvedObject"]["name"], "web");
-/// assert_eq!(core["message"], "rolling out");
-/// assert_eq!(core["reportingComponent"], "demo.kubeward.dev/rollouts");
-/// assert_eq!(core["series"]["count"], 3);
-/// assert!(core["firstTimestamp"].is_null());
-/// ```
 pub fn to_core_v1(event: &Value) -> Value {
     let mut out = Map::new();
     out.insert("apiVersion".into(), json!("v1"));
@@ -224,20 +209,6 @@ pub fn to_core_v1(event: &Value) -> Value {
 
 /// core/v1 Event -> events.k8s.io/v1 Event, as `Convert_core_Event_To_v1_Event` then the
 /// events.k8s.io/v1 encoder.
-///
-/// ```
-/// use kubeward::testing::events_api::from_core_v1;
-/// let core = serde_json::json!({
-///     "metadata": {"name": "web.1", "namespace": "demo"},
-///     "involvedObject": {"kind": "Pod", "name": "web"}, "message": "pulled",
-///     "count": 4, "firstTimestamp": "2026-01-01T00:00:00Z", "source": {"component": "kubelet"},
-/// });
-/// let ev = from_core_v1(&core);
-/// assert_eq!(ev["regarding"]["kind"], "Pod");
-/// assert_eq!(ev["note"], "pulled");
-/// assert_eq!(ev["deprecatedCount"], 4);
-/// assert_eq!(ev["deprecatedSource"]["component"], "kubelet");
-/// ```
 pub fn from_core_v1(event: &Value) -> Value {
     let mut out = Map::new();
     out.insert("apiVersion".into(), json!("events.k8s.io/v1"));
@@ -307,6 +278,7 @@ pub const EVENT_FIELD_LABELS: [&str; 13] = [
 /// as `EventToSelectableFields` computes it: absent strings are `""`, and `source` is
 /// `source.component`, or the reporting controller when that is empty. Unknown labels are
 /// `None`.
+#[cfg(test)]
 pub fn event_field(core: &Value, label: &str) -> Option<String> {
     let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_owned();
     Some(match label {
@@ -466,17 +438,6 @@ fn result(errs: Vec<FieldError>) -> Result<(), Vec<FieldError>> {
 
 /// `ValidateEventCreate` for a request through events.k8s.io/v1; `event` is events.k8s.io/v1
 /// shaped. Errors come in Go's order.
-///
-/// ```
-/// use kubeward::testing::events_api::validate_event_create;
-/// let errs = validate_event_create(&serde_json::json!({
-///     "metadata": {"name": "x", "namespace": "demo"},
-///     "regarding": {"namespace": "demo"},
-///     "type": "Normal",
-/// })).unwrap_err();
-/// let texts: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-/// assert_eq!(texts, ["eventTime: Required value"]);
-/// ```
 pub fn validate_event_create(event: &Value) -> Result<(), Vec<FieldError>> {
     let core = to_core_v1(event);
     let mut errs = legacy_validate(&core, "reportingController");
@@ -1034,7 +995,7 @@ mod tests {
     #[test]
     fn event_fields_serve_kubectl_describe_selectors() {
         let core = to_core_v1(&valid());
-        let sel = crate::testing::selector::FieldSelector::parse(
+        let sel = crate::selector::FieldSelector::parse(
             "involvedObject.name=web,involvedObject.namespace=demo,involvedObject.kind=Rollout,involvedObject.uid=u1",
         )
         .unwrap();
@@ -1066,5 +1027,54 @@ mod tests {
             texts(validate_core_v1_event(&core)),
             ["involvedObject.namespace: Invalid value: \"other\": does not match event.namespace"]
         );
+    }
+}
+
+/// The usage examples of this module's items (the module is private to the crate).
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn to_core_v1() {
+        use crate::events_api::to_core_v1;
+        let ev = serde_json::json!({
+            "apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"name": "web.1", "namespace": "demo"},
+            "regarding": {"kind": "Rollout", "name": "web", "namespace": "demo"},
+            "note": "rolling out", "reportingController": "demo.kubeward.dev/rollouts",
+            "series": {"count": 3, "lastObservedTime": "2026-01-01T00:00:05.000000Z"},
+        });
+        let core = to_core_v1(&ev);
+        assert_eq!(core["involvedObject"]["name"], "web");
+        assert_eq!(core["message"], "rolling out");
+        assert_eq!(core["reportingComponent"], "demo.kubeward.dev/rollouts");
+        assert_eq!(core["series"]["count"], 3);
+        assert!(core["firstTimestamp"].is_null());
+    }
+
+    #[test]
+    fn from_core_v1() {
+        use crate::events_api::from_core_v1;
+        let core = serde_json::json!({
+            "metadata": {"name": "web.1", "namespace": "demo"},
+            "involvedObject": {"kind": "Pod", "name": "web"}, "message": "pulled",
+            "count": 4, "firstTimestamp": "2026-01-01T00:00:00Z", "source": {"component": "kubelet"},
+        });
+        let ev = from_core_v1(&core);
+        assert_eq!(ev["regarding"]["kind"], "Pod");
+        assert_eq!(ev["note"], "pulled");
+        assert_eq!(ev["deprecatedCount"], 4);
+        assert_eq!(ev["deprecatedSource"]["component"], "kubelet");
+    }
+
+    #[test]
+    fn validate_event_create() {
+        use crate::events_api::validate_event_create;
+        let errs = validate_event_create(&serde_json::json!({
+            "metadata": {"name": "x", "namespace": "demo"},
+            "regarding": {"namespace": "demo"},
+            "type": "Normal",
+        })).unwrap_err();
+        let texts: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+        assert_eq!(texts, ["eventTime: Required value"]);
     }
 }

@@ -43,7 +43,7 @@ pub enum PathMatch {
 /// One fault rule.
 ///
 /// ```
-/// use kubeward::testing::{Fault, FaultAction};
+/// use kubeward_testing::{Fault, FaultAction};
 /// use http::Method;
 /// let fault = Fault::new(FaultAction::Status(503))
 ///     .method(Method::POST)

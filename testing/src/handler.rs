@@ -21,7 +21,7 @@ use super::apply::manager_or_user_agent;
 use super::faults::FaultAction;
 use super::requests::RequestRecord;
 use super::routes::{ResourcePath, Route, parse_query, parse_route};
-use super::server::Shared;
+use super::shared::Shared;
 use super::status::ApiError;
 use super::watch::{self, WatchRequest};
 use super::{discovery, openapi, protobuf, table};

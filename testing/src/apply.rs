@@ -402,16 +402,6 @@ impl ApplySchema {
     /// `x-kubernetes-list-type: set` or `map` (keys from `x-kubernetes-list-map-keys`), and
     /// objects with `additionalProperties` as maps (unless `x-kubernetes-map-type: atomic`).
     /// Everything else keeps the defaults: lists atomic, objects structs.
-    ///
-    /// ```
-    /// use kubeward::testing::apply::ApplySchema;
-    /// let crd_schema = serde_json::json!({"type": "object", "properties": {
-    ///     "status": {"type": "object", "properties": {"conditions": {
-    ///         "type": "array", "x-kubernetes-list-type": "map",
-    ///         "x-kubernetes-list-map-keys": ["type"],
-    ///         "items": {"type": "object"}}}}}});
-    /// assert_eq!(ApplySchema::from_openapi_v3(&crd_schema), ApplySchema::default());
-    /// ```
     pub fn from_openapi_v3(schema: &Value) -> Self {
         let mut s = ApplySchema::metadata_only();
         s.visit(schema, &mut Vec::new());
@@ -1100,6 +1090,7 @@ pub fn manager_or_user_agent(field_manager: Option<&str>, user_agent: &str) -> S
 /// `ValidatePatchOptions` for the common mistakes, with the 422 message the server returns
 /// (`PatchOptions.meta.k8s.io "" is invalid: …`): an apply patch needs a field manager, and
 /// `force` is only for apply patches.
+#[cfg(test)]
 pub fn validate_patch_options(apply: bool, field_manager: &str, force: bool) -> Result<(), String> {
     let mut errs = Vec::new();
     if !apply && force {
@@ -1128,22 +1119,7 @@ pub fn validate_patch_options(apply: bool, field_manager: &str, force: bool) -> 
 /// `api_version` is the version the request is served at (the applied object's `apiVersion`
 /// must equal it), `subresource` the subresource the request addresses, `now` the RFC 3339
 /// time written into the applier's entry when the apply changes something.
-///
-/// ```
-/// use kubeward::testing::apply::{record_update, server_side_apply, ApplyError};
-/// use serde_json::json;
-/// let now = "2026-01-01T00:00:00Z";
-/// let mut live = json!({"apiVersion": "v1", "kind": "ConfigMap",
-///     "metadata": {"name": "web", "namespace": "demo"}, "data": {"replicas": "1"}});
-/// record_update(None, &mut live, "kubectl-create", "v1", None, now);
-/// let applied = json!({"apiVersion": "v1", "kind": "ConfigMap",
-///     "metadata": {"name": "web", "namespace": "demo"}, "data": {"replicas": "2"}});
-/// let err = server_side_apply(Some(&live), &applied, "ctrl", false, "v1", None, now).unwrap_err();
-/// assert_eq!(err.message(),
-///     r#"Apply failed with 1 conflict: conflict with "kubectl-create" using v1: .data.replicas"#);
-/// let forced = server_side_apply(Some(&live), &applied, "ctrl", true, "v1", None, now).unwrap();
-/// assert_eq!(forced["data"]["replicas"], "2");
-/// ```
+#[cfg(test)]
 pub fn server_side_apply(
     live: Option<&Value>,
     applied: &Value,
@@ -1169,6 +1145,7 @@ pub fn server_side_apply(
 /// (`GetResetFields`): pass `["status"]` for the main resource of a kind with a status
 /// subresource. Reset fields keep their live value and are owned by no one through this call.
 #[allow(clippy::too_many_arguments)]
+#[cfg(test)]
 pub fn server_side_apply_with_reset(
     live: Option<&Value>,
     applied: &Value,
@@ -1202,6 +1179,7 @@ pub struct Endpoint<'a> {
     pub schema: &'a ApplySchema,
 }
 
+#[cfg(test)]
 fn default_schema() -> &'static ApplySchema {
     static DEFAULT: std::sync::OnceLock<ApplySchema> = std::sync::OnceLock::new();
     DEFAULT.get_or_init(ApplySchema::default)
@@ -1347,6 +1325,7 @@ pub fn apply_at(
 /// apply: `manager` takes the fields it added or changed from everyone, everyone loses the fields
 /// it removed. A `new` object that carries its own non-empty `managedFields` has them honoured
 /// (clients may rewrite ownership); `managedFields: [{}]` clears them.
+#[cfg(test)]
 pub fn record_update(
     old: Option<&Value>,
     new: &mut Value,
@@ -1360,6 +1339,7 @@ pub fn record_update(
 
 /// [`record_update`] with top-level fields the strategy resets on this endpoint (see
 /// [`server_side_apply_with_reset`]): changes to them are attributed to no one.
+#[cfg(test)]
 pub fn record_update_with_reset(
     old: Option<&Value>,
     new: &mut Value,
@@ -2104,5 +2084,37 @@ mod tests {
                 prop_assert_eq!(owners(k), 1, "field {}", k);
             }
         }
+    }
+}
+
+/// The usage examples of this module's items (the module is private to the crate).
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn from_openapi_v3() {
+        use crate::apply::ApplySchema;
+        let crd_schema = serde_json::json!({"type": "object", "properties": {
+            "status": {"type": "object", "properties": {"conditions": {
+                "type": "array", "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["type"],
+                "items": {"type": "object"}}}}}});
+        assert_eq!(ApplySchema::from_openapi_v3(&crd_schema), ApplySchema::default());
+    }
+
+    #[test]
+    fn server_side_apply() {
+        use crate::apply::{record_update, server_side_apply};
+        use serde_json::json;
+        let now = "2026-01-01T00:00:00Z";
+        let mut live = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "web", "namespace": "demo"}, "data": {"replicas": "1"}});
+        record_update(None, &mut live, "kubectl-create", "v1", None, now);
+        let applied = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "web", "namespace": "demo"}, "data": {"replicas": "2"}});
+        let err = server_side_apply(Some(&live), &applied, "ctrl", false, "v1", None, now).unwrap_err();
+        assert_eq!(err.message(),
+            r#"Apply failed with 1 conflict: conflict with "kubectl-create" using v1: .data.replicas"#);
+        let forced = server_side_apply(Some(&live), &applied, "ctrl", true, "v1", None, now).unwrap();
+        assert_eq!(forced["data"]["replicas"], "2");
     }
 }

@@ -33,6 +33,7 @@ pub enum PatchError {
     Failed(String),
 }
 
+#[cfg(test)]
 impl PatchError {
     /// The HTTP status of the response: 400 for a malformed patch, 422 for a failed one.
     pub fn status_code(&self) -> u16 {
@@ -291,18 +292,6 @@ fn go_equal(a: &Value, b: &Value) -> bool {
 
 /// Applies an RFC 6902 JSON patch to `doc` as kube-apiserver does (see the module docs).
 /// On error `doc` is unchanged.
-///
-/// ```
-/// use kubeward::testing::patch::apply_json_patch;
-/// let mut doc = serde_json::json!({"metadata": {"name": "web"}});
-/// // kube-runtime's finalizer helper: the first finalizer is added after testing for null.
-/// let patch = serde_json::json!([
-///     {"op": "test", "path": "/metadata/finalizers", "value": null},
-///     {"op": "add", "path": "/metadata/finalizers", "value": ["demo/cleanup"]},
-/// ]);
-/// apply_json_patch(&mut doc, &patch).unwrap();
-/// assert_eq!(doc["metadata"]["finalizers"][0], "demo/cleanup");
-/// ```
 pub fn apply_json_patch(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
     let ops = decode_patch(patch)?;
     let mut work = doc.clone();
@@ -477,13 +466,6 @@ fn apply_op(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
 /// deletes a key, objects merge recursively, anything else replaces; `null`s are pruned from
 /// inserted objects, including objects nested in arrays. A patch that is not an object replaces
 /// the whole document.
-///
-/// ```
-/// use kubeward::testing::patch::apply_merge_patch;
-/// let mut doc = serde_json::json!({"spec": {"replicas": 1, "paused": true}});
-/// apply_merge_patch(&mut doc, &serde_json::json!({"spec": {"replicas": 3, "paused": null}}));
-/// assert_eq!(doc, serde_json::json!({"spec": {"replicas": 3}}));
-/// ```
 pub fn apply_merge_patch(doc: &mut Value, patch: &Value) {
     match (doc.as_object_mut(), patch) {
         (Some(doc), Value::Object(patch)) => merge_docs(doc, patch),
@@ -979,5 +961,30 @@ mod tests {
             apply_merge_patch(&mut twice, &patch);
             prop_assert_eq!(once, twice);
         }
+    }
+}
+
+/// The usage examples of this module's items (the module is private to the crate).
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn apply_json_patch() {
+        use crate::patch::apply_json_patch;
+        let mut doc = serde_json::json!({"metadata": {"name": "web"}});
+        // kube-runtime's finalizer helper: the first finalizer is added after testing for null.
+        let patch = serde_json::json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": null},
+            {"op": "add", "path": "/metadata/finalizers", "value": ["demo/cleanup"]},
+        ]);
+        apply_json_patch(&mut doc, &patch).unwrap();
+        assert_eq!(doc["metadata"]["finalizers"][0], "demo/cleanup");
+    }
+
+    #[test]
+    fn apply_merge_patch() {
+        use crate::patch::apply_merge_patch;
+        let mut doc = serde_json::json!({"spec": {"replicas": 1, "paused": true}});
+        apply_merge_patch(&mut doc, &serde_json::json!({"spec": {"replicas": 3, "paused": null}}));
+        assert_eq!(doc, serde_json::json!({"spec": {"replicas": 3}}));
     }
 }

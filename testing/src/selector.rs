@@ -307,13 +307,6 @@ impl Requirement {
 }
 
 /// A parsed label selector: the AND of its requirements. The empty selector matches everything.
-///
-/// ```
-/// use kubeward::testing::selector::LabelSelector;
-/// let s = LabelSelector::parse("app=web, tier notin (db), !legacy").unwrap();
-/// let labels = [("app".to_owned(), "web".to_owned())].into_iter().collect();
-/// assert!(s.matches(&labels));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LabelSelector {
     requirements: Vec<Requirement>,
@@ -664,13 +657,9 @@ impl LabelSelector {
     }
 
     /// True when the selector has no requirement.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty()
-    }
-
-    /// The requirements, sorted by key.
-    pub fn requirements(&self) -> &[Requirement] {
-        &self.requirements
     }
 }
 
@@ -690,13 +679,6 @@ pub struct FieldTerm {
 }
 
 /// A parsed field selector: the AND of its terms. The empty selector matches everything.
-///
-/// ```
-/// use kubeward::testing::selector::FieldSelector;
-/// let s = FieldSelector::parse("metadata.name=web,metadata.namespace!=kube-system").unwrap();
-/// assert_eq!(s.fields(), ["metadata.name", "metadata.namespace"]);
-/// assert!(s.matches(|f| Some(if f == "metadata.name" { "web" } else { "demo" }.to_owned())));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FieldSelector {
     terms: Vec<FieldTerm>,
@@ -807,6 +789,7 @@ impl FieldSelector {
     /// `FieldSelector.Transform(ConvertFieldLabel)` does: the first unsupported field fails with
     /// `field label not supported: <field>` (the text of core kinds' and custom resources'
     /// field-label conversion functions; the server answers 400 BadRequest with it).
+    #[cfg(test)]
     pub fn check_supported(&self, supported: &[&str]) -> Result<(), SelectorError> {
         match self
             .terms
@@ -822,13 +805,9 @@ impl FieldSelector {
     }
 
     /// The terms.
+    #[cfg(test)]
     pub fn terms(&self) -> &[FieldTerm] {
         &self.terms
-    }
-
-    /// True when the selector has no term.
-    pub fn is_empty(&self) -> bool {
-        self.terms.is_empty()
     }
 
     /// True when every term holds; `get` returns a field's value, and a missing field reads as
@@ -1164,5 +1143,25 @@ mod tests {
             prop_assert_eq!(&sel.terms()[0].value, &v);
             prop_assert!(sel.matches(|_| Some(v.clone())));
         }
+    }
+}
+
+/// The usage examples of this module's items (the module is private to the crate).
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn label_selector() {
+        use crate::selector::LabelSelector;
+        let s = LabelSelector::parse("app=web, tier notin (db), !legacy").unwrap();
+        let labels = [("app".to_owned(), "web".to_owned())].into_iter().collect();
+        assert!(s.matches(&labels));
+    }
+
+    #[test]
+    fn field_selector() {
+        use crate::selector::FieldSelector;
+        let s = FieldSelector::parse("metadata.name=web,metadata.namespace!=kube-system").unwrap();
+        assert_eq!(s.fields(), ["metadata.name", "metadata.namespace"]);
+        assert!(s.matches(|f| Some(if f == "metadata.name" { "web" } else { "demo" }.to_owned())));
     }
 }

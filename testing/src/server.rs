@@ -19,9 +19,10 @@ use super::faults::Faults;
 use super::handler::handle;
 use super::kubeconfig;
 use super::requests::{RequestLog, RequestRecord};
+use super::shared::Shared;
 use super::status::ApiError;
 use super::watch::WatchConfig;
-use crate::clock::{SharedClock, SystemClock};
+use kubeward::clock::{SharedClock, SystemClock};
 
 /// Errors starting or restarting the server.
 #[derive(Debug, thiserror::Error)]
@@ -48,9 +49,9 @@ pub enum ServerError {
 /// Options of an [`ApiServer`].
 ///
 /// ```no_run
-/// # async fn f() -> Result<(), kubeward::testing::ServerError> {
+/// # async fn f() -> Result<(), kubeward_testing::ServerError> {
 /// use std::time::Duration;
-/// let server = kubeward::testing::ApiServer::builder()
+/// let server = kubeward_testing::ApiServer::builder()
 ///     .event_ttl(Duration::from_secs(60))
 ///     .watch_history(100)
 ///     .start()
@@ -149,25 +150,6 @@ impl ApiServerBuilder {
     }
 }
 
-pub(crate) struct Shared {
-    pub(crate) state: Mutex<State>,
-    pub(crate) faults: Faults,
-    pub(crate) requests: RequestLog,
-    /// Bearer token -> (user, rules).
-    pub(crate) users: Mutex<HashMap<String, (String, Vec<PolicyRule>)>>,
-    pub(crate) compactions: tokio::sync::watch::Sender<u64>,
-    pub(crate) watch_config: WatchConfig,
-    pub(crate) url: String,
-}
-
-impl Shared {
-    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        // Every write is applied to a clone-free path that cannot panic halfway through an
-        // object; a poisoned lock only means a test thread panicked elsewhere.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
 /// An in-process Kubernetes API server on loopback.
 ///
 /// Dropping it stops the listener and closes every connection, including open watches.
@@ -175,7 +157,7 @@ impl Shared {
 /// ```no_run
 /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
 /// use k8s_openapi::api::core::v1::ConfigMap;
-/// let server = kubeward::testing::ApiServer::start().await?;
+/// let server = kubeward_testing::ApiServer::start().await?;
 /// let cms: kube::Api<ConfigMap> = kube::Api::namespaced(server.client()?, "default");
 /// let list = cms.list(&Default::default()).await?;
 /// assert!(list.items.is_empty());

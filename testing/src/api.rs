@@ -15,12 +15,12 @@ use super::events_api::{
     FieldError, from_core_v1, to_core_v1, validate_core_v1_event, validate_event_create,
     validate_event_update,
 };
-use super::patch::{PatchError, apply_json_patch, apply_merge_patch};
+use super::patch::{MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch};
 use super::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
 use super::selector::{FieldSelector, LabelSelector, labels_of};
 use super::status::{ApiError, Cause, Qualified, delete_success};
 use super::store::{ObjectKey, Store};
-use crate::clock::SharedClock;
+use kubeward::clock::SharedClock;
 
 /// Characters of generated name suffixes (apimachinery `util/rand`: no vowels, no confusables).
 const NAME_SUFFIX_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -872,6 +872,12 @@ impl State {
         let old_view = Self::to_view(info, &old);
         let new_view = match patch_type {
             PatchType::Json => {
+                if let Some(ops) = patch.as_array().filter(|ops| ops.len() > MAX_JSON_PATCH_OPERATIONS) {
+                    return Err(ApiError::too_large(format_args!(
+                        "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                        ops.len()
+                    )));
+                }
                 let mut v = old_view.clone();
                 apply_json_patch(&mut v, &patch).map_err(patch_error)?;
                 v

@@ -1,6 +1,6 @@
 //! Throughput and latency of the in-process API server with 10,000 objects.
 //!
-//! `cargo bench -p kubeward --features testing --bench apiserver`
+//! `cargo bench -p kubeward-testing --bench apiserver`
 //!
 //! Reports: creates per second (sequential and 16 concurrent clients), a full LIST of 10,000
 //! objects and the same in pages of 500, and watch delivery latency (time from sending an update to its MODIFIED event
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
-use kubeward::testing::ApiServer;
+use kubeward_testing::ApiServer;
 use serde_json::json;
 
 const OBJECTS: usize = 10_000;

@@ -15,9 +15,9 @@
 //! - The denial message is `responsewriters.forbiddenMessage` wrapped by `errors.NewForbidden`
 //!   (the RBAC authorizer's reason is empty unless a role is missing, so no suffix).
 
-use k8s_openapi::api::rbac::v1::{
-    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, Subject,
-};
+use k8s_openapi::api::rbac::v1::PolicyRule;
+#[cfg(test)]
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding, Subject};
 
 use super::selector::go_quote;
 
@@ -181,30 +181,6 @@ pub fn forbidden_message(attrs: &RequestAttributes) -> String {
 
 /// Authorizes `attrs` against the rules that apply to its user (see [`rules_for`]): `Ok` when a
 /// rule allows it, otherwise the message of the real 403 Status.
-///
-/// ```
-/// use k8s_openapi::api::rbac::v1::PolicyRule;
-/// use kubeward::testing::rbac::{authorize, RequestAttributes};
-/// let rules = [PolicyRule {
-///     api_groups: Some(vec!["".into()]),
-///     resources: Some(vec!["configmaps".into()]),
-///     verbs: vec!["list".into()],
-///     ..Default::default()
-/// }];
-/// let attrs = RequestAttributes {
-///     user: "system:serviceaccount:demo:op".into(),
-///     verb: "get".into(),
-///     resource: "configmaps".into(),
-///     namespace: Some("demo".into()),
-///     name: Some("web".into()),
-///     resource_request: true,
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     authorize(&rules, &attrs).unwrap_err(),
-///     r#"configmaps "web" is forbidden: User "system:serviceaccount:demo:op" cannot get resource "configmaps" in API group "" in the namespace "demo""#
-/// );
-/// ```
 pub fn authorize(rules: &[PolicyRule], attrs: &RequestAttributes) -> Result<(), String> {
     if rules.iter().any(|r| rule_allows(r, attrs)) {
         Ok(())
@@ -216,6 +192,7 @@ pub fn authorize(rules: &[PolicyRule], attrs: &RequestAttributes) -> Result<(), 
 /// The groups kube-apiserver's service-account authenticator gives `user`, when it is a service
 /// account (`system:serviceaccounts`, `system:serviceaccounts:<ns>`), plus
 /// `system:authenticated`.
+#[cfg(test)]
 pub fn default_groups(user: &str) -> Vec<String> {
     let mut groups = Vec::new();
     if let Some(rest) = user.strip_prefix("system:serviceaccount:")
@@ -229,6 +206,7 @@ pub fn default_groups(user: &str) -> Vec<String> {
 }
 
 /// `appliesToUser`.
+#[cfg(test)]
 fn applies_to_user(user: &str, groups: &[String], subject: &Subject, namespace: &str) -> bool {
     match subject.kind.as_str() {
         "User" => subject.name == user,
@@ -249,6 +227,7 @@ fn applies_to_user(user: &str, groups: &[String], subject: &Subject, namespace: 
 /// The rules that apply to `user` (with `groups`) for a request in `namespace` (`None` for
 /// cluster-scoped requests), as `DefaultRuleResolver.VisitRulesFor` collects them.
 /// A binding whose role does not exist contributes nothing.
+#[cfg(test)]
 pub fn rules_for(
     user: &str,
     groups: &[String],
@@ -775,5 +754,35 @@ mod tests {
             prop_assert_eq!(authorize(&rules, &req(&verb, "g", &other, None, None, None)).is_ok(), other == resource);
             prop_assert_eq!(authorize(&rules, &req(&other, "g", &resource, None, None, None)).is_ok(), other == verb);
         }
+    }
+}
+
+
+/// The usage examples of this module's items (the module is private to the crate).
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn authorize() {
+        use k8s_openapi::api::rbac::v1::PolicyRule;
+        use crate::rbac::{authorize, RequestAttributes};
+        let rules = [PolicyRule {
+            api_groups: Some(vec!["".into()]),
+            resources: Some(vec!["configmaps".into()]),
+            verbs: vec!["list".into()],
+            ..Default::default()
+        }];
+        let attrs = RequestAttributes {
+            user: "system:serviceaccount:demo:op".into(),
+            verb: "get".into(),
+            resource: "configmaps".into(),
+            namespace: Some("demo".into()),
+            name: Some("web".into()),
+            resource_request: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            authorize(&rules, &attrs).unwrap_err(),
+            r#"configmaps "web" is forbidden: User "system:serviceaccount:demo:op" cannot get resource "configmaps" in API group "" in the namespace "demo""#
+        );
     }
 }

@@ -137,6 +137,16 @@ impl ApiError {
         }
     }
 
+    /// 413 RequestEntityTooLarge, as `errors.NewRequestEntityTooLargeError` words it.
+    pub fn too_large(message: impl std::fmt::Display) -> Self {
+        Self {
+            code: 413,
+            reason: "RequestEntityTooLarge",
+            message: format!("Request entity too large: {message}"),
+            details: None,
+        }
+    }
+
     /// 405 MethodNotAllowed.
     pub fn method_not_allowed() -> Self {
         Self {
