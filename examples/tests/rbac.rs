@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
-use kubeward_testing::ApiServer;
 use kubeward_examples::rollouts::operator::LeaseOptions;
 use kubeward_examples::rollouts::rbac;
 use kubeward_examples::rollouts::scenario::{
     RunningOperator, ScenarioError, ScenarioOptions, drive, embedded_server,
 };
+use kubeward_testing::ApiServer;
 
 const USER: &str = "system:serviceaccount:default:rollouts";
 

@@ -160,9 +160,9 @@ async fn a_rollout_stuck_applying_past_its_timeout_is_rollout_timeout_with_a_war
     use http::Method;
     use k8s_openapi::api::events::v1::Event;
     use kube::api::{Api, ListParams, PostParams};
-    use kubeward_testing::{Fault, FaultAction};
     use kubeward_examples::rollouts::scenario::{RunningOperator, embedded_server};
     use kubeward_examples::rollouts::{Rollout, RolloutSpec, Strategy};
+    use kubeward_testing::{Fault, FaultAction};
 
     let server = embedded_server().await.expect("server");
     let client = server.client().expect("client");

@@ -872,7 +872,10 @@ impl State {
         let old_view = Self::to_view(info, &old);
         let new_view = match patch_type {
             PatchType::Json => {
-                if let Some(ops) = patch.as_array().filter(|ops| ops.len() > MAX_JSON_PATCH_OPERATIONS) {
+                if let Some(ops) = patch
+                    .as_array()
+                    .filter(|ops| ops.len() > MAX_JSON_PATCH_OPERATIONS)
+                {
                     return Err(ApiError::too_large(format_args!(
                         "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
                         ops.len()

@@ -2098,7 +2098,10 @@ mod examples {
                 "type": "array", "x-kubernetes-list-type": "map",
                 "x-kubernetes-list-map-keys": ["type"],
                 "items": {"type": "object"}}}}}});
-        assert_eq!(ApplySchema::from_openapi_v3(&crd_schema), ApplySchema::default());
+        assert_eq!(
+            ApplySchema::from_openapi_v3(&crd_schema),
+            ApplySchema::default()
+        );
     }
 
     #[test]
@@ -2111,10 +2114,14 @@ mod examples {
         record_update(None, &mut live, "kubectl-create", "v1", None, now);
         let applied = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "web", "namespace": "demo"}, "data": {"replicas": "2"}});
-        let err = server_side_apply(Some(&live), &applied, "ctrl", false, "v1", None, now).unwrap_err();
-        assert_eq!(err.message(),
-            r#"Apply failed with 1 conflict: conflict with "kubectl-create" using v1: .data.replicas"#);
-        let forced = server_side_apply(Some(&live), &applied, "ctrl", true, "v1", None, now).unwrap();
+        let err =
+            server_side_apply(Some(&live), &applied, "ctrl", false, "v1", None, now).unwrap_err();
+        assert_eq!(
+            err.message(),
+            r#"Apply failed with 1 conflict: conflict with "kubectl-create" using v1: .data.replicas"#
+        );
+        let forced =
+            server_side_apply(Some(&live), &applied, "ctrl", true, "v1", None, now).unwrap();
         assert_eq!(forced["data"]["replicas"], "2");
     }
 }

@@ -1073,7 +1073,8 @@ mod examples {
             "metadata": {"name": "x", "namespace": "demo"},
             "regarding": {"namespace": "demo"},
             "type": "Normal",
-        })).unwrap_err();
+        }))
+        .unwrap_err();
         let texts: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
         assert_eq!(texts, ["eventTime: Required value"]);
     }

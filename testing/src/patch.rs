@@ -984,7 +984,10 @@ mod examples {
     fn apply_merge_patch() {
         use crate::patch::apply_merge_patch;
         let mut doc = serde_json::json!({"spec": {"replicas": 1, "paused": true}});
-        apply_merge_patch(&mut doc, &serde_json::json!({"spec": {"replicas": 3, "paused": null}}));
+        apply_merge_patch(
+            &mut doc,
+            &serde_json::json!({"spec": {"replicas": 3, "paused": null}}),
+        );
         assert_eq!(doc, serde_json::json!({"spec": {"replicas": 3}}));
     }
 }

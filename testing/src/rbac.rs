@@ -757,14 +757,13 @@ mod tests {
     }
 }
 
-
 /// The usage examples of this module's items (the module is private to the crate).
 #[cfg(test)]
 mod examples {
     #[test]
     fn authorize() {
+        use crate::rbac::{RequestAttributes, authorize};
         use k8s_openapi::api::rbac::v1::PolicyRule;
-        use crate::rbac::{authorize, RequestAttributes};
         let rules = [PolicyRule {
             api_groups: Some(vec!["".into()]),
             resources: Some(vec!["configmaps".into()]),

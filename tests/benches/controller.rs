@@ -24,8 +24,8 @@ use kubeward::metrics::Metrics;
 use kubeward::observe::{
     ObjectRef, Observers, Outcome, PassGuard, PassRecord, Phase, ReconcileObserver, StepName, step,
 };
-use kubeward_testing::ApiServer;
 use kubeward::{Pass, Reconciler};
+use kubeward_testing::ApiServer;
 use kubeward_tests::{Widget, WidgetSpec};
 
 const STEP: StepName = StepName::from_static("render");

@@ -15,9 +15,9 @@ use kubeward::conditions::{Condition, ConditionStatus, DesiredCondition};
 use kubeward::controller::Controller;
 use kubeward::events::{EventRecorder, Reporter};
 use kubeward::observe::{Outcome, PassRecord, Phase, ReconcileObserver, StepRecord};
-use kubeward_testing::{ApiServer, Fault, FaultAction};
 use kubeward::vocabulary::{Reason, Vocabulary};
 use kubeward::{Action, Pass, Reconciler};
+use kubeward_testing::{ApiServer, Fault, FaultAction};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

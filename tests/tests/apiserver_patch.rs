@@ -25,6 +25,28 @@ async fn server_with_rollout() -> (ApiServer, kube::Client) {
 }
 
 #[tokio::test]
+async fn a_json_patch_of_more_than_10000_operations_is_413() {
+    let (_server, client) = server_with_rollout().await;
+    let ops: Vec<_> = (0..10_001)
+        .map(|_| json!({"op": "test", "path": "/metadata/name", "value": "web"}))
+        .collect();
+    let (code, body) = raw(
+        &client,
+        "PATCH",
+        ROLLOUT,
+        Some("application/json-patch+json"),
+        Some(json!(ops)),
+    )
+    .await;
+    assert_eq!(code, 413, "{body}");
+    assert_eq!(body["reason"], "RequestEntityTooLarge");
+    assert_eq!(
+        body["message"],
+        "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
+    );
+}
+
+#[tokio::test]
 async fn json_patch_test_of_a_missing_path_against_null_passes() {
     let (_server, client) = server_with_rollout().await;
     let patch = json!([
