@@ -7,6 +7,7 @@ mod context;
 mod dispatch;
 mod failure;
 mod finalizer;
+mod memory;
 mod pass;
 mod publish;
 mod status;
@@ -23,7 +24,6 @@ use serde::de::DeserializeOwned;
 
 pub use self::backoff::{BACKOFF_BASE, BACKOFF_MAX, backoff_delay};
 pub use self::builder::{Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE};
-pub use self::dispatch::CONFLICT_REQUEUE;
 pub use self::failure::{ErrorChain, PassError, default_failure_event, default_failure_reason};
 pub use self::pass::Pass;
 use crate::events::Event;
