@@ -245,29 +245,60 @@ async fn wait_gone(client: &kube::Client, name: &str) {
 
 /// The HTTP statuses of the PATCHes of the widget `name` itself (its finalizer writes).
 fn finalizer_writes(server: &ApiServer, name: &str) -> Vec<u16> {
-    let path = format!("/apis/test.kubeward.dev/v1/namespaces/default/widgets/{name}");
-    server
-        .requests()
-        .iter()
-        .filter(|r| r.method == Method::PATCH && r.path == path)
-        .map(|r| r.status)
-        .collect()
+    patch_statuses(
+        server,
+        &format!("/apis/test.kubeward.dev/v1/namespaces/default/widgets/{name}"),
+    )
+}
+
+/// A controller whose `cleanup` follows a script, and its widget `w1`, applied, then deleted.
+/// Keep `server` bound: dropping it stops the API server.
+struct Deleted {
+    server: ApiServer,
+    client: kube::Client,
+    reconciler: Scripted,
+    observer: Arc<Recording>,
+    recorder: EventRecorder,
+    running: Running,
+}
+
+impl Deleted {
+    /// Starts the controller, creates `w1`, waits for its apply, and deletes it.
+    async fn start(cleanup: Script) -> Self {
+        let (server, client) = server_with_widgets().await;
+        let reconciler = Scripted::new(&client, Script::Complete, cleanup);
+        let observer = Recording::new();
+        let recorder = recorder(&client);
+        let running = start(&client, &reconciler, &observer, recorder.clone());
+        create_widget(&client, "w1", WidgetSpec::default()).await;
+        eventually("apply", || async {
+            reconciler.calls("w1", Phase::Apply) == 1
+        })
+        .await;
+        delete_widget(&client, "w1").await;
+        Self {
+            server,
+            client,
+            reconciler,
+            observer,
+            recorder,
+            running,
+        }
+    }
 }
 
 /// Item 2: a cleanup that overrides its outcome to `Completed` but requeues is not finished: the
 /// finalizer stays and cleanup is called again.
 #[tokio::test]
 async fn a_requeuing_cleanup_that_says_completed_keeps_the_finalizer() {
-    let (_server, client) = server_with_widgets().await;
-    let reconciler = Scripted::new(&client, Script::Complete, Script::RequeueAsCompleted);
-    let observer = Recording::new();
-    let running = start(&client, &reconciler, &observer, recorder(&client));
-    create_widget(&client, "w1", WidgetSpec::default()).await;
-    eventually("apply", || async {
-        reconciler.calls("w1", Phase::Apply) == 1
-    })
-    .await;
-    delete_widget(&client, "w1").await;
+    let Deleted {
+        server: _server, // bound: dropping it stops the API server
+        client,
+        reconciler,
+        observer,
+        running,
+        ..
+    } = Deleted::start(Script::RequeueAsCompleted).await;
     eventually("three cleanups", || async {
         reconciler.calls("w1", Phase::Cleanup) >= 3
     })
@@ -289,16 +320,13 @@ async fn a_requeuing_cleanup_that_says_completed_keeps_the_finalizer() {
 /// the object, and the cleanup pass is recorded as skipped.
 #[tokio::test]
 async fn a_skipping_cleanup_that_awaits_change_lets_the_object_go() {
-    let (_server, client) = server_with_widgets().await;
-    let reconciler = Scripted::new(&client, Script::Complete, Script::SkipAndComplete);
-    let observer = Recording::new();
-    let running = start(&client, &reconciler, &observer, recorder(&client));
-    create_widget(&client, "w1", WidgetSpec::default()).await;
-    eventually("apply", || async {
-        reconciler.calls("w1", Phase::Apply) == 1
-    })
-    .await;
-    delete_widget(&client, "w1").await;
+    let Deleted {
+        server: _server, // bound: dropping it stops the API server
+        client,
+        observer,
+        running,
+        ..
+    } = Deleted::start(Script::SkipAndComplete).await;
     wait_gone(&client, "w1").await;
     eventually("the delete pass", || async {
         observer.passes_of("w1").len() == 4
@@ -320,16 +348,14 @@ async fn a_skipping_cleanup_that_awaits_change_lets_the_object_go() {
 /// write instead of conflicting with it.
 #[tokio::test]
 async fn one_delete_runs_one_cleanup_even_when_cleanup_writes_status() {
-    let (server, client) = server_with_widgets().await;
-    let reconciler = Scripted::new(&client, Script::Complete, Script::WriteStatus);
-    let observer = Recording::new();
-    let running = start(&client, &reconciler, &observer, recorder(&client));
-    create_widget(&client, "w1", WidgetSpec::default()).await;
-    eventually("apply", || async {
-        reconciler.calls("w1", Phase::Apply) == 1
-    })
-    .await;
-    delete_widget(&client, "w1").await;
+    let Deleted {
+        server,
+        client,
+        reconciler,
+        observer,
+        running,
+        ..
+    } = Deleted::start(Script::WriteStatus).await;
     wait_gone(&client, "w1").await;
     eventually("the delete pass", || async {
         observer
@@ -503,17 +529,14 @@ async fn a_hung_publish_does_not_hold_up_the_passes_other_events() {
 /// event series are forgotten.
 #[tokio::test]
 async fn a_delete_pass_finding_the_object_gone_completes_and_forgets_its_series() {
-    let (_server, client) = server_with_widgets().await;
-    let reconciler = Scripted::new(&client, Script::Complete, Script::PublishAndForceFinalize);
-    let observer = Recording::new();
-    let recorder = recorder(&client);
-    let running = start(&client, &reconciler, &observer, recorder.clone());
-    create_widget(&client, "w1", WidgetSpec::default()).await;
-    eventually("apply", || async {
-        reconciler.calls("w1", Phase::Apply) == 1
-    })
-    .await;
-    delete_widget(&client, "w1").await;
+    let Deleted {
+        server: _server, // bound: dropping it stops the API server
+        client,
+        observer,
+        recorder,
+        running,
+        ..
+    } = Deleted::start(Script::PublishAndForceFinalize).await;
     wait_gone(&client, "w1").await;
     eventually("the delete pass", || async {
         observer.passes_of("w1").len() == 4
