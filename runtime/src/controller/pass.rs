@@ -161,7 +161,8 @@ impl<K> Pass<K> {
 
     /// Overrides the outcome this pass is recorded with, if it returns `Ok` (an `Err` is always
     /// recorded as failed). For example, a controller that requeues as a periodic resync after
-    /// converging sets [`Outcome::Completed`].
+    /// converging sets [`Outcome::Completed`]. It changes only how the pass is recorded (metrics,
+    /// logs): whether a cleanup is finished is decided from the action it returns.
     pub fn set_outcome(&mut self, outcome: Outcome) {
         self.outcome = Some(outcome);
     }
