@@ -284,7 +284,11 @@ pub fn conflict_status_writes(server: &ApiServer, name: &str, times: usize) {
 
 /// The HTTP statuses of the status writes the server saw for the widget `name`.
 pub fn status_writes(server: &ApiServer, name: &str) -> Vec<u16> {
-    let path = status_path(name);
+    patch_statuses(server, &status_path(name))
+}
+
+/// The HTTP statuses of the PATCHes of `path` the server saw, in order.
+pub fn patch_statuses(server: &ApiServer, path: &str) -> Vec<u16> {
     server
         .requests()
         .iter()

@@ -11,10 +11,13 @@ use serde_json::{Map, Value, json};
 use crate::conditions::Condition;
 
 /// The result of a status write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Written {
-    /// The server stored the new status.
-    Stored,
+    /// The server stored the new status; the object now has this resourceVersion.
+    Stored {
+        /// The resourceVersion of the stored object, which later writes of the pass build on.
+        resource_version: Option<String>,
+    },
     /// The object changed since the pass read it (409): nothing was stored.
     Conflict,
 }
@@ -97,7 +100,9 @@ where
         )
         .map_err(kube::Error::BuildRequest)?;
     match client.request::<K>(request).await {
-        Ok(_) => Ok(Written::Stored),
+        Ok(stored) => Ok(Written::Stored {
+            resource_version: stored.meta().resource_version.clone(),
+        }),
         Err(kube::Error::Api(status)) if status.code == 409 => Ok(Written::Conflict),
         Err(error) => Err(error),
     }
