@@ -447,3 +447,22 @@ pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
         .unwrap_or_default();
     (status, body)
 }
+
+/// A client of `server` authenticated as `user` with every permission, so that faults can
+/// target one replica's requests ([`Fault::user`]).
+pub fn client_as(server: &ApiServer, user: &str) -> kube::Client {
+    let all = |verbs: Vec<String>| k8s_openapi::api::rbac::v1::PolicyRule {
+        api_groups: Some(vec!["*".into()]),
+        resources: Some(vec!["*".into()]),
+        verbs,
+        ..Default::default()
+    };
+    let non_resource = k8s_openapi::api::rbac::v1::PolicyRule {
+        non_resource_urls: Some(vec!["*".into()]),
+        verbs: vec!["*".into()],
+        ..Default::default()
+    };
+    server
+        .client_with_rules(user, vec![all(vec!["*".into()]), non_resource])
+        .expect("client")
+}
