@@ -111,6 +111,7 @@ mod rbac;
 mod requests;
 mod resources;
 mod routes;
+mod schema;
 mod selector;
 mod server;
 mod shared;
