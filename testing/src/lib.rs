@@ -122,6 +122,7 @@ mod rbac;
 mod requests;
 mod resources;
 mod routes;
+mod schema;
 mod selector;
 mod server;
 mod shared;
