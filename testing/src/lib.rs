@@ -95,6 +95,7 @@
 
 #![deny(missing_docs)]
 
+mod alert_rules;
 mod api;
 mod apply;
 mod authz;
@@ -120,6 +121,7 @@ mod table;
 mod wait;
 mod watch;
 
+pub use alert_rules::assert_alert_rules;
 pub use faults::{Fault, FaultAction, Faults, PathMatch};
 pub use metrics::{Sample, metric_samples, metric_value};
 pub use requests::{RequestLog, RequestRecord};
