@@ -26,7 +26,8 @@ pub struct InfoField {
     /// The label name (a Prometheus label name, not one of [`RESERVED_LABELS`]).
     pub label: &'static str,
     /// The field's path in the object as the API server serves it, dot-separated from the top:
-    /// `status.revision`, `spec.template.image`.
+    /// `status.revision`, `spec.template.image` (a leading dot, as in a kubectl JSONPath, is
+    /// allowed: `.status.revision`).
     pub path: &'static str,
 }
 
@@ -40,8 +41,8 @@ impl InfoField {
     /// as JSON writes them, empty when the field is absent, null or not a scalar (a label value
     /// must stay one short string, whatever the object holds).
     pub fn value(&self, object: &serde_json::Value) -> String {
-        let field = self
-            .path
+        let path = self.path.strip_prefix('.').unwrap_or(self.path);
+        let field = path
             .split('.')
             .try_fold(object, |value, key| value.get(key));
         match field {
@@ -78,5 +79,10 @@ mod tests {
             "true"
         );
         assert_eq!(field.value(&serde_json::json!({"spec": null})), "");
+        let field = InfoField::new("paused", ".spec.paused");
+        assert_eq!(
+            field.value(&serde_json::json!({"spec": {"paused": false}})),
+            "false"
+        );
     }
 }
