@@ -118,8 +118,10 @@ mod shared;
 mod status;
 mod store;
 mod table;
+mod validation;
 mod wait;
 mod watch;
+mod yaml;
 
 pub use alert_rules::assert_alert_rules;
 pub use faults::{Fault, FaultAction, Faults, PathMatch};

@@ -2,11 +2,15 @@
 //! finalizers, status writes, transition and failure events, metrics and graceful shutdown.
 
 mod backoff;
+mod builder;
+mod context;
+mod dispatch;
 mod failure;
 mod finalizer;
 mod pass;
-mod runner;
+mod publish;
 mod status;
+mod watch;
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -18,11 +22,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use self::backoff::{BACKOFF_BASE, BACKOFF_MAX, backoff_delay};
+pub use self::builder::{Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE};
+pub use self::dispatch::CONFLICT_REQUEUE;
 pub use self::failure::{ErrorChain, PassError, default_failure_event, default_failure_reason};
 pub use self::pass::Pass;
-pub use self::runner::{
-    CONFLICT_REQUEUE, Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE,
-};
 use crate::events::Event;
 use crate::observe::{Phase, StepName};
 use crate::vocabulary::Vocabulary;
