@@ -106,6 +106,7 @@
 
 #![deny(missing_docs)]
 
+mod alert_rules;
 mod api;
 mod apply;
 mod authz;
@@ -134,6 +135,7 @@ mod wait;
 mod watch;
 mod yaml;
 
+pub use alert_rules::assert_alert_rules;
 pub use faults::{Fault, FaultAction, Faults, PathMatch};
 pub use metrics::{Sample, metric_samples, metric_value};
 pub use requests::{RequestLog, RequestRecord};

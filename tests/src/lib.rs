@@ -185,6 +185,10 @@ impl Reconciler for Widgets {
     const NAME: Option<&'static str> = Some(CONTROLLER);
     const FINALIZER: Option<&'static str> = Some(FINALIZER);
     const CONDITIONS: &'static [&'static Vocabulary] = &[&READY];
+    const INFO: &'static [kubeward::info::InfoField] = &[
+        kubeward::info::InfoField::new("mode", "spec.mode"),
+        kubeward::info::InfoField::new("wanted", ".spec.condition.reason"),
+    ];
 
     async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, WidgetError> {
         self.started

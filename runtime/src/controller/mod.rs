@@ -63,6 +63,9 @@ pub trait Reconciler: Send + Sync + 'static {
     const CONDITIONS: &'static [&'static Vocabulary] = &[];
     /// The steps this controller declares (their metric series start at zero).
     const STEPS: &'static [StepName] = &[];
+    /// Spec or status fields exported as labels of one `kubeward_object_info` series per object;
+    /// see [`info`](crate::info).
+    const INFO: &'static [crate::info::InfoField] = &[];
 
     /// Converges `object`.
     fn apply(
