@@ -43,12 +43,17 @@ enum Script {
     ThreeTransitions,
     /// Returns an error naming the object's uid.
     Fail,
+    /// Returns the error `hooks panic`, on which `failure_event` and `error_backoff` panic.
+    FailAndPanicInHooks,
     /// Panics (objects whose name starts with `panic`); completes otherwise.
     PanicByName,
     /// Publishes an event, then removes every finalizer as another actor would (the object goes),
     /// and completes.
     PublishAndForceFinalize,
 }
+
+/// The error on which the hooks of [`Scripted`] panic.
+const HOOKS_PANIC: &str = "hooks panic";
 
 /// A reconciler of widgets following a [`Script`], recording its calls and the backoff attempts
 /// it was asked for. `F` says whether it declares a finalizer.
@@ -164,6 +169,7 @@ impl<const F: bool> Scripted<F> {
             Script::Fail => {
                 return Err(WidgetError(widget.uid().unwrap_or_default()));
             }
+            Script::FailAndPanicInHooks => return Err(WidgetError(HOOKS_PANIC.into())),
             Script::PanicByName => {
                 if widget.name_any().starts_with("panic") {
                     panic!("index out of range in {}", widget.name_any());
@@ -207,7 +213,19 @@ impl<const F: bool> Reconciler for Scripted<F> {
         self.follow(self.cleanup, widget, pass).await
     }
 
+    fn failure_event(&self, error: &PassError<WidgetError>, phase: Phase) -> Option<Event> {
+        assert!(
+            !error.to_string().contains(HOOKS_PANIC),
+            "failure_event hook bug"
+        );
+        Some(kubeward::controller::default_failure_event(error, phase))
+    }
+
     fn error_backoff(&self, error: &PassError<WidgetError>, attempt: u32) -> Duration {
+        assert!(
+            !error.to_string().contains(HOOKS_PANIC),
+            "error_backoff hook bug"
+        );
         if let Some(WidgetError(uid)) = error.reconcile_error() {
             self.attempts.lock().unwrap().push((uid.clone(), attempt));
         }
@@ -503,6 +521,26 @@ async fn a_panicking_pass_is_a_failed_pass_and_the_controller_goes_on() {
         events[0].note.as_deref(),
         Some("reconciler panicked: index out of range in panic-1")
     );
+}
+
+/// Item 9: a panic in the `failure_event` or `error_backoff` hook falls back to the default event
+/// and backoff; the controller goes on.
+#[tokio::test]
+async fn a_panicking_hook_falls_back_to_the_default() {
+    let (_server, client) = server_with_widgets().await;
+    let reconciler = Scripted::new(&client, Script::FailAndPanicInHooks, Script::Complete);
+    let observer = Recording::new();
+    let running = start(&client, &reconciler, &observer, recorder(&client));
+    create_widget(&client, "w1", WidgetSpec::default()).await;
+    eventually("two failed passes", || async {
+        observer.count("w1", Outcome::Failed) >= 2
+    })
+    .await;
+    running.stop().await;
+    let events = events_about(&client, "w1").await;
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0].reason.as_deref(), Some("ReconcileFailed"));
+    assert_eq!(events[0].note.as_deref(), Some(HOOKS_PANIC));
 }
 
 /// Item 10: one pass's events are published together, under one deadline: while one publish

@@ -8,7 +8,8 @@
 //! - The finalizer is removed only when cleanup *returned* `Ok(Action::await_change())`, whatever
 //!   outcome the reconciler reported for its metrics, and the removal builds on the resourceVersion
 //!   of cleanup's own status write: one delete runs cleanup once.
-//! - A panic in `apply` or `cleanup` is caught: a failed pass with a failure event and backoff.
+//! - A panic in `apply` or `cleanup` is caught: a failed pass with a failure event and backoff. A
+//!   panic in the `failure_event` or `error_backoff` hook falls back to the default.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -47,7 +48,12 @@ pub(super) fn error_policy<R: Reconciler>(
     context: Arc<Context<R>>,
 ) -> Action {
     let attempt = context.memory.retry(&*object, |w| context.cached(w));
-    Action::requeue(context.reconciler.error_backoff(error, attempt))
+    let hook = AssertUnwindSafe(|| context.reconciler.error_backoff(error, attempt));
+    let delay = std::panic::catch_unwind(hook).unwrap_or_else(|_| {
+        tracing::error!("error_backoff panicked; using the default backoff");
+        backoff_delay(attempt)
+    });
+    Action::requeue(delay)
 }
 
 /// One call from kube-runtime: decides the phase, runs the pass(es), and acts on the result.
