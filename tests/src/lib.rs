@@ -470,3 +470,10 @@ pub fn client_as(server: &ApiServer, user: &str) -> kube::Client {
         .client_with_rules(user, vec![all(vec!["*".into()]), non_resource])
         .expect("client")
 }
+
+impl Running {
+    /// Whether the controller is still running (it has not returned nor panicked).
+    pub fn is_running(&self) -> bool {
+        !self.handle.is_finished()
+    }
+}

@@ -117,7 +117,7 @@ where
     if !conflict && !in_doubt(&error) {
         return Err(error);
     }
-    match persisted(client, object, conditions).await {
+    match read_back(client, object, conditions).await {
         Ok(Some(resource_version)) => Ok(Written::Stored { resource_version }),
         Ok(None) if conflict => Ok(Written::Conflict),
         Ok(None) => Err(error),
@@ -139,6 +139,35 @@ fn in_doubt(error: &kube::Error) -> bool {
         kube::Error::Api(status) => status.code >= 500,
         kube::Error::HyperError(_) | kube::Error::Service(_) => true,
         _ => false,
+    }
+}
+
+/// How many times an in-doubt write is read back before it is given up as failed.
+const READ_BACK_ATTEMPTS: u32 = 3;
+
+/// [`persisted`], retried a few times (the server that lost the write's answer may fail a read
+/// too), with a short pause in between.
+async fn read_back<K>(
+    client: &kube::Client,
+    object: &K,
+    written: &[Condition],
+) -> Result<Option<Option<String>>, kube::Error>
+where
+    K: Resource<DynamicType = ()> + DeserializeOwned,
+{
+    let mut attempt = 1;
+    loop {
+        match persisted(client, object, written).await {
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                return Err(kube::Error::Api(status));
+            }
+            Err(_) if attempt < READ_BACK_ATTEMPTS => {
+                tokio::time::sleep(std::time::Duration::from_millis(100 * u64::from(attempt)))
+                    .await;
+                attempt += 1;
+            }
+            result => return result,
+        }
     }
 }
 
