@@ -13,10 +13,9 @@ use std::sync::{Arc, LazyLock};
 use cel::{Context, Env, Program};
 use serde_json::Value;
 
-use super::field::{self, Shown};
+use super::field::{self, FieldError};
 use super::listtype::map_key;
 use super::structural::Structural;
-use crate::status::Cause;
 
 /// The CEL environment of rules: the standard library with the strings, lists and math
 /// extensions Kubernetes also offers.
@@ -112,7 +111,7 @@ pub fn validate(
     path: &str,
     value: &Value,
     old: Option<&Value>,
-    errors: &mut Vec<Cause>,
+    errors: &mut Vec<FieldError>,
 ) {
     if !schema.validations.is_empty() {
         evaluate_rules(schema, path, value, old, errors);
@@ -156,7 +155,7 @@ fn evaluate_rules(
     path: &str,
     value: &Value,
     old: Option<&Value>,
-    errors: &mut Vec<Cause>,
+    errors: &mut Vec<FieldError>,
 ) {
     let mut context = Context::with_env(ENV.clone());
     context.add_variable_from_value("self", to_cel(value));
@@ -180,9 +179,9 @@ fn evaluate_rules(
             Ok(cel::Value::Bool(true)) => continue,
             Ok(cel::Value::Bool(false)) => {}
             Ok(other) => {
-                errors.push(field::invalid(
+                errors.push(FieldError::invalid(
                     &at,
-                    Shown::Str(type_name),
+                    type_name,
                     &format!(
                         "rule returned a non-boolean value {other:?} evaluating rule: {}",
                         rule.error_string()
@@ -191,9 +190,9 @@ fn evaluate_rules(
                 continue;
             }
             Err(e) => {
-                errors.push(field::invalid(
+                errors.push(FieldError::invalid(
                     &at,
-                    Shown::Str(type_name),
+                    type_name,
                     &format!("{e} evaluating rule: {}", rule.error_string()),
                 ));
                 continue;
@@ -210,20 +209,13 @@ fn evaluate_rules(
                 Some(m) => m.clone(),
                 None => format!("failed rule: {}", rule.source.trim()),
             });
-        let shown = if value.is_object() || value.is_array() {
-            Shown::Omitted
-        } else {
-            Shown::Value(value)
-        };
         errors.push(match rule.reason.as_str() {
-            "FieldValueForbidden" => field::forbidden(&at, &detail),
-            "FieldValueRequired" => {
-                let mut c = field::required(&at);
-                c.message = format!("{}: {detail}", c.message);
-                c
-            }
-            "FieldValueDuplicate" => field::duplicate(&at, value),
-            _ => field::invalid(&at, shown, &detail),
+            "FieldValueForbidden" => FieldError::forbidden(&at, &detail),
+            "FieldValueRequired" => FieldError::required_because(&at, &detail),
+            "FieldValueDuplicate" => FieldError::duplicate(&at, value),
+            // Objects and lists are not shown (`field.OmitValueType`).
+            _ if value.is_object() || value.is_array() => FieldError::invalid_omitted(&at, &detail),
+            _ => FieldError::invalid_json(&at, value, &detail),
         });
     }
 }

@@ -4,28 +4,25 @@
 
 use serde_json::Value;
 
-use super::field::{self, Shown};
+use super::field::{self, FieldError};
 use super::structural::Structural;
-use crate::status::Cause;
 
 /// Validates the embedded resources inside `value` (the root object itself is not one).
-pub fn validate(schema: &Structural, path: &str, value: &Value, errors: &mut Vec<Cause>) {
+pub fn validate(schema: &Structural, path: &str, value: &Value, errors: &mut Vec<FieldError>) {
     match value {
         Value::Object(map) => {
             if schema.embedded_resource && !path.is_empty() {
                 for name in ["apiVersion", "kind"] {
                     let at = field::child(path, name);
                     match map.get(name) {
-                        None => errors.push(field::required(&at)),
+                        None => errors.push(FieldError::required(&at)),
                         Some(Value::String(s)) if s.is_empty() => {
-                            errors.push(field::invalid(&at, Shown::Str(""), "must not be empty"))
+                            errors.push(FieldError::invalid(&at, "", "must not be empty"))
                         }
                         Some(Value::String(_)) => {}
-                        Some(other) => errors.push(field::invalid(
-                            &at,
-                            Shown::Value(other),
-                            "must be a string",
-                        )),
+                        Some(other) => {
+                            errors.push(FieldError::invalid_json(&at, other, "must be a string"))
+                        }
                     }
                 }
             }

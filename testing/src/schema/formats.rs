@@ -4,7 +4,6 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::LazyLock;
 
-use base64::Engine;
 use regex::Regex;
 
 fn re(pattern: &str) -> Regex {
@@ -66,7 +65,7 @@ pub fn is_valid(format: &str, s: &str) -> bool {
         "rgbcolor" => RGBCOLOR.is_match(s),
         "ssn" => SSN.is_match(s),
         "bsonobjectid" => BSON_OBJECT_ID.is_match(s),
-        "byte" => base64::engine::general_purpose::STANDARD.decode(s).is_ok(),
+        "byte" => crate::validation::base64::decode(s).is_ok(),
         "date" => jiff::civil::Date::strptime("%Y-%m-%d", s).is_ok(),
         "datetime" => s.parse::<jiff::Timestamp>().is_ok(),
         "duration" => DURATION.is_match(s),

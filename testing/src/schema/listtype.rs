@@ -3,18 +3,17 @@
 
 use serde_json::{Map, Value};
 
-use super::field;
+use super::field::{self, FieldError};
 use super::structural::Structural;
-use crate::status::Cause;
 
 /// Validates the set and map lists inside `value`, appending duplicates to `errors`.
-pub fn validate(schema: &Structural, path: &str, value: &Value, errors: &mut Vec<Cause>) {
+pub fn validate(schema: &Structural, path: &str, value: &Value, errors: &mut Vec<FieldError>) {
     match value {
         Value::Array(items) => {
             match schema.list_type.as_deref() {
                 Some("set") => {
                     for i in duplicate_indices(items) {
-                        errors.push(field::duplicate(&field::index(path, i), &items[i]));
+                        errors.push(FieldError::duplicate(&field::index(path, i), &items[i]));
                     }
                 }
                 Some("map") => validate_map_list(schema, path, items, errors),
@@ -49,12 +48,17 @@ fn duplicate_indices(items: &[Value]) -> Vec<usize> {
     out
 }
 
-fn validate_map_list(schema: &Structural, path: &str, items: &[Value], errors: &mut Vec<Cause>) {
+fn validate_map_list(
+    schema: &Structural,
+    path: &str,
+    items: &[Value],
+    errors: &mut Vec<FieldError>,
+) {
     for (i, item) in items.iter().enumerate() {
         if !item.is_object() && !item.is_null() {
-            errors.push(field::invalid(
+            errors.push(FieldError::invalid_json(
                 &field::index(path, i),
-                field::Shown::Value(item),
+                item,
                 "must be an object for an array of list-type map",
             ));
             return;
@@ -62,7 +66,7 @@ fn validate_map_list(schema: &Structural, path: &str, items: &[Value], errors: &
     }
     let keys: Vec<Value> = items.iter().map(|item| map_key(schema, item)).collect();
     for i in duplicate_indices(&keys) {
-        errors.push(field::duplicate(&field::index(path, i), &keys[i]));
+        errors.push(FieldError::duplicate(&field::index(path, i), &keys[i]));
     }
 }
 

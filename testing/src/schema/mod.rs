@@ -28,7 +28,9 @@ use serde_json::Value;
 pub use structural::Structural;
 
 use crate::resources::ResourceInfo;
-use crate::status::{ApiError, Cause};
+use crate::status::ApiError;
+use crate::validation::undecodable;
+pub use field::FieldError;
 
 /// The `fieldValidation` directive of a write: what to do about unknown and duplicate fields.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -88,13 +90,8 @@ pub fn admit(
     );
     let warnings = match decoding.directive {
         FieldValidation::Strict if !problems.is_empty() => {
-            // The create and update handlers' transformDecodeError wording.
-            return Err(ApiError::bad_request(format!(
-                "{kind} in version {version:?} cannot be handled as a {kind}: strict decoding error: {}",
-                problems.join(", "),
-                kind = info.kind,
-                version = info.version,
-            )));
+            let why = format!("strict decoding error: {}", problems.join(", "));
+            return Err(undecodable(info, &why));
         }
         FieldValidation::Warn => problems,
         _ => Vec::new(),
@@ -108,6 +105,7 @@ pub fn admit(
         Ok(warnings)
     } else {
         let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+        let causes = causes.into_iter().map(Into::into).collect();
         Err(ApiError::invalid(info.qualified_kind(), name, causes))
     }
 }
@@ -124,7 +122,7 @@ const BLOCKING: &[&str] = &[
 
 /// Every schema error of `obj` in the custom resource strategy's order: value rules, embedded
 /// resources, list types, then CEL rules unless a blocking error came first.
-fn validate(schema: &Structural, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+fn validate(schema: &Structural, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut causes = Vec::new();
     validation::validate(schema, "", obj, &mut causes);
     embedded::validate(schema, "", obj, &mut causes);
@@ -132,10 +130,10 @@ fn validate(schema: &Structural, obj: &Value, old: Option<&Value>) -> Vec<Cause>
     if !has_rules(schema) {
         return causes;
     }
-    if causes.iter().any(|c| BLOCKING.contains(&c.reason.as_str())) {
-        causes.push(field::invalid(
+    if causes.iter().any(|c| BLOCKING.contains(&c.reason)) {
+        causes.push(FieldError::invalid_json(
             "<nil>",
-            field::Shown::Value(&Value::Null),
+            &Value::Null,
             "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
         ));
     } else {

@@ -8,13 +8,12 @@
 
 use serde_json::Value;
 
-use super::field::{self, Shown};
+use super::field::{self, FieldError};
 use super::formats;
 use super::structural::Structural;
-use crate::status::Cause;
 
 /// Validates `value` at `path` against `schema`, appending what is wrong to `errors`.
-pub fn validate(schema: &Structural, path: &str, value: &Value, errors: &mut Vec<Cause>) {
+pub fn validate(schema: &Structural, path: &str, value: &Value, errors: &mut Vec<FieldError>) {
     if value.is_null() {
         if !schema.nullable && !schema.type_.is_empty() {
             errors.push(type_error(schema, path, value));
@@ -34,7 +33,7 @@ pub fn validate(schema: &Structural, path: &str, value: &Value, errors: &mut Vec
                 other => other.to_string(),
             })
             .collect();
-        errors.push(field::not_supported(path, value, &supported));
+        errors.push(FieldError::not_supported(path, value, &supported));
     }
     match value {
         Value::String(s) => validate_string(schema, path, value, s, errors),
@@ -79,14 +78,14 @@ fn type_matches(schema: &Structural, value: &Value) -> bool {
 
 /// `errors.InvalidType` through `field.TypeInvalid`:
 /// `Invalid value: "string": spec.replicas in body must be of type integer: "string"`.
-fn type_error(schema: &Structural, path: &str, value: &Value) -> Cause {
+fn type_error(schema: &Structural, path: &str, value: &Value) -> FieldError {
     let expected = if schema.int_or_string {
         "integer,string"
     } else {
         schema.type_.as_str()
     };
     let actual = Value::String(json_type(value).to_string());
-    field::type_invalid(
+    FieldError::type_invalid(
         path,
         &actual,
         &format!(
@@ -101,32 +100,32 @@ fn validate_string(
     path: &str,
     value: &Value,
     s: &str,
-    errors: &mut Vec<Cause>,
+    errors: &mut Vec<FieldError>,
 ) {
     let chars = s.chars().count() as u64;
     if let Some(max) = schema.max_length.filter(|m| chars > *m) {
-        errors.push(field::too_long(path, max));
+        errors.push(FieldError::too_long(path, max as usize));
     }
     if let Some(min) = schema.min_length.filter(|m| chars < *m) {
-        errors.push(field::invalid(
+        errors.push(FieldError::invalid_json(
             path,
-            Shown::Value(value),
+            value,
             &format!("{path} in body should be at least {min} chars long"),
         ));
     }
     if let Some((source, re)) = &schema.pattern
         && !re.is_match(s)
     {
-        errors.push(field::invalid(
+        errors.push(FieldError::invalid_json(
             path,
-            Shown::Value(value),
+            value,
             &format!("{path} in body should match '{source}'"),
         ));
     }
     if let Some(format) = &schema.format
         && !formats::is_valid(format, s)
     {
-        errors.push(field::type_invalid(
+        errors.push(FieldError::type_invalid(
             path,
             value,
             &format!(
@@ -151,14 +150,14 @@ fn validate_number(
     path: &str,
     value: &Value,
     n: f64,
-    errors: &mut Vec<Cause>,
+    errors: &mut Vec<FieldError>,
 ) {
     if let Some(factor) = schema.multiple_of.filter(|f| *f > 0.0)
         && (n / factor).fract() != 0.0
     {
-        errors.push(field::invalid(
+        errors.push(FieldError::invalid_json(
             path,
-            Shown::Value(value),
+            value,
             &format!("{path} in body should be a multiple of {}", bound(factor)),
         ));
     }
@@ -170,9 +169,9 @@ fn validate_number(
         } else {
             "less than or equal to"
         };
-        errors.push(field::invalid(
+        errors.push(FieldError::invalid_json(
             path,
-            Shown::Value(value),
+            value,
             &format!("{path} in body should be {rel} {}", bound(max)),
         ));
     }
@@ -184,25 +183,25 @@ fn validate_number(
         } else {
             "greater than or equal to"
         };
-        errors.push(field::invalid(
+        errors.push(FieldError::invalid_json(
             path,
-            Shown::Value(value),
+            value,
             &format!("{path} in body should be {rel} {}", bound(min)),
         ));
     }
 }
 
-fn validate_array(schema: &Structural, path: &str, items: &[Value], errors: &mut Vec<Cause>) {
+fn validate_array(schema: &Structural, path: &str, items: &[Value], errors: &mut Vec<FieldError>) {
     let size = items.len() as u64;
     if let Some(min) = schema.min_items.filter(|m| size < *m) {
-        errors.push(field::invalid(
+        errors.push(FieldError::invalid_rendered(
             path,
-            Shown::Int(size),
+            &size.to_string(),
             &format!("{path} in body should have at least {min} items"),
         ));
     }
     if let Some(max) = schema.max_items.filter(|m| size > *m) {
-        errors.push(field::too_many(path, size, max));
+        errors.push(FieldError::too_many(path, size, max));
     }
     if let Some(item_schema) = &schema.items {
         for (i, item) in items.iter().enumerate() {
@@ -215,24 +214,24 @@ fn validate_object(
     schema: &Structural,
     path: &str,
     map: &serde_json::Map<String, Value>,
-    errors: &mut Vec<Cause>,
+    errors: &mut Vec<FieldError>,
 ) {
     let size = map.len() as u64;
     if let Some(min) = schema.min_properties.filter(|m| size < *m) {
-        errors.push(field::invalid(
+        errors.push(FieldError::invalid_rendered(
             path,
-            Shown::Int(size),
+            &size.to_string(),
             &format!("{path} in body should have at least {min} properties"),
         ));
     }
     if let Some(max) = schema.max_properties.filter(|m| size > *m) {
-        errors.push(field::too_many(path, size, max));
+        errors.push(FieldError::too_many(path, size, max));
     }
     let skips_meta = path.is_empty() || schema.embedded_resource;
     for name in &schema.required {
         let envelope = skips_meta && is_meta_field(name);
         if !map.contains_key(name) && !envelope {
-            errors.push(field::required(&field::child(path, name)));
+            errors.push(FieldError::required(&field::child(path, name)));
         }
     }
     for (name, value) in map {
