@@ -90,6 +90,11 @@
 //!   patches; protobuf request bodies for ConfigMap, Secret and Namespace (what
 //!   `kubectl create configmap|secret|namespace` sends); responses are JSON.
 //!
+//! # Alert rules
+//!
+//! [`assert_alert_rules`] checks the rules `kubeward::alerts` generates for a controller with
+//! `promtool`: they load, their scenarios pass, and removing any guard fails its scenario.
+//!
 //! # What is not modelled
 //!
 //! - Schema validation, defaulting and pruning of custom resources (unknown fields are kept);

@@ -188,7 +188,8 @@ impl<R: Reconciler> Controller<R> {
     }
 
     /// A Prometheus collector of the state of every object this controller watches (generation,
-    /// conditions of the declared types, suspended), read from its cache at scrape time; see
+    /// conditions of the declared types with their reasons' classes, suspended, the declared
+    /// [`INFO`](Reconciler::INFO) fields), read from its cache at scrape time; see
     /// [`ObjectMetrics`](crate::metrics::ObjectMetrics). Register it to switch these metrics on.
     ///
     /// # Errors
@@ -212,17 +213,29 @@ impl<R: Reconciler> Controller<R> {
                     if !R::CONDITIONS.is_empty() {
                         conditions.retain(|c| R::CONDITIONS.iter().any(|v| v.type_ == c.type_));
                     }
+                    // Info fields are read from the object as the API server serves it; only
+                    // when declared, as it costs a serialization per object and scrape.
+                    let info = if R::INFO.is_empty() {
+                        Vec::new()
+                    } else {
+                        serde_json::to_value(&**object)
+                            .map(|json| crate::info::values(R::INFO, &json))
+                            .unwrap_or_else(|_| vec![String::new(); R::INFO.len()])
+                    };
                     crate::metrics::ObjectState {
                         namespace: object.namespace().unwrap_or_default(),
                         name: object.name_any(),
                         generation: object.meta().generation,
                         conditions,
                         suspended: R::is_suspended(object),
+                        info,
                     }
                 })
                 .collect()
         };
-        crate::metrics::ObjectMetrics::new(prefix, self.name(), Arc::new(snapshot))
+        crate::metrics::ObjectMetrics::new(prefix, self.name(), Arc::new(snapshot))?
+            .with_vocabularies(R::CONDITIONS)
+            .with_info(R::INFO)
     }
 
     /// Runs until shut down: by the signal given to [`Controller::shutdown_on`], else SIGTERM or

@@ -320,3 +320,112 @@ impl Collector for ObjectMetrics {
         gauges.collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use kube::runtime::events::EventType;
+
+    use super::*;
+    use crate::conditions::ConditionStatus::{False, True, Unknown};
+    use crate::vocabulary::Reason;
+
+    static READY: Vocabulary = Vocabulary {
+        type_: "Ready",
+        reasons: &[
+            Reason::new("Starting", Unknown).initial(),
+            Reason::new("Held", False).event(EventType::Normal),
+            Reason::new("Running", True),
+        ],
+    };
+    static VOCABULARIES: [&Vocabulary; 1] = [&READY];
+
+    fn object(reason: &str) -> ObjectState {
+        ObjectState {
+            namespace: "demo".into(),
+            name: "web".into(),
+            generation: Some(1),
+            conditions: vec![Condition {
+                type_: "Ready".into(),
+                status: "False".into(),
+                reason: reason.into(),
+                message: String::new(),
+                observed_generation: Some(1),
+                last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                    jiff::Timestamp::UNIX_EPOCH,
+                ),
+            }],
+            suspended: false,
+            info: vec!["r7".into()],
+        }
+    }
+
+    fn scrape(metrics: ObjectMetrics) -> String {
+        let registry = prometheus::Registry::new();
+        registry.register(Box::new(metrics)).unwrap();
+        prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .unwrap()
+    }
+
+    fn reason_samples(text: &str) -> Vec<&str> {
+        text.lines()
+            .filter(|l| l.starts_with("kubeward_object_condition_reason{"))
+            .collect()
+    }
+
+    #[test]
+    fn a_reason_outside_the_vocabulary_sets_every_declared_reason_to_zero() {
+        let metrics = ObjectMetrics::new("kubeward", "c", Arc::new(|| vec![object("Legacy")]))
+            .unwrap()
+            .with_vocabularies(&VOCABULARIES);
+        let text = scrape(metrics);
+        let samples = reason_samples(&text);
+        assert_eq!(samples.len(), 3, "{text}");
+        assert!(samples.iter().all(|s| s.ends_with(" 0")), "{text}");
+    }
+
+    #[test]
+    fn without_vocabularies_or_info_there_are_no_reason_or_info_series() {
+        let metrics =
+            ObjectMetrics::new("kubeward", "c", Arc::new(|| vec![object("Held")])).unwrap();
+        let text = scrape(metrics);
+        assert!(reason_samples(&text).is_empty(), "{text}");
+        assert!(!text.contains("kubeward_object_info"), "{text}");
+    }
+
+    #[test]
+    fn the_held_reason_is_classed_waiting_and_info_is_one_series() {
+        static INFO: [InfoField; 1] = [InfoField::new("revision", "status.revision")];
+        let metrics = ObjectMetrics::new("kubeward", "c", Arc::new(|| vec![object("Held")]))
+            .unwrap()
+            .with_vocabularies(&VOCABULARIES)
+            .with_info(&INFO)
+            .unwrap();
+        let text = scrape(metrics);
+        assert!(text.contains(
+            r#"kubeward_object_condition_reason{class="waiting",controller="c",name="web",namespace="demo",reason="Held",type="Ready"} 1"#
+        ), "{text}");
+        assert!(text.contains(
+            r#"kubeward_object_info{controller="c",name="web",namespace="demo",revision="r7"} 1"#
+        ), "{text}");
+    }
+
+    #[test]
+    fn info_labels_may_not_shadow_object_labels_or_repeat() {
+        let new = || ObjectMetrics::new("kubeward", "c", Arc::new(Vec::new)).unwrap();
+        let error = new()
+            .with_info(&[InfoField::new("name", "spec.name")])
+            .unwrap_err();
+        assert!(error.to_string().contains("info label `name`"), "{error}");
+        let twice = [
+            InfoField::new("rev", "spec.a"),
+            InfoField::new("rev", "spec.b"),
+        ];
+        assert!(new().with_info(&twice).is_err());
+        assert!(
+            new()
+                .with_info(&[InfoField::new("bad-label", "spec.a")])
+                .is_err()
+        );
+    }
+}
