@@ -90,6 +90,11 @@
 //!   patches; protobuf request bodies for ConfigMap, Secret and Namespace (what
 //!   `kubectl create configmap|secret|namespace` sends); responses are JSON.
 //!
+//! # Alert rules
+//!
+//! [`assert_alert_rules`] checks the rules `kubeward::alerts` generates for a controller with
+//! `promtool`: they load, their scenarios pass, and removing any guard fails its scenario.
+//!
 //! # What is not modelled
 //!
 //! - Schema validation, defaulting and pruning of custom resources (unknown fields are kept);
@@ -106,6 +111,7 @@
 
 #![deny(missing_docs)]
 
+mod alert_rules;
 mod api;
 mod apply;
 mod authz;
@@ -122,6 +128,7 @@ mod rbac;
 mod requests;
 mod resources;
 mod routes;
+mod schema;
 mod selector;
 mod server;
 mod shared;
@@ -133,6 +140,7 @@ mod wait;
 mod watch;
 mod yaml;
 
+pub use alert_rules::assert_alert_rules;
 pub use faults::{Fault, FaultAction, Faults, PathMatch};
 pub use metrics::{Sample, metric_samples, metric_value};
 pub use requests::{RequestLog, RequestRecord};
