@@ -140,13 +140,16 @@ fn decoded_len(v: &Value) -> usize {
     base64::decode(v.as_str().unwrap_or_default()).map_or(0, |b| b.len())
 }
 
+/// The bytes a ConfigMap value counts toward [`MAX_SECRET_SIZE`].
+type ValueSize = fn(&Value) -> usize;
+
 /// `ValidateConfigMap` beyond object metadata.
 fn validate_config_map(cm: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let mut total = 0;
     let text_len = |v: &Value| v.as_str().map_or(0, str::len);
     // Each bag's keys, and the other bag that must not hold them: data, then binaryData.
-    let bags: [(&str, &str, fn(&Value) -> usize); 2] = [
+    let bags: [(&str, &str, ValueSize); 2] = [
         ("data", "binaryData", text_len),
         ("binaryData", "data", decoded_len),
     ];
