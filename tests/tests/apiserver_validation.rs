@@ -697,3 +697,73 @@ async fn yaml_bodies_create_update_and_apply() {
     .await;
     assert_eq!((code, body["reason"].as_str()), (400, Some("BadRequest")));
 }
+
+#[tokio::test]
+async fn the_remaining_secret_types_lease_holder_and_metadata_rules() {
+    let (_server, client) = client().await;
+    let post = |path: &'static str, body: Value| {
+        let client = client.clone();
+        async move { raw(&client, "POST", path, Some("application/json"), Some(body)).await }
+    };
+    let secret = |name: &str, secret_type: &str| json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "type": secret_type});
+    let secrets = "/api/v1/namespaces/default/secrets";
+    for (name, secret_type, field) in [
+        (
+            "sa",
+            "kubernetes.io/service-account-token",
+            "metadata.annotations[kubernetes.io/service-account.name]",
+        ),
+        ("ssh", "kubernetes.io/ssh-auth", "data[ssh-privatekey]"),
+        (
+            "pull",
+            "kubernetes.io/dockerconfigjson",
+            "data[.dockerconfigjson]",
+        ),
+        ("cfg", "kubernetes.io/dockercfg", "data[.dockercfg]"),
+    ] {
+        let (code, body) = post(secrets, secret(name, secret_type)).await;
+        assert_eq!(code, 422, "{body}");
+        assert_eq!(
+            body["message"],
+            format!("Secret \"{name}\" is invalid: {field}: Required value")
+        );
+        assert_eq!(body["details"]["causes"][0]["field"], field);
+    }
+
+    let (code, body) = post(
+        "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+        json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": "l"}, "spec": {"preferredHolder": "b"}}),
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        "Lease.coordination.k8s.io \"l\" is invalid: spec.preferredHolder: Forbidden: may only be specified if `strategy` is defined"
+    );
+
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    let (code, body) = post(
+        configmaps,
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "u"}]}}),
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        "ConfigMap \"a\" is invalid: metadata.ownerReferences[0]: Invalid value: {\"apiVersion\":\"v1\",\"kind\":\"Event\",\"name\":\"e\",\"uid\":\"u\"}: /v1, Kind=Event is disallowed from being an owner"
+    );
+
+    let (code, body) = post(
+        configmaps,
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
+            "finalizers": ["orphan", "foregroundDeletion"]}}),
+    )
+    .await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        "ConfigMap \"a\" is invalid: metadata.finalizers: Invalid value: [\"orphan\",\"foregroundDeletion\"]: finalizer orphan and foregroundDeletion cannot be both set"
+    );
+}
