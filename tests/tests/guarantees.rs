@@ -445,10 +445,16 @@ async fn conflicts_back_off(path: &str, phase: Phase) {
     let window = Duration::from_secs(4);
     tokio::time::sleep(window).await;
     let writes = patch_statuses(&server, path);
+    let requests = server
+        .requests()
+        .iter()
+        .filter(|r| r.path.contains("/widgets/w1") && !r.is_watch())
+        .count();
     running.stop().await;
     let retries = writes.len() - 1;
     eprintln!(
-        "persistent 409 on {phase}: {retries} retried writes in the {window:?} after the first: {:.2} requests/s",
+        "persistent 409 on {phase}: {retries} retried writes in the {window:?} after the first \
+         ({:.2} writes/s); {requests} requests about w1 in all, reads included",
         retries as f64 / window.as_secs_f64()
     );
     assert!(writes.iter().all(|s| *s == 409), "{writes:?}");

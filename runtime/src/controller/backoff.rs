@@ -1,4 +1,5 @@
-//! The default error policy: exponential backoff with jitter, per object, reset on success.
+//! The default retry policy: exponential backoff with jitter, per object (by uid), for failed
+//! passes and conflicts alike, reset on success.
 
 use std::time::Duration;
 
