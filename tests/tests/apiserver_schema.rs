@@ -552,6 +552,58 @@ async fn defaults_are_applied_on_create_and_update_and_nulls_follow_nullable() {
 }
 
 #[tokio::test]
+async fn a_default_added_to_the_crd_later_shows_on_read() {
+    let (_server, client) = server().await;
+    widgets(&client)
+        .create(
+            &PostParams::default(),
+            &object(widget("w", json!({"size": "small"}))),
+        )
+        .await
+        .unwrap();
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    let mut crd =
+        serde_json::to_value(crds.get("widgets.schema.kubeward.dev").await.unwrap()).unwrap();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["note"]
+        ["default"] = json!("none");
+    crds.replace(
+        "widgets.schema.kubeward.dev",
+        &PostParams::default(),
+        &serde_json::from_value(crd).unwrap(),
+    )
+    .await
+    .expect("the CRD update is accepted");
+    let read = widgets(&client).get("w").await.unwrap();
+    assert_eq!(read.data["spec"]["note"], "none");
+    let listed = widgets(&client).list(&Default::default()).await.unwrap();
+    assert_eq!(listed.items[0].data["spec"]["note"], "none");
+}
+
+#[tokio::test]
+async fn duplicate_keys_of_a_built_in_kind_are_warned_too() {
+    let (_server, client) = server().await;
+    let body = br#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+        "data": {"a": "1", "a": "2"}}"#;
+    let uri = "/api/v1/namespaces/default/configmaps";
+    let a = send(&client, "POST", uri, "application/json", body).await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    assert_eq!(a.warnings, vec![r#"299 - "duplicate field \"data.a\"""#]);
+    let a = send(
+        &client,
+        "POST",
+        &format!("{uri}?fieldValidation=Strict"),
+        "application/json",
+        body,
+    )
+    .await;
+    assert_eq!(a.status, 400);
+    assert_eq!(
+        a.body["message"],
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: duplicate field \"data.a\""
+    );
+}
+
+#[tokio::test]
 async fn unknown_fields_are_pruned_with_a_warning_by_default() {
     let (_server, client) = server().await;
     let body = widget(

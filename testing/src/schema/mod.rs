@@ -110,6 +110,13 @@ pub fn admit(
     }
 }
 
+/// Applies the schema's defaults to an object read from storage (a no-op without a schema).
+pub fn default_on_read(info: &ResourceInfo, obj: &mut Value) {
+    if let Some(schema) = info.structural.as_deref() {
+        defaulting::apply(schema, obj);
+    }
+}
+
 /// The error types that keep CEL rules from running (`hasBlockingErr` in the custom resource
 /// strategy): a rule could not rely on the schema's guarantees.
 const BLOCKING: &[&str] = &[
