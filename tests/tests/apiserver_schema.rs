@@ -216,10 +216,15 @@ async fn rejected(client: &Client, spec: Value) -> BTreeSet<(String, String, Str
         .create(&PostParams::default(), &object(widget("w", spec)))
         .await
         .expect_err("the server rejects the widget");
+    invalid_causes(err)
+}
+
+/// The causes of a 422 Invalid about the widget `w`, as `(field, reason, message)`.
+fn invalid_causes(err: kube::Error) -> BTreeSet<(String, String, String)> {
     let kube::Error::Api(status) = err else {
         panic!("not an API error: {err}");
     };
-    assert_eq!(status.code, 422);
+    assert_eq!(status.code, 422, "{}", status.message);
     assert_eq!(status.reason, "Invalid");
     let details = status.details.expect("details");
     assert_eq!(details.name, "w");
@@ -452,14 +457,7 @@ async fn formats_are_checked_as_apiextensions_does() {
         ])
     );
     widgets(&client)
-        .create(
-            &PostParams::default(),
-            &object(widget(
-                "w",
-                json!({"size": "small", "id": "6f1c2a4e-8a9b-4c3d-9e8f-0a1b2c3d4e5f",
-                       "address": "10.0.0.1", "since": "2026-01-02T03:04:05Z"}),
-            )),
-        )
+        .create(&PostParams::default(), &object(widget("w", json!({"size": "small", "id": "6f1c2a4e-8a9b-4c3d-9e8f-0a1b2c3d4e5f", "address": "10.0.0.1", "since": "2026-01-02T03:04:05Z"}))))
         .await
         .expect("valid formats are accepted");
 }
@@ -789,13 +787,7 @@ async fn transition_rules_compare_with_the_stored_object_on_update_only() {
     let (_server, client) = server().await;
     let api = widgets(&client);
     let created = api
-        .create(
-            &PostParams::default(),
-            &object(widget(
-                "w",
-                json!({"size": "small", "mode": "a", "ports": [{"name": "http", "protocol": "TCP"}]}),
-            )),
-        )
+        .create(&PostParams::default(), &object(widget("w", json!({"size": "small", "mode": "a", "ports": [{"name": "http", "protocol": "TCP"}]}))))
         .await
         .expect("no old object: transition rules do not run on create");
     let mut body = widget(
@@ -808,18 +800,8 @@ async fn transition_rules_compare_with_the_stored_object_on_update_only() {
         .replace("w", &PostParams::default(), &object(body))
         .await
         .expect_err("mode and the http port's protocol changed");
-    let kube::Error::Api(status) = err else {
-        panic!("{err}")
-    };
-    let got: BTreeSet<_> = status
-        .details
-        .expect("details")
-        .causes
-        .into_iter()
-        .map(|c| (c.field, c.reason, c.message))
-        .collect();
     assert_eq!(
-        got,
+        invalid_causes(err),
         BTreeSet::from([
             cause(
                 "spec.mode",
@@ -861,18 +843,8 @@ async fn status_writes_and_patches_are_validated_too() {
         .replace_status("w", &PostParams::default(), &object(body))
         .await
         .expect_err("invalid status");
-    let kube::Error::Api(status) = err else {
-        panic!("{err}")
-    };
-    let got: BTreeSet<_> = status
-        .details
-        .expect("details")
-        .causes
-        .into_iter()
-        .map(|c| (c.field, c.reason, c.message))
-        .collect();
     assert_eq!(
-        got,
+        invalid_causes(err),
         BTreeSet::from([
             cause(
                 "status.phase",

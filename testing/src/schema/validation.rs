@@ -191,18 +191,29 @@ fn validate_number(
     }
 }
 
-fn validate_array(schema: &Structural, path: &str, items: &[Value], errors: &mut Vec<FieldError>) {
-    let size = items.len() as u64;
-    if let Some(min) = schema.min_items.filter(|m| size < *m) {
+/// `minItems`/`maxItems` or `minProperties`/`maxProperties`: too few is kube-openapi's
+/// `TooFewItems`/`TooFewProperties` as `field.Invalid`, too many is `field.TooMany`.
+fn validate_count(
+    path: &str,
+    (size, min, max): (u64, Option<u64>, Option<u64>),
+    unit: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    if let Some(min) = min.filter(|m| size < *m) {
         errors.push(FieldError::invalid_rendered(
             path,
             &size.to_string(),
-            &format!("{path} in body should have at least {min} items"),
+            &format!("{path} in body should have at least {min} {unit}"),
         ));
     }
-    if let Some(max) = schema.max_items.filter(|m| size > *m) {
+    if let Some(max) = max.filter(|m| size > *m) {
         errors.push(FieldError::too_many(path, size, max));
     }
+}
+
+fn validate_array(schema: &Structural, path: &str, items: &[Value], errors: &mut Vec<FieldError>) {
+    let counted = (items.len() as u64, schema.min_items, schema.max_items);
+    validate_count(path, counted, "items", errors);
     if let Some(item_schema) = &schema.items {
         for (i, item) in items.iter().enumerate() {
             validate(item_schema, &field::index(path, i), item, errors);
@@ -216,17 +227,12 @@ fn validate_object(
     map: &serde_json::Map<String, Value>,
     errors: &mut Vec<FieldError>,
 ) {
-    let size = map.len() as u64;
-    if let Some(min) = schema.min_properties.filter(|m| size < *m) {
-        errors.push(FieldError::invalid_rendered(
-            path,
-            &size.to_string(),
-            &format!("{path} in body should have at least {min} properties"),
-        ));
-    }
-    if let Some(max) = schema.max_properties.filter(|m| size > *m) {
-        errors.push(FieldError::too_many(path, size, max));
-    }
+    let counted = (
+        map.len() as u64,
+        schema.min_properties,
+        schema.max_properties,
+    );
+    validate_count(path, counted, "properties", errors);
     let skips_meta = path.is_empty() || schema.embedded_resource;
     for name in &schema.required {
         let envelope = skips_meta && is_meta_field(name);
