@@ -79,7 +79,9 @@
 //!   `map` (duplicates rejected) — then `x-kubernetes-validations` CEL rules (the `cel` crate with
 //!   the strings, lists and math extensions) with `message`, `messageExpression`, `reason`,
 //!   `fieldPath` and transition rules on `oldSelf`, skipped after a blocking error as upstream
-//!   does. A CRD whose rule or pattern does not compile is 422. `fieldValidation=Strict` answers
+//!   does. Updates ratchet: a value equal to its stored counterpart (correlated by property
+//!   name and list-map keys) is not re-validated, so rules a CRD tightens later bind only what
+//!   changes. A CRD whose rule or pattern does not compile is 422. `fieldValidation=Strict` answers
 //!   400 naming unknown and duplicate fields (`strict decoding error: unknown field
 //!   "spec.foo"`), `Warn` (the default) sends `Warning: 299 - "unknown field \"spec.foo\""`,
 //!   `Ignore` prunes silently; duplicate JSON keys are reported for every kind.
@@ -97,8 +99,8 @@
 //!
 //! # What is not modelled
 //!
-//! - Of CRD schemas: validation ratcheting (errors in fields an update leaves unchanged are
-//!   reported, not ratcheted), `allOf`/`anyOf`/`oneOf`/`not`, `optionalOldSelf`, CEL cost
+//! - Of CRD schemas: the warnings upstream sends for CEL failures it ratchets (here they pass
+//!   silently), `allOf`/`anyOf`/`oneOf`/`not`, `optionalOldSelf`, CEL cost
 //!   budgets and Kubernetes' own CEL libraries (quantity, URL, IP, `format` functions); the
 //!   validation of a CRD's schema beyond compiling its rules and patterns.
 //! - Conversion between CRD versions (objects are served at the requested version as stored).

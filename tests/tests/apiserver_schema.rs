@@ -578,6 +578,80 @@ async fn a_default_added_to_the_crd_later_shows_on_read() {
 }
 
 #[tokio::test]
+async fn rules_a_crd_tightens_later_are_ratcheted_on_unchanged_values() {
+    let (_server, client) = server().await;
+    let api = widgets(&client);
+    api.create(
+        &PostParams::default(),
+        &object(widget("w", json!({"size": "small", "name": "abcd"}))),
+    )
+    .await
+    .unwrap();
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    let mut crd =
+        serde_json::to_value(crds.get("widgets.schema.kubeward.dev").await.unwrap()).unwrap();
+    let name = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        ["name"];
+    name["maxLength"] = json!(3);
+    name["x-kubernetes-validations"] =
+        json!([{"rule": "self.startsWith('x')", "message": "must start with x"}]);
+    crds.replace(
+        "widgets.schema.kubeward.dev",
+        &PostParams::default(),
+        &serde_json::from_value(crd).unwrap(),
+    )
+    .await
+    .expect("the CRD update is accepted");
+
+    // The stored name now breaks two rules, but an update that leaves it alone passes.
+    let patched = api
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .expect("the unchanged name is ratcheted");
+    assert_eq!(patched.data["spec"]["replicas"], 2);
+    // Changing it is validated in full.
+    let err = api
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"name": "abcde"}})),
+        )
+        .await
+        .expect_err("a changed name is validated");
+    assert_eq!(
+        invalid_causes(err),
+        BTreeSet::from([
+            cause(
+                "spec.name",
+                "FieldValueTooLong",
+                "Too long: may not be more than 3 bytes"
+            ),
+            not_checked(),
+        ])
+    );
+    let err = api
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"name": "abc"}})),
+        )
+        .await
+        .expect_err("a changed name is validated by its rules too");
+    assert_eq!(
+        invalid_causes(err),
+        BTreeSet::from([cause(
+            "spec.name",
+            "FieldValueInvalid",
+            "Invalid value: \"abc\": must start with x"
+        )])
+    );
+}
+
+#[tokio::test]
 async fn duplicate_keys_of_a_built_in_kind_are_warned_too() {
     let (_server, client) = server().await;
     let body = br#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},

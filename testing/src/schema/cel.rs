@@ -14,7 +14,7 @@ use cel::{Context, Env, Program};
 use serde_json::Value;
 
 use super::field::{self, FieldError};
-use super::listtype::map_key;
+use super::ratcheting;
 use super::structural::Structural;
 
 /// The CEL environment of rules: the standard library with the strings, lists and math
@@ -120,7 +120,7 @@ pub fn validate(
         Value::Object(map) => {
             for (name, v) in map {
                 if let Some(child) = schema.child(name) {
-                    let old_v = old.and_then(|o| o.get(name));
+                    let old_v = ratcheting::child(old, name);
                     validate(child, &field::child(path, name), v, old_v, errors);
                 }
             }
@@ -130,24 +130,12 @@ pub fn validate(
                 return;
             };
             for (i, item) in items.iter().enumerate() {
-                let old_item = (schema.list_type.as_deref() == Some("map"))
-                    .then(|| correlated_item(schema, item, old))
-                    .flatten();
+                let old_item = ratcheting::map_item(schema, item, old);
                 validate(item_schema, &field::index(path, i), item, old_item, errors);
             }
         }
         _ => {}
     }
-}
-
-/// The old item of a map list with the same keys as `item`.
-fn correlated_item<'a>(
-    schema: &Structural,
-    item: &Value,
-    old: Option<&'a Value>,
-) -> Option<&'a Value> {
-    let key = map_key(schema, item);
-    old?.as_array()?.iter().find(|o| map_key(schema, o) == key)
 }
 
 fn evaluate_rules(
@@ -169,6 +157,11 @@ fn evaluate_rules(
     };
     for rule in &schema.validations {
         if rule.uses_old_self && old.is_none() {
+            continue;
+        }
+        // Ratcheting: a rule that does not compare with oldSelf is not re-checked on an
+        // unchanged value (upstream turns its failure into a warning).
+        if !rule.uses_old_self && ratcheting::unchanged(value, old) {
             continue;
         }
         let at = match &rule.field_path {

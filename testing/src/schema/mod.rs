@@ -20,6 +20,7 @@ pub mod field;
 pub mod formats;
 pub mod listtype;
 pub mod pruning;
+pub mod ratcheting;
 pub mod structural;
 pub mod validation;
 
@@ -128,12 +129,21 @@ const BLOCKING: &[&str] = &[
 ];
 
 /// Every schema error of `obj` in the custom resource strategy's order: value rules, embedded
-/// resources, list types, then CEL rules unless a blocking error came first.
+/// resources, list types, then CEL rules unless a blocking error came first; on an update
+/// (`old`), unchanged values are not re-validated ([`ratcheting`]).
 fn validate(schema: &Structural, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut causes = Vec::new();
-    validation::validate(schema, "", obj, &mut causes);
+    validation::validate(schema, "", obj, old, &mut causes);
     embedded::validate(schema, "", obj, &mut causes);
-    listtype::validate(schema, "", obj, &mut causes);
+    // List types ratchet as a whole: a stored object with duplicates may keep them.
+    let old_lists_valid = old.is_none_or(|old| {
+        let mut old_errors = Vec::new();
+        listtype::validate(schema, "", old, &mut old_errors);
+        old_errors.is_empty()
+    });
+    if old_lists_valid {
+        listtype::validate(schema, "", obj, &mut causes);
+    }
     if !has_rules(schema) {
         return causes;
     }

@@ -10,10 +10,22 @@ use serde_json::Value;
 
 use super::field::{self, FieldError};
 use super::formats;
+use super::ratcheting;
 use super::structural::Structural;
 
-/// Validates `value` at `path` against `schema`, appending what is wrong to `errors`.
-pub fn validate(schema: &Structural, path: &str, value: &Value, errors: &mut Vec<FieldError>) {
+/// Validates `value` at `path` against `schema`, appending what is wrong to `errors`; `old` is
+/// the correlated stored value on an update, and a value equal to it is not validated again
+/// ([`ratcheting`]).
+pub fn validate(
+    schema: &Structural,
+    path: &str,
+    value: &Value,
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) {
+    if ratcheting::unchanged(value, old) {
+        return;
+    }
     if value.is_null() {
         if !schema.nullable && !schema.type_.is_empty() {
             errors.push(type_error(schema, path, value));
@@ -38,8 +50,8 @@ pub fn validate(schema: &Structural, path: &str, value: &Value, errors: &mut Vec
     match value {
         Value::String(s) => validate_string(schema, path, value, s, errors),
         Value::Number(n) => validate_number(schema, path, value, n.as_f64().unwrap_or(0.0), errors),
-        Value::Array(items) => validate_array(schema, path, items, errors),
-        Value::Object(map) => validate_object(schema, path, map, errors),
+        Value::Array(items) => validate_array(schema, path, items, old, errors),
+        Value::Object(map) => validate_object(schema, path, map, old, errors),
         _ => {}
     }
 }
@@ -211,12 +223,19 @@ fn validate_count(
     }
 }
 
-fn validate_array(schema: &Structural, path: &str, items: &[Value], errors: &mut Vec<FieldError>) {
+fn validate_array(
+    schema: &Structural,
+    path: &str,
+    items: &[Value],
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) {
     let counted = (items.len() as u64, schema.min_items, schema.max_items);
     validate_count(path, counted, "items", errors);
     if let Some(item_schema) = &schema.items {
         for (i, item) in items.iter().enumerate() {
-            validate(item_schema, &field::index(path, i), item, errors);
+            let old_item = ratcheting::item(schema, item, old);
+            validate(item_schema, &field::index(path, i), item, old_item, errors);
         }
     }
 }
@@ -225,6 +244,7 @@ fn validate_object(
     schema: &Structural,
     path: &str,
     map: &serde_json::Map<String, Value>,
+    old: Option<&Value>,
     errors: &mut Vec<FieldError>,
 ) {
     let counted = (
@@ -245,7 +265,8 @@ fn validate_object(
             continue;
         }
         if let Some(child) = schema.child(name) {
-            validate(child, &field::child(path, name), value, errors);
+            let old_value = ratcheting::child(old, name);
+            validate(child, &field::child(path, name), value, old_value, errors);
         }
     }
 }
