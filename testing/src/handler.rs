@@ -111,24 +111,29 @@ pub(crate) async fn handle(
         Route::Resource(r) => Some((r.group.as_str(), r.plural.as_str())),
         _ => None,
     };
-    if let Some(action) = shared.faults.take(&parts.method, &path, resource) {
-        match action {
-            FaultAction::Latency(d) => tokio::time::sleep(d).await,
-            FaultAction::Hang => {
-                shared.requests.push(record);
-                std::future::pending::<()>().await;
-                unreachable!("pending never completes");
-            }
-            FaultAction::Status(code) => {
-                record.status = code;
-                shared.requests.push(record);
-                return Ok(error_response(&ApiError::for_code(code)));
-            }
-            FaultAction::CloseConnection => {
-                shared.requests.push(record);
-                return Err(std::io::Error::other("injected fault: connection closed"));
-            }
+    let fault = shared.faults.take(&super::faults::Matched {
+        method: &parts.method,
+        path: &path,
+        resource,
+        user: &user,
+    });
+    match &fault {
+        Some(FaultAction::Latency(d)) => tokio::time::sleep(*d).await,
+        Some(FaultAction::Hang) => {
+            shared.requests.push(record);
+            std::future::pending::<()>().await;
+            unreachable!("pending never completes");
         }
+        Some(FaultAction::Status(code)) => {
+            record.status = *code;
+            shared.requests.push(record);
+            return Ok(error_response(&ApiError::for_code(*code)));
+        }
+        Some(FaultAction::CloseConnection) => {
+            shared.requests.push(record);
+            return Err(std::io::Error::other("injected fault: connection closed"));
+        }
+        Some(FaultAction::CommitThenStatus(_) | FaultAction::CommitThenCloseConnection) | None => {}
     }
     let Some(body) = body else {
         let err = ApiError::too_large(format_args!("limit is {MAX_REQUEST_BODY_BYTES}"));
@@ -174,8 +179,25 @@ pub(crate) async fn handle(
         ),
     };
     record.status = response.status().as_u16();
-    shared.requests.push(record);
-    Ok(response)
+    // The request was served (a write committed); its answer is replaced or lost.
+    match fault {
+        Some(FaultAction::CommitThenStatus(code)) => {
+            record.status = code;
+            shared.requests.push(record);
+            Ok(error_response(&ApiError::for_code(code)))
+        }
+        Some(FaultAction::CommitThenCloseConnection) => {
+            record.status = 0;
+            shared.requests.push(record);
+            Err(std::io::Error::other(
+                "injected fault: connection closed after the request was served",
+            ))
+        }
+        _ => {
+            shared.requests.push(record);
+            Ok(response)
+        }
+    }
 }
 
 /// [`super::authz::owner_references_admission`] for a request, with what can be known before the
