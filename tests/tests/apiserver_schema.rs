@@ -724,6 +724,13 @@ async fn field_validation_strict_rejects_and_ignore_prunes_silently() {
     );
     assert!(widgets(&client).get_opt("w").await.unwrap().is_none());
 
+    let a = post(&client, "?fieldValidation=Loose", &body).await;
+    assert_eq!(a.status, 422);
+    assert_eq!(
+        a.body["message"],
+        "CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"Loose\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
+    );
+
     let a = post(&client, "?fieldValidation=Ignore", &body).await;
     assert_eq!(a.status, 201);
     assert!(a.warnings.is_empty(), "{:?}", a.warnings);

@@ -46,12 +46,18 @@ pub enum FieldValidation {
 }
 
 impl FieldValidation {
-    /// Reads the query parameter; anything but `Ignore` and `Strict` is the default, `Warn`.
-    pub fn from_query(value: Option<&str>) -> Self {
-        match value {
-            Some("Ignore") => Self::Ignore,
-            Some("Strict") => Self::Strict,
-            _ => Self::Warn,
+    /// Reads the query parameter (absent or empty is `Warn`), or the error
+    /// `ValidateFieldValidation` reports for another value.
+    pub fn parse(value: Option<&str>) -> Result<Self, FieldError> {
+        match value.unwrap_or_default() {
+            "" | "Warn" => Ok(Self::Warn),
+            "Ignore" => Ok(Self::Ignore),
+            "Strict" => Ok(Self::Strict),
+            other => Err(FieldError::not_supported(
+                "fieldValidation",
+                &Value::String(other.into()),
+                &["", "Ignore", "Strict", "Warn"].map(String::from),
+            )),
         }
     }
 }
