@@ -243,3 +243,70 @@ fn to_cel(value: &Value) -> cel::Value {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The errors of `rule` on `value` (with `old` for transition rules).
+    fn check(rule: &str, value: Value, old: Option<Value>) -> Vec<String> {
+        let mut compile_errors = Vec::new();
+        let schema = Structural::from_json(
+            &json!({"x-kubernetes-validations": [{"rule": rule}]}),
+            "schema",
+            &mut compile_errors,
+        );
+        assert!(compile_errors.is_empty(), "{rule}: {compile_errors:?}");
+        let mut errors = Vec::new();
+        validate(&schema, "spec", &value, old.as_ref(), &mut errors);
+        errors.into_iter().map(|e| e.message).collect()
+    }
+
+    #[test]
+    fn rules_written_for_kubernetes_evaluate() {
+        let spec = json!({"name": "web-1", "replicas": 3, "ratio": 0.5,
+                          "tags": ["a", "b"], "labels": {"app": "web"}});
+        for rule in [
+            "self.replicas > 0 && self.ratio < 1.0",
+            "has(self.name) && !has(self.missing)",
+            "self.name.matches('^[a-z0-9-]+$') && self.name.startsWith('web')",
+            "self.tags.all(t, t.size() == 1) && self.tags.exists(t, t == 'b')",
+            "size(self.tags) <= 2 && self.labels['app'] == 'web'",
+            "'app' in self.labels && self.tags.map(t, t + '!').size() == 2",
+            "self.name.lowerAscii() == 'web-1'",
+        ] {
+            assert_eq!(
+                check(rule, spec.clone(), None),
+                Vec::<String>::new(),
+                "{rule}"
+            );
+        }
+        assert_eq!(
+            check("self.replicas < 3", spec.clone(), None),
+            vec!["Invalid value: failed rule: self.replicas < 3".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_rule_that_errors_reports_the_error_and_the_rule() {
+        let errors = check("self.missing > 1", json!({"a": 1}), None);
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0].starts_with("Invalid value: \"object\": ")
+                && errors[0].ends_with(" evaluating rule: self.missing > 1"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn transition_rules_need_an_old_value() {
+        let rule = "self.replicas >= oldSelf.replicas";
+        assert!(check(rule, json!({"replicas": 1}), None).is_empty());
+        assert_eq!(
+            check(rule, json!({"replicas": 1}), Some(json!({"replicas": 2}))),
+            vec![format!("Invalid value: failed rule: {rule}")]
+        );
+    }
+}
