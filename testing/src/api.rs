@@ -385,6 +385,9 @@ impl State {
                 let mut v = stored.clone();
                 v["apiVersion"] = Value::String(info.api_version());
                 v["kind"] = Value::String(info.kind.clone());
+                // Defaults added to a CRD after an object was stored show on read, as the
+                // storage decoder defaults.
+                schema::default_on_read(info, &mut v);
                 v
             }
         }

@@ -314,9 +314,9 @@ fn write_options(
         manager_given: given.is_some(),
         force: query.get("force").map(|f| f == "true"),
         decoding: Decoding {
-            directive: FieldValidation::from_query(
-                query.get("fieldValidation").map(String::as_str),
-            ),
+            // An invalid directive was answered 422 before the write began.
+            directive: FieldValidation::parse(query.get("fieldValidation").map(String::as_str))
+                .unwrap_or_default(),
             duplicate_fields: match media_type(headers).as_deref() {
                 Some("application/json-patch+json") => Vec::new(),
                 _ => duplicate_fields(body),
@@ -441,20 +441,21 @@ fn resource_request(
     state.expire_events();
     state.dry_run = false;
     state.warnings.clear();
+    // The options object a write's query parameters are validated as.
+    let options = super::status::Qualified {
+        group: "meta.k8s.io",
+        name: match *method {
+            Method::POST => "CreateOptions",
+            Method::PUT => "UpdateOptions",
+            Method::DELETE => "DeleteOptions",
+            _ => "PatchOptions",
+        },
+    };
     if let Some(dry_run) = query.get("dryRun") {
         if dry_run != "All" {
             // ValidateDryRun.
-            let options = match *method {
-                Method::POST => "CreateOptions",
-                Method::PUT => "UpdateOptions",
-                Method::DELETE => "DeleteOptions",
-                _ => "PatchOptions",
-            };
             return Err(ApiError::invalid(
-                super::status::Qualified {
-                    group: "meta.k8s.io",
-                    name: options,
-                },
+                options,
                 "",
                 vec![super::status::Cause {
                     reason: "FieldValueNotSupported".into(),
@@ -464,6 +465,11 @@ fn resource_request(
             ));
         }
         state.dry_run = true;
+    }
+    if matches!(*method, Method::POST | Method::PUT | Method::PATCH)
+        && let Err(e) = FieldValidation::parse(query.get("fieldValidation").map(String::as_str))
+    {
+        return Err(ApiError::invalid(options, "", vec![e.into()]));
     }
     let info = state
         .resource(&r.group, &r.version, &r.plural)

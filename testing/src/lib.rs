@@ -77,6 +77,24 @@
 //!   [`ApiServer::install_crd`]) is Established and NamesAccepted at once and served at each
 //!   served version, scope and status subresource as declared. `kubectl get` gets Tables;
 //!   metadata-only clients get `PartialObjectMetadata` (lists, gets and watches).
+//! - **Custom resources follow their CRD's structural schema** (apiextensions-apiserver): on
+//!   create, update, patch and apply, of the object and of its status, unknown fields are pruned
+//!   (kept under `x-kubernetes-preserve-unknown-fields` and in embedded resources' envelopes) and
+//!   `default`s applied (also on read, for defaults added later); values are validated with
+//!   kube-openapi's messages as 422 Invalid causes — `type`, `nullable`, `enum`, `required`,
+//!   `minimum`/`maximum` (and exclusive), `multipleOf`, `minLength`/`maxLength`, `pattern`,
+//!   `format` (the string formats apiextensions checks; `isbn*` and `creditcard` are accepted
+//!   unchecked), `min`/`maxItems`, `min`/`maxProperties`, `x-kubernetes-int-or-string`,
+//!   `x-kubernetes-embedded-resource` (`apiVersion` and `kind` required), list types `set` and
+//!   `map` (duplicates rejected) — then `x-kubernetes-validations` CEL rules (the `cel` crate with
+//!   the strings, lists and math extensions) with `message`, `messageExpression`, `reason`,
+//!   `fieldPath` and transition rules on `oldSelf`, skipped after a blocking error as upstream
+//!   does. Updates ratchet: a value equal to its stored counterpart (correlated by property
+//!   name and list-map keys) is not re-validated, so rules a CRD tightens later bind only what
+//!   changes. A CRD whose rule or pattern does not compile is 422. `fieldValidation=Strict` answers
+//!   400 naming unknown and duplicate fields (`strict decoding error: unknown field
+//!   "spec.foo"`), `Warn` (the default) sends `Warning: 299 - "unknown field \"spec.foo\""`,
+//!   `Ignore` prunes silently; duplicate JSON keys are reported for every kind.
 //! - **Built-ins**: namespaces (`default`, `kube-system`, `kube-public`, `kube-node-lease` exist;
 //!   creating in a missing namespace is 404), configmaps, secrets, serviceaccounts, leases,
 //!   events in `events.k8s.io/v1` and `v1` from one store (validation of each version, the core
@@ -97,8 +115,11 @@
 //!
 //! # What is not modelled
 //!
-//! - Schema validation, defaulting and pruning of custom resources (unknown fields are kept);
-//!   conversion between CRD versions (objects are served at the requested version as stored).
+//! - Of CRD schemas: the warnings upstream sends for CEL failures it ratchets (here they pass
+//!   silently), `allOf`/`anyOf`/`oneOf`/`not`, `optionalOldSelf`, CEL cost
+//!   budgets and Kubernetes' own CEL libraries (quantity, URL, IP, `format` functions); the
+//!   validation of a CRD's schema beyond compiling its rules and patterns.
+//! - Conversion between CRD versions (objects are served at the requested version as stored).
 //! - Garbage collection of owner references, propagation policies, graceful deletion periods;
 //!   deleting a namespace deletes its contents at once (no `Terminating` phase); deleting a CRD
 //!   deletes its objects at once.

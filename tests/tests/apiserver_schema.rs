@@ -216,10 +216,15 @@ async fn rejected(client: &Client, spec: Value) -> BTreeSet<(String, String, Str
         .create(&PostParams::default(), &object(widget("w", spec)))
         .await
         .expect_err("the server rejects the widget");
+    invalid_causes(err)
+}
+
+/// The causes of a 422 Invalid about the widget `w`, as `(field, reason, message)`.
+fn invalid_causes(err: kube::Error) -> BTreeSet<(String, String, String)> {
     let kube::Error::Api(status) = err else {
         panic!("not an API error: {err}");
     };
-    assert_eq!(status.code, 422);
+    assert_eq!(status.code, 422, "{}", status.message);
     assert_eq!(status.reason, "Invalid");
     let details = status.details.expect("details");
     assert_eq!(details.name, "w");
@@ -452,14 +457,7 @@ async fn formats_are_checked_as_apiextensions_does() {
         ])
     );
     widgets(&client)
-        .create(
-            &PostParams::default(),
-            &object(widget(
-                "w",
-                json!({"size": "small", "id": "6f1c2a4e-8a9b-4c3d-9e8f-0a1b2c3d4e5f",
-                       "address": "10.0.0.1", "since": "2026-01-02T03:04:05Z"}),
-            )),
-        )
+        .create(&PostParams::default(), &object(widget("w", json!({"size": "small", "id": "6f1c2a4e-8a9b-4c3d-9e8f-0a1b2c3d4e5f", "address": "10.0.0.1", "since": "2026-01-02T03:04:05Z"}))))
         .await
         .expect("valid formats are accepted");
 }
@@ -552,6 +550,132 @@ async fn defaults_are_applied_on_create_and_update_and_nulls_follow_nullable() {
 }
 
 #[tokio::test]
+async fn a_default_added_to_the_crd_later_shows_on_read() {
+    let (_server, client) = server().await;
+    widgets(&client)
+        .create(
+            &PostParams::default(),
+            &object(widget("w", json!({"size": "small"}))),
+        )
+        .await
+        .unwrap();
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    let mut crd =
+        serde_json::to_value(crds.get("widgets.schema.kubeward.dev").await.unwrap()).unwrap();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["note"]
+        ["default"] = json!("none");
+    crds.replace(
+        "widgets.schema.kubeward.dev",
+        &PostParams::default(),
+        &serde_json::from_value(crd).unwrap(),
+    )
+    .await
+    .expect("the CRD update is accepted");
+    let read = widgets(&client).get("w").await.unwrap();
+    assert_eq!(read.data["spec"]["note"], "none");
+    let listed = widgets(&client).list(&Default::default()).await.unwrap();
+    assert_eq!(listed.items[0].data["spec"]["note"], "none");
+}
+
+#[tokio::test]
+async fn rules_a_crd_tightens_later_are_ratcheted_on_unchanged_values() {
+    let (_server, client) = server().await;
+    let api = widgets(&client);
+    api.create(
+        &PostParams::default(),
+        &object(widget("w", json!({"size": "small", "name": "abcd"}))),
+    )
+    .await
+    .unwrap();
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    let mut crd =
+        serde_json::to_value(crds.get("widgets.schema.kubeward.dev").await.unwrap()).unwrap();
+    let name = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        ["name"];
+    name["maxLength"] = json!(3);
+    name["x-kubernetes-validations"] =
+        json!([{"rule": "self.startsWith('x')", "message": "must start with x"}]);
+    crds.replace(
+        "widgets.schema.kubeward.dev",
+        &PostParams::default(),
+        &serde_json::from_value(crd).unwrap(),
+    )
+    .await
+    .expect("the CRD update is accepted");
+
+    // The stored name now breaks two rules, but an update that leaves it alone passes.
+    let patched = api
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .expect("the unchanged name is ratcheted");
+    assert_eq!(patched.data["spec"]["replicas"], 2);
+    // Changing it is validated in full.
+    let err = api
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"name": "abcde"}})),
+        )
+        .await
+        .expect_err("a changed name is validated");
+    assert_eq!(
+        invalid_causes(err),
+        BTreeSet::from([
+            cause(
+                "spec.name",
+                "FieldValueTooLong",
+                "Too long: may not be more than 3 bytes"
+            ),
+            not_checked(),
+        ])
+    );
+    let err = api
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"name": "abc"}})),
+        )
+        .await
+        .expect_err("a changed name is validated by its rules too");
+    assert_eq!(
+        invalid_causes(err),
+        BTreeSet::from([cause(
+            "spec.name",
+            "FieldValueInvalid",
+            "Invalid value: \"abc\": must start with x"
+        )])
+    );
+}
+
+#[tokio::test]
+async fn duplicate_keys_of_a_built_in_kind_are_warned_too() {
+    let (_server, client) = server().await;
+    let body = br#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+        "data": {"a": "1", "a": "2"}}"#;
+    let uri = "/api/v1/namespaces/default/configmaps";
+    let a = send(&client, "POST", uri, "application/json", body).await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    assert_eq!(a.warnings, vec![r#"299 - "duplicate field \"data.a\"""#]);
+    let a = send(
+        &client,
+        "POST",
+        &format!("{uri}?fieldValidation=Strict"),
+        "application/json",
+        body,
+    )
+    .await;
+    assert_eq!(a.status, 400);
+    assert_eq!(
+        a.body["message"],
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: duplicate field \"data.a\""
+    );
+}
+
+#[tokio::test]
 async fn unknown_fields_are_pruned_with_a_warning_by_default() {
     let (_server, client) = server().await;
     let body = widget(
@@ -599,6 +723,13 @@ async fn field_validation_strict_rejects_and_ignore_prunes_silently() {
         "Widget in version \"v1\" cannot be handled as a Widget: strict decoding error: unknown field \"spec.foo\""
     );
     assert!(widgets(&client).get_opt("w").await.unwrap().is_none());
+
+    let a = post(&client, "?fieldValidation=Loose", &body).await;
+    assert_eq!(a.status, 422);
+    assert_eq!(
+        a.body["message"],
+        "CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"Loose\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
+    );
 
     let a = post(&client, "?fieldValidation=Ignore", &body).await;
     assert_eq!(a.status, 201);
@@ -737,13 +868,7 @@ async fn transition_rules_compare_with_the_stored_object_on_update_only() {
     let (_server, client) = server().await;
     let api = widgets(&client);
     let created = api
-        .create(
-            &PostParams::default(),
-            &object(widget(
-                "w",
-                json!({"size": "small", "mode": "a", "ports": [{"name": "http", "protocol": "TCP"}]}),
-            )),
-        )
+        .create(&PostParams::default(), &object(widget("w", json!({"size": "small", "mode": "a", "ports": [{"name": "http", "protocol": "TCP"}]}))))
         .await
         .expect("no old object: transition rules do not run on create");
     let mut body = widget(
@@ -756,18 +881,8 @@ async fn transition_rules_compare_with_the_stored_object_on_update_only() {
         .replace("w", &PostParams::default(), &object(body))
         .await
         .expect_err("mode and the http port's protocol changed");
-    let kube::Error::Api(status) = err else {
-        panic!("{err}")
-    };
-    let got: BTreeSet<_> = status
-        .details
-        .expect("details")
-        .causes
-        .into_iter()
-        .map(|c| (c.field, c.reason, c.message))
-        .collect();
     assert_eq!(
-        got,
+        invalid_causes(err),
         BTreeSet::from([
             cause(
                 "spec.mode",
@@ -809,18 +924,8 @@ async fn status_writes_and_patches_are_validated_too() {
         .replace_status("w", &PostParams::default(), &object(body))
         .await
         .expect_err("invalid status");
-    let kube::Error::Api(status) = err else {
-        panic!("{err}")
-    };
-    let got: BTreeSet<_> = status
-        .details
-        .expect("details")
-        .causes
-        .into_iter()
-        .map(|c| (c.field, c.reason, c.message))
-        .collect();
     assert_eq!(
-        got,
+        invalid_causes(err),
         BTreeSet::from([
             cause(
                 "status.phase",

@@ -14,7 +14,7 @@ use cel::{Context, Env, Program};
 use serde_json::Value;
 
 use super::field::{self, FieldError};
-use super::listtype::map_key;
+use super::ratcheting;
 use super::structural::Structural;
 
 /// The CEL environment of rules: the standard library with the strings, lists and math
@@ -120,7 +120,7 @@ pub fn validate(
         Value::Object(map) => {
             for (name, v) in map {
                 if let Some(child) = schema.child(name) {
-                    let old_v = old.and_then(|o| o.get(name));
+                    let old_v = ratcheting::child(old, name);
                     validate(child, &field::child(path, name), v, old_v, errors);
                 }
             }
@@ -130,24 +130,12 @@ pub fn validate(
                 return;
             };
             for (i, item) in items.iter().enumerate() {
-                let old_item = (schema.list_type.as_deref() == Some("map"))
-                    .then(|| correlated_item(schema, item, old))
-                    .flatten();
+                let old_item = ratcheting::map_item(schema, item, old);
                 validate(item_schema, &field::index(path, i), item, old_item, errors);
             }
         }
         _ => {}
     }
-}
-
-/// The old item of a map list with the same keys as `item`.
-fn correlated_item<'a>(
-    schema: &Structural,
-    item: &Value,
-    old: Option<&'a Value>,
-) -> Option<&'a Value> {
-    let key = map_key(schema, item);
-    old?.as_array()?.iter().find(|o| map_key(schema, o) == key)
 }
 
 fn evaluate_rules(
@@ -169,6 +157,11 @@ fn evaluate_rules(
     };
     for rule in &schema.validations {
         if rule.uses_old_self && old.is_none() {
+            continue;
+        }
+        // Ratcheting: a rule that does not compare with oldSelf is not re-checked on an
+        // unchanged value (upstream turns its failure into a warning).
+        if !rule.uses_old_self && ratcheting::unchanged(value, old) {
             continue;
         }
         let at = match &rule.field_path {
@@ -248,5 +241,72 @@ fn to_cel(value: &Value) -> cel::Value {
                 map.iter().map(|(k, v)| (k.clone(), to_cel(v))).collect();
             cel::Value::Map(entries.into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The errors of `rule` on `value` (with `old` for transition rules).
+    fn check(rule: &str, value: Value, old: Option<Value>) -> Vec<String> {
+        let mut compile_errors = Vec::new();
+        let schema = Structural::from_json(
+            &json!({"x-kubernetes-validations": [{"rule": rule}]}),
+            "schema",
+            &mut compile_errors,
+        );
+        assert!(compile_errors.is_empty(), "{rule}: {compile_errors:?}");
+        let mut errors = Vec::new();
+        validate(&schema, "spec", &value, old.as_ref(), &mut errors);
+        errors.into_iter().map(|e| e.message).collect()
+    }
+
+    #[test]
+    fn rules_written_for_kubernetes_evaluate() {
+        let spec = json!({"name": "web-1", "replicas": 3, "ratio": 0.5,
+                          "tags": ["a", "b"], "labels": {"app": "web"}});
+        for rule in [
+            "self.replicas > 0 && self.ratio < 1.0",
+            "has(self.name) && !has(self.missing)",
+            "self.name.matches('^[a-z0-9-]+$') && self.name.startsWith('web')",
+            "self.tags.all(t, t.size() == 1) && self.tags.exists(t, t == 'b')",
+            "size(self.tags) <= 2 && self.labels['app'] == 'web'",
+            "'app' in self.labels && self.tags.map(t, t + '!').size() == 2",
+            "self.name.lowerAscii() == 'web-1'",
+        ] {
+            assert_eq!(
+                check(rule, spec.clone(), None),
+                Vec::<String>::new(),
+                "{rule}"
+            );
+        }
+        assert_eq!(
+            check("self.replicas < 3", spec.clone(), None),
+            vec!["Invalid value: failed rule: self.replicas < 3".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_rule_that_errors_reports_the_error_and_the_rule() {
+        let errors = check("self.missing > 1", json!({"a": 1}), None);
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0].starts_with("Invalid value: \"object\": ")
+                && errors[0].ends_with(" evaluating rule: self.missing > 1"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn transition_rules_need_an_old_value() {
+        let rule = "self.replicas >= oldSelf.replicas";
+        assert!(check(rule, json!({"replicas": 1}), None).is_empty());
+        assert_eq!(
+            check(rule, json!({"replicas": 1}), Some(json!({"replicas": 2}))),
+            vec![format!("Invalid value: failed rule: {rule}")]
+        );
     }
 }

@@ -105,3 +105,40 @@ fn is_uri(s: &str) -> bool {
         && !rest.is_empty()
         && !s.contains(char::is_whitespace)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::is_valid;
+
+    #[test]
+    fn each_format_accepts_its_form_and_rejects_others() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("uuid", "6F1C2A4E-8A9B-4C3D-9E8F-0A1B2C3D4E5F", "6f1c2a4e"),
+            (
+                "uuid4",
+                "6f1c2a4e-8a9b-4c3d-9e8f-0a1b2c3d4e5f",
+                "6f1c2a4e-8a9b-5c3d-9e8f-0a1b2c3d4e5f",
+            ),
+            ("hostname", "example.com", "-bad-.com"),
+            ("email", "a@example.com", "not an email"),
+            ("ipv4", "10.0.0.1", "10.0.0.256"),
+            ("ipv6", "::1", "1.2.3.4"),
+            ("cidr", "10.0.0.0/8", "10.0.0.0/33"),
+            ("mac", "01:23:45:67:89:ab", "01:23:45"),
+            ("hexcolor", "#fff", "#ffff"),
+            ("rgbcolor", "rgb(1, 2, 255)", "rgb(256,0,0)"),
+            ("byte", "aGVsbG8=", "aGVsbG8"),
+            ("date", "2026-02-28", "2026-02-30"),
+            ("datetime", "2026-01-02T03:04:05.5+01:00", "2026-01-02"),
+            ("duration", "1h30m", "soon"),
+            ("uri", "https://example.com/x", "example.com"),
+            ("k8sshortname", "web-1", "Web"),
+            ("k8slongname", "a.b-c", "a..b"),
+        ];
+        for (format, good, bad) in cases {
+            assert!(is_valid(format, good), "{format} accepts {good:?}");
+            assert!(!is_valid(format, bad), "{format} rejects {bad:?}");
+        }
+        assert!(is_valid("password", "anything at all"));
+    }
+}

@@ -20,6 +20,7 @@ pub mod field;
 pub mod formats;
 pub mod listtype;
 pub mod pruning;
+pub mod ratcheting;
 pub mod structural;
 pub mod validation;
 
@@ -45,12 +46,18 @@ pub enum FieldValidation {
 }
 
 impl FieldValidation {
-    /// Reads the query parameter; anything but `Ignore` and `Strict` is the default, `Warn`.
-    pub fn from_query(value: Option<&str>) -> Self {
-        match value {
-            Some("Ignore") => Self::Ignore,
-            Some("Strict") => Self::Strict,
-            _ => Self::Warn,
+    /// Reads the query parameter (absent or empty is `Warn`), or the error
+    /// `ValidateFieldValidation` reports for another value.
+    pub fn parse(value: Option<&str>) -> Result<Self, FieldError> {
+        match value.unwrap_or_default() {
+            "" | "Warn" => Ok(Self::Warn),
+            "Ignore" => Ok(Self::Ignore),
+            "Strict" => Ok(Self::Strict),
+            other => Err(FieldError::not_supported(
+                "fieldValidation",
+                &Value::String(other.into()),
+                &["", "Ignore", "Strict", "Warn"].map(String::from),
+            )),
         }
     }
 }
@@ -110,6 +117,13 @@ pub fn admit(
     }
 }
 
+/// Applies the schema's defaults to an object read from storage (a no-op without a schema).
+pub fn default_on_read(info: &ResourceInfo, obj: &mut Value) {
+    if let Some(schema) = info.structural.as_deref() {
+        defaulting::apply(schema, obj);
+    }
+}
+
 /// The error types that keep CEL rules from running (`hasBlockingErr` in the custom resource
 /// strategy): a rule could not rely on the schema's guarantees.
 const BLOCKING: &[&str] = &[
@@ -121,12 +135,21 @@ const BLOCKING: &[&str] = &[
 ];
 
 /// Every schema error of `obj` in the custom resource strategy's order: value rules, embedded
-/// resources, list types, then CEL rules unless a blocking error came first.
+/// resources, list types, then CEL rules unless a blocking error came first; on an update
+/// (`old`), unchanged values are not re-validated ([`ratcheting`]).
 fn validate(schema: &Structural, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut causes = Vec::new();
-    validation::validate(schema, "", obj, &mut causes);
+    validation::validate(schema, "", obj, old, &mut causes);
     embedded::validate(schema, "", obj, &mut causes);
-    listtype::validate(schema, "", obj, &mut causes);
+    // List types ratchet as a whole: a stored object with duplicates may keep them.
+    let old_lists_valid = old.is_none_or(|old| {
+        let mut old_errors = Vec::new();
+        listtype::validate(schema, "", old, &mut old_errors);
+        old_errors.is_empty()
+    });
+    if old_lists_valid {
+        listtype::validate(schema, "", obj, &mut causes);
+    }
     if !has_rules(schema) {
         return causes;
     }

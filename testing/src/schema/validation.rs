@@ -10,10 +10,22 @@ use serde_json::Value;
 
 use super::field::{self, FieldError};
 use super::formats;
+use super::ratcheting;
 use super::structural::Structural;
 
-/// Validates `value` at `path` against `schema`, appending what is wrong to `errors`.
-pub fn validate(schema: &Structural, path: &str, value: &Value, errors: &mut Vec<FieldError>) {
+/// Validates `value` at `path` against `schema`, appending what is wrong to `errors`; `old` is
+/// the correlated stored value on an update, and a value equal to it is not validated again
+/// ([`ratcheting`]).
+pub fn validate(
+    schema: &Structural,
+    path: &str,
+    value: &Value,
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) {
+    if ratcheting::unchanged(value, old) {
+        return;
+    }
     if value.is_null() {
         if !schema.nullable && !schema.type_.is_empty() {
             errors.push(type_error(schema, path, value));
@@ -38,8 +50,8 @@ pub fn validate(schema: &Structural, path: &str, value: &Value, errors: &mut Vec
     match value {
         Value::String(s) => validate_string(schema, path, value, s, errors),
         Value::Number(n) => validate_number(schema, path, value, n.as_f64().unwrap_or(0.0), errors),
-        Value::Array(items) => validate_array(schema, path, items, errors),
-        Value::Object(map) => validate_object(schema, path, map, errors),
+        Value::Array(items) => validate_array(schema, path, items, old, errors),
+        Value::Object(map) => validate_object(schema, path, map, old, errors),
         _ => {}
     }
 }
@@ -191,21 +203,39 @@ fn validate_number(
     }
 }
 
-fn validate_array(schema: &Structural, path: &str, items: &[Value], errors: &mut Vec<FieldError>) {
-    let size = items.len() as u64;
-    if let Some(min) = schema.min_items.filter(|m| size < *m) {
+/// `minItems`/`maxItems` or `minProperties`/`maxProperties`: too few is kube-openapi's
+/// `TooFewItems`/`TooFewProperties` as `field.Invalid`, too many is `field.TooMany`.
+fn validate_count(
+    path: &str,
+    (size, min, max): (u64, Option<u64>, Option<u64>),
+    unit: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    if let Some(min) = min.filter(|m| size < *m) {
         errors.push(FieldError::invalid_rendered(
             path,
             &size.to_string(),
-            &format!("{path} in body should have at least {min} items"),
+            &format!("{path} in body should have at least {min} {unit}"),
         ));
     }
-    if let Some(max) = schema.max_items.filter(|m| size > *m) {
+    if let Some(max) = max.filter(|m| size > *m) {
         errors.push(FieldError::too_many(path, size, max));
     }
+}
+
+fn validate_array(
+    schema: &Structural,
+    path: &str,
+    items: &[Value],
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) {
+    let counted = (items.len() as u64, schema.min_items, schema.max_items);
+    validate_count(path, counted, "items", errors);
     if let Some(item_schema) = &schema.items {
         for (i, item) in items.iter().enumerate() {
-            validate(item_schema, &field::index(path, i), item, errors);
+            let old_item = ratcheting::item(schema, item, old);
+            validate(item_schema, &field::index(path, i), item, old_item, errors);
         }
     }
 }
@@ -214,19 +244,15 @@ fn validate_object(
     schema: &Structural,
     path: &str,
     map: &serde_json::Map<String, Value>,
+    old: Option<&Value>,
     errors: &mut Vec<FieldError>,
 ) {
-    let size = map.len() as u64;
-    if let Some(min) = schema.min_properties.filter(|m| size < *m) {
-        errors.push(FieldError::invalid_rendered(
-            path,
-            &size.to_string(),
-            &format!("{path} in body should have at least {min} properties"),
-        ));
-    }
-    if let Some(max) = schema.max_properties.filter(|m| size > *m) {
-        errors.push(FieldError::too_many(path, size, max));
-    }
+    let counted = (
+        map.len() as u64,
+        schema.min_properties,
+        schema.max_properties,
+    );
+    validate_count(path, counted, "properties", errors);
     let skips_meta = path.is_empty() || schema.embedded_resource;
     for name in &schema.required {
         let envelope = skips_meta && is_meta_field(name);
@@ -239,7 +265,8 @@ fn validate_object(
             continue;
         }
         if let Some(child) = schema.child(name) {
-            validate(child, &field::child(path, name), value, errors);
+            let old_value = ratcheting::child(old, name);
+            validate(child, &field::child(path, name), value, old_value, errors);
         }
     }
 }
