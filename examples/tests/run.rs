@@ -103,6 +103,16 @@ async fn rollouts_run_reconciles_through_a_kubeconfig_and_serves_metrics_and_hea
                 r#"kubeward_reconcile_passes_total{controller="demo.kubeward.dev/rollouts",outcome="completed",phase="init"} 1"#
             ));
             assert!(metrics.contains("kubeward_reconcile_step_duration_seconds_count"));
+            // The reason and the class its declaration gives it, and the declared info field.
+            assert!(metrics.contains(
+                r#"kubeward_object_condition_reason{class="done",controller="demo.kubeward.dev/rollouts",name="api",namespace="default",reason="Applied",type="UpToDate"} 1"#
+            ), "{metrics}");
+            assert!(metrics.contains(
+                r#"kubeward_object_condition_reason{class="waiting",controller="demo.kubeward.dev/rollouts",name="api",namespace="default",reason="WaitingForApproval",type="UpToDate"} 0"#
+            ), "{metrics}");
+            assert!(metrics.contains(
+                r#"kubeward_object_info{controller="demo.kubeward.dev/rollouts",image="registry.example/api:2.0",name="api",namespace="default"} 1"#
+            ), "{metrics}");
             break;
         }
         assert!(

@@ -97,7 +97,7 @@ impl Rollouts {
     controller = "demo.kubeward.dev/rollouts",
     finalizer = "demo.kubeward.dev/cleanup",
     conditions(UpToDate),
-    info(image = "spec.image", live_image = "status.liveImage"),
+    info(image = "spec.image"),
 )]
 impl Rollouts {
     async fn apply(&self, rollout: &Rollout, pass: &mut Pass<Rollout>) -> Result<Action, Error> {

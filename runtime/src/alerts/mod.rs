@@ -5,7 +5,7 @@
 //! | alert | severity | fires while |
 //! |---|---|---|
 //! | `Kubeward<Kind>InProgress` | info, no `for:` | an object's spec is not fully applied: its firing is the "rollout started" notice, its resolution the "rollout completed" one (`send_resolved: true`) |
-//! | `Kubeward<Kind>Stuck` | warning | in progress for over 30 minutes counted from when the rollout started, except while parked in a human gate |
+//! | `Kubeward<Kind>Stuck` | warning | in progress for over 30 minutes counted from when the rollout started, except while parked in a human gate; the summary names the current reason and its class |
 //! | `KubewardReconcileFailing` | warning | passes fail and none completes, for 10 minutes |
 //! | `KubewardExporterAbsent` | warning | the controller's metrics are missing (once per controller, not per object), or its condition series are |
 //!
@@ -368,7 +368,7 @@ mod tests {
         assert_eq!(alerts.stem(), "apps-example-com");
         assert_eq!(alerts.guards(), GUARDS);
         assert!(!alerts.rules().contains("human-gate"));
-        assert!(!alerts.rules().contains("_object_condition_reason"));
+        assert!(!alerts.rules().contains(r#"class="waiting""#));
         assert!(!alerts.tests().contains("human-gate"));
         assert!(!alerts.rules().contains("is a failure"));
     }
