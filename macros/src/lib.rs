@@ -10,14 +10,6 @@
 extern crate proc_macro;
 
 mod condition;
-// The API server's naming rules, compiled from the runtime's own source so the compile-time
-// checks and the runtime checks cannot drift apart.
-#[allow(dead_code, unreachable_pub)]
-#[path = "../../runtime/src/limits.rs"]
-mod limits;
-#[allow(dead_code, unreachable_pub)]
-#[path = "../../runtime/src/names.rs"]
-mod names;
 mod reconciler;
 mod step;
 mod util;

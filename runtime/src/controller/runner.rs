@@ -624,8 +624,11 @@ async fn publish_transitions<R: Reconciler>(
         return;
     };
     for condition in status::transitions(pass.stored_conditions(), pass.conditions()) {
-        let event_type =
-            transition_event_type::<R>(&condition.type_, &condition.reason, &condition.status);
+        let event_type = pass
+            .declared_event_type(&condition.type_, &condition.reason)
+            .unwrap_or_else(|| {
+                transition_event_type::<R>(&condition.type_, &condition.reason, &condition.status)
+            });
         let mut event = Event::new(
             event_type,
             condition.reason.clone(),
@@ -640,8 +643,9 @@ async fn publish_transitions<R: Reconciler>(
     }
 }
 
-/// The event type of a transition into `reason`: as the reason's vocabulary declares it, else
-/// False → Warning and True/Unknown → Normal.
+/// The event type of a transition into `reason` that its `set` did not declare (a typed
+/// transition always does): as `R::CONDITIONS` declares the reason, else False → Warning and
+/// True/Unknown → Normal.
 fn transition_event_type<R: Reconciler>(type_: &str, reason: &str, status: &str) -> EventType {
     let status = status.parse().unwrap_or(ConditionStatus::Unknown);
     R::CONDITIONS.iter().find(|v| v.type_ == type_).map_or_else(
