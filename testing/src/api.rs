@@ -12,14 +12,14 @@ use serde_json::{Map, Value, json};
 
 use super::apply::{ApplyError, ApplySchema, Endpoint, apply_at, update_at};
 use super::events_api::{
-    FieldError, from_core_v1, to_core_v1, validate_core_v1_event, validate_event_create,
-    validate_event_update,
+    from_core_v1, to_core_v1, validate_core_v1_event, validate_event_create, validate_event_update,
 };
 use super::patch::{MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch};
 use super::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
 use super::selector::{FieldSelector, LabelSelector, labels_of};
 use super::status::{ApiError, Cause, Qualified, delete_success};
 use super::store::{ObjectKey, Store};
+use super::validation;
 use kubeward::clock::SharedClock;
 
 /// Characters of generated name suffixes (apimachinery `util/rand`: no vowels, no confusables).
@@ -169,15 +169,8 @@ fn generation_relevant(obj: &Value, status_subresource: bool) -> Value {
     c
 }
 
-fn field_causes(errors: Vec<FieldError>) -> Vec<Cause> {
-    errors
-        .into_iter()
-        .map(|e| Cause {
-            reason: e.reason.to_string(),
-            message: e.message,
-            field: e.field,
-        })
-        .collect()
+fn field_causes(errors: Vec<validation::FieldError>) -> Vec<Cause> {
+    errors.into_iter().map(Cause::from).collect()
 }
 
 fn patch_error(err: PatchError) -> ApiError {
@@ -583,8 +576,20 @@ impl State {
             ));
         }
         reject_resource_version(&body)?;
+        self.create_from_view(info, &ns, body, opts)
+    }
+
+    /// The create strategy, managedFields and storage of a create's (or a PUT's that creates)
+    /// body.
+    fn create_from_view(
+        &mut self,
+        info: &ResourceInfo,
+        ns: &str,
+        body: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
         let mut obj = Self::from_view(info, body);
-        self.prepare_create(info, &ns, &mut obj)?;
+        self.prepare_create(info, ns, &mut obj)?;
         let now = rfc3339(self.now());
         track_update(info, None, &mut obj, &opts.manager, None, &now);
         self.commit_create(info, obj)
@@ -644,6 +649,7 @@ impl State {
         {
             m.remove("status");
         }
+        validation::admit_create(info, obj)?;
         match (info.group.as_str(), info.plural.as_str()) {
             ("", "namespaces") => {
                 obj["status"] = json!({"phase": "Active"});
@@ -753,7 +759,8 @@ impl State {
         }
     }
 
-    /// PUT (update), on the main resource or the status subresource.
+    /// PUT (update), on the main resource or the status subresource. Returns the object and
+    /// whether the PUT created it (events only: `AllowCreateOnUpdate`).
     pub fn update(
         &mut self,
         info: &ResourceInfo,
@@ -762,7 +769,7 @@ impl State {
         subresource: Option<&str>,
         body: Value,
         opts: &WriteOptions,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<(Value, bool), ApiError> {
         let ns = Self::check_write_body(info, namespace, &body)?;
         match meta_str(&body, "name") {
             Some(n) if n == name => {}
@@ -782,11 +789,20 @@ impl State {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
-        let old = self
-            .store
-            .get(&info.storage, &ns, name)
-            .cloned()
-            .ok_or_else(|| ApiError::not_found(info.qualified_resource(), name))?;
+        let Some(old) = self.store.get(&info.storage, &ns, name).cloned() else {
+            if subresource.is_some() || !validation::creates_on_update(info) {
+                return Err(ApiError::not_found(info.qualified_resource(), name));
+            }
+            // Storage ignores the resourceVersion of an object created through an update.
+            let mut body = body;
+            let meta = meta_mut(&mut body);
+            meta.insert("name".into(), json!(name));
+            meta.remove("resourceVersion");
+            return self
+                .create_from_view(info, &ns, body, opts)
+                .map(|o| (o, true));
+        };
+        validation::require_resource_version(info, name, &body)?;
         if let Some(rv) = meta_str(&body, "resourceVersion").filter(|rv| !rv.is_empty())
             && Some(rv) != meta_str(&old, "resourceVersion")
         {
@@ -794,6 +810,7 @@ impl State {
         }
         let new = Self::from_view(info, body);
         self.commit_update(info, &old, new, subresource, Some(opts))
+            .map(|o| (o, false))
     }
 
     /// PATCH in any supported format. Apply patches create missing objects.
@@ -834,8 +851,12 @@ impl State {
                 "Forbidden: may not be specified for non-apply patch",
             ));
         }
-        let patch: Value = serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+        let patch: Value = match patch_type {
+            PatchType::Apply => super::yaml::decode(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
+            _ => serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
+        };
         let old = self.store.get(&info.storage, &ns, name).cloned();
         let now = rfc3339(self.now());
         let api_version = info.api_version();
@@ -1023,6 +1044,7 @@ impl State {
             let g = old["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
             new["metadata"]["generation"] = json!(g);
         }
+        validation::admit_update(info, &mut new, old)?;
         if info.storage == events_key() {
             let checked = match info.view {
                 View::Native => validate_event_update(&new, old),

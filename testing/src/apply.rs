@@ -49,7 +49,7 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::selector::go_quote;
+use super::validation::names::go_quote;
 
 /// Why an apply was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,9 +20,9 @@
 //! empty `source: {}`, `reportingComponent: ""`), so they read exactly like the real server's.
 
 use serde_json::{Map, Value, json};
-use std::fmt;
 
-use super::selector::{go_quote, is_dns1123_subdomain, is_qualified_name};
+use super::validation::FieldError;
+use super::validation::names::{go_quote, is_dns1123_subdomain, is_qualified_name};
 
 /// `ReportingInstanceLengthLimit` (bytes).
 pub const REPORTING_INSTANCE_LENGTH_LIMIT: usize = 128;
@@ -32,56 +32,6 @@ pub const ACTION_LENGTH_LIMIT: usize = 128;
 pub const REASON_LENGTH_LIMIT: usize = 128;
 /// `NoteLengthLimit` (bytes of `note`, reported as `message`).
 pub const NOTE_LENGTH_LIMIT: usize = 1024;
-
-/// One validation error, as apimachinery's `field.Error` and the Status cause built from it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldError {
-    /// The field path (`eventTime`, `series.count`, `involvedObject.namespace`).
-    pub field: String,
-    /// The Status cause type: `FieldValueRequired`, `FieldValueInvalid`, `FieldValueTooLong`,
-    /// `FieldValueNotSupported` or `FieldValueForbidden`.
-    pub reason: &'static str,
-    /// `field.Error.ErrorBody()`, the Status cause message (`Required value`,
-    /// `Invalid value: "": can have at most 128 characters`). The ErrorList item text is
-    /// `field + ": " + message` (this type's `Display`).
-    pub message: String,
-}
-
-impl fmt::Display for FieldError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-impl FieldError {
-    /// The Status cause built from this error (`errors.NewInvalid`):
-    /// `{"reason": "FieldValueRequired", "message": "Required value", "field": "eventTime"}`.
-    #[cfg(test)]
-    pub fn status_cause(&self) -> Value {
-        json!({"reason": self.reason, "message": self.message, "field": self.field})
-    }
-
-    fn required(field: &str) -> Self {
-        FieldError {
-            field: field.to_owned(),
-            reason: "FieldValueRequired",
-            message: "Required value".to_owned(),
-        }
-    }
-
-    /// `field.Invalid(path, value, detail)` with a value already rendered as Go's ErrorBody does.
-    fn invalid_rendered(field: &str, rendered: &str, detail: &str) -> Self {
-        FieldError {
-            field: field.to_owned(),
-            reason: "FieldValueInvalid",
-            message: format!("Invalid value: {rendered}: {detail}"),
-        }
-    }
-
-    fn invalid(field: &str, value: &str, detail: &str) -> Self {
-        Self::invalid_rendered(field, &go_quote(value), detail)
-    }
-}
 
 /// The message of the 422 Status kube-apiserver returns for `errs` (`errors.NewInvalid`):
 /// `Event.events.k8s.io "name" is invalid: [a: b, c: d]` (one error alone without brackets;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Frame, Incoming};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -27,6 +27,10 @@ use super::watch::{self, WatchRequest};
 use super::{discovery, openapi, protobuf, table};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// The largest request body read (apiserver `MaxRequestBodyBytes`, 3 MiB); larger ones are
+/// answered 413 RequestEntityTooLarge.
+const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
 
 /// A response body fed by a channel (watch streams).
 struct ChannelBody(mpsc::Receiver<Bytes>);
@@ -61,8 +65,10 @@ pub(crate) async fn handle(
     req: Request<Incoming>,
 ) -> Result<Response<Body>, std::io::Error> {
     let (parts, body) = req.into_parts();
-    let body = match body.collect().await {
-        Ok(b) => b.to_bytes(),
+    // A body over the limit is not read further; it is refused below, once faults had their say.
+    let body = match Limited::new(body, MAX_REQUEST_BODY_BYTES).collect().await {
+        Ok(b) => Some(b.to_bytes()),
+        Err(e) if e.is::<LengthLimitError>() => None,
         Err(e) => return Err(std::io::Error::other(e)),
     };
     let path = parts.uri.path().to_string();
@@ -122,6 +128,12 @@ pub(crate) async fn handle(
             }
         }
     }
+    let Some(body) = body else {
+        let err = ApiError::too_large(format_args!("limit is {MAX_REQUEST_BODY_BYTES}"));
+        record.status = err.code;
+        shared.requests.push(record);
+        return Ok(error_response(&err));
+    };
     let query_map = parse_query(&query);
     let response = match (&route, identity) {
         (Route::Resource(r), Some((_, rules))) => {
@@ -349,6 +361,10 @@ fn media_type(headers: &HeaderMap) -> Option<String> {
 fn decode_body(headers: &HeaderMap, body: &Bytes) -> Result<Value, ApiError> {
     match media_type(headers).as_deref() {
         None | Some("application/json") | Some("*/*") => {}
+        Some("application/yaml") => {
+            return super::yaml::decode(body)
+                .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")));
+        }
         Some("application/vnd.kubernetes.protobuf") => {
             return protobuf::decode(body).map_err(|e| {
                 ApiError::unsupported_media_type(
@@ -533,17 +549,15 @@ fn resource_request(
         }
         (&Method::PUT, Some(name)) => {
             let obj = decode_body(headers, body)?;
-            (
-                200,
-                state.update(
-                    &info,
-                    ns,
-                    name,
-                    r.subresource.as_deref(),
-                    obj,
-                    &write_options(headers, query),
-                )?,
-            )
+            let (out, created) = state.update(
+                &info,
+                ns,
+                name,
+                r.subresource.as_deref(),
+                obj,
+                &write_options(headers, query),
+            )?;
+            (if created { 201 } else { 200 }, out)
         }
         (&Method::PATCH, Some(name)) => {
             let patch_type = match media_type(headers).as_deref() {

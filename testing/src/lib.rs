@@ -117,8 +117,10 @@ mod shared;
 mod status;
 mod store;
 mod table;
+mod validation;
 mod wait;
 mod watch;
+mod yaml;
 
 pub use faults::{Fault, FaultAction, Faults, PathMatch};
 pub use metrics::{Sample, metric_samples, metric_value};

@@ -19,7 +19,7 @@ use k8s_openapi::api::rbac::v1::PolicyRule;
 #[cfg(test)]
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding, Subject};
 
-use super::selector::go_quote;
+use super::validation::names::go_quote;
 
 /// What a request asks to do, as the API server's `RequestInfo` and authenticator describe it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -67,11 +67,12 @@ fn bookmark(info: &ResourceInfo, rv: u64, initial_end: bool) -> Bytes {
     )
 }
 
+fn expired_error(requested: u64, oldest: u64) -> ApiError {
+    ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
+}
+
 fn expired(requested: u64, oldest: u64) -> Bytes {
-    line(
-        "ERROR",
-        &ApiError::expired(format!("too old resource version: {requested} ({oldest})")).to_status(),
-    )
+    line("ERROR", &expired_error(requested, oldest).to_status())
 }
 
 fn in_scope(req: &WatchRequest, object: &Value) -> bool {
@@ -105,9 +106,21 @@ fn event_for(req: &WatchRequest, change: &Change) -> Option<Bytes> {
     Some(object_line(req, kind.as_str(), &now))
 }
 
-/// Starts a watch: takes the replay under the state lock, then streams from a spawned task into
-/// the returned channel until the client goes away, the timeout passes or the history is
-/// compacted.
+/// What a watch starts with, taken under the state lock: only cheap copies (the objects, or
+/// shared changes), so that filtering and serializing a long replay never stalls other clients.
+enum Opening {
+    /// The objects of a list-then-watch (no resourceVersion, or `sendInitialEvents`).
+    Objects(Vec<Value>),
+    /// The retained changes after the requested resourceVersion.
+    Replay(Vec<Arc<Change>>),
+    /// An `ERROR` event that ends the watch at once (too old, or not a resourceVersion).
+    Error(ApiError),
+}
+
+/// Starts a watch: takes the opening under the state lock, then filters, serializes and streams
+/// from a spawned task into the returned channel until the client goes away, the timeout passes
+/// or the history is compacted. A resourceVersion older than the kept history gets its
+/// `410 Expired` without waiting for anything.
 pub fn start(
     state: &Mutex<State>,
     req: WatchRequest,
@@ -115,8 +128,7 @@ pub fn start(
     mut compactions: tokio::sync::watch::Receiver<u64>,
 ) -> mpsc::Receiver<Bytes> {
     let (tx, rx) = mpsc::channel::<Bytes>(256);
-    let mut initial: Vec<Bytes> = Vec::new();
-    let (mut changes, mut last_rv) = {
+    let (opening, mut changes, mut last_rv) = {
         let guard = state.lock().unwrap_or_else(|p| p.into_inner());
         let requested = req
             .resource_version
@@ -124,48 +136,57 @@ pub fn start(
             .filter(|rv| !rv.is_empty() && *rv != "0");
         let current = guard.store.current_rv();
         if req.send_initial_events || requested.is_none() {
-            for stored in guard
+            let objects = guard
                 .store
                 .list(&req.info.storage, req.namespace.as_deref())
-            {
-                let view = State::to_view(&req.info, stored);
-                if req.filter.matches(&view) {
-                    initial.push(object_line(&req, "ADDED", &view));
-                }
-            }
-            if req.send_initial_events {
-                initial.push(bookmark(&req.info, current, true));
-            }
-            (Some(guard.store.subscribe()), current)
+                .cloned()
+                .collect();
+            (
+                Opening::Objects(objects),
+                Some(guard.store.subscribe()),
+                current,
+            )
         } else {
-            let rv = requested.and_then(|r| r.parse::<u64>().ok());
-            match rv {
-                None => {
-                    initial.push(line(
-                        "ERROR",
-                        &ApiError::bad_request(format!(
-                            "invalid resource version: {}",
-                            requested.unwrap_or_default()
-                        ))
-                        .to_status(),
-                    ));
-                    (None, current)
-                }
+            match requested.and_then(|r| r.parse::<u64>().ok()) {
+                None => (
+                    Opening::Error(ApiError::bad_request(format!(
+                        "invalid resource version: {}",
+                        requested.unwrap_or_default()
+                    ))),
+                    None,
+                    current,
+                ),
                 Some(rv) => match guard.store.watch_from(rv) {
                     Ok((replay, receiver)) => {
-                        initial.extend(replay.iter().filter_map(|c| event_for(&req, c)));
-                        (Some(receiver), current.max(rv))
+                        (Opening::Replay(replay), Some(receiver), current.max(rv))
                     }
-                    Err(too_old) => {
-                        initial.push(expired(rv, too_old.oldest));
-                        (None, current)
-                    }
+                    Err(too_old) => (
+                        Opening::Error(expired_error(rv, too_old.oldest)),
+                        None,
+                        current,
+                    ),
                 },
             }
         }
     };
     compactions.mark_unchanged();
     tokio::spawn(async move {
+        let initial: Vec<Bytes> = match opening {
+            Opening::Objects(objects) => {
+                let mut lines: Vec<Bytes> = objects
+                    .iter()
+                    .map(|stored| State::to_view(&req.info, stored))
+                    .filter(|view| req.filter.matches(view))
+                    .map(|view| object_line(&req, "ADDED", &view))
+                    .collect();
+                if req.send_initial_events {
+                    lines.push(bookmark(&req.info, last_rv, true));
+                }
+                lines
+            }
+            Opening::Replay(replay) => replay.iter().filter_map(|c| event_for(&req, c)).collect(),
+            Opening::Error(err) => vec![line("ERROR", &err.to_status())],
+        };
         for event in initial {
             if tx.send(event).await.is_err() {
                 return;

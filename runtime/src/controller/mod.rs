@@ -2,11 +2,15 @@
 //! finalizers, status writes, transition and failure events, metrics and graceful shutdown.
 
 mod backoff;
+mod builder;
+mod context;
+mod dispatch;
 mod failure;
 mod finalizer;
 mod pass;
-mod runner;
+mod publish;
 mod status;
+mod watch;
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -18,19 +22,19 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use self::backoff::{BACKOFF_BASE, BACKOFF_MAX, backoff_delay};
+pub use self::builder::{Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE};
+pub use self::dispatch::CONFLICT_REQUEUE;
 pub use self::failure::{ErrorChain, PassError, default_failure_event, default_failure_reason};
 pub use self::pass::Pass;
-pub use self::runner::{
-    CONFLICT_REQUEUE, Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE,
-};
 use crate::events::Event;
 use crate::observe::{Phase, StepName};
 use crate::vocabulary::Vocabulary;
 
 /// A controller's reconcile logic and its declaration.
 ///
-/// `#[kubeward::reconciler]` implements this trait from a declaration; it is as pleasant to
-/// implement by hand. `apply` converges an object that exists; `cleanup` releases what an object
+/// `#[kubeward::reconciler]` implements this trait from a declaration, forwarding every hook the
+/// impl block writes (a hook added to this trait is added to the macro's table of hooks,
+/// `kubeward-macros/src/reconciler/hooks.rs`); it is as pleasant to implement by hand. `apply` converges an object that exists; `cleanup` releases what an object
 /// owns when it is deleted (it runs only with a [`FINALIZER`](Reconciler::FINALIZER), and the
 /// finalizer is removed only when cleanup returns `Ok(Action::await_change())`).
 pub trait Reconciler: Send + Sync + 'static {

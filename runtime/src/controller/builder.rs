@@ -1,0 +1,410 @@
+//! [`Controller`]: the builder of a controller and its `run` loop (names checked, leader election,
+//! shutdown, the final flush of event series).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kube::Resource;
+use kube::runtime::reflector::Store;
+use kube::runtime::watcher;
+use tokio::sync::watch;
+
+use super::Reconciler;
+use super::context::Context;
+use super::watch::Watching;
+use crate::clock::{SharedClock, SystemClock};
+use crate::events::{EventRecorder, InvalidReporter, Reporter};
+use crate::leader;
+use crate::names::{InvalidName, NameKind};
+use crate::observe::{ControllerInfo, Observers, ReconcileObserver};
+
+/// How long in-flight passes may run on after a shutdown signal before they are abandoned.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
+/// How many objects are reconciled at once by default.
+pub const DEFAULT_CONCURRENCY: u16 = 16;
+
+/// Why a controller could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// The controller's name (events' `reportingController`) or finalizer is not a qualified name.
+    #[error(transparent)]
+    InvalidName(#[from] InvalidName),
+    /// Leader election failed in a way it cannot recover from.
+    #[error(transparent)]
+    LeaderElection(#[from] leader::LeaderError),
+    /// The events' reporter is invalid (the instance given to
+    /// [`Controller::with_reporting_instance`]).
+    #[error(transparent)]
+    InvalidReporter(#[from] InvalidReporter),
+}
+
+/// How a controller publishes its events.
+enum Events {
+    /// Through a recorder built when it runs (the default): reporting as the controller's name,
+    /// counted by the controller's observers.
+    Own {
+        instance: Option<String>,
+        flush_interval: Option<Duration>,
+    },
+    /// Through the recorder given to [`Controller::with_event_recorder`].
+    Recorder(EventRecorder),
+    /// Not at all ([`Controller::without_events`]).
+    Off,
+}
+
+type ShutdownSignal = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A [`Reconciler`] ready to run: watches its resource, reconciles each object in passes with
+/// phases and outcomes, writes status conditions, publishes transition and failure events, and
+/// shuts down gracefully.
+///
+/// It runs complete by default: events are published by a recorder whose `reportingController`
+/// is the controller's [name](Controller::name) and whose publishes reach the same observers as
+/// passes and steps; [`register_metrics`](Controller::register_metrics) adds every metric family
+/// in one call. Opting out is explicit: [`without_events`](Controller::without_events).
+///
+/// ```no_run
+/// # use kubeward::{Action, Pass, Reconciler};
+/// # use k8s_openapi::api::core::v1::ConfigMap;
+/// # struct Greeter;
+/// # impl Reconciler for Greeter {
+/// #     type Resource = ConfigMap;
+/// #     type Error = std::convert::Infallible;
+/// #     const NAME: Option<&'static str> = Some("demo.kubeward.dev/greeter");
+/// #     async fn apply(&self, _: &ConfigMap, _: &mut Pass<ConfigMap>) -> Result<Action, Self::Error> { Ok(Action::await_change()) }
+/// # }
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use kubeward::controller::Controller;
+///
+/// let client = kube::Client::try_default().await?;
+/// let registry = prometheus::Registry::new();
+/// Controller::new(Greeter, client)
+///     .register_metrics(&registry)?   // passes, steps, event publishes, per-object state
+///     .run()                          // events as demo.kubeward.dev/greeter
+///     .await?;
+/// # Ok(()) }
+/// ```
+pub struct Controller<R: Reconciler> {
+    reconciler: R,
+    client: kube::Client,
+    name: Option<String>,
+    observers: Observers,
+    events: Events,
+    concurrency: u16,
+    shutdown_grace: Duration,
+    clock: SharedClock,
+    watcher_config: watcher::Config,
+    shutdown: Option<ShutdownSignal>,
+    leader_election: Option<leader::LeaderElection>,
+    ready: watch::Sender<bool>,
+    cache: watch::Sender<Option<Store<R::Resource>>>,
+}
+
+impl<R: Reconciler> Controller<R> {
+    /// A controller running `reconciler` against the cluster `client` talks to.
+    pub fn new(reconciler: R, client: kube::Client) -> Self {
+        Self {
+            reconciler,
+            client,
+            name: None,
+            observers: Observers::default(),
+            events: Events::Own {
+                instance: None,
+                flush_interval: None,
+            },
+            concurrency: DEFAULT_CONCURRENCY,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            clock: Arc::new(SystemClock),
+            watcher_config: watcher::Config::default(),
+            shutdown: None,
+            leader_election: None,
+            ready: watch::Sender::new(false),
+            cache: watch::Sender::new(None),
+        }
+    }
+
+    /// Names the controller (events' `reportingController`, the `controller` metric label).
+    /// Default: [`Reconciler::NAME`], else the finalizer, else the resource kind.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Reports every pass, step and event publish to `observer` as well.
+    #[must_use]
+    pub fn with_observer(mut self, observer: Arc<dyn ReconcileObserver>) -> Self {
+        self.observers = self.observers.with(observer);
+        self
+    }
+
+    /// Publishes transition and failure events (and lets reconcilers publish their own) through
+    /// `recorder` instead of the controller's own, for full control of its reporter and timings.
+    /// The recorder must belong to this controller alone (see [`EventRecorder`]); build it with
+    /// [`EventRecorder::with_observers`] to have its publishes counted in metrics.
+    #[must_use]
+    pub fn with_event_recorder(mut self, recorder: EventRecorder) -> Self {
+        self.events = Events::Recorder(recorder);
+        self
+    }
+
+    /// Publishes no events at all: no transition events, no failure events, and
+    /// [`Pass::publish_event`](crate::Pass::publish_event) does nothing.
+    #[must_use]
+    pub fn without_events(mut self) -> Self {
+        self.events = Events::Off;
+        self
+    }
+
+    /// Reports events as `instance` (`reportingInstance`, 1 to 128 bytes, usually the pod name)
+    /// instead of the one [`Reporter::for_controller`] discovers. Switches events back on after
+    /// [`without_events`](Controller::without_events) or a recorder of one's own.
+    #[must_use]
+    pub fn with_reporting_instance(mut self, instance: impl Into<String>) -> Self {
+        let flush_interval = match self.events {
+            Events::Own { flush_interval, .. } => flush_interval,
+            _ => None,
+        };
+        self.events = Events::Own {
+            instance: Some(instance.into()),
+            flush_interval,
+        };
+        self
+    }
+
+    /// Writes repeated events' series counts at most once per `interval` (default
+    /// [`DEFAULT_FLUSH_INTERVAL`](crate::events::DEFAULT_FLUSH_INTERVAL)). Switches events back on
+    /// like [`with_reporting_instance`](Controller::with_reporting_instance).
+    #[must_use]
+    pub fn with_event_flush_interval(mut self, interval: Duration) -> Self {
+        let instance = match self.events {
+            Events::Own { instance, .. } => instance,
+            _ => None,
+        };
+        self.events = Events::Own {
+            instance,
+            flush_interval: Some(interval),
+        };
+        self
+    }
+
+    /// Reconciles at most `concurrency` objects at once (default [`DEFAULT_CONCURRENCY`]).
+    #[must_use]
+    pub fn with_concurrency(mut self, concurrency: u16) -> Self {
+        self.concurrency = concurrency;
+        self
+    }
+
+    /// Lets in-flight passes run for `grace` after a shutdown signal (default
+    /// [`DEFAULT_SHUTDOWN_GRACE`]); passes still running then are abandoned.
+    #[must_use]
+    pub fn with_shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// Shuts down when `signal` completes instead of on SIGTERM or Ctrl-C.
+    #[must_use]
+    pub fn shutdown_on(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.shutdown = Some(Box::pin(signal));
+        self
+    }
+
+    /// Stamps condition transitions with `clock`.
+    #[must_use]
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Watches with `config` (label selectors, page size, ...).
+    #[must_use]
+    pub fn with_watcher_config(mut self, config: watcher::Config) -> Self {
+        self.watcher_config = config;
+        self
+    }
+
+    /// Reconciles only while holding the lease described by `election`.
+    #[must_use]
+    pub fn with_leader_election(mut self, election: leader::LeaderElection) -> Self {
+        self.leader_election = Some(election);
+        self
+    }
+
+    /// The controller's name, as it will be used.
+    pub fn name(&self) -> String {
+        self.name
+            .as_deref()
+            .or(R::NAME)
+            .or(R::FINALIZER)
+            .map_or_else(|| R::Resource::kind(&()).into_owned(), str::to_owned)
+    }
+
+    /// A handle that turns `true` once the controller's watch has listed its objects (for
+    /// `/readyz`), and back to `false` when it stops.
+    pub fn readiness(&self) -> watch::Receiver<bool> {
+        self.ready.subscribe()
+    }
+
+    /// A Prometheus collector of the state of every object this controller watches (generation,
+    /// conditions of the declared types, suspended), read from its cache at scrape time; see
+    /// [`ObjectMetrics`](crate::metrics::ObjectMetrics). Register it to switch these metrics on.
+    ///
+    /// # Errors
+    /// When `prefix` is not a valid metric-name prefix.
+    #[cfg(feature = "prometheus")]
+    pub fn object_metrics(
+        &self,
+        prefix: &str,
+    ) -> Result<crate::metrics::ObjectMetrics, prometheus::Error> {
+        use kube::ResourceExt;
+        let cache = self.cache.subscribe();
+        let snapshot = move || {
+            let Some(store) = cache.borrow().clone() else {
+                return Vec::new();
+            };
+            store
+                .state()
+                .iter()
+                .map(|object| {
+                    let (mut conditions, _) = super::status::status_of(&**object);
+                    if !R::CONDITIONS.is_empty() {
+                        conditions.retain(|c| R::CONDITIONS.iter().any(|v| v.type_ == c.type_));
+                    }
+                    crate::metrics::ObjectState {
+                        namespace: object.namespace().unwrap_or_default(),
+                        name: object.name_any(),
+                        generation: object.meta().generation,
+                        conditions,
+                        suspended: R::is_suspended(object),
+                    }
+                })
+                .collect()
+        };
+        crate::metrics::ObjectMetrics::new(prefix, self.name(), Arc::new(snapshot))
+    }
+
+    /// Registers every metric of this controller on `registry`: passes, steps and event
+    /// publishes ([`Metrics`](crate::metrics::Metrics), wired as an observer of the controller
+    /// and of its own event recorder) and per-object state
+    /// ([`object_metrics`](Controller::object_metrics)), all prefixed `kubeward_`. For a custom
+    /// prefix or buckets, or one `Metrics` shared by several controllers, use
+    /// [`with_observer`](Controller::with_observer) and `object_metrics` instead.
+    ///
+    /// # Errors
+    /// When `registry` already holds these metrics (another controller registered them there).
+    #[cfg(feature = "prometheus")]
+    pub fn register_metrics(
+        self,
+        registry: &prometheus::Registry,
+    ) -> Result<Self, prometheus::Error> {
+        let metrics = crate::metrics::Metrics::builder().build()?;
+        registry.register(Box::new(metrics.clone()))?;
+        registry.register(Box::new(
+            self.object_metrics(crate::metrics::DEFAULT_PREFIX)?,
+        ))?;
+        Ok(self.with_observer(Arc::new(metrics)))
+    }
+
+    /// Runs until shut down: by the signal given to [`Controller::shutdown_on`], else SIGTERM or
+    /// Ctrl-C. In-flight passes get the shutdown grace period, then are abandoned; event series
+    /// are flushed before it returns.
+    ///
+    /// # Errors
+    /// [`ControllerError::InvalidName`] when the name or finalizer is not a qualified name,
+    /// [`ControllerError::InvalidReporter`] when the reporting instance is invalid.
+    pub async fn run(mut self) -> Result<(), ControllerError> {
+        let name: Arc<str> = self.name().into();
+        NameKind::ControllerName.validate(&name)?;
+        if let Some(finalizer) = R::FINALIZER {
+            NameKind::Finalizer.validate(finalizer)?;
+        }
+        let recorder = match self.events {
+            Events::Off => None,
+            Events::Recorder(recorder) => Some(recorder),
+            Events::Own {
+                instance,
+                flush_interval,
+            } => {
+                let reporter = match instance {
+                    Some(instance) => Reporter::new(&*name, instance)?,
+                    None => Reporter::for_controller(&*name)?,
+                };
+                let recorder = EventRecorder::new(self.client.clone(), reporter)
+                    .with_observers(self.observers.clone());
+                Some(match flush_interval {
+                    Some(interval) => recorder.with_flush_interval(interval),
+                    None => recorder,
+                })
+            }
+        };
+        self.observers.controller_registered(&ControllerInfo {
+            name: name.clone(),
+            steps: R::STEPS.to_vec(),
+        });
+        let shutdown = self
+            .shutdown
+            .take()
+            .unwrap_or_else(|| Box::pin(termination_signal()));
+        let context = Arc::new(Context {
+            reconciler: self.reconciler,
+            client: self.client.clone(),
+            name,
+            observers: self.observers,
+            recorder: recorder.clone(),
+            clock: self.clock,
+            failures: Mutex::new(HashMap::new()),
+        });
+        let watching = Watching {
+            client: self.client.clone(),
+            context,
+            watcher_config: self.watcher_config,
+            concurrency: self.concurrency,
+            grace: self.shutdown_grace,
+            ready: self.ready,
+            cache: self.cache,
+        };
+        let result = match self.leader_election {
+            None => {
+                watching.run(shutdown).await;
+                Ok(())
+            }
+            Some(election) => election
+                .run_while_leader(shutdown, |lost| watching.run(lost))
+                .await
+                .map_err(ControllerError::from),
+        };
+        if let Some(recorder) = &recorder
+            && let Err(error) = recorder.flush().await
+        {
+            tracing::warn!(%error, "could not flush event series on shutdown");
+        }
+        result
+    }
+}
+
+/// SIGTERM (what Kubernetes sends a terminating pod) or Ctrl-C.
+async fn termination_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = terminate.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,309 @@
+//! The built-in kinds' own rules (kubernetes `pkg/apis/core/validation/validation.go`
+//! `ValidateConfigMap`/`ValidateSecret` and their updates, `pkg/apis/coordination/validation`
+//! `ValidateLease`), their defaulting (`SetDefaults_Secret`) and conversion
+//! (`Convert_v1_Secret_To_core_Secret` folding `stringData` into `data`), and the decoding of
+//! their typed fields (`[]byte` as base64, `MicroTime`), whose failure is a 400 as the decoder's.
+
+use serde_json::{Map, Value};
+
+use super::base64;
+use super::field::{FieldError, key};
+use super::names::{NameRule, go_quote, is_config_map_key};
+use crate::resources::ResourceInfo;
+
+/// `core.MaxSecretSize`: the bytes of a Secret's `data`, or of a ConfigMap's `data` and
+/// `binaryData` together.
+pub const MAX_SECRET_SIZE: usize = 1024 * 1024;
+/// `MicroTime`'s wire layout (`metav1.RFC3339Micro`), named in its parse errors.
+const RFC3339_MICRO: &str = "2006-01-02T15:04:05.000000Z07:00";
+const IMMUTABLE_DETAIL: &str = "field is immutable when `immutable` is set";
+
+/// The built-in kinds with rules of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Builtin {
+    ConfigMap,
+    Secret,
+    Lease,
+    Namespace,
+}
+
+fn builtin(info: &ResourceInfo) -> Option<Builtin> {
+    match (info.group.as_str(), info.plural.as_str()) {
+        ("", "configmaps") => Some(Builtin::ConfigMap),
+        ("", "secrets") => Some(Builtin::Secret),
+        ("coordination.k8s.io", "leases") => Some(Builtin::Lease),
+        ("", "namespaces") => Some(Builtin::Namespace),
+        _ => None,
+    }
+}
+
+/// How `info`'s objects are named: Namespaces are DNS-1123 labels, every other served kind a
+/// DNS-1123 subdomain.
+pub fn name_rule(info: &ResourceInfo) -> NameRule {
+    match builtin(info) {
+        Some(Builtin::Namespace) => NameRule::DnsLabel,
+        _ => NameRule::DnsSubdomain,
+    }
+}
+
+fn entries<'a>(obj: &'a Value, field: &str) -> impl Iterator<Item = (&'a String, &'a Value)> {
+    obj.get(field)
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(Map::iter)
+}
+
+/// Decodes what the typed decoder would and applies defaulting and conversion: a Secret's
+/// `stringData` is folded into `data` and its `type` defaults to `Opaque`. `Err` is the
+/// decoder's message (`illegal base64 data at input byte 3`), which the server answers as 400.
+pub fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<(), String> {
+    match builtin(info) {
+        Some(Builtin::ConfigMap) => {
+            for (_, v) in entries(obj, "binaryData") {
+                base64::decode(v.as_str().unwrap_or_default())?;
+            }
+        }
+        Some(Builtin::Secret) => {
+            for (_, v) in entries(obj, "data") {
+                base64::decode(v.as_str().unwrap_or_default())?;
+            }
+            if let Some(Value::Object(plain)) =
+                obj.as_object_mut().and_then(|o| o.remove("stringData"))
+            {
+                let data = obj
+                    .as_object_mut()
+                    .map(|o| o.entry("data").or_insert_with(|| Value::Object(Map::new())));
+                if let Some(Value::Object(data)) = data {
+                    for (k, v) in plain {
+                        let text = v.as_str().unwrap_or_default();
+                        data.insert(k, Value::String(base64::encode(text.as_bytes())));
+                    }
+                }
+            }
+            if obj["type"].as_str().is_none_or(str::is_empty) {
+                obj["type"] = Value::String("Opaque".into());
+            }
+        }
+        Some(Builtin::Lease) => {
+            for field in ["acquireTime", "renewTime"] {
+                if let Some(t) = obj["spec"].get(field).and_then(Value::as_str)
+                    && t.parse::<jiff::Timestamp>().is_err()
+                {
+                    // Go's `time.Parse` error, its first clause exact (the rest names the
+                    // layout element that failed, which is not reproduced).
+                    return Err(format!(
+                        "parsing time {} as {}: cannot parse {} as a time",
+                        go_quote(t),
+                        go_quote(RFC3339_MICRO),
+                        go_quote(t)
+                    ));
+                }
+            }
+        }
+        Some(Builtin::Namespace) | None => {}
+    }
+    Ok(())
+}
+
+/// The kind's own rules on `new` (and, for an update, the immutability rules against `old`).
+/// Runs after [`decode`], so `data` is valid base64.
+pub fn validate(info: &ResourceInfo, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    match builtin(info) {
+        Some(Builtin::ConfigMap) => {
+            if let Some(old) = old {
+                errs.extend(immutable(new, old, &["data", "binaryData"]));
+            }
+            errs.extend(validate_config_map(new));
+        }
+        Some(Builtin::Secret) => {
+            if let Some(old) = old {
+                if new["type"] != old["type"] {
+                    errs.push(FieldError::invalid(
+                        "type",
+                        new["type"].as_str().unwrap_or_default(),
+                        "field is immutable",
+                    ));
+                }
+                errs.extend(immutable(new, old, &["data"]));
+            }
+            errs.extend(validate_secret(new));
+        }
+        Some(Builtin::Lease) => errs.extend(validate_lease_spec(&new["spec"])),
+        Some(Builtin::Namespace) | None => {}
+    }
+    errs
+}
+
+/// The decoded size of a `[]byte` field (0 when undecodable: [`decode`] rejected those).
+fn decoded_len(v: &Value) -> usize {
+    base64::decode(v.as_str().unwrap_or_default()).map_or(0, |b| b.len())
+}
+
+/// `ValidateConfigMap` beyond object metadata.
+fn validate_config_map(cm: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut total = 0;
+    let data: Vec<(&String, &Value)> = entries(cm, "data").collect();
+    let binary: Vec<(&String, &Value)> = entries(cm, "binaryData").collect();
+    for (k, v) in &data {
+        let path = key("data", k);
+        errs.extend(
+            is_config_map_key(k)
+                .iter()
+                .map(|m| FieldError::invalid(&path, k, m)),
+        );
+        if binary.iter().any(|(b, _)| b == k) {
+            errs.push(FieldError::invalid(
+                &path,
+                k,
+                "duplicate of key present in binaryData",
+            ));
+        }
+        total += v.as_str().map_or(0, str::len);
+    }
+    for (k, v) in &binary {
+        let path = key("binaryData", k);
+        errs.extend(
+            is_config_map_key(k)
+                .iter()
+                .map(|m| FieldError::invalid(&path, k, m)),
+        );
+        if data.iter().any(|(d, _)| d == k) {
+            errs.push(FieldError::invalid(
+                &path,
+                k,
+                "duplicate of key present in data",
+            ));
+        }
+        total += decoded_len(v);
+    }
+    if total > MAX_SECRET_SIZE {
+        // The whole object is too long: the path is the empty root, which prints as `[]`.
+        errs.push(FieldError::too_long("[]", MAX_SECRET_SIZE));
+    }
+    errs
+}
+
+/// The keys a typed Secret must carry in `data` (`ValidateSecret`'s switch on `type`).
+fn required_secret_keys(secret_type: &str) -> &'static [&'static str] {
+    match secret_type {
+        "kubernetes.io/dockercfg" => &[".dockercfg"],
+        "kubernetes.io/dockerconfigjson" => &[".dockerconfigjson"],
+        "kubernetes.io/ssh-auth" => &["ssh-privatekey"],
+        "kubernetes.io/tls" => &["tls.crt", "tls.key"],
+        _ => &[],
+    }
+}
+
+/// `ValidateSecret` beyond object metadata.
+fn validate_secret(secret: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut total = 0;
+    for (k, v) in entries(secret, "data") {
+        let path = key("data", k);
+        errs.extend(
+            is_config_map_key(k)
+                .iter()
+                .map(|m| FieldError::invalid(&path, k, m)),
+        );
+        total += decoded_len(v);
+    }
+    if total > MAX_SECRET_SIZE {
+        errs.push(FieldError::too_long("data", MAX_SECRET_SIZE));
+    }
+    let data = secret.get("data").and_then(Value::as_object);
+    let has = |k: &str| data.is_some_and(|d| d.contains_key(k));
+    let secret_type = secret["type"].as_str().unwrap_or_default();
+    match secret_type {
+        "kubernetes.io/service-account-token" => {
+            let annotation = "kubernetes.io/service-account.name";
+            if secret["metadata"]["annotations"][annotation]
+                .as_str()
+                .is_none_or(str::is_empty)
+            {
+                errs.push(FieldError::required(&key(
+                    "metadata.annotations",
+                    annotation,
+                )));
+            }
+        }
+        // Username or password may be empty, but one of them must be there.
+        "kubernetes.io/basic-auth" if !has("username") && !has("password") => {
+            errs.push(FieldError::required(&key("data", "username")));
+            errs.push(FieldError::required(&key("data", "password")));
+        }
+        "kubernetes.io/ssh-auth" => {
+            if data
+                .and_then(|d| d.get("ssh-privatekey"))
+                .is_none_or(|v| decoded_len(v) == 0)
+            {
+                errs.push(FieldError::required(&key("data", "ssh-privatekey")));
+            }
+        }
+        other => {
+            let missing = required_secret_keys(other).iter().filter(|k| !has(k));
+            errs.extend(missing.map(|k| FieldError::required(&key("data", k))));
+        }
+    }
+    errs
+}
+
+/// `ValidateConfigMapUpdate`/`ValidateSecretUpdate`: once `immutable` is set, it and the
+/// `fields` stay as they are.
+fn immutable(new: &Value, old: &Value, fields: &[&str]) -> Vec<FieldError> {
+    if old["immutable"].as_bool() != Some(true) {
+        return Vec::new();
+    }
+    let mut errs = Vec::new();
+    if new["immutable"].as_bool() != Some(true) {
+        errs.push(FieldError::forbidden("immutable", IMMUTABLE_DETAIL));
+    }
+    // A missing map and an empty one are the same Go map (nil and empty compare unequal, but
+    // neither survives a round trip through the API as different values).
+    let map = |obj: &Value, f: &str| {
+        obj.get(f)
+            .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+            .cloned()
+    };
+    for f in fields {
+        if map(new, f) != map(old, f) {
+            errs.push(FieldError::forbidden(f, IMMUTABLE_DETAIL));
+        }
+    }
+    errs
+}
+
+/// `ValidateLeaseSpec`: a positive duration, non-negative transitions.
+fn validate_lease_spec(spec: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if let Some(d) = spec.get("leaseDurationSeconds").and_then(Value::as_i64)
+        && d <= 0
+    {
+        errs.push(FieldError::invalid_value(
+            "spec.leaseDurationSeconds",
+            &Value::from(d),
+            "must be greater than 0",
+        ));
+    }
+    if let Some(t) = spec.get("leaseTransitions").and_then(Value::as_i64)
+        && t < 0
+    {
+        errs.push(FieldError::invalid_value(
+            "spec.leaseTransitions",
+            &Value::from(t),
+            "must be greater than or equal to 0",
+        ));
+    }
+    if spec["preferredHolder"]
+        .as_str()
+        .is_some_and(|h| !h.is_empty())
+        && spec["strategy"].as_str().is_none_or(str::is_empty)
+    {
+        errs.push(FieldError::forbidden(
+            "spec.preferredHolder",
+            "may only be specified if `strategy` is defined",
+        ));
+    }
+    errs
+}
