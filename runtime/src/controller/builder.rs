@@ -45,14 +45,18 @@ pub enum ControllerError {
 enum Events {
     /// Through a recorder built when it runs (the default): reporting as the controller's name,
     /// counted by the controller's observers.
-    Own {
-        instance: Option<String>,
-        flush_interval: Option<Duration>,
-    },
+    Own(OwnRecorder),
     /// Through the recorder given to [`Controller::with_event_recorder`].
     Recorder(EventRecorder),
     /// Not at all ([`Controller::without_events`]).
     Off,
+}
+
+/// The settings of the recorder a controller builds for itself.
+#[derive(Default)]
+struct OwnRecorder {
+    instance: Option<String>,
+    flush_interval: Option<Duration>,
 }
 
 type ShutdownSignal = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -111,10 +115,7 @@ impl<R: Reconciler> Controller<R> {
             client,
             name: None,
             observers: Observers::default(),
-            events: Events::Own {
-                instance: None,
-                flush_interval: None,
-            },
+            events: Events::Own(OwnRecorder::default()),
             concurrency: DEFAULT_CONCURRENCY,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             clock: Arc::new(SystemClock),
@@ -164,14 +165,7 @@ impl<R: Reconciler> Controller<R> {
     /// [`without_events`](Controller::without_events) or a recorder of one's own.
     #[must_use]
     pub fn with_reporting_instance(mut self, instance: impl Into<String>) -> Self {
-        let flush_interval = match self.events {
-            Events::Own { flush_interval, .. } => flush_interval,
-            _ => None,
-        };
-        self.events = Events::Own {
-            instance: Some(instance.into()),
-            flush_interval,
-        };
+        self.own_recorder().instance = Some(instance.into());
         self
     }
 
@@ -180,15 +174,20 @@ impl<R: Reconciler> Controller<R> {
     /// like [`with_reporting_instance`](Controller::with_reporting_instance).
     #[must_use]
     pub fn with_event_flush_interval(mut self, interval: Duration) -> Self {
-        let instance = match self.events {
-            Events::Own { instance, .. } => instance,
-            _ => None,
-        };
-        self.events = Events::Own {
-            instance,
-            flush_interval: Some(interval),
-        };
+        self.own_recorder().flush_interval = Some(interval);
         self
+    }
+
+    /// The settings of the controller's own recorder, switching to it if events were off or
+    /// given a recorder.
+    fn own_recorder(&mut self) -> &mut OwnRecorder {
+        if !matches!(self.events, Events::Own(_)) {
+            self.events = Events::Own(OwnRecorder::default());
+        }
+        match &mut self.events {
+            Events::Own(own) => own,
+            Events::Recorder(_) | Events::Off => unreachable!("switched to the own recorder above"),
+        }
     }
 
     /// Reconciles at most `concurrency` objects at once (default [`DEFAULT_CONCURRENCY`]).
@@ -325,10 +324,10 @@ impl<R: Reconciler> Controller<R> {
         let recorder = match self.events {
             Events::Off => None,
             Events::Recorder(recorder) => Some(recorder),
-            Events::Own {
+            Events::Own(OwnRecorder {
                 instance,
                 flush_interval,
-            } => {
+            }) => {
                 let reporter = match instance {
                     Some(instance) => Reporter::new(&*name, instance)?,
                     None => Reporter::for_controller(&*name)?,
