@@ -84,10 +84,9 @@ type ShutdownSignal = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// use kubeward::controller::Controller;
 ///
 /// let client = kube::Client::try_default().await?;
-/// let registry = prometheus::Registry::new();
 /// Controller::new(Greeter, client)
-///     .register_metrics(&registry)?   // passes, steps, event publishes, per-object state
-///     .run()                          // events as demo.kubeward.dev/greeter
+///     // with feature `prometheus`: .register_metrics(&registry)?
+///     .run() // events reported as demo.kubeward.dev/greeter
 ///     .await?;
 /// # Ok(()) }
 /// ```
