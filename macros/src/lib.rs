@@ -67,8 +67,9 @@ pub fn condition(args: TokenStream, input: TokenStream) -> TokenStream {
 /// ```
 ///
 /// The signature is re-emitted as written; the body runs inside `kubeward::__private::step` (or
-/// `try_step`, `step_sync`, `try_step_sync`). A fn outside an impl block also gets a hidden const
-/// naming its step, which `#[reconciler(steps(..))]` reads. A return type written `Result<..>` or
+/// `try_step`, `step_sync`, `try_step_sync`). A fn without a receiver also gets a hidden const
+/// beside it naming its step, which `#[reconciler(steps(..))]` reads (so `#[step]` does not go on
+/// an associated fn without `self` in a trait impl, where no such const may stand). A return type written `Result<..>` or
 /// `path::Result<..>` makes an `Err` a failed step. The name (lowercase letters, digits, `_`,
 /// `-`: it is a metric label value) is checked at compile time.
 ///
