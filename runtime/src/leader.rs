@@ -5,8 +5,17 @@
 //!   `lease_duration` — measured, as in client-go, on the candidate's own clock from the moment
 //!   it *observed* the record last change, never by comparing its clock with the holder's
 //!   `renewTime` (clocks of different nodes disagree).
-//! - The leader renews every `retry_period`; if it cannot renew for `renew_deadline`, it stops
-//!   leading (its in-flight passes are abandoned) and goes back to candidacy.
+//! - The leader renews every `retry_period`. Every renewal is bounded by `renew_deadline`,
+//!   counted from the start of the last renewal that succeeded (client-go's `RenewDeadline`):
+//!   each attempt (a GET and a PUT, which kube's client may retry on 429/503/504 and which may
+//!   hang, since the client has no read timeout) is cut off at the deadline, and failed attempts
+//!   are retried within it. A leader that misses the deadline stops leading (its in-flight passes
+//!   are abandoned) and goes back to candidacy. As `renew_deadline < lease_duration` and a
+//!   standby counts the lease duration from when it saw the last renewal (after that renewal
+//!   started), the leader has stopped before any standby can acquire the lease: no split brain.
+//! - A conflict on renewal (409: the lease changed since it was read, e.g. kube's client retried
+//!   a PUT that had committed) is retried within the deadline; only a lease seen held by another
+//!   candidate ends leadership at once.
 //! - On shutdown the leader releases the lease (empty holder), so a successor need not wait for
 //!   it to expire.
 //!
@@ -79,6 +88,16 @@ impl std::fmt::Debug for LeaderElection {
             .field("retry_period", &self.retry_period)
             .finish_non_exhaustive()
     }
+}
+
+/// What one acquire-or-renew attempt found.
+enum Attempt {
+    /// This candidate holds the lease.
+    Holding,
+    /// Another candidate holds the lease, and it has not expired.
+    HeldByOther,
+    /// The lease changed between read and write (409): try again.
+    Conflict,
 }
 
 /// What a candidate last saw of the lease.
@@ -182,10 +201,10 @@ impl LeaderElection {
                 lease: None,
                 changed_at: Instant::now(),
             };
-            tokio::select! {
-                () = self.acquire(&mut observed) => {}
+            let acquired = tokio::select! {
+                acquired = self.acquire(&mut observed) => acquired,
                 () = &mut shutdown => return Ok(()),
-            }
+            };
             tracing::info!(lease = %self.name, identity = %self.identity, "became leader");
             let stop_tx = &stop_tx;
             let leading = async {
@@ -199,7 +218,7 @@ impl LeaderElection {
                     self.release(&mut observed).await;
                     return Ok(());
                 }
-                () = self.hold(&mut observed) => {
+                () = self.hold(&mut observed, acquired) => {
                     tracing::warn!(lease = %self.name, identity = %self.identity, "lost leadership; abandoning in-flight passes");
                 }
             }
@@ -209,38 +228,63 @@ impl LeaderElection {
         }
     }
 
-    /// Tries every retry period until this candidate holds the lease.
-    async fn acquire(&self, observed: &mut Observed) {
+    /// Tries every retry period until this candidate holds the lease; returns when the attempt
+    /// that acquired it started. Each attempt is bounded by the renew deadline, so a hung request
+    /// delays candidacy, never ends it.
+    async fn acquire(&self, observed: &mut Observed) -> Instant {
         loop {
-            match self.try_acquire_or_renew(observed).await {
-                Ok(true) => return,
-                Ok(false) => {}
-                Err(error) => {
+            let started = Instant::now();
+            let attempt = self.try_acquire_or_renew(observed);
+            match tokio::time::timeout(self.renew_deadline, attempt).await {
+                Ok(Ok(Attempt::Holding)) => return started,
+                Ok(Ok(Attempt::HeldByOther | Attempt::Conflict)) => {}
+                Ok(Err(error)) => {
                     tracing::debug!(%error, lease = %self.name, "could not acquire lease")
+                }
+                Err(_elapsed) => {
+                    tracing::debug!(lease = %self.name, "lease acquisition timed out")
                 }
             }
             tokio::time::sleep(self.retry_period).await;
         }
     }
 
-    /// Renews every retry period; returns when renewal has failed for the renew deadline.
-    async fn hold(&self, observed: &mut Observed) {
-        let mut last_renewed = Instant::now();
+    /// Renews every retry period; returns when another candidate holds the lease, or when no
+    /// renewal succeeded within the renew deadline after the start of the last one that did
+    /// (`acquired`, first). Every attempt is cut off at the deadline.
+    async fn hold(&self, observed: &mut Observed, acquired: Instant) {
+        let mut last_renewal = acquired;
         loop {
             tokio::time::sleep(self.retry_period).await;
-            match self.try_acquire_or_renew(observed).await {
-                Ok(true) => last_renewed = Instant::now(),
-                Ok(false) => return, // someone else holds it now
-                Err(error) => tracing::debug!(%error, lease = %self.name, "could not renew lease"),
+            let started = Instant::now();
+            let deadline = last_renewal + self.renew_deadline;
+            let attempt = self.try_acquire_or_renew(observed);
+            match tokio::time::timeout_at(deadline, attempt).await {
+                Ok(Ok(Attempt::Holding)) => {
+                    last_renewal = started;
+                    continue;
+                }
+                Ok(Ok(Attempt::HeldByOther)) => return,
+                Ok(Ok(Attempt::Conflict)) => {
+                    tracing::debug!(lease = %self.name, "lease changed while renewing; retrying");
+                }
+                Ok(Err(error)) => {
+                    tracing::debug!(%error, lease = %self.name, "could not renew lease");
+                }
+                Err(_elapsed) => {
+                    tracing::warn!(lease = %self.name, renew_deadline = ?self.renew_deadline, "lease renewal did not finish within the renew deadline");
+                    return;
+                }
             }
-            if last_renewed.elapsed() >= self.renew_deadline {
+            if Instant::now() + self.retry_period >= deadline {
+                tracing::warn!(lease = %self.name, renew_deadline = ?self.renew_deadline, "lease not renewed within the renew deadline");
                 return;
             }
         }
     }
 
     /// client-go's `tryAcquireOrRenew`: whether this candidate holds the lease afterwards.
-    async fn try_acquire_or_renew(&self, observed: &mut Observed) -> Result<bool, kube::Error> {
+    async fn try_acquire_or_renew(&self, observed: &mut Observed) -> Result<Attempt, kube::Error> {
         let now = MicroTime(self.clock.now());
         let current = match self.api.get_opt(&self.name).await? {
             Some(lease) => lease,
@@ -255,9 +299,9 @@ impl LeaderElection {
                 return match self.api.create(&PostParams::default(), &lease).await {
                     Ok(created) => {
                         self.observe(observed, created);
-                        Ok(true)
+                        Ok(Attempt::Holding)
                     }
-                    Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+                    Err(kube::Error::Api(status)) if status.code == 409 => Ok(Attempt::Conflict),
                     Err(error) => Err(error),
                 };
             }
@@ -268,7 +312,7 @@ impl LeaderElection {
         let held_by_me = holder == self.identity;
         let expired = observed.changed_at.elapsed() >= self.lease_duration;
         if !holder.is_empty() && !held_by_me && !expired {
-            return Ok(false);
+            return Ok(Attempt::HeldByOther);
         }
         let (acquire_time, transitions) = if held_by_me {
             (
@@ -287,9 +331,9 @@ impl LeaderElection {
         {
             Ok(updated) => {
                 self.observe(observed, updated);
-                Ok(true)
+                Ok(Attempt::Holding)
             }
-            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(Attempt::Conflict),
             Err(error) => Err(error),
         }
     }

@@ -1,4 +1,5 @@
-//! Fault injection: make chosen requests slow, hang, fail with a status, or drop the connection.
+//! Fault injection: make chosen requests slow, hang, fail with a status, or drop the connection,
+//! before or after the write they carry has committed.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -21,6 +22,15 @@ pub enum FaultAction {
     Status(u16),
     /// Close the connection without answering.
     CloseConnection,
+    /// Serve the request (a write commits), then answer this HTTP status with a `Status` body
+    /// instead of the result, as a kube-apiserver whose etcd write outlived the request timeout
+    /// answers 504. The client cannot know the write happened: it is *in doubt*. kube's client
+    /// retries 429, 503 and 504, so the retried write meets its own committed twin (a create
+    /// gets `409 AlreadyExists`, an update or a patch carrying a resourceVersion `409 Conflict`).
+    CommitThenStatus(u16),
+    /// Serve the request (a write commits), then close the connection without answering: the
+    /// client sees a transport error and the write is in doubt.
+    CommitThenCloseConnection,
 }
 
 /// Which requests a fault applies to.
@@ -59,6 +69,9 @@ pub struct Fault {
     pub path: PathMatch,
     /// What it does.
     pub action: FaultAction,
+    /// The authenticated user it applies to (see [`super::ApiServer::client_with_rules`];
+    /// anonymous requests are `system:admin`); `None` for all.
+    pub user: Option<String>,
     /// How many requests it hits before it is spent; `None` for all of them.
     pub times: Option<usize>,
 }
@@ -70,6 +83,7 @@ impl Fault {
             method: None,
             path: PathMatch::Any,
             action,
+            user: None,
             times: None,
         }
     }
@@ -98,12 +112,30 @@ impl Fault {
         self
     }
 
+    /// Only requests of the authenticated `user`, e.g. one replica of several.
+    #[must_use]
+    pub fn user(mut self, user: &str) -> Self {
+        self.user = Some(user.into());
+        self
+    }
+
     /// Only the next `n` matching requests.
     #[must_use]
     pub fn times(mut self, n: usize) -> Self {
         self.times = Some(n);
         self
     }
+}
+
+/// What a fault rule is matched against.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Matched<'a> {
+    pub(crate) method: &'a Method,
+    pub(crate) path: &'a str,
+    /// The (group, resource) of a resource request.
+    pub(crate) resource: Option<(&'a str, &'a str)>,
+    /// The authenticated user.
+    pub(crate) user: &'a str,
 }
 
 /// The faults of a server. Rules are tried in the order added; the first match applies.
@@ -124,15 +156,17 @@ impl Faults {
     }
 
     /// The action for a request, consuming one use of the matching rule.
-    pub(crate) fn take(
-        &self,
-        method: &Method,
-        path: &str,
-        resource: Option<(&str, &str)>,
-    ) -> Option<FaultAction> {
+    pub(crate) fn take(&self, request: &Matched<'_>) -> Option<FaultAction> {
+        let Matched {
+            method,
+            path,
+            resource,
+            user,
+        } = *request;
         let mut rules = self.lock();
         let index = rules.iter().position(|f| {
             f.method.as_ref().is_none_or(|m| m == method)
+                && f.user.as_deref().is_none_or(|u| u == user)
                 && f.times != Some(0)
                 && match &f.path {
                     PathMatch::Any => true,
@@ -162,6 +196,20 @@ impl Faults {
 mod tests {
     use super::*;
 
+    fn matched<'a>(
+        method: &'a Method,
+        path: &'a str,
+        resource: Option<(&'a str, &'a str)>,
+        user: &'a str,
+    ) -> Matched<'a> {
+        Matched {
+            method,
+            path,
+            resource,
+            user,
+        }
+    }
+
     #[test]
     fn a_counted_fault_is_spent_after_its_uses_and_others_keep_matching() {
         let faults = Faults::default();
@@ -171,13 +219,13 @@ mod tests {
                 .times(2),
         );
         faults.add(Fault::new(FaultAction::Hang).path_prefix("/apis/x"));
-        let post = |path: &str| faults.take(&Method::POST, path, None);
+        let post = |path: &str| faults.take(&matched(&Method::POST, path, None, "u"));
         assert_eq!(post("/api/v1"), Some(FaultAction::Status(500)));
         assert_eq!(post("/api/v1"), Some(FaultAction::Status(500)));
         assert_eq!(post("/api/v1"), None);
         assert_eq!(post("/apis/x/v1"), Some(FaultAction::Hang));
         assert_eq!(
-            faults.take(&Method::GET, "/apis/x/v1", None),
+            faults.take(&matched(&Method::GET, "/apis/x/v1", None, "u")),
             Some(FaultAction::Hang)
         );
         faults.clear();
@@ -189,16 +237,36 @@ mod tests {
         let faults = Faults::default();
         faults.add(Fault::new(FaultAction::CloseConnection).resource("events.k8s.io", "events"));
         assert_eq!(
-            faults.take(&Method::GET, "/api/v1/events", Some(("", "events"))),
+            faults.take(&matched(
+                &Method::GET,
+                "/api/v1/events",
+                Some(("", "events")),
+                "u"
+            )),
             None
         );
         assert_eq!(
-            faults.take(
+            faults.take(&matched(
                 &Method::GET,
                 "/apis/events.k8s.io/v1/events",
-                Some(("events.k8s.io", "events"))
-            ),
+                Some(("events.k8s.io", "events")),
+                "u"
+            )),
             Some(FaultAction::CloseConnection)
+        );
+    }
+
+    #[test]
+    fn user_faults_hit_only_that_users_requests() {
+        let faults = Faults::default();
+        faults.add(Fault::new(FaultAction::CommitThenStatus(504)).user("replica-a"));
+        assert_eq!(
+            faults.take(&matched(&Method::PUT, "/apis/x", None, "replica-b")),
+            None
+        );
+        assert_eq!(
+            faults.take(&matched(&Method::PUT, "/apis/x", None, "replica-a")),
+            Some(FaultAction::CommitThenStatus(504))
         );
     }
 }

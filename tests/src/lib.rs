@@ -185,6 +185,10 @@ impl Reconciler for Widgets {
     const NAME: Option<&'static str> = Some(CONTROLLER);
     const FINALIZER: Option<&'static str> = Some(FINALIZER);
     const CONDITIONS: &'static [&'static Vocabulary] = &[&READY];
+    const INFO: &'static [kubeward::info::InfoField] = &[
+        kubeward::info::InfoField::new("mode", "spec.mode"),
+        kubeward::info::InfoField::new("wanted", ".spec.condition.reason"),
+    ];
 
     async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, WidgetError> {
         self.started
@@ -284,7 +288,11 @@ pub fn conflict_status_writes(server: &ApiServer, name: &str, times: usize) {
 
 /// The HTTP statuses of the status writes the server saw for the widget `name`.
 pub fn status_writes(server: &ApiServer, name: &str) -> Vec<u16> {
-    let path = status_path(name);
+    patch_statuses(server, &status_path(name))
+}
+
+/// The HTTP statuses of the PATCHes of `path` the server saw, in order.
+pub fn patch_statuses(server: &ApiServer, path: &str) -> Vec<u16> {
     server
         .requests()
         .iter()
@@ -442,4 +450,30 @@ pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
         .map(|(_, body)| body.to_owned())
         .unwrap_or_default();
     (status, body)
+}
+
+/// A client of `server` authenticated as `user` with every permission, so that faults can
+/// target one replica's requests ([`Fault::user`]).
+pub fn client_as(server: &ApiServer, user: &str) -> kube::Client {
+    let all = |verbs: Vec<String>| k8s_openapi::api::rbac::v1::PolicyRule {
+        api_groups: Some(vec!["*".into()]),
+        resources: Some(vec!["*".into()]),
+        verbs,
+        ..Default::default()
+    };
+    let non_resource = k8s_openapi::api::rbac::v1::PolicyRule {
+        non_resource_urls: Some(vec!["*".into()]),
+        verbs: vec!["*".into()],
+        ..Default::default()
+    };
+    server
+        .client_with_rules(user, vec![all(vec!["*".into()]), non_resource])
+        .expect("client")
+}
+
+impl Running {
+    /// Whether the controller is still running (it has not returned nor panicked).
+    pub fn is_running(&self) -> bool {
+        !self.handle.is_finished()
+    }
 }

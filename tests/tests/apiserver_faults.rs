@@ -90,6 +90,59 @@ async fn close_connection_and_hang_faults_fail_the_request() {
     );
 }
 
+/// Commit-then-fail faults serve the write, then answer a status (a 504 that kube's client
+/// retries into its own committed twin: 409 AlreadyExists) or drop the connection; a user fault
+/// spares other users.
+#[tokio::test]
+async fn commit_then_fail_faults_store_the_write_and_lose_the_answer() {
+    let server = ApiServer::start().await.unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    server.faults().add(
+        Fault::new(FaultAction::CommitThenStatus(504))
+            .method(Method::POST)
+            .times(1),
+    );
+    match cms.create(&PostParams::default(), &cm("a")).await {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(
+                (status.code, status.reason.as_str()),
+                (409, "AlreadyExists")
+            )
+        }
+        other => panic!("expected the retry to meet the committed create, got {other:?}"),
+    }
+    assert!(
+        cms.get_opt("a").await.unwrap().is_some(),
+        "the create committed"
+    );
+
+    server.faults().add(
+        Fault::new(FaultAction::CommitThenCloseConnection)
+            .method(Method::POST)
+            .times(1),
+    );
+    assert!(matches!(
+        cms.create(&PostParams::default(), &cm("b")).await,
+        Err(kube::Error::HyperError(_) | kube::Error::Service(_))
+    ));
+    assert!(
+        cms.get_opt("b").await.unwrap().is_some(),
+        "the create committed"
+    );
+    let answers: Vec<u16> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == Method::POST)
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(answers, [504, 409, 0]);
+
+    server
+        .faults()
+        .add(Fault::new(FaultAction::Status(500)).user("someone-else"));
+    cms.create(&PostParams::default(), &cm("c")).await.unwrap();
+}
+
 #[tokio::test]
 async fn latency_faults_delay_but_serve() {
     let server = ApiServer::start().await.unwrap();

@@ -505,10 +505,11 @@ async fn server_errors_are_typed_and_leave_counts_consistent() {
         Err(PublishError::Api(kube::Error::Api(status))) => assert_eq!(status.code, 500),
         other => panic!("expected 500, got {other:?}"),
     }
-    // The failed occurrence was not counted; the next one creates the event.
+    // A server error is not a refusal: the occurrence stays counted, and the next publish
+    // creates the event carrying both; the third is counted in memory.
     recorder.publish(&failed("x"), &web).await.unwrap();
     recorder.publish(&failed("x"), &web).await.unwrap();
-    assert_eq!(count(&fx.events().await[0]), 1);
+    assert_eq!(count(&fx.events().await[0]), 2);
 
     // A failed flush keeps the count for the next flush.
     fx.server.faults().add(
@@ -517,11 +518,15 @@ async fn server_errors_are_typed_and_leave_counts_consistent() {
             .times(1),
     );
     assert!(matches!(recorder.flush().await, Err(PublishError::Api(_))));
-    assert_eq!(count(&fx.events().await[0]), 1);
+    assert_eq!(count(&fx.events().await[0]), 2);
     recorder.flush().await.unwrap();
     let events = fx.events().await;
     assert_eq!(events.len(), 1);
-    assert_eq!(count(&events[0]), 2);
+    assert_eq!(
+        count(&events[0]),
+        3,
+        "every publish counted once the API recovered"
+    );
 }
 
 #[tokio::test]

@@ -136,3 +136,96 @@ async fn a_leader_that_cannot_renew_stops_and_abandons_its_passes() {
     .await;
     running.stop().await;
 }
+
+/// The leader's lease requests hang (kube's client has no read timeout). It must stop
+/// reconciling, abandoning its in-flight pass, when its renew deadline passes, which is before
+/// the lease expires for a standby: never two replicas reconciling at once.
+#[tokio::test]
+async fn a_leader_whose_renewal_hangs_abandons_its_passes_before_a_standby_takes_over() {
+    let (server, admin) = server_with_widgets().await;
+    let (a_widgets, a_observer) = (Widgets::default(), Recording::new());
+    let (b_widgets, b_observer) = (Widgets::default(), Recording::new());
+    let a = replica(
+        &client_as(&server, "replica-a"),
+        "replica-a",
+        &a_widgets,
+        &a_observer,
+    );
+    eventually("a leads", || async {
+        holder(&admin).await.as_deref() == Some("replica-a")
+    })
+    .await;
+    let b = replica(
+        &client_as(&server, "replica-b"),
+        "replica-b",
+        &b_widgets,
+        &b_observer,
+    );
+    create_widget(&admin, "w1", WidgetSpec::with_mode(Mode::Hang)).await;
+    eventually("a's apply is in flight", || async {
+        a_widgets.started("w1") == 1
+    })
+    .await;
+
+    server.faults().add(
+        Fault::new(FaultAction::Hang)
+            .user("replica-a")
+            .resource("coordination.k8s.io", "leases"),
+    );
+    eventually("b takes over and reconciles", || async {
+        b_widgets.started("w1") == 1
+    })
+    .await;
+    assert_eq!(
+        a_observer.passes_of("w1"),
+        [
+            (Phase::Init, Outcome::Completed),
+            (Phase::Apply, Outcome::Abandoned)
+        ],
+        "a stopped reconciling before b started: no split brain"
+    );
+    server.faults().clear();
+    b.stop().await;
+    a.stop().await;
+}
+
+/// A renewal PUT commits, the server answers 504, and kube's client retries it with the old
+/// resourceVersion: 409. That conflict is benign (the lease is still this replica's): the
+/// renewal is retried within the deadline and the in-flight pass goes on.
+#[tokio::test]
+async fn a_single_conflict_on_renewal_does_not_abandon_passes() {
+    let (server, client) = server_with_widgets().await;
+    let (widgets, observer) = (Widgets::default(), Recording::new());
+    let running = replica(&client, "replica-a", &widgets, &observer);
+    create_widget(&client, "w1", WidgetSpec::with_mode(Mode::Hang)).await;
+    eventually("the apply is in flight", || async {
+        widgets.started("w1") == 1
+    })
+    .await;
+    server.request_log().clear();
+    server.faults().add(
+        Fault::new(FaultAction::CommitThenStatus(504))
+            .method(Method::PUT)
+            .resource("coordination.k8s.io", "leases")
+            .times(1),
+    );
+    let lease_puts = || {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.method == Method::PUT && r.path.contains("/leases/"))
+            .map(|r| r.status)
+            .collect::<Vec<_>>()
+    };
+    eventually("a renewal after the conflict", || async {
+        lease_puts().starts_with(&[504, 409, 200])
+    })
+    .await;
+    assert_eq!(
+        observer.passes_of("w1"),
+        [(Phase::Init, Outcome::Completed)],
+        "the apply is still in flight"
+    );
+    assert_eq!(widgets.started("w1"), 1);
+    running.stop().await;
+}

@@ -16,10 +16,11 @@ const KEYS: &[&str] = &[
     "conditions",
     "steps",
     "error",
+    "info",
     "crate",
 ];
 
-/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), steps(..), error = .., crate = "..")]`
+/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), steps(..), error = .., info(..), crate = "..")]`
 pub(crate) struct Args {
     pub resource: Option<Type>,
     pub controller: Option<LitStr>,
@@ -28,6 +29,7 @@ pub(crate) struct Args {
     /// The `#[step]` fns outside the item that its passes call (`steps(render, helpers::deploy)`).
     pub steps: Vec<Path>,
     pub error: Option<Type>,
+    pub info: Vec<super::info::InfoLabel>,
     pub krate: Path,
 }
 
@@ -42,6 +44,7 @@ impl Args {
             conditions: Vec::new(),
             steps: Vec::new(),
             error: None,
+            info: Vec::new(),
             krate: util::default_crate(),
         };
         let mut seen: Vec<String> = Vec::new();
@@ -65,6 +68,7 @@ impl Args {
                 "conditions" => out.conditions = path_list(&meta, "condition", errors)?,
                 "steps" => out.steps = path_list(&meta, "step fn", errors)?,
                 "error" => out.error = Some(meta.value()?.parse()?),
+                "info" => super::info::parse(&meta, &mut out.info, errors)?,
                 "crate" => out.krate = util::crate_path(&meta.value()?.parse()?)?,
                 _ => {
                     errors.push(meta.error(util::unknown_key("key", &key, KEYS)));

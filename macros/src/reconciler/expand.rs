@@ -27,6 +27,7 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
     let name = args.controller.as_ref().map(|c| quote!(const NAME: ::core::option::Option<&'static str> = ::core::option::Option::Some(#c);));
     let finalizer = args.finalizer.as_ref().map(|f| quote!(const FINALIZER: ::core::option::Option<&'static str> = ::core::option::Option::Some(#f);));
     let conditions = &args.conditions;
+    let info = super::info::expand(&args.info, krate);
     let steps = &checked.steps;
     let step_fns: Vec<Path> = args.steps.iter().map(step_fn_const).collect();
     let unique_steps = unique_step_fns(model, checked);
@@ -101,6 +102,7 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
                 #(#krate::observe::StepName::from_static(#steps),)*
                 #(#step_fns,)*
             ];
+            #info
             #hooks
         }
 

@@ -5,6 +5,7 @@ mod ast;
 mod attr;
 mod expand;
 mod hooks;
+mod info;
 mod valid;
 
 use proc_macro2::TokenStream;

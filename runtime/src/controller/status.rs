@@ -1,5 +1,11 @@
 //! Writing a pass's condition changes to `status`, and finding the transitions a write made
 //! durable.
+//!
+//! A write whose answer was lost is *in doubt*: kube's client retries a 504 that came after the
+//! patch committed, and the retry, carrying the old resourceVersion, answers 409 although the
+//! status is stored; a connection dropped after the commit answers nothing. Such a write is
+//! resolved by reading the object back and comparing the stored conditions with the written
+//! ones, never by assuming it failed (a transition event lost for good) or succeeded.
 
 use kube::Resource;
 use kube::api::{Patch, PatchParams};
@@ -11,10 +17,13 @@ use serde_json::{Map, Value, json};
 use crate::conditions::Condition;
 
 /// The result of a status write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Written {
-    /// The server stored the new status.
-    Stored,
+    /// The server stored the new status; the object now has this resourceVersion.
+    Stored {
+        /// The resourceVersion of the stored object, which later writes of the pass build on.
+        resource_version: Option<String>,
+    },
     /// The object changed since the pass read it (409): nothing was stored.
     Conflict,
 }
@@ -96,11 +105,95 @@ where
             &Patch::Merge(&patch),
         )
         .map_err(kube::Error::BuildRequest)?;
-    match client.request::<K>(request).await {
-        Ok(_) => Ok(Written::Stored),
-        Err(kube::Error::Api(status)) if status.code == 409 => Ok(Written::Conflict),
-        Err(error) => Err(error),
+    let error = match client.request::<K>(request).await {
+        Ok(stored) => {
+            return Ok(Written::Stored {
+                resource_version: stored.meta().resource_version.clone(),
+            });
+        }
+        Err(error) => error,
+    };
+    let conflict = matches!(&error, kube::Error::Api(status) if status.code == 409);
+    if !conflict && !in_doubt(&error) {
+        return Err(error);
     }
+    match read_back(client, object, conditions).await {
+        Ok(Some(resource_version)) => Ok(Written::Stored { resource_version }),
+        Ok(None) if conflict => Ok(Written::Conflict),
+        Ok(None) => Err(error),
+        Err(read_error) => {
+            tracing::debug!(error = %super::ErrorChain(&read_error), "cannot read back an in-doubt status write");
+            if conflict {
+                Ok(Written::Conflict)
+            } else {
+                Err(error)
+            }
+        }
+    }
+}
+
+/// Whether a write that failed with `error` may have committed: a server error (kube's client
+/// retries 503 and 504 and reports the last answer) or no answer at all.
+fn in_doubt(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Api(status) => status.code >= 500,
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+/// How many times an in-doubt write is read back before it is given up as failed.
+const READ_BACK_ATTEMPTS: u32 = 3;
+
+/// [`persisted`], retried a few times (the server that lost the write's answer may fail a read
+/// too), with a short pause in between.
+async fn read_back<K>(
+    client: &kube::Client,
+    object: &K,
+    written: &[Condition],
+) -> Result<Option<Option<String>>, kube::Error>
+where
+    K: Resource<DynamicType = ()> + DeserializeOwned,
+{
+    let mut attempt = 1;
+    loop {
+        match persisted(client, object, written).await {
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                return Err(kube::Error::Api(status));
+            }
+            Err(_) if attempt < READ_BACK_ATTEMPTS => {
+                tokio::time::sleep(std::time::Duration::from_millis(100 * u64::from(attempt)))
+                    .await;
+                attempt += 1;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Whether the object's stored conditions are exactly `written` (lastTransitionTime included),
+/// that is the in-doubt write persisted: then `Some` of the stored object's resourceVersion.
+async fn persisted<K>(
+    client: &kube::Client,
+    object: &K,
+    written: &[Condition],
+) -> Result<Option<Option<String>>, kube::Error>
+where
+    K: Resource<DynamicType = ()> + DeserializeOwned,
+{
+    let meta = object.meta();
+    let request = Request::new(K::url_path(&(), meta.namespace.as_deref()))
+        .get(
+            meta.name.as_deref().unwrap_or_default(),
+            &Default::default(),
+        )
+        .map_err(kube::Error::BuildRequest)?;
+    let stored: Value = client.request(request).await?;
+    let resource_version = stored["metadata"]["resourceVersion"]
+        .as_str()
+        .map(str::to_owned);
+    let (stored, _) = status_of(&stored);
+    Ok((stored == written).then_some(resource_version))
 }
 
 #[cfg(test)]

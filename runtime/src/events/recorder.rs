@@ -179,8 +179,13 @@ impl EventRecorder {
     /// # Errors
     ///
     /// - [`PublishError::InvalidEvent`]: reason or action empty or over 128 bytes; nothing sent.
-    /// - [`PublishError::Api`]: the server refused the write; this occurrence is not counted
-    ///   (a first occurrence leaves no series behind), earlier ones are kept for the next write.
+    /// - [`PublishError::Api`]: the write failed. An occurrence the server refused (a client
+    ///   error such as 403 or 422) is not counted; a first one leaves no series behind. Otherwise
+    ///   (a 5xx, a throttle, a lost answer) the occurrence stays counted and the series' next
+    ///   write (the background sweep, [`flush`](Self::flush) or the next due publish) brings the
+    ///   server up to date, so the stored count equals the publishes once the API recovers. A
+    ///   create whose outcome is unknown (a 5xx, `409 AlreadyExists` for its own name, a lost
+    ///   answer) is resolved by reading the event back: never a duplicate event.
     /// - [`PublishError::Timeout`]: the recorder's timeout passed. If it passed while waiting for
     ///   the series lock, this occurrence is not counted. If it passed during the request, the
     ///   occurrence is counted and the next write of the series (the next due publish, the
@@ -283,6 +288,44 @@ fn validate(event: &Event) -> Result<(), PublishError> {
     Ok(())
 }
 
+/// What reading an event back after an in-doubt create found under the series' name.
+enum ReadBack {
+    /// The series' own event: the create had landed.
+    Ours,
+    /// Another event under the same name.
+    Someone,
+    /// Nothing.
+    Absent,
+}
+
+/// Whether a failed write was refused for good (a client error such as 400, 403 or 422), rather
+/// than failed in a way a later write may overcome (5xx, 408, 409, 429, no answer).
+fn refused(error: &PublishError) -> bool {
+    match error {
+        PublishError::Api(kube::Error::Api(status)) => {
+            (400..500).contains(&status.code) && ![408, 409, 429].contains(&status.code)
+        }
+        PublishError::Api(kube::Error::HyperError(_) | kube::Error::Service(_)) => false,
+        _ => true,
+    }
+}
+
+fn is_already_exists(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.is_already_exists())
+}
+
+/// Whether a create that failed with `error` may nonetheless have been stored: `409
+/// AlreadyExists` (an earlier attempt under the same name landed), a server error (kube's client
+/// retries a 504 that came after the commit, then reports the last answer), or no answer at all.
+/// Client errors (400, 403, 422, ...) are refusals.
+fn create_in_doubt(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Api(status) => status.is_already_exists() || status.code >= 500,
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
 fn type_name(type_: EventType) -> &'static str {
     match type_ {
         EventType::Normal => "Normal",
@@ -353,7 +396,11 @@ impl Inner {
                     .await
                     .map_err(PublishError::Api)
             };
-            if result.is_err() {
+            if result.as_ref().is_err_and(refused) {
+                // The server will not take this occurrence: do not count it. An occurrence whose
+                // write failed otherwise (a 5xx, a throttle, a lost answer) stays counted: the
+                // series' next write (the sweep, a flush, the next due publish) carries it, so the
+                // stored count ends up equal to the publishes once the API recovers.
                 state.count -= 1;
             }
             series.set_dirty(state.needs_write());
@@ -411,7 +458,7 @@ impl Inner {
                 let before = state.stored;
                 let body = self.event_body(series, state);
                 state.stored = Stored::InDoubt;
-                match api.create(&PostParams::default(), &body).await {
+                let error = match api.create(&PostParams::default(), &body).await {
                     Ok(_) => {
                         state.stored = Stored::Yes;
                         state.written = state.count;
@@ -422,32 +469,75 @@ impl Inner {
                             PublishResult::Created
                         });
                     }
-                    Err(kube::Error::Api(status))
-                        if status.is_already_exists() && before == Stored::InDoubt =>
-                    {
-                        // The create whose answer was lost had landed: names are random, so this
-                        // event is ours. Patch the count onto it.
-                        state.stored = Stored::Yes;
-                        if state.count < 2 {
-                            state.written = state.count;
-                            state.last_write = Some(self.config.clock.now());
-                            return Ok(PublishResult::Created);
-                        }
-                        state.written = 0;
+                    Err(error) => error,
+                };
+                if !create_in_doubt(&error) {
+                    state.stored = before;
+                    return Err(error);
+                }
+                // The create may have landed: an earlier attempt whose answer was lost, or this
+                // one (kube's client retries a 504 after the write committed, and the retry meets
+                // its own event). The name was fixed before sending: read it back.
+                match self.read_back(&api, series, state).await {
+                    Ok(ReadBack::Ours) if state.count > state.written => {}
+                    Ok(ReadBack::Ours) => {
+                        return Ok(if std::mem::take(&mut state.recreating) {
+                            PublishResult::Recreated
+                        } else {
+                            PublishResult::Created
+                        });
                     }
-                    Err(kube::Error::Api(status)) if status.is_already_exists() && !renamed => {
-                        // Someone else's event under our random name: pick another, once.
+                    Ok(ReadBack::Absent) if !is_already_exists(&error) => {
+                        // It never landed: nothing is in doubt any more.
+                        state.stored = Stored::No;
+                        return Err(error);
+                    }
+                    Ok(ReadBack::Absent | ReadBack::Someone) if !renamed => {
+                        // Someone else's event under our random name (or one the server expired
+                        // between the create and the read): pick another name, once.
                         renamed = true;
-                        state.stored = before;
+                        state.stored = Stored::No;
                         state.name = event_name(series.regarding.name.as_deref());
                     }
-                    Err(error) => {
+                    Ok(ReadBack::Absent | ReadBack::Someone) => {
                         state.stored = before;
                         return Err(error);
                     }
+                    // Still in doubt: the next write sends the same create and reads back again.
+                    Err(_) => return Err(error),
                 }
             }
         }
+    }
+
+    /// Reads the series' event back after a create whose outcome is unknown. If it is the
+    /// series' own (same reporter, regarding object, type, reason, action and note), the series
+    /// is stored with the count the server holds.
+    async fn read_back(
+        &self,
+        api: &Api<K8sEvent>,
+        series: &Series,
+        state: &mut SeriesState,
+    ) -> Result<ReadBack, kube::Error> {
+        let Some(stored) = api.get_opt(&state.name).await? else {
+            return Ok(ReadBack::Absent);
+        };
+        let expected = self.event_body(series, state);
+        let regarding_uid = |e: &K8sEvent| e.regarding.as_ref().and_then(|r| r.uid.clone());
+        let ours = stored.type_ == expected.type_
+            && stored.reason == expected.reason
+            && stored.action == expected.action
+            && stored.note == expected.note
+            && stored.reporting_controller == expected.reporting_controller
+            && stored.reporting_instance == expected.reporting_instance
+            && regarding_uid(&stored) == regarding_uid(&expected);
+        if !ours {
+            return Ok(ReadBack::Someone);
+        }
+        state.stored = Stored::Yes;
+        state.written = stored.series.as_ref().map_or(1, |s| s.count);
+        state.last_write = Some(self.config.clock.now());
+        Ok(ReadBack::Ours)
     }
 
     fn event_body(&self, series: &Series, state: &SeriesState) -> K8sEvent {
@@ -682,8 +772,12 @@ mod with_server {
             .collect();
         assert_eq!(
             statuses,
-            [("POST".to_owned(), 409), ("PATCH".to_owned(), 200)],
-            "the create is re-sent under the same name, then the count patched onto it"
+            [
+                ("POST".to_owned(), 409),
+                ("GET".to_owned(), 200),
+                ("PATCH".to_owned(), 200)
+            ],
+            "the create is re-sent under the same name, read back, then the count patched onto it"
         );
         let stored = events.list(&Default::default()).await.unwrap().items;
         assert_eq!(stored.len(), 1);

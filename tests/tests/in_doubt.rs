@@ -1,0 +1,246 @@
+//! Writes whose answer was lost are *in doubt*: the API server committed them, then answered 504
+//! (which kube's client retries, so the retry meets its own committed twin: `409`) or dropped the
+//! connection. kubeward resolves them by reading back, never by assuming the write failed (a
+//! duplicate event; a transition event lost for good). Also: stored event counts under a flaky
+//! events API equal the publishes once it recovers.
+
+use std::time::Duration;
+
+use http::Method;
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::events::v1::Event as StoredEvent;
+use kube::api::{Api, ListParams};
+use kubeward::events::{Event, EventRecorder, Reporter};
+use kubeward::observe::Outcome;
+use kubeward_testing::{ApiServer, Fault, FaultAction};
+use kubeward_tests::*;
+
+fn web() -> ObjectReference {
+    ObjectReference {
+        api_version: Some("test.kubeward.dev/v1".into()),
+        kind: Some("Widget".into()),
+        namespace: Some("default".into()),
+        name: Some("web".into()),
+        uid: Some("uid-web".into()),
+        ..Default::default()
+    }
+}
+
+/// A recorder whose timeout leaves room for kube's retries (500 ms backoff at least).
+fn patient_recorder(client: &kube::Client) -> EventRecorder {
+    EventRecorder::new(
+        client.clone(),
+        Reporter::new(CONTROLLER, "pod-0").expect("valid reporter"),
+    )
+    .with_timeout(Duration::from_secs(20))
+}
+
+async fn stored_events(client: &kube::Client) -> Vec<StoredEvent> {
+    Api::<StoredEvent>::namespaced(client.clone(), "default")
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+}
+
+fn count(event: &StoredEvent) -> i32 {
+    event.series.as_ref().map_or(1, |s| s.count)
+}
+
+fn event_creates(server: &ApiServer) -> Vec<u16> {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.method == Method::POST && r.path.contains("/events"))
+        .map(|r| r.status)
+        .collect()
+}
+
+/// The event create commits and the server answers 504; kube's client retries the POST and gets
+/// `409 AlreadyExists` for its own event. Reading it back shows the create landed: one event, no
+/// rename, no duplicate, and the occurrence counted once.
+#[tokio::test]
+async fn an_event_create_answered_504_after_commit_is_not_duplicated() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let recorder = patient_recorder(&client);
+    server.faults().add(
+        Fault::new(FaultAction::CommitThenStatus(504))
+            .method(Method::POST)
+            .resource("events.k8s.io", "events")
+            .times(1),
+    );
+    let event = Event::warning("FailedDeploy", "Deploy").with_note("image pull failed");
+    recorder.publish(&event, &web()).await.unwrap();
+    assert_eq!(
+        event_creates(&server),
+        [504, 409],
+        "kube's client retried the committed create"
+    );
+    let events = stored_events(&client).await;
+    assert_eq!(
+        events.len(),
+        1,
+        "no duplicate under another name: {events:#?}"
+    );
+    assert_eq!(count(&events[0]), 1);
+
+    recorder.publish(&event, &web()).await.unwrap();
+    recorder.flush().await.unwrap();
+    let events = stored_events(&client).await;
+    assert_eq!(events.len(), 1);
+    assert_eq!(count(&events[0]), 2, "both publishes counted, once each");
+}
+
+/// The event create commits and the connection drops: the recorder reads the event back, finds
+/// it stored, and a repeat counts into it instead of creating a second event.
+#[tokio::test]
+async fn an_event_create_whose_connection_dropped_after_commit_is_not_duplicated() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let recorder = patient_recorder(&client);
+    server.faults().add(
+        Fault::new(FaultAction::CommitThenCloseConnection)
+            .method(Method::POST)
+            .resource("events.k8s.io", "events")
+            .times(1),
+    );
+    let event = Event::warning("FailedDeploy", "Deploy").with_note("image pull failed");
+    let first = recorder.publish(&event, &web()).await;
+    assert!(first.is_ok(), "the read-back found the event: {first:?}");
+    recorder.publish(&event, &web()).await.unwrap();
+    recorder.flush().await.unwrap();
+    let events = stored_events(&client).await;
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(count(&events[0]), 2);
+    assert_eq!(event_creates(&server), [0], "one create, never repeated");
+}
+
+/// A create that fails without committing (the connection drops first) is read back, found
+/// absent, and kept counted: the next publish creates the one event carrying both occurrences.
+#[tokio::test]
+async fn an_event_create_that_did_not_commit_is_created_later_with_its_count() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let recorder = patient_recorder(&client);
+    server.faults().add(
+        Fault::new(FaultAction::CloseConnection)
+            .method(Method::POST)
+            .resource("events.k8s.io", "events")
+            .times(1),
+    );
+    let event = Event::warning("FailedDeploy", "Deploy").with_note("image pull failed");
+    assert!(recorder.publish(&event, &web()).await.is_err());
+    assert!(stored_events(&client).await.is_empty());
+    recorder.publish(&event, &web()).await.unwrap();
+    let events = stored_events(&client).await;
+    assert_eq!(events.len(), 1);
+    assert_eq!(count(&events[0]), 2);
+}
+
+/// The first publishes meet a failing events API (500, nothing stored); once it recovers, the
+/// background sweep creates the event with every occurrence: a transition event is not lost to
+/// a brief outage.
+#[tokio::test]
+async fn a_first_publish_during_an_events_outage_is_created_once_the_api_recovers() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let recorder = patient_recorder(&client).with_flush_interval(Duration::from_millis(400));
+    server.faults().add(
+        Fault::new(FaultAction::Status(500))
+            .method(Method::POST)
+            .resource("events.k8s.io", "events"),
+    );
+    let event = Event::normal("Applied", "Apply").with_note("generation 2 applied");
+    assert!(recorder.publish(&event, &web()).await.is_err());
+    server.faults().clear();
+    eventually("the sweep creates the event", || async {
+        stored_events(&client).await.len() == 1
+    })
+    .await;
+    recorder.flush().await.unwrap();
+    let events = stored_events(&client).await;
+    assert_eq!(events.len(), 1);
+    assert_eq!(count(&events[0]), 1);
+}
+
+/// Repeats written at every publish (flush interval zero) while the events API fails some of the
+/// PATCHes: a failed repeat keeps its occurrence, so once the API recovers the stored count is
+/// the number of publishes.
+#[tokio::test]
+async fn stored_counts_equal_publishes_once_a_flaky_events_api_recovers() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let recorder = patient_recorder(&client).with_flush_interval(Duration::ZERO);
+    let event = Event::warning("FailedDeploy", "Deploy").with_note("image pull failed");
+    recorder.publish(&event, &web()).await.unwrap();
+    server.faults().add(
+        Fault::new(FaultAction::Status(500))
+            .method(Method::PATCH)
+            .resource("events.k8s.io", "events")
+            .times(3),
+    );
+    let mut failed = 0;
+    for _ in 0..5 {
+        if recorder.publish(&event, &web()).await.is_err() {
+            failed += 1;
+        }
+    }
+    assert_eq!(failed, 3, "three repeats met the failing API");
+    recorder.flush().await.unwrap();
+    let events = stored_events(&client).await;
+    assert_eq!(events.len(), 1);
+    assert_eq!(count(&events[0]), 6, "six publishes, six counted");
+}
+
+/// The status write commits and the server answers 504; kube's client retries the PATCH, whose
+/// resourceVersion is now stale: 409. Reading the object back shows the status persisted, so the
+/// transition event is published, once, and the pass is not a conflict.
+#[tokio::test]
+async fn a_status_write_answered_504_after_commit_publishes_its_transition_once() {
+    in_doubt_status_write(FaultAction::CommitThenStatus(504), &[504, 409]).await;
+}
+
+/// The status write commits and the connection drops: the same, without a failed pass.
+#[tokio::test]
+async fn a_status_write_whose_connection_dropped_after_commit_publishes_its_transition_once() {
+    in_doubt_status_write(FaultAction::CommitThenCloseConnection, &[0]).await;
+}
+
+async fn in_doubt_status_write(fault: FaultAction, first_answers: &[u16]) {
+    let (server, client) = server_with_widgets().await;
+    let observer = Recording::new();
+    let running = start_widgets(&client, &Widgets::default(), &observer);
+    server.faults().add(
+        Fault::new(fault)
+            .method(Method::PATCH)
+            .path_prefix(&status_path("w1"))
+            .times(1),
+    );
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec::ready(Mode::Complete, "True", "Applied", "rolled out"),
+    )
+    .await;
+    eventually("the transition event", || async {
+        !events_about(&client, "w1").await.is_empty()
+    })
+    .await;
+    eventually("the pass ends", || async {
+        observer.count("w1", Outcome::Completed) >= 2 // init, apply
+    })
+    .await;
+    running.stop().await;
+    assert_eq!(
+        status_writes(&server, "w1"),
+        first_answers,
+        "one status write, in doubt"
+    );
+    let events = events_about(&client, "w1").await;
+    let reasons: Vec<_> = events.iter().map(|e| e.reason.clone()).collect();
+    assert_eq!(reasons, [Some("Applied".to_owned())], "{events:#?}");
+    assert_eq!(count(&events[0]), 1);
+    assert_eq!(observer.count("w1", Outcome::Failed), 0);
+    assert_eq!(observer.count("w1", Outcome::Waiting), 0, "not a conflict");
+}

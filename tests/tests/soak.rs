@@ -1,0 +1,675 @@
+//! The reliability soak: two replicas of a controller with leader election reconcile a few
+//! hundred objects while a seeded random schedule injects every fault the in-process API server
+//! offers, and objects are created, edited, approved and deleted. Once the faults stop, it checks
+//! the invariants users rely on (see `RELIABILITY.md`).
+//!
+//! About 45 seconds of faults by default; `KUBEWARD_SOAK_SECS` sets another duration,
+//! `KUBEWARD_SOAK_SEED` replays a schedule (the seed is printed at the start and in every
+//! failure), `KUBEWARD_SOAK_OBJECTS` the starting population.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::Method;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::events::v1::Event as StoredEvent;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::{CustomResource, CustomResourceExt, ResourceExt};
+use kubeward::conditions::{Condition, ConditionStatus, DesiredCondition};
+use kubeward::controller::Controller;
+use kubeward::events::{EventRecorder, Reporter};
+use kubeward::leader::LeaderElection;
+use kubeward::vocabulary::Vocabulary;
+use kubeward::{Action, Pass, Reconciler};
+use kubeward_testing::{ApiServer, Fault, FaultAction};
+use kubeward_tests::{READY, Running, client_as};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+const NAMESPACE: &str = "default";
+const CONTROLLER: &str = "soak.kubeward.dev/items";
+const FINALIZER: &str = "soak.kubeward.dev/cleanup";
+const REPLICAS: [&str; 2] = ["replica-a", "replica-b"];
+/// The reasons of transition events (failure events have others).
+const TRANSITION_REASONS: [&str; 3] = ["Applying", "WaitingForApproval", "Applied"];
+
+/// What the driver asks of an item.
+#[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "soak.kubeward.dev",
+    version = "v1",
+    kind = "Item",
+    namespaced,
+    status = "ItemStatus"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemSpec {
+    /// Bumped by every edit.
+    pub step: u32,
+    /// Whether the current step is approved.
+    pub approved: bool,
+    /// How many cleanup passes the deletion takes (the earlier ones requeue).
+    pub cleanup_passes: u32,
+}
+
+/// The status: conditions, and every transition the controller persisted, written in the same
+/// status write as the conditions (so the list holds exactly the transitions that persisted).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ItemStatus {
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    #[serde(default)]
+    pub history: Vec<String>,
+}
+
+/// The condition an item's spec asks for.
+fn desired(spec: &ItemSpec) -> (ConditionStatus, &'static str, String) {
+    let step = spec.step;
+    match (spec.approved, step % 2) {
+        (true, _) => (
+            ConditionStatus::True,
+            "Applied",
+            format!("step {step} applied"),
+        ),
+        (false, 0) => (
+            ConditionStatus::False,
+            "WaitingForApproval",
+            format!("step {step} awaits approval"),
+        ),
+        (false, _) => (
+            ConditionStatus::Unknown,
+            "Applying",
+            format!("step {step} applying"),
+        ),
+    }
+}
+
+/// What the replicas did, shared by both, for the invariant checks.
+#[derive(Default)]
+struct Ledger {
+    /// Passes in flight per replica.
+    in_flight: Mutex<HashMap<&'static str, usize>>,
+    /// Passes started while another replica had one in flight.
+    overlaps: AtomicUsize,
+    /// Passes started, per replica.
+    started: Mutex<HashMap<&'static str, usize>>,
+    /// Cleanup passes per item uid.
+    cleanup_calls: Mutex<HashMap<String, u32>>,
+    /// Uids whose cleanup completed (returned `await_change`).
+    cleaned: Mutex<HashSet<String>>,
+}
+
+/// A pass in flight; dropping it (the pass ended or was abandoned) ends it.
+struct InFlight<'a> {
+    ledger: &'a Ledger,
+    replica: &'static str,
+}
+
+impl Ledger {
+    fn start(&self, replica: &'static str) -> InFlight<'_> {
+        let mut in_flight = self.in_flight.lock().unwrap();
+        if in_flight.iter().any(|(r, n)| *r != replica && *n > 0) {
+            self.overlaps.fetch_add(1, Ordering::Relaxed);
+        }
+        *in_flight.entry(replica).or_default() += 1;
+        *self.started.lock().unwrap().entry(replica).or_default() += 1;
+        InFlight {
+            ledger: self,
+            replica,
+        }
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut in_flight = self.ledger.in_flight.lock().unwrap();
+        if let Some(n) = in_flight.get_mut(self.replica) {
+            *n -= 1;
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Items {
+    replica: &'static str,
+    ledger: Arc<Ledger>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct ItemError(String);
+
+impl Reconciler for Items {
+    type Resource = Item;
+    type Error = ItemError;
+    const NAME: Option<&'static str> = Some(CONTROLLER);
+    const FINALIZER: Option<&'static str> = Some(FINALIZER);
+    const CONDITIONS: &'static [&'static Vocabulary] = &[&READY];
+
+    async fn apply(&self, item: &Item, pass: &mut Pass<Item>) -> Result<Action, ItemError> {
+        let _in_flight = self.ledger.start(self.replica);
+        let (status, reason, message) = desired(&item.spec);
+        let stored = item.status.clone().unwrap_or_default();
+        let current = stored.conditions.iter().find(|c| c.type_ == "Ready");
+        let transition =
+            current.is_none_or(|c| c.status != status.to_string() || c.reason != reason);
+        if transition {
+            let mut history = stored.history;
+            history.push(format!("{reason}|{message}"));
+            pass.set_status_field("history", serde_json::json!(history));
+        }
+        let condition = DesiredCondition::new("Ready", status, reason, message)
+            .map_err(|e| ItemError(e.to_string()))?;
+        pass.set(condition);
+        // Yield so that passes overlap with faults and handovers.
+        tokio::task::yield_now().await;
+        Ok(Action::await_change())
+    }
+
+    async fn cleanup(&self, item: &Item, _pass: &mut Pass<Item>) -> Result<Action, ItemError> {
+        let _in_flight = self.ledger.start(self.replica);
+        let uid = item.uid().unwrap_or_default();
+        let calls = {
+            let mut calls = self.ledger.cleanup_calls.lock().unwrap();
+            let n = calls.entry(uid.clone()).or_default();
+            *n += 1;
+            *n
+        };
+        if calls < item.spec.cleanup_passes {
+            return Ok(Action::requeue(Duration::from_millis(20)));
+        }
+        self.ledger.cleaned.lock().unwrap().insert(uid);
+        Ok(Action::await_change())
+    }
+}
+
+/// splitmix64: a small seeded generator, so a schedule replays from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+const FAULT_KINDS: [&str; 11] = [
+    "hang",
+    "404",
+    "409",
+    "429",
+    "500",
+    "503",
+    "commit-then-504",
+    "commit-then-close",
+    "close",
+    "watch 410",
+    "restart",
+];
+
+/// Injects one random fault; returns its kind.
+async fn inject(server: &ApiServer, rng: &mut Rng) -> &'static str {
+    let kind = *rng.pick(&FAULT_KINDS);
+    let resources = [
+        ("soak.kubeward.dev", "items"),
+        ("events.k8s.io", "events"),
+        ("coordination.k8s.io", "leases"),
+    ];
+    let (group, resource) = *rng.pick(&resources);
+    let user = *rng.pick(&REPLICAS);
+    let times = 1 + rng.below(3) as usize;
+    let action = match kind {
+        "hang" => FaultAction::Hang,
+        "commit-then-504" => FaultAction::CommitThenStatus(504),
+        "commit-then-close" => FaultAction::CommitThenCloseConnection,
+        "close" => FaultAction::CloseConnection,
+        "watch 410" => {
+            server.compact();
+            return kind;
+        }
+        "restart" => {
+            server.restart().await.expect("server restarts");
+            return kind;
+        }
+        code => FaultAction::Status(code.parse().expect("a status code")),
+    };
+    let mut fault = Fault::new(action)
+        .resource(group, resource)
+        .user(user)
+        .times(times);
+    if kind.starts_with("commit") {
+        fault = fault.method(
+            rng.pick(&[Method::POST, Method::PATCH, Method::PUT])
+                .clone(),
+        );
+    } else if kind == "404" {
+        // A 404 answering a create means the namespace is gone: a refusal, not a fault to
+        // survive. Reads, patches (an expired event) and updates may meet it.
+        fault = fault.method(rng.pick(&[Method::GET, Method::PATCH, Method::PUT]).clone());
+    }
+    server.faults().add(fault);
+    kind
+}
+
+/// The driver's view of one item: its spec as last written.
+struct Driven {
+    spec: ItemSpec,
+    deleted: bool,
+}
+
+async fn retry<T, F, Fut>(mut op: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, kube::Error>>,
+{
+    // The driver is not under test: its requests are never faulted, but a server restart drops
+    // its connections too.
+    for _ in 0..50 {
+        if let Ok(value) = op().await {
+            return value;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the driver's request kept failing");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn soak() {
+    let seed: u64 = env_or("KUBEWARD_SOAK_SEED", rand_seed());
+    let secs: u64 = env_or("KUBEWARD_SOAK_SECS", 45);
+    let objects: usize = env_or("KUBEWARD_SOAK_OBJECTS", 200);
+    eprintln!(
+        "soak: seed {seed} ({secs} s, {objects} objects); replay with KUBEWARD_SOAK_SEED={seed}"
+    );
+    let outcome = tokio::spawn(run(seed, secs, objects)).await;
+    match outcome {
+        Ok(figures) => {
+            eprintln!("soak figures (seed {seed}):\n{figures}");
+            assert_eq!(
+                figures.violations(),
+                0,
+                "soak seed {seed}: invariants violated:\n{figures}"
+            );
+        }
+        Err(panic) => panic!("soak seed {seed} failed: {panic}"),
+    }
+}
+
+fn rand_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
+#[derive(Default, Debug)]
+struct Figures {
+    objects: usize,
+    operations: BTreeMap<&'static str, usize>,
+    faults: BTreeMap<&'static str, usize>,
+    passes: usize,
+    /// `spec.leaseTransitions` of the lease at the end: how often leadership changed hands.
+    handovers: i32,
+    checks: BTreeMap<&'static str, usize>,
+    violations: BTreeMap<&'static str, Vec<String>>,
+}
+
+impl Figures {
+    fn check(&mut self, invariant: &'static str, holds: bool, detail: impl FnOnce() -> String) {
+        *self.checks.entry(invariant).or_default() += 1;
+        let violations = self.violations.entry(invariant).or_default();
+        if !holds {
+            violations.push(detail());
+        }
+    }
+
+    fn violations(&self) -> usize {
+        self.violations.values().map(Vec::len).sum()
+    }
+}
+
+impl std::fmt::Display for Figures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "objects: {}", self.objects)?;
+        writeln!(f, "operations: {:?}", self.operations)?;
+        writeln!(
+            f,
+            "faults: {} {:?}",
+            self.faults.values().sum::<usize>(),
+            self.faults
+        )?;
+        writeln!(f, "passes started: {}", self.passes)?;
+        writeln!(f, "lease handovers: {}", self.handovers)?;
+        for (invariant, checks) in &self.checks {
+            let violations = &self.violations[invariant];
+            writeln!(
+                f,
+                "{invariant}: {checks} checks, {} violations",
+                violations.len()
+            )?;
+            for violation in violations.iter().take(5) {
+                writeln!(f, "  - {violation}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn replica(client: kube::Client, identity: &'static str, ledger: &Arc<Ledger>) -> Running {
+    let election = LeaderElection::new(client.clone(), NAMESPACE, "items-controller", identity)
+        .with_timings(
+            Duration::from_secs(4),
+            Duration::from_millis(2500),
+            Duration::from_millis(300),
+        );
+    let recorder = EventRecorder::new(
+        client.clone(),
+        Reporter::new(CONTROLLER, identity).expect("valid reporter"),
+    )
+    .with_timeout(Duration::from_secs(2));
+    Running::start(
+        Controller::new(
+            Items {
+                replica: identity,
+                ledger: ledger.clone(),
+            },
+            client,
+        )
+        .with_event_recorder(recorder)
+        .with_leader_election(election)
+        .with_shutdown_grace(Duration::from_millis(500)),
+    )
+}
+
+async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
+    let mut figures = Figures::default();
+    let mut rng = Rng(seed);
+    let server = ApiServer::start().await.expect("API server starts");
+    server.install_crd(&Item::crd()).expect("CRD installs");
+    let admin = server.client().expect("client");
+    let items: Api<Item> = Api::namespaced(admin.clone(), NAMESPACE);
+    let ledger = Arc::new(Ledger::default());
+    let replicas: Vec<Running> = REPLICAS
+        .iter()
+        .map(|r| replica(client_as(&server, r), r, &ledger))
+        .collect();
+
+    let mut driven: BTreeMap<String, Driven> = BTreeMap::new();
+    let mut must_clean: HashSet<String> = HashSet::new();
+    let mut next_name = 0usize;
+    let mut create = |rng: &mut Rng, driven: &mut BTreeMap<String, Driven>| {
+        let name = format!("item-{next_name:04}");
+        next_name += 1;
+        let spec = ItemSpec {
+            step: 0,
+            approved: false,
+            cleanup_passes: 1 + rng.below(3) as u32,
+        };
+        driven.insert(
+            name.clone(),
+            Driven {
+                spec: spec.clone(),
+                deleted: false,
+            },
+        );
+        Item::new(&name, spec)
+    };
+    for _ in 0..objects {
+        let item = create(&mut rng, &mut driven);
+        retry(|| async { items.create(&PostParams::default(), &item).await }).await;
+    }
+    figures.objects = objects;
+
+    // Faults and operations, interleaved, for `secs`.
+    let end = tokio::time::Instant::now() + Duration::from_secs(secs);
+    let mut next_fault = tokio::time::Instant::now();
+    while tokio::time::Instant::now() < end {
+        if tokio::time::Instant::now() >= next_fault {
+            let kind = inject(&server, &mut rng).await;
+            *figures.faults.entry(kind).or_default() += 1;
+            next_fault = tokio::time::Instant::now() + Duration::from_millis(50 + rng.below(250));
+        }
+        let live: Vec<String> = driven
+            .iter()
+            .filter(|(_, d)| !d.deleted)
+            .map(|(n, _)| n.clone())
+            .collect();
+        let op = match rng.below(20) {
+            0 => "create",
+            1 if !live.is_empty() => "delete",
+            2..=11 if !live.is_empty() => "edit",
+            12..=19 if !live.is_empty() => "approve",
+            _ => "create",
+        };
+        *figures.operations.entry(op).or_default() += 1;
+        match op {
+            "create" => {
+                let item = create(&mut rng, &mut driven);
+                retry(|| async { items.create(&PostParams::default(), &item).await }).await;
+                figures.objects += 1;
+            }
+            op => {
+                let name = rng.pick(&live).clone();
+                let entry = driven.get_mut(&name).expect("driven");
+                match op {
+                    "delete" => {
+                        entry.deleted = true;
+                        // An item still there after the DELETE is Terminating on our finalizer:
+                        // its cleanup must complete before it goes.
+                        let terminating = retry(|| async {
+                            match items.delete(&name, &DeleteParams::default()).await {
+                                Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
+                                Ok(either) => Ok(either.left()),
+                                Err(error) => Err(error),
+                            }
+                        })
+                        .await;
+                        if let Some(item) = terminating
+                            && item.finalizers().iter().any(|f| f == FINALIZER)
+                        {
+                            must_clean.insert(item.uid().unwrap_or_default());
+                        }
+                    }
+                    op => {
+                        if op == "edit" {
+                            entry.spec.step += 1;
+                            entry.spec.approved = false;
+                        } else {
+                            entry.spec.approved = true;
+                        }
+                        let patch = serde_json::json!({ "spec": entry.spec });
+                        retry(|| async {
+                            let params = PatchParams::default();
+                            items.patch(&name, &params, &Patch::Merge(&patch)).await
+                        })
+                        .await;
+                    }
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(5 + rng.below(20))).await;
+    }
+
+    // The faults stop; a restart releases requests still hung.
+    server.faults().clear();
+    server.restart().await.expect("server restarts");
+    for (i, running) in replicas.iter().enumerate() {
+        figures.check(
+            "no panic or fault stops the controller",
+            running.is_running(),
+            || format!("{} returned", REPLICAS[i]),
+        );
+    }
+
+    // Convergence: every live item shows its spec's condition, every deleted one is gone.
+    let settle = tokio::time::Instant::now() + Duration::from_secs(240);
+    let live: HashMap<String, ItemSpec> = driven
+        .iter()
+        .filter(|(_, d)| !d.deleted)
+        .map(|(n, d)| (n.clone(), d.spec.clone()))
+        .collect();
+    let converged = |list: &[Item]| {
+        list.iter().all(|item| {
+            let Some(spec) = live.get(&item.name_any()) else {
+                return false; // a deleted item still there
+            };
+            let (status, reason, message) = desired(spec);
+            item.status.as_ref().is_some_and(|s| {
+                s.conditions.iter().any(|c| {
+                    c.type_ == "Ready"
+                        && c.status == status.to_string()
+                        && c.reason == reason
+                        && c.message == message
+                })
+            })
+        }) && list.len() == live.len()
+    };
+    let mut list = Vec::new();
+    while tokio::time::Instant::now() < settle {
+        list = retry(|| async { items.list(&ListParams::default()).await })
+            .await
+            .items;
+        if converged(&list) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let by_name: HashMap<String, &Item> = list.iter().map(|i| (i.name_any(), i)).collect();
+    for (name, spec) in &live {
+        let item = by_name.get(name);
+        let (status, reason, message) = desired(spec);
+        figures.check(
+            "every live object converges once faults stop",
+            item.is_some_and(|i| {
+                i.status.as_ref().is_some_and(|s| {
+                    s.conditions.iter().any(|c| {
+                        c.status == status.to_string() && c.reason == reason && c.message == message
+                    })
+                })
+            }),
+            || {
+                format!(
+                    "{name}: wants {reason} {message:?}, has {:?}",
+                    item.map(|i| &i.status)
+                )
+            },
+        );
+    }
+    let cleaned = ledger.cleaned.lock().unwrap().clone();
+    for name in driven.iter().filter(|(_, d)| d.deleted).map(|(n, _)| n) {
+        let left = by_name.get(name);
+        figures.check(
+            "no object is left Terminating once faults stop",
+            left.is_none(),
+            || format!("{name} still there: {:?}", left.map(|i| &i.metadata)),
+        );
+    }
+
+    let lease = retry(|| async {
+        Api::<Lease>::namespaced(admin.clone(), NAMESPACE)
+            .get("items-controller")
+            .await
+    })
+    .await;
+    figures.handovers = lease.spec.and_then(|s| s.lease_transitions).unwrap_or(0);
+    for running in replicas {
+        running.stop().await; // flushes event series
+    }
+    figures.passes = ledger.started.lock().unwrap().values().sum();
+    // Every pass start is a check: no other replica had a pass in flight.
+    let overlaps = ledger.overlaps.load(Ordering::Relaxed);
+    for start in 0..figures.passes {
+        figures.check(
+            "no two replicas run passes at the same time",
+            start >= overlaps,
+            || "a pass started while the other replica had one in flight".to_owned(),
+        );
+    }
+
+    // Deleted items that were Terminating on the finalizer: it went only after their cleanup
+    // completed.
+    for uid in &must_clean {
+        figures.check(
+            "no finalizer is removed before its cleanup completed",
+            cleaned.contains(uid),
+            || format!("item {uid} is gone but its cleanup never completed"),
+        );
+    }
+    let events_api = Api::<StoredEvent>::namespaced(admin.clone(), NAMESPACE);
+    let events: Vec<StoredEvent> =
+        retry(|| async { events_api.list(&ListParams::default()).await })
+            .await
+            .items;
+    let live_uids: HashMap<String, &Item> =
+        list.iter().filter_map(|i| Some((i.uid()?, i))).collect();
+
+    // Live items: the transitions their status recorded as persisted each have exactly one
+    // event, counted once, and no transition event exists that the status does not record.
+    let mut by_uid: HashMap<&str, Vec<&StoredEvent>> = HashMap::new();
+    for event in &events {
+        let uid = event.regarding.as_ref().and_then(|r| r.uid.as_deref());
+        if let Some(uid) = uid
+            && event
+                .reason
+                .as_deref()
+                .is_some_and(|r| TRANSITION_REASONS.contains(&r))
+        {
+            by_uid.entry(uid).or_default().push(event);
+        }
+    }
+    for (uid, item) in &live_uids {
+        let history = item
+            .status
+            .as_ref()
+            .map(|s| s.history.clone())
+            .unwrap_or_default();
+        let mut published: HashMap<String, i32> = HashMap::new();
+        for event in by_uid.get(uid.as_str()).into_iter().flatten() {
+            let key = format!(
+                "{}|{}",
+                event.reason.as_deref().unwrap_or_default(),
+                event.note.as_deref().unwrap_or_default()
+            );
+            *published.entry(key).or_default() += event.series.as_ref().map_or(1, |s| s.count);
+        }
+        let name = item.name_any();
+        for transition in &history {
+            let count = published.get(transition).copied().unwrap_or(0);
+            figures.check(
+                "every persisted transition has exactly one event, counted once",
+                count == 1,
+                || format!("{name}: transition {transition:?} published {count} times"),
+            );
+        }
+        let recorded: HashSet<&String> = history.iter().collect();
+        for transition in published.keys() {
+            figures.check(
+                "no event for a transition that never persisted",
+                recorded.contains(transition),
+                || format!("{name}: event {transition:?} but history {history:?}"),
+            );
+        }
+    }
+    drop(server);
+    figures
+}
