@@ -54,6 +54,62 @@ fn the_readme_events_table_matches_the_vocabulary() {
     }
 }
 
+/// The version a dependency line `name = "1"` or `name = { .., version = "1", .. }` gives.
+fn version_of<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    let value = line
+        .strip_prefix(name)?
+        .trim_start()
+        .strip_prefix('=')?
+        .trim_start();
+    let quoted = match value.split_once("version = ") {
+        Some((_, rest)) => rest,
+        None => value,
+    };
+    quoted.strip_prefix('"')?.split('"').next()
+}
+
+/// The getting-started `Cargo.toml` names what the workspace builds with: every dependency in it
+/// at a version the workspace pins, and the workspace's Kubernetes version feature.
+#[test]
+fn the_readme_getting_started_dependencies_are_the_workspace_s() {
+    let readme = readme();
+    let block = block(&readme, "```toml");
+    let workspace = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml"))
+        .expect("workspace Cargo.toml");
+    let mut checked = 0;
+    for line in block.lines() {
+        let Some(name) = line.split_whitespace().next() else {
+            continue;
+        };
+        let Some(version) = version_of(line, name) else {
+            continue;
+        };
+        let (pinned, pinned_line) = workspace
+            .lines()
+            .find_map(|l| version_of(l, name).map(|v| (v, l)))
+            .unwrap_or_else(|| panic!("{name} is not a workspace dependency"));
+        assert!(
+            pinned.starts_with(version),
+            "the README asks for {name} {version}, the workspace pins {pinned}"
+        );
+        if name == "k8s-openapi" {
+            let feature = pinned_line
+                .split('"')
+                .find(|f| f.starts_with("v1_"))
+                .unwrap();
+            assert!(
+                line.contains(feature),
+                "the README's k8s-openapi lacks {feature}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 10,
+        "the getting-started block names the dependencies ({checked} found)"
+    );
+}
+
 #[test]
 #[ignore = "prints the diagram to paste into the README: cargo test --test readme -- --ignored --nocapture"]
 fn print_the_state_diagram() {

@@ -8,10 +8,6 @@
 // The macro implementation compiled into this bench (a proc-macro crate exports only its macros).
 #[path = "../src/condition/mod.rs"]
 mod condition;
-#[path = "../../runtime/src/limits.rs"]
-mod limits;
-#[path = "../../runtime/src/names.rs"]
-mod names;
 #[path = "../src/reconciler/mod.rs"]
 mod reconciler;
 #[path = "../src/step/mod.rs"]

@@ -10,14 +10,6 @@
 extern crate proc_macro;
 
 mod condition;
-// The API server's naming rules, compiled from the runtime's own source so the compile-time
-// checks and the runtime checks cannot drift apart.
-#[allow(dead_code, unreachable_pub)]
-#[path = "../../runtime/src/limits.rs"]
-mod limits;
-#[allow(dead_code, unreachable_pub)]
-#[path = "../../runtime/src/names.rs"]
-mod names;
 mod reconciler;
 mod step;
 mod util;
@@ -75,7 +67,9 @@ pub fn condition(args: TokenStream, input: TokenStream) -> TokenStream {
 /// ```
 ///
 /// The signature is re-emitted as written; the body runs inside `kubeward::__private::step` (or
-/// `try_step`, `step_sync`, `try_step_sync`). A return type written `Result<..>` or
+/// `try_step`, `step_sync`, `try_step_sync`). A fn without a receiver also gets a hidden const
+/// beside it naming its step, which `#[reconciler(steps(..))]` reads (so `#[step]` does not go on
+/// an associated fn without `self` in a trait impl, where no such const may stand). A return type written `Result<..>` or
 /// `path::Result<..>` makes an `Err` a failed step. The name (lowercase letters, digits, `_`,
 /// `-`: it is a metric label value) is checked at compile time.
 ///
@@ -96,7 +90,8 @@ pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
 ///     resource = Rollout,                            // required
 ///     controller = "demo.kubeward.dev/rollouts",     // required: reportingController, metric label
 ///     finalizer = "demo.kubeward.dev/cleanup",       // required with `cleanup`
-///     conditions(UpToDate),                          // the vocabularies it manages
+///     conditions(UpToDate),                          // the vocabularies it manages (object metrics)
+///     steps(render, helpers::deploy),                // `#[step]` fns outside the impl it calls
 ///     error = Error,                                 // when not readable from `Result<Action, E>`
 ///     crate = "::my_facade::kubeward",               // when kubeward is re-exported
 /// )]
@@ -110,14 +105,18 @@ pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
 /// // generates `pub struct WebConfig;` implementing `Reconciler`
 /// ```
 ///
-/// Generates the `Reconciler` impl (`NAME`, `FINALIZER`, `CONDITIONS`, and `STEPS`: every
-/// `#[step]` name on the methods and statements), `fn controller(self, client) -> Controller<Self>`
-/// and `fn rbac_rules(leader_election: bool) -> Vec<PolicyRule>`. `#[step]` on statements is
+/// Generates the `Reconciler` impl (`NAME`, `FINALIZER`, `CONDITIONS`, `STEPS`: every `#[step]`
+/// name on the methods and statements and of the fns in `steps(..)`, and every hook the impl
+/// writes: `apply`, `cleanup`, `is_suspended`, `failure_event`, `error_backoff`),
+/// `fn controller(self, client) -> Controller<Self>` (events on, reporting as `controller`) and
+/// `fn rbac_rules(leader_election: bool) -> Vec<PolicyRule>`. `#[step]` on statements is
 /// rewritten here (attributes on statements are unstable in Rust).
 ///
 /// Compile errors, each at its token: unknown keys (with "did you mean" one edit away), missing
-/// `resource`/`controller`, invalid controller name, finalizer or step name, duplicate step names,
-/// `pass.condition::<C>()` for a `C` not in `conditions(..)`, a missing or non-async `apply`, and
+/// `resource`/`controller`, invalid controller name, finalizer or step name, duplicate step names
+/// (across statements, methods and the fns in `steps(..)`), a fn in `steps(..)` without
+/// `#[step]`, `pass.condition::<C>()` in the impl for a `C` not in `conditions(..)`, a missing
+/// `apply`, a method with a hook's name and another signature (the message names the hook's), and
 /// `cleanup` without a finalizer.
 #[proc_macro_attribute]
 pub fn reconciler(args: TokenStream, input: TokenStream) -> TokenStream {

@@ -5,7 +5,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::{LitStr, Path};
 
-use crate::names::NameKind;
+use kubeward_names::NameKind;
 
 /// Every error of one macro invocation, reported together (serde_derive's `Ctxt`).
 #[derive(Default)]
@@ -79,6 +79,31 @@ pub(crate) fn check_name(
             false
         }
     }
+}
+
+/// `tokens` with every span set to `span`: generated code around the user's tokens takes their
+/// place in error messages, instead of the attribute's.
+pub(crate) fn respan(tokens: impl ToTokens, span: Span) -> TokenStream {
+    tokens
+        .into_token_stream()
+        .into_iter()
+        .map(|mut tree| {
+            if let proc_macro2::TokenTree::Group(group) = &tree {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                tree = proc_macro2::TokenTree::Group(inner);
+            } else {
+                tree.set_span(span);
+            }
+            tree
+        })
+        .collect()
+}
+
+/// The name an identifier stands for, without `r#`: `r#Ready` declares the reason `Ready`.
+pub(crate) fn name_of(ident: &proc_macro2::Ident) -> String {
+    syn::ext::IdentExt::unraw(ident).to_string()
 }
 
 /// The candidate `word` is one edit (insertion, deletion, substitution or transposition) away

@@ -7,10 +7,6 @@
 // The macro implementation compiled into this test (a proc-macro crate exports only its macros).
 #[path = "../src/condition/mod.rs"]
 mod condition;
-#[path = "../../runtime/src/limits.rs"]
-mod limits;
-#[path = "../../runtime/src/names.rs"]
-mod names;
 #[path = "../src/reconciler/mod.rs"]
 mod reconciler;
 #[path = "../src/step/mod.rs"]
@@ -68,6 +64,7 @@ fn reconciler_expansion_matches_snapshot() {
             controller = "demo.kubeward.dev/rollouts",
             finalizer = "demo.kubeward.dev/cleanup",
             conditions(UpToDate),
+            steps(checks::verify),
         },
         quote! {
             impl Rollouts {

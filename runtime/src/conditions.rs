@@ -10,7 +10,7 @@
 //!
 //! let mut conditions = Vec::new();
 //! let applying = DesiredCondition::new("UpToDate", ConditionStatus::Unknown, "Applying", "rolling out")?
-//!     .observed_generation(4);
+//!     .observed_generation(4)?;
 //! assert_eq!(conditions::set(&mut conditions, applying.clone()), Change::Transitioned);
 //! assert_eq!(conditions::set(&mut conditions, applying), Change::Unchanged);
 //! assert!(conditions::is_unknown(&conditions, "UpToDate"));
@@ -25,6 +25,7 @@ use std::str::FromStr;
 use jiff::Timestamp;
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::runtime::events::EventType;
 
 use crate::clock::{Clock, SystemClock};
 use crate::limits::{CONDITION_MESSAGE_MAX_BYTES, truncated};
@@ -88,6 +89,9 @@ pub enum ConditionError {
     /// The status is not `True`, `False` or `Unknown`.
     #[error("invalid condition status {0:?}: must be one of \"True\", \"False\", \"Unknown\"")]
     InvalidStatus(String),
+    /// The observedGeneration is negative (apimachinery `ValidateCondition`).
+    #[error("invalid condition observedGeneration {0}: must be greater than or equal to zero")]
+    NegativeObservedGeneration(i64),
 }
 
 /// The state a reconciler wants a condition to be in. Validated on construction, so [`set`]
@@ -98,8 +102,9 @@ pub struct DesiredCondition {
     status: ConditionStatus,
     reason: String,
     message: String,
-    observed_generation: Option<i64>,
+    pub(crate) observed_generation: Option<i64>,
     last_transition_time: Option<Timestamp>,
+    event_type: Option<EventType>,
 }
 
 impl DesiredCondition {
@@ -129,14 +134,48 @@ impl DesiredCondition {
             message,
             observed_generation: None,
             last_transition_time: None,
+            event_type: None,
         })
     }
 
     /// Records the `metadata.generation` the condition was computed from.
-    #[must_use]
-    pub fn observed_generation(mut self, generation: i64) -> Self {
+    ///
+    /// # Errors
+    /// [`ConditionError::NegativeObservedGeneration`] when `generation` is negative, which the
+    /// API server rejects ("must be greater than or equal to zero").
+    pub fn observed_generation(mut self, generation: i64) -> Result<Self, ConditionError> {
+        if generation < 0 {
+            return Err(ConditionError::NegativeObservedGeneration(generation));
+        }
         self.observed_generation = Some(generation);
+        Ok(self)
+    }
+
+    /// Declares the type of the event a transition into this condition publishes, overriding the
+    /// controller's default (the reason's declaration in [`Reconciler::CONDITIONS`], else False →
+    /// Warning and True/Unknown → Normal). The typed transitions of `#[kubeward::condition]`
+    /// (`now.to(..)`, `try_to(..)`) carry their reason's declared type this way, so the event type
+    /// never depends on a list the reconciler must keep complete.
+    ///
+    /// [`Reconciler::CONDITIONS`]: crate::Reconciler::CONDITIONS
+    ///
+    /// ```
+    /// use kube::runtime::events::EventType;
+    /// use kubeward::conditions::{ConditionStatus, DesiredCondition};
+    /// let gate = DesiredCondition::new("Ready", ConditionStatus::False, "WaitingForApproval", "")?
+    ///     .event_type(EventType::Normal);
+    /// assert_eq!(gate.declared_event_type(), Some(EventType::Normal));
+    /// # Ok::<(), kubeward::conditions::ConditionError>(())
+    /// ```
+    #[must_use]
+    pub fn event_type(mut self, event_type: EventType) -> Self {
+        self.event_type = Some(event_type);
         self
+    }
+
+    /// The event type declared with [`DesiredCondition::event_type`], if any.
+    pub fn declared_event_type(&self) -> Option<EventType> {
+        self.event_type
     }
 
     /// Uses `time` as the transition time if this turns out to be a transition, instead of the
@@ -312,7 +351,7 @@ pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Conditio
 /// ```
 /// use kubeward::conditions::{self, ConditionStatus, DesiredCondition};
 /// let mut list = Vec::new();
-/// let _ = conditions::set(&mut list, DesiredCondition::new("Ready", ConditionStatus::True, "Running", "")?.observed_generation(3));
+/// let _ = conditions::set(&mut list, DesiredCondition::new("Ready", ConditionStatus::True, "Running", "")?.observed_generation(3)?);
 /// assert!(conditions::find_observed(&list, "Ready", Some(3)).is_some());
 /// assert!(conditions::find_observed(&list, "Ready", Some(4)).is_none());
 /// assert!(conditions::find_observed(&list, "Ready", None).is_none());
@@ -395,7 +434,7 @@ mod tests {
     ) -> DesiredCondition {
         let d = DesiredCondition::new(type_, status, reason, message).unwrap();
         match generation {
-            Some(g) => d.observed_generation(g),
+            Some(g) => d.observed_generation(g).unwrap(),
             None => d,
         }
     }
@@ -594,6 +633,16 @@ mod tests {
             "invalid condition status \"true\": must be one of \"True\", \"False\", \"Unknown\""
         );
         assert_eq!("Unknown".parse::<ConditionStatus>().unwrap(), Unknown);
+    }
+
+    #[test]
+    fn a_negative_observed_generation_is_refused_as_apimachinery_does() {
+        let d = DesiredCondition::new("A", True, "Ready", "").unwrap();
+        assert_eq!(
+            d.clone().observed_generation(-1).unwrap_err().to_string(),
+            "invalid condition observedGeneration -1: must be greater than or equal to zero"
+        );
+        assert_eq!(d.observed_generation(0).unwrap().generation(), Some(0));
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! - [`controller`]: a [`Reconciler`] run on kube-runtime with phases, finalizers, status writes,
 //!   transition and failure events, graceful shutdown and [`leader`] election; [`ops`] serves
 //!   `/metrics`, `/healthz` and `/readyz`;
+//! - [`rbac`]: the ClusterRole rules a controller needs, derived from its declaration;
 //! - [`vocabulary`]: condition reasons, their event types and allowed transitions as data;
 //! - [`clock`]: injectable wall-clock time, so time-dependent rules are tested without sleeping.
 #![deny(missing_docs)]
@@ -29,12 +30,25 @@ pub mod controller;
 pub mod events;
 pub mod info;
 pub mod leader;
-pub mod limits;
+pub use kubeward_names::limits;
 #[cfg(feature = "prometheus")]
 pub mod metrics;
-pub mod names;
+pub mod names {
+    //! Validation of the strings the Kubernetes API server would reject, with apimachinery's
+    //! rules and messages, so that a bad name fails with a typed error before a request is sent.
+    //! The macros apply the same rules (crate `kubeward-names`) at compile time.
+    //!
+    //! ```
+    //! use kubeward::names::NameKind;
+    //! assert!(NameKind::ConditionReason.validate("WaitingForApproval").is_ok());
+    //! let err = NameKind::ConditionReason.validate("waiting for approval").unwrap_err();
+    //! assert!(err.to_string().starts_with("invalid condition reason \"waiting for approval\""));
+    //! ```
+    pub use kubeward_names::{InvalidName, NameKind};
+}
 pub mod observe;
 pub mod ops;
+pub mod rbac;
 pub mod vocabulary;
 
 pub use kube::runtime::controller::Action;

@@ -14,7 +14,8 @@ use crate::conditions::{Condition, DesiredCondition};
 pub use crate::observe::StepName;
 use crate::vocabulary::{ReasonType, Stored, Vocabulary};
 
-/// The desired condition of a typed transition into `target` with `message`.
+/// The desired condition of a typed transition into `target` with `message`, carrying the event
+/// type the reason declares.
 ///
 /// `#[kubeward::condition]` validated the condition type and every reason at compile time, so
 /// `DesiredCondition::new` cannot fail for a generated [`ReasonType`].
@@ -22,7 +23,7 @@ pub fn transition<T: ReasonType>(target: T, message: impl Into<String>) -> Desir
     let _ = target;
     let reason = T::REASON;
     match DesiredCondition::new(T::VOCABULARY.type_, reason.status, reason.name, message) {
-        Ok(desired) => desired,
+        Ok(desired) => desired.event_type(reason.event_type),
         Err(err) => panic!("a ReasonType must have a valid condition type and reason: {err}"),
     }
 }
@@ -38,7 +39,9 @@ pub fn checked_transition(
     if !vocabulary.allows(stored.reason(), target.name) {
         return None;
     }
-    DesiredCondition::new(vocabulary.type_, target.status, target.name, message).ok()
+    DesiredCondition::new(vocabulary.type_, target.status, target.name, message)
+        .ok()
+        .map(|desired| desired.event_type(target.event_type))
 }
 
 /// Where a stored condition stands in a vocabulary.
@@ -63,6 +66,34 @@ pub fn classify(vocabulary: &Vocabulary, stored: Option<&Condition>) -> (Classif
             .map_or(Classified::Unrecognized, Classified::Reason),
     };
     (classified, Stored::new(stored))
+}
+
+/// Panics with `message` when `step` has the name of one of `others` (in a `const`, a compile
+/// error: the check that the `#[step]` fns a reconciler lists in `steps(..)` have names of their
+/// own).
+pub const fn unique_step(step: StepName, others: &[StepName], message: &'static str) {
+    let mut i = 0;
+    while i < others.len() {
+        if same_name(step, others[i]) {
+            panic!("{}", message);
+        }
+        i += 1;
+    }
+}
+
+const fn same_name(a: StepName, b: StepName) -> bool {
+    let (a, b) = (a.as_str().as_bytes(), b.as_str().as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// The output of a step that may fail: `Result<T, E>` (and any alias of it).
@@ -122,66 +153,22 @@ pub fn try_step_sync<R: StepResult>(name: StepName, body: impl FnOnce() -> R) ->
     R::from_result(crate::observe::try_step_sync(name, || body().into_result()))
 }
 
-/// The RBAC rules a controller of `R` needs, and no more (the example operator's RBAC test
-/// takes each verb away and sees the controller fail): its resource (list and watch for the
-/// reflector, patch for the finalizer), its status (patch: status writes are merge patches with
-/// a resourceVersion precondition), its finalizers subresource when it has a finalizer (update:
-/// clusters that enforce owner references require it to create children whose owner reference
-/// blocks the owner's deletion), events (create, patch) and, with `leader_election`, leases
-/// (get, create, update).
-pub fn rbac_rules<R: crate::Reconciler>(
-    leader_election: bool,
-) -> Vec<k8s_openapi::api::rbac::v1::PolicyRule> {
-    use k8s_openapi::api::rbac::v1::PolicyRule;
-    use kube::Resource;
-
-    let rule = |group: &str, resources: &[String], verbs: &[&str]| PolicyRule {
-        api_groups: Some(vec![group.to_owned()]),
-        resources: Some(resources.to_vec()),
-        verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
-        ..PolicyRule::default()
-    };
-    let group = R::Resource::group(&());
-    let plural = R::Resource::plural(&()).into_owned();
-    let mut rules = vec![
-        rule(
-            &group,
-            std::slice::from_ref(&plural),
-            &["list", "watch", "patch"],
-        ),
-        rule(&group, &[format!("{plural}/status")], &["patch"]),
-    ];
-    if R::FINALIZER.is_some() {
-        rules.push(rule(&group, &[format!("{plural}/finalizers")], &["update"]));
-    }
-    rules.push(rule(
-        "events.k8s.io",
-        &["events".to_owned()],
-        &["create", "patch"],
-    ));
-    if leader_election {
-        rules.push(rule(
-            "coordination.k8s.io",
-            &["leases".to_owned()],
-            &["get", "create", "update"],
-        ));
-    }
-    rules
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::conditions::ConditionStatus::*;
     use crate::vocabulary::Reason;
-    use k8s_openapi::api::core::v1::ConfigMap;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use kube::runtime::events::EventType;
 
     static READY: Vocabulary = Vocabulary {
         type_: "Ready",
         reasons: &[
-            Reason::new("Starting", Unknown).initial().to(&["Running"]),
+            Reason::new("Starting", Unknown)
+                .initial()
+                .to(&["Running", "Held"]),
             Reason::new("Running", True),
+            Reason::new("Held", False).event(EventType::Normal),
         ],
     };
 
@@ -225,6 +212,9 @@ mod tests {
         let from_starting = Stored::new(Some(&stored("Starting")));
         let desired = checked_transition(&READY, &from_starting, running, "up").unwrap();
         assert_eq!((desired.reason(), desired.status()), ("Running", True));
+        // The declared event type travels with the transition: a False that is Normal.
+        let held = checked_transition(&READY, &from_starting, &READY.reasons[2], "held").unwrap();
+        assert_eq!(held.declared_event_type(), Some(EventType::Normal));
         let legacy = Stored::new(Some(&stored("Legacy")));
         assert!(checked_transition(&READY, &legacy, running, "up").is_none());
         assert!(checked_transition(&READY, &legacy, starting, "restart").is_some());
@@ -242,47 +232,7 @@ mod tests {
             ),
             ("Ready", True, "Running", "up")
         );
-    }
-
-    struct Configs;
-    impl crate::Reconciler for Configs {
-        type Resource = ConfigMap;
-        type Error = std::io::Error;
-        const FINALIZER: Option<&'static str> = Some("demo.kubeward.dev/cleanup");
-        async fn apply(
-            &self,
-            _: &ConfigMap,
-            _: &mut crate::Pass<ConfigMap>,
-        ) -> Result<crate::Action, Self::Error> {
-            Ok(crate::Action::await_change())
-        }
-    }
-
-    #[test]
-    fn rbac_rules_cover_resource_status_finalizers_events_and_leases() {
-        let rules = rbac_rules::<Configs>(true);
-        let summary: Vec<(String, String, String)> = rules
-            .iter()
-            .map(|r| {
-                (
-                    r.api_groups.clone().unwrap_or_default().join(","),
-                    r.resources.clone().unwrap_or_default().join(","),
-                    r.verbs.join(","),
-                )
-            })
-            .collect();
-        let expected = [
-            ("", "configmaps", "list,watch,patch"),
-            ("", "configmaps/status", "patch"),
-            ("", "configmaps/finalizers", "update"),
-            ("events.k8s.io", "events", "create,patch"),
-            ("coordination.k8s.io", "leases", "get,create,update"),
-        ];
-        assert_eq!(
-            summary,
-            expected.map(|(g, r, v)| (g.to_owned(), r.to_owned(), v.to_owned()))
-        );
-        assert_eq!(rbac_rules::<Configs>(false).len(), 4);
+        assert_eq!(desired.declared_event_type(), Some(EventType::Normal));
     }
 
     #[tokio::test]

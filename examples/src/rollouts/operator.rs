@@ -1,18 +1,14 @@
-//! Wiring the rollout operator: the controller with its event recorder, Prometheus metrics (pass,
-//! step and event-publish metrics, and per-object state) and one registry for `/metrics`.
+//! Wiring the rollout operator: the generated controller (events on, reporting as the declared
+//! name), its options, and one registry with every metric for `/metrics`.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use kube::CustomResourceExt;
 use kubeward::controller::Controller;
-use kubeward::events::{EventRecorder, InvalidReporter, Reporter};
 use kubeward::leader::LeaderElection;
-use kubeward::metrics::Metrics;
-use kubeward::observe::Observers;
 
-use super::reconciler::{CONTROLLER, DEFAULT_STAGE_DELAY, Rollouts};
+use super::reconciler::{DEFAULT_STAGE_DELAY, Rollouts};
 use super::resource::Rollout;
 
 /// How the operator is configured.
@@ -68,9 +64,6 @@ impl Default for OperatorOptions {
 /// Why the operator could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
-    /// The reporter (controller name, instance) is not valid in an event.
-    #[error("invalid event reporter")]
-    Reporter(#[from] InvalidReporter),
     /// A metric could not be created or registered.
     #[error("cannot set up metrics")]
     Metrics(#[from] prometheus::Error),
@@ -90,21 +83,15 @@ impl Operator {
     /// # Errors
     /// See [`SetupError`].
     pub fn new(client: kube::Client, options: &OperatorOptions) -> Result<Self, SetupError> {
-        let metrics = Metrics::builder().build()?;
         let registry = prometheus::Registry::new();
-        registry.register(Box::new(metrics.clone()))?;
-        let reporter = match &options.instance {
-            Some(instance) => Reporter::new(CONTROLLER, instance.clone())?,
-            None => Reporter::for_controller(CONTROLLER)?,
-        };
-        let recorder = EventRecorder::new(client.clone(), reporter)
-            .with_flush_interval(options.event_flush_interval)
-            .with_observers(Observers::new(vec![Arc::new(metrics.clone())]));
         let mut controller = Rollouts::new(client.clone())
             .with_stage_delay(options.stage_delay)
             .controller(client.clone())
-            .with_observer(Arc::new(metrics))
-            .with_event_recorder(recorder);
+            .with_event_flush_interval(options.event_flush_interval)
+            .register_metrics(&registry)?;
+        if let Some(instance) = &options.instance {
+            controller = controller.with_reporting_instance(instance.clone());
+        }
         if let Some(lease) = &options.leader_election {
             let identity = options
                 .instance
@@ -116,7 +103,6 @@ impl Operator {
                     .with_timings(duration, deadline, retry),
             );
         }
-        registry.register(Box::new(controller.object_metrics("kubeward")?))?;
         Ok(Self {
             controller,
             registry,

@@ -121,17 +121,11 @@ impl Rollouts {
                 "rolling out generation {generation}: {} with {} replicas",
                 rollout.spec.image, rollout.spec.replicas
             );
-            pass.set(match state {
-                State::Absent(now) => now.to(Applying, message),
-                State::Unrecognized(now) => now.to(Applying, message),
-                State::Applying(now) => now.to(Applying, message),
-                State::WaitingForApproval(now) => now.to(Applying, message),
-                State::ReadyToPromote(now) => now.to(Applying, message),
-                State::Promoting(now) => now.to(Applying, message),
-                State::Applied(now) => now.to(Applying, message),
-                State::RolloutTimeout(now) => now.to(Applying, message),
-                State::FailedDeploy(now) => now.to(Applying, message),
-            });
+            // Every state may go back to `Applying` (`#[transitions]` declares it from each one,
+            // and it is the start state), so the run-time-checked `try_to` covers them all.
+            if let Some(restart) = state.try_to(UpToDate::Applying, message) {
+                pass.set(restart);
+            }
             return Ok(next);
         }
 

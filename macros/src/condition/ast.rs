@@ -186,7 +186,7 @@ fn parse_reason(attr: &Attribute, reason: &mut Reason, errors: &mut Errors) {
 pub(crate) fn path_name(path: &Path) -> String {
     path.segments
         .iter()
-        .map(|s| s.ident.to_string())
+        .map(|s| util::name_of(&s.ident))
         .collect::<Vec<_>>()
         .join("::")
 }

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use syn::Ident;
 
 use super::ast::Condition;
-use crate::names::NameKind;
 use crate::util::{self, Errors};
+use kubeward_names::NameKind;
 
 /// Names the generated module defines beside the reason types.
 const RESERVED: &[&str] = &["State", "Now", "Absent", "Unrecognized", "VOCABULARY"];
@@ -25,7 +25,7 @@ pub(crate) struct Checked {
 /// Checks `model`, reporting into `errors`, and leaves it expandable whatever was wrong:
 /// duplicate reasons and edges to unknown reasons are dropped, a missing status reads as Unknown.
 pub(crate) fn check(model: &mut Condition, errors: &mut Errors) -> Checked {
-    let enum_name = model.item.ident.to_string();
+    let enum_name = util::name_of(&model.item.ident);
     let type_ = match &model.type_lit {
         Some(lit) => {
             let value = lit.value();
@@ -53,7 +53,7 @@ pub(crate) fn check(model: &mut Condition, errors: &mut Errors) -> Checked {
     let mut seen = HashSet::new();
     let mut reserved = HashSet::new();
     model.reasons.retain(|reason| {
-        let name = reason.ident.to_string();
+        let name = util::name_of(&reason.ident);
         if !seen.insert(name.clone()) {
             errors.at(&reason.ident, format!("duplicate reason `{name}`"));
             return false;
@@ -75,9 +75,13 @@ pub(crate) fn check(model: &mut Condition, errors: &mut Errors) -> Checked {
     });
 
     // Transitions between declared reasons, each once.
-    let names: Vec<String> = model.reasons.iter().map(|r| r.ident.to_string()).collect();
+    let names: Vec<String> = model
+        .reasons
+        .iter()
+        .map(|r| util::name_of(&r.ident))
+        .collect();
     let index = |ident: &Ident, errors: &mut Errors| {
-        let name = ident.to_string();
+        let name = util::name_of(ident);
         let found = names.iter().position(|n| *n == name);
         // A reserved name was reported at its variant; its transitions are dropped with it.
         if found.is_none() && !reserved.contains(&name) {

@@ -6,25 +6,28 @@ use syn::punctuated::Punctuated;
 use syn::{LitStr, Path, Token, Type};
 
 use crate::condition::path_name;
-use crate::names::NameKind;
 use crate::util::{self, Errors};
+use kubeward_names::NameKind;
 
 const KEYS: &[&str] = &[
     "resource",
     "controller",
     "finalizer",
     "conditions",
+    "steps",
     "error",
     "info",
     "crate",
 ];
 
-/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), error = .., info(..), crate = "..")]`
+/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), steps(..), error = .., info(..), crate = "..")]`
 pub(crate) struct Args {
     pub resource: Option<Type>,
     pub controller: Option<LitStr>,
     pub finalizer: Option<LitStr>,
     pub conditions: Vec<Path>,
+    /// The `#[step]` fns outside the item that its passes call (`steps(render, helpers::deploy)`).
+    pub steps: Vec<Path>,
     pub error: Option<Type>,
     pub info: Vec<super::info::InfoLabel>,
     pub krate: Path,
@@ -39,6 +42,7 @@ impl Args {
             controller: None,
             finalizer: None,
             conditions: Vec::new(),
+            steps: Vec::new(),
             error: None,
             info: Vec::new(),
             krate: util::default_crate(),
@@ -61,19 +65,8 @@ impl Args {
                     util::check_name(errors, NameKind::Finalizer, &lit.value(), &lit);
                     out.finalizer = Some(lit);
                 }
-                "conditions" => {
-                    let content;
-                    syn::parenthesized!(content in meta.input);
-                    let list = Punctuated::<Path, Token![,]>::parse_terminated(&content)?;
-                    for path in list {
-                        let name = path_name(&path);
-                        if out.conditions.iter().any(|c| path_name(c) == name) {
-                            errors.at(&path, format!("duplicate condition `{name}`"));
-                        } else {
-                            out.conditions.push(path);
-                        }
-                    }
-                }
+                "conditions" => out.conditions = path_list(&meta, "condition", errors)?,
+                "steps" => out.steps = path_list(&meta, "step fn", errors)?,
                 "error" => out.error = Some(meta.value()?.parse()?),
                 "info" => super::info::parse(&meta, &mut out.info, errors)?,
                 "crate" => out.krate = util::crate_path(&meta.value()?.parse()?)?,
@@ -101,4 +94,24 @@ impl Args {
         }
         out
     }
+}
+
+/// `(A, b::C, ..)`, each path once (`what` names a duplicate in the error).
+fn path_list(
+    meta: &syn::meta::ParseNestedMeta,
+    what: &str,
+    errors: &mut Errors,
+) -> syn::Result<Vec<Path>> {
+    let content;
+    syn::parenthesized!(content in meta.input);
+    let mut paths: Vec<Path> = Vec::new();
+    for path in Punctuated::<Path, Token![,]>::parse_terminated(&content)? {
+        let name = path_name(&path);
+        if paths.iter().any(|p| path_name(p) == name) {
+            errors.at(&path, format!("duplicate {what} `{name}`"));
+        } else {
+            paths.push(path);
+        }
+    }
+    Ok(paths)
 }

@@ -4,6 +4,7 @@
 mod ast;
 mod attr;
 mod expand;
+mod hooks;
 mod info;
 mod valid;
 

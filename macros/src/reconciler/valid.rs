@@ -1,21 +1,21 @@
 //! Rules across the declaration and the bodies: unique step names, conditions used are
-//! declared, `apply`/`cleanup` present and async, an error type known.
+//! declared, `apply` present, every `Reconciler` hook the impl defines of the right shape, an
+//! error type known.
 
 use std::collections::HashSet;
 
-use syn::{FnArg, GenericArgument, ImplItem, PathArguments, ReturnType, Signature, Type};
+use syn::{FnArg, GenericArgument, ImplItem, ItemImpl, PathArguments, ReturnType, Signature, Type};
 
 use super::ast::{Form, Reconciler};
-use crate::util::Errors;
+use super::hooks::{self, Hook};
+use crate::util::{self, Errors};
 
 /// What validation derives for expansion.
 pub(crate) struct Checked {
     /// The error type (`error = ..` or the `E` of apply's `Result<Action, E>`), if known.
     pub error: Option<Type>,
-    /// Whether the impl has a `cleanup` method.
-    pub has_cleanup: bool,
-    /// Whether the impl has an `is_suspended(object) -> bool` associated fn.
-    pub has_is_suspended: bool,
+    /// The `Reconciler` hooks the impl defines with the right shape, with their signatures.
+    pub hooks: Vec<(&'static Hook, Signature)>,
     /// The step names, each once, in source order.
     pub steps: Vec<syn::LitStr>,
 }
@@ -41,11 +41,11 @@ pub(crate) fn check(model: &Reconciler, errors: &mut Errors) -> Checked {
         .args
         .conditions
         .iter()
-        .filter_map(|p| p.segments.last().map(|s| s.ident.to_string()))
+        .filter_map(|p| p.segments.last().map(|s| util::name_of(&s.ident)))
         .collect();
     for used in &model.conditions_used {
         let name = match used {
-            Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
+            Type::Path(path) => path.path.segments.last().map(|s| util::name_of(&s.ident)),
             _ => None,
         };
         if let Some(name) = name
@@ -74,33 +74,34 @@ pub(crate) fn check(model: &Reconciler, errors: &mut Errors) -> Checked {
             "#[reconciler] goes on an inherent impl (`impl Rollouts { .. }`): it implements the trait for you",
         );
     }
-    let (apply, cleanup, is_suspended) = match &model.form {
+    let mut hooks = Vec::new();
+    let apply = match &model.form {
         Form::Impl(item) => {
-            let find = |name: &str| {
-                item.items.iter().find_map(|i| match i {
-                    ImplItem::Fn(f) if f.sig.ident == name => Some(f.sig.clone()),
-                    ImplItem::Verbatim(tokens) => syn::parse2::<syn::ImplItemFn>(tokens.clone())
-                        .ok()
-                        .filter(|f| f.sig.ident == name)
-                        .map(|f| f.sig),
-                    _ => None,
-                })
-            };
-            let apply = find("apply");
+            for sig in methods(item) {
+                if let Some(hook) = hooks::hook(&util::name_of(&sig.ident))
+                    && hook.check(&sig, errors)
+                {
+                    hooks.push((hook, sig.clone()));
+                }
+            }
+            let apply = methods(item).find(|sig| sig.ident == "apply");
             if apply.is_none() {
                 errors.at(
                     &item.self_ty,
-                    "a reconciler needs `async fn apply(&self, object: &Resource, pass: &mut Pass<Resource>) -> Result<Action, Error>`",
+                    format!("a reconciler needs `{}`", hooks::HOOKS[0].expected),
                 );
             }
-            (apply, find("cleanup"), find("is_suspended"))
+            apply
         }
-        Form::Fn(item) => (Some(item.sig.clone()), None, None),
+        Form::Fn(item) => {
+            check_fn_signature(&item.sig, errors);
+            Some(item.sig.clone())
+        }
     };
-    for sig in apply.iter().chain(&cleanup) {
-        check_signature(sig, matches!(model.form, Form::Impl(_)), errors);
-    }
-    if let (Some(cleanup), None) = (&cleanup, &model.args.finalizer) {
+    if let (Some((_, cleanup)), None) = (
+        hooks.iter().find(|(hook, _)| hook.name == "cleanup"),
+        &model.args.finalizer,
+    ) {
         errors.at(
             &cleanup.ident,
             "`cleanup` runs only with a finalizer: add `finalizer = \"your.domain/cleanup\"` to #[reconciler]",
@@ -121,13 +122,24 @@ pub(crate) fn check(model: &Reconciler, errors: &mut Errors) -> Checked {
 
     Checked {
         error,
-        has_cleanup: cleanup.is_some(),
-        has_is_suspended: is_suspended.is_some(),
+        hooks,
         steps,
     }
 }
 
-fn check_signature(sig: &Signature, method: bool, errors: &mut Errors) {
+/// The signatures of the impl's methods, `#[step]` methods (already expanded) included.
+fn methods(item: &ItemImpl) -> impl Iterator<Item = Signature> + '_ {
+    item.items.iter().filter_map(|i| match i {
+        ImplItem::Fn(f) => Some(f.sig.clone()),
+        ImplItem::Verbatim(tokens) => syn::parse2::<syn::ImplItemFn>(tokens.clone())
+            .ok()
+            .map(|f| f.sig),
+        _ => None,
+    })
+}
+
+/// The single reconcile fn: `async fn name(object: &Resource, pass: &mut Pass<Resource>)`.
+fn check_fn_signature(sig: &Signature, errors: &mut Errors) {
     if sig.asyncness.is_none() {
         errors.at(
             sig.fn_token,
@@ -135,16 +147,13 @@ fn check_signature(sig: &Signature, method: bool, errors: &mut Errors) {
         );
     }
     let receiver = matches!(sig.inputs.first(), Some(FnArg::Receiver(_)));
-    let expected = if method { 3 } else { 2 };
-    if (method && !receiver) || sig.inputs.len() != expected {
-        let shape = if method {
-            "(&self, object: &Resource, pass: &mut Pass<Resource>)"
-        } else {
-            "(object: &Resource, pass: &mut Pass<Resource>)"
-        };
+    if receiver || sig.inputs.len() != 2 {
         errors.push(syn::Error::new(
             sig.paren_token.span.join(),
-            format!("`{}` takes {shape}", sig.ident),
+            format!(
+                "`{}` takes (object: &Resource, pass: &mut Pass<Resource>)",
+                sig.ident
+            ),
         ));
     }
 }

@@ -5,8 +5,8 @@ use syn::ext::IdentExt as _;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::{Attribute, LitStr, Path, Signature, Token, Visibility};
 
-use crate::names::NameKind;
 use crate::util::{self, Errors};
+use kubeward_names::NameKind;
 
 /// `"name"` and an optional `crate = "path"`.
 pub(crate) struct StepArgs {

@@ -1,13 +1,14 @@
 //! Wrapping a fn body or a statement's expression in the runtime's step timers.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{ToTokens, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt as _;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
-use syn::{Expr, ReturnType, Type};
+use syn::{Expr, Ident, ReturnType, Type};
 
 use super::ast::{StepArgs, StepFn};
-use crate::util::Errors;
+use crate::util::{self, Errors};
 
 /// The step name as a compile-time constant: `const { StepName::from_static("render") }`.
 fn step_name(args: &StepArgs) -> TokenStream {
@@ -16,14 +17,28 @@ fn step_name(args: &StepArgs) -> TokenStream {
     quote!(const { #krate::__private::StepName::from_static(#name) })
 }
 
+/// The const a `#[step]` fn outside an impl block is named by in `#[reconciler(steps(..))]`:
+/// `__kubeward_step_render` for `fn render`.
+pub(crate) fn step_const(fn_ident: &Ident) -> Ident {
+    format_ident!(
+        "__kubeward_step_{}",
+        fn_ident.unraw(),
+        span = fn_ident.span()
+    )
+}
+
 /// The fn with its signature re-emitted exactly and its body run as the step.
+///
+/// A `standalone` fn without a receiver (not a method of a `#[reconciler]` impl) also gets its
+/// step name as a hidden const beside it ([`step_const`]), so a reconciler's `steps(..)` can list
+/// it: its metric series then start at zero, and its name is checked against the others.
 ///
 /// `async fn` bodies become `async move { body }` passed to `step`/`try_step` and awaited; sync
 /// bodies become `move || { body }` passed to `step_sync`/`try_step_sync`. A syntactic
 /// `Result<..>` (or `path::Result<..>`) return type selects the `try_` form, in which an `Err`
 /// marks the step failed. The return type is named as the helper's first type argument so `?`
 /// in the body converts errors exactly as in the original fn.
-pub(crate) fn step_fn(args: &StepArgs, item: &StepFn) -> TokenStream {
+pub(crate) fn step_fn(args: &StepArgs, item: &StepFn, standalone: bool) -> TokenStream {
     let StepFn {
         attrs,
         vis,
@@ -58,11 +73,22 @@ pub(crate) fn step_fn(args: &StepArgs, item: &StepFn) -> TokenStream {
             quote_spanned!(span=> #krate::__private::try_step_sync::<#output>(#name, move || #body))
         }
     };
+    let receiver = matches!(sig.inputs.first(), Some(syn::FnArg::Receiver(_)));
+    let companion = (standalone && !receiver).then(|| {
+        let ident = step_const(&sig.ident);
+        let step_name = &args.name;
+        quote! {
+            #[doc(hidden)]
+            #[allow(dead_code, non_upper_case_globals)]
+            #vis const #ident: #krate::__private::StepName = #krate::__private::StepName::from_static(#step_name);
+        }
+    });
     quote! {
         #(#attrs)*
         #vis #sig {
             #wrapped
         }
+        #companion
     }
 }
 
@@ -98,13 +124,15 @@ fn mentions_impl(ty: &Type) -> bool {
 /// the step fail on `Err`; a trailing `.await` times the awaited future itself. What remains runs
 /// in a closure, so it must not contain `?`, `.await` or `return` (reported at the token).
 pub(crate) fn step_expr(args: &StepArgs, expr: &Expr, errors: &mut Errors) -> TokenStream {
-    let krate = &args.krate;
-    let name = step_name(args);
     let (inner, question) = match expr {
         Expr::Try(try_) => (&*try_.expr, Some(&try_.question_token)),
         other => (other, None),
     };
+    // Every generated token takes the user's span, so that an error at the `?` (an error type
+    // without `From`) is reported there, as it would be without `#[step]`.
     let span = inner.span();
+    let krate = util::respan(&args.krate, span);
+    let name = util::respan(step_name(args), span);
     if let Expr::Await(await_) = inner {
         let future = &await_.base;
         let await_token = &await_.await_token;

@@ -16,7 +16,7 @@ pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
     let item = errors.ok(ast::StepFn::parse(input.clone()));
     let errors = errors.into_compile_errors();
     match (args, item) {
-        (Some(args), Some(item)) if errors.is_empty() => expand::step_fn(&args, &item),
+        (Some(args), Some(item)) if errors.is_empty() => expand::step_fn(&args, &item, true),
         _ => quote!(#input #errors),
     }
 }

@@ -36,6 +36,15 @@ impl Rollouts {
         Ok(Action::await_change())
     }
 }
+const _: () = ::kubeward::__private::unique_step(
+    checks::__kubeward_step_verify,
+    &[
+        ::kubeward::observe::StepName::from_static("render"),
+        ::kubeward::observe::StepName::from_static("deploy"),
+        ::kubeward::observe::StepName::from_static("publish"),
+    ],
+    "duplicate step name: the `#[step]` fn `checks::verify` in `steps(..)` has the name of another step of this reconciler; each step is its own metric series, name one differently",
+);
 impl ::kubeward::Reconciler for Rollouts {
     type Resource = Rollout;
     type Error = Error;
@@ -52,6 +61,7 @@ impl ::kubeward::Reconciler for Rollouts {
         ::kubeward::observe::StepName::from_static("render"),
         ::kubeward::observe::StepName::from_static("deploy"),
         ::kubeward::observe::StepName::from_static("publish"),
+        checks::__kubeward_step_verify,
     ];
     fn apply(
         &self,
@@ -87,6 +97,6 @@ impl Rollouts {
     pub fn rbac_rules(
         leader_election: bool,
     ) -> ::std::vec::Vec<::kubeward::__private::k8s_openapi::api::rbac::v1::PolicyRule> {
-        ::kubeward::__private::rbac_rules::<Self>(leader_election)
+        ::kubeward::rbac::rules::<Self>(leader_election)
     }
 }

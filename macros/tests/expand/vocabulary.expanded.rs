@@ -203,6 +203,7 @@ pub mod up_to_date {
             message = "`UpToDate` cannot start in `{Self}`",
             label = "not a start state",
             note = "a `UpToDate` condition starts in `Applying`; mark start states with `#[reason(.., initial)]`",
+            note = "`to(..)` takes a reason's unit type from the `up_to_date` module (such as `up_to_date::Applying`), not a variant of the enum `UpToDate`",
         )]
         pub trait Absent: ::kubeward::vocabulary::ReasonType {}
         impl Absent for super::Applying {}
@@ -211,6 +212,7 @@ pub mod up_to_date {
             message = "`UpToDate` cannot go from an unrecognized reason to `{Self}`",
             label = "not a start state",
             note = "from a reason outside the vocabulary, `UpToDate` may go to its start states: `Applying`",
+            note = "`to(..)` takes a reason's unit type from the `up_to_date` module (such as `up_to_date::Applying`), not a variant of the enum `UpToDate`",
         )]
         pub trait Unrecognized: ::kubeward::vocabulary::ReasonType {}
         impl Unrecognized for super::Applying {}
@@ -219,6 +221,7 @@ pub mod up_to_date {
             message = "`UpToDate` cannot go from `Applying` to `{Self}`",
             label = "not a declared transition",
             note = "from `Applying`, `UpToDate` may go to `Applied` or `FailedDeploy` (or stay `Applying`); transitions are declared in `#[transitions(..)]` on `UpToDate`",
+            note = "`to(..)` takes a reason's unit type from the `up_to_date` module (such as `up_to_date::Applying`), not a variant of the enum `UpToDate`",
         )]
         pub trait Applying: ::kubeward::vocabulary::ReasonType {}
         impl Applying for super::Applied {}
@@ -229,6 +232,7 @@ pub mod up_to_date {
             message = "`UpToDate` cannot go from `WaitingForApproval` to `{Self}`",
             label = "not a declared transition",
             note = "from `WaitingForApproval`, `UpToDate` may go to `Applying` (or stay `WaitingForApproval`); transitions are declared in `#[transitions(..)]` on `UpToDate`",
+            note = "`to(..)` takes a reason's unit type from the `up_to_date` module (such as `up_to_date::Applying`), not a variant of the enum `UpToDate`",
         )]
         pub trait WaitingForApproval: ::kubeward::vocabulary::ReasonType {}
         impl WaitingForApproval for super::Applying {}
@@ -238,6 +242,7 @@ pub mod up_to_date {
             message = "`UpToDate` cannot go from `Applied` to `{Self}`",
             label = "not a declared transition",
             note = "from `Applied`, `UpToDate` may go to `Applying` or `WaitingForApproval` (or stay `Applied`); transitions are declared in `#[transitions(..)]` on `UpToDate`",
+            note = "`to(..)` takes a reason's unit type from the `up_to_date` module (such as `up_to_date::Applying`), not a variant of the enum `UpToDate`",
         )]
         pub trait Applied: ::kubeward::vocabulary::ReasonType {}
         impl Applied for super::Applying {}
@@ -248,6 +253,7 @@ pub mod up_to_date {
             message = "`UpToDate` cannot go from `FailedDeploy` to `{Self}`",
             label = "not a declared transition",
             note = "from `FailedDeploy`, `UpToDate` may go to `Applying` (or stay `FailedDeploy`); transitions are declared in `#[transitions(..)]` on `UpToDate`",
+            note = "`to(..)` takes a reason's unit type from the `up_to_date` module (such as `up_to_date::Applying`), not a variant of the enum `UpToDate`",
         )]
         pub trait FailedDeploy: ::kubeward::vocabulary::ReasonType {}
         impl FailedDeploy for super::Applying {}

@@ -16,7 +16,7 @@ use super::context::Context;
 use super::memory::ObjectMemory;
 use super::watch::Watching;
 use crate::clock::{SharedClock, SystemClock};
-use crate::events::EventRecorder;
+use crate::events::{EventRecorder, InvalidReporter, Reporter};
 use crate::leader;
 use crate::names::{InvalidName, NameKind};
 use crate::observe::{ControllerInfo, Observers, ReconcileObserver};
@@ -35,6 +35,28 @@ pub enum ControllerError {
     /// Leader election failed in a way it cannot recover from.
     #[error(transparent)]
     LeaderElection(#[from] leader::LeaderError),
+    /// The events' reporter is invalid (the instance given to
+    /// [`Controller::with_reporting_instance`]).
+    #[error(transparent)]
+    InvalidReporter(#[from] InvalidReporter),
+}
+
+/// How a controller publishes its events.
+enum Events {
+    /// Through a recorder built when it runs (the default): reporting as the controller's name,
+    /// counted by the controller's observers.
+    Own(OwnRecorder),
+    /// Through the recorder given to [`Controller::with_event_recorder`].
+    Recorder(EventRecorder),
+    /// Not at all ([`Controller::without_events`]).
+    Off,
+}
+
+/// The settings of the recorder a controller builds for itself.
+#[derive(Default)]
+struct OwnRecorder {
+    instance: Option<String>,
+    flush_interval: Option<Duration>,
 }
 
 type ShutdownSignal = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -43,6 +65,11 @@ type ShutdownSignal = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// phases and outcomes, writes status conditions, publishes transition and failure events, and
 /// shuts down gracefully.
 ///
+/// It runs complete by default: events are published by a recorder whose `reportingController`
+/// is the controller's [name](Controller::name) and whose publishes reach the same observers as
+/// passes and steps; [`register_metrics`](Controller::register_metrics) adds every metric family
+/// in one call. Opting out is explicit: [`without_events`](Controller::without_events).
+///
 /// ```no_run
 /// # use kubeward::{Action, Pass, Reconciler};
 /// # use k8s_openapi::api::core::v1::ConfigMap;
@@ -50,18 +77,16 @@ type ShutdownSignal = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// # impl Reconciler for Greeter {
 /// #     type Resource = ConfigMap;
 /// #     type Error = std::convert::Infallible;
+/// #     const NAME: Option<&'static str> = Some("demo.kubeward.dev/greeter");
 /// #     async fn apply(&self, _: &ConfigMap, _: &mut Pass<ConfigMap>) -> Result<Action, Self::Error> { Ok(Action::await_change()) }
 /// # }
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use kubeward::controller::Controller;
-/// use kubeward::events::{EventRecorder, Reporter};
 ///
 /// let client = kube::Client::try_default().await?;
-/// let recorder = EventRecorder::new(client.clone(), Reporter::for_controller("demo.kubeward.dev/greeter")?);
 /// Controller::new(Greeter, client)
-///     .with_name("demo.kubeward.dev/greeter")
-///     .with_event_recorder(recorder)
-///     .run()
+///     // with feature `prometheus`: .register_metrics(&registry)?
+///     .run() // events reported as demo.kubeward.dev/greeter
 ///     .await?;
 /// # Ok(()) }
 /// ```
@@ -70,7 +95,7 @@ pub struct Controller<R: Reconciler> {
     client: kube::Client,
     name: Option<String>,
     observers: Observers,
-    recorder: Option<EventRecorder>,
+    events: Events,
     concurrency: u16,
     shutdown_grace: Duration,
     clock: SharedClock,
@@ -89,7 +114,7 @@ impl<R: Reconciler> Controller<R> {
             client,
             name: None,
             observers: Observers::default(),
-            recorder: None,
+            events: Events::Own(OwnRecorder::default()),
             concurrency: DEFAULT_CONCURRENCY,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             clock: Arc::new(SystemClock),
@@ -117,12 +142,51 @@ impl<R: Reconciler> Controller<R> {
     }
 
     /// Publishes transition and failure events (and lets reconcilers publish their own) through
-    /// `recorder`, which must belong to this controller alone (see [`EventRecorder`]). Build it
-    /// with [`EventRecorder::with_observers`] to have its publishes counted in metrics.
+    /// `recorder` instead of the controller's own, for full control of its reporter and timings.
+    /// The recorder must belong to this controller alone (see [`EventRecorder`]); build it with
+    /// [`EventRecorder::with_observers`] to have its publishes counted in metrics.
     #[must_use]
     pub fn with_event_recorder(mut self, recorder: EventRecorder) -> Self {
-        self.recorder = Some(recorder);
+        self.events = Events::Recorder(recorder);
         self
+    }
+
+    /// Publishes no events at all: no transition events, no failure events, and
+    /// [`Pass::publish_event`](crate::Pass::publish_event) does nothing.
+    #[must_use]
+    pub fn without_events(mut self) -> Self {
+        self.events = Events::Off;
+        self
+    }
+
+    /// Reports events as `instance` (`reportingInstance`, 1 to 128 bytes, usually the pod name)
+    /// instead of the one [`Reporter::for_controller`] discovers. Switches events back on after
+    /// [`without_events`](Controller::without_events) or a recorder of one's own.
+    #[must_use]
+    pub fn with_reporting_instance(mut self, instance: impl Into<String>) -> Self {
+        self.own_recorder().instance = Some(instance.into());
+        self
+    }
+
+    /// Writes repeated events' series counts at most once per `interval` (default
+    /// [`DEFAULT_FLUSH_INTERVAL`](crate::events::DEFAULT_FLUSH_INTERVAL)). Switches events back on
+    /// like [`with_reporting_instance`](Controller::with_reporting_instance).
+    #[must_use]
+    pub fn with_event_flush_interval(mut self, interval: Duration) -> Self {
+        self.own_recorder().flush_interval = Some(interval);
+        self
+    }
+
+    /// The settings of the controller's own recorder, switching to it if events were off or
+    /// given a recorder.
+    fn own_recorder(&mut self) -> &mut OwnRecorder {
+        if !matches!(self.events, Events::Own(_)) {
+            self.events = Events::Own(OwnRecorder::default());
+        }
+        match &mut self.events {
+            Events::Own(own) => own,
+            Events::Recorder(_) | Events::Off => unreachable!("switched to the own recorder above"),
+        }
     }
 
     /// Reconciles at most `concurrency` objects at once (default [`DEFAULT_CONCURRENCY`]).
@@ -238,18 +302,60 @@ impl<R: Reconciler> Controller<R> {
             .with_info(R::INFO)
     }
 
+    /// Registers every metric of this controller on `registry`: passes, steps and event
+    /// publishes ([`Metrics`](crate::metrics::Metrics), wired as an observer of the controller
+    /// and of its own event recorder) and per-object state
+    /// ([`object_metrics`](Controller::object_metrics)), all prefixed `kubeward_`. For a custom
+    /// prefix or buckets, or one `Metrics` shared by several controllers, use
+    /// [`with_observer`](Controller::with_observer) and `object_metrics` instead.
+    ///
+    /// # Errors
+    /// When `registry` already holds these metrics (another controller registered them there).
+    #[cfg(feature = "prometheus")]
+    pub fn register_metrics(
+        self,
+        registry: &prometheus::Registry,
+    ) -> Result<Self, prometheus::Error> {
+        let metrics = crate::metrics::Metrics::builder().build()?;
+        registry.register(Box::new(metrics.clone()))?;
+        registry.register(Box::new(
+            self.object_metrics(crate::metrics::DEFAULT_PREFIX)?,
+        ))?;
+        Ok(self.with_observer(Arc::new(metrics)))
+    }
+
     /// Runs until shut down: by the signal given to [`Controller::shutdown_on`], else SIGTERM or
     /// Ctrl-C. In-flight passes get the shutdown grace period, then are abandoned; event series
     /// are flushed before it returns.
     ///
     /// # Errors
-    /// [`ControllerError::InvalidName`] when the name or finalizer is not a qualified name.
+    /// [`ControllerError::InvalidName`] when the name or finalizer is not a qualified name,
+    /// [`ControllerError::InvalidReporter`] when the reporting instance is invalid.
     pub async fn run(mut self) -> Result<(), ControllerError> {
         let name: Arc<str> = self.name().into();
         NameKind::ControllerName.validate(&name)?;
         if let Some(finalizer) = R::FINALIZER {
             NameKind::Finalizer.validate(finalizer)?;
         }
+        let recorder = match self.events {
+            Events::Off => None,
+            Events::Recorder(recorder) => Some(recorder),
+            Events::Own(OwnRecorder {
+                instance,
+                flush_interval,
+            }) => {
+                let reporter = match instance {
+                    Some(instance) => Reporter::new(&*name, instance)?,
+                    None => Reporter::for_controller(&*name)?,
+                };
+                let recorder = EventRecorder::new(self.client.clone(), reporter)
+                    .with_observers(self.observers.clone());
+                Some(match flush_interval {
+                    Some(interval) => recorder.with_flush_interval(interval),
+                    None => recorder,
+                })
+            }
+        };
         self.observers.controller_registered(&ControllerInfo {
             name: name.clone(),
             steps: R::STEPS.to_vec(),
@@ -263,7 +369,7 @@ impl<R: Reconciler> Controller<R> {
             client: self.client.clone(),
             name,
             observers: self.observers,
-            recorder: self.recorder.clone(),
+            recorder: recorder.clone(),
             clock: self.clock,
             memory: ObjectMemory::default(),
             cache: self.cache.subscribe(),
@@ -293,7 +399,7 @@ impl<R: Reconciler> Controller<R> {
             }
         };
         self.ready.send_replace(false);
-        if let Some(recorder) = &self.recorder
+        if let Some(recorder) = &recorder
             && let Err(error) = recorder.flush().await
         {
             tracing::warn!(%error, "could not flush event series on shutdown");

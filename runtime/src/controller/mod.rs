@@ -32,8 +32,9 @@ use crate::vocabulary::Vocabulary;
 
 /// A controller's reconcile logic and its declaration.
 ///
-/// `#[kubeward::reconciler]` implements this trait from a declaration; it is as pleasant to
-/// implement by hand. `apply` converges an object that exists; `cleanup` releases what an object
+/// `#[kubeward::reconciler]` implements this trait from a declaration, forwarding every hook the
+/// impl block writes (a hook added to this trait is added to the macro's table of hooks,
+/// `kubeward-macros/src/reconciler/hooks.rs`); it is as pleasant to implement by hand. `apply` converges an object that exists; `cleanup` releases what an object
 /// owns when it is deleted (it runs only with a [`FINALIZER`](Reconciler::FINALIZER), and the
 /// finalizer is removed only when cleanup returns `Ok(Action::await_change())` — decided from the
 /// returned action, whatever outcome the pass reports with `set_outcome` or `skip`).

@@ -1,11 +1,13 @@
 //! The handle a reconciler gets for one pass: what it is working on, and what it wants the
 //! runtime to do at the end of the pass (outcome, conditions, status fields).
 
+use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
+use kube::runtime::events::EventType;
 use serde_json::{Map, Value};
 
 use crate::clock::Clock;
@@ -52,6 +54,8 @@ pub struct Pass<K> {
     skip_reason: Option<String>,
     now: Timestamp,
     events: Option<(EventRecorder, ObjectReference)>,
+    /// Per condition type, the reason and event type its last `set` declared.
+    event_types: HashMap<String, (String, EventType)>,
     _resource: PhantomData<fn() -> K>,
 }
 
@@ -89,6 +93,7 @@ impl<K> Pass<K> {
             skip_reason: None,
             now: Timestamp::now(),
             events: None,
+            event_types: HashMap::new(),
             _resource: PhantomData,
         }
     }
@@ -212,10 +217,19 @@ impl<K> Pass<K> {
     /// ends the pass where it was stored keeps its stored `lastTransitionTime`, even if the pass
     /// moved it away and back (Unknown, then True again with a new message) — nobody saw it
     /// leave.
-    pub fn set(&mut self, desired: DesiredCondition) -> Change {
-        let desired = match self.generation {
-            Some(generation) => desired.observed_generation(generation),
-            None => desired,
+    ///
+    /// The event a transition publishes has the type `desired` declares
+    /// ([`DesiredCondition::event_type`]; typed transitions always do), else the controller's.
+    pub fn set(&mut self, mut desired: DesiredCondition) -> Change {
+        if let Some(generation) = self.generation.filter(|g| *g >= 0) {
+            desired.observed_generation = Some(generation);
+        }
+        match desired.declared_event_type() {
+            Some(event_type) => self.event_types.insert(
+                desired.type_().to_owned(),
+                (desired.reason().to_owned(), event_type),
+            ),
+            None => self.event_types.remove(desired.type_()),
         };
         let now = self.now;
         let change = conditions::set_with_clock(self.pending_mut(), desired, &PassStart(now));
@@ -240,6 +254,15 @@ impl<K> Pass<K> {
                 condition.last_transition_time = before.last_transition_time.clone();
             }
         }
+    }
+
+    /// The event type the last [`Pass::set`] of condition `type_` declared for a transition into
+    /// `reason`, if it declared one.
+    pub fn declared_event_type(&self, type_: &str, reason: &str) -> Option<EventType> {
+        self.event_types
+            .get(type_)
+            .filter(|(declared, _)| declared == reason)
+            .map(|(_, event_type)| *event_type)
     }
 
     /// Removes the condition `type_` at the end of the pass; whether it was present.

@@ -25,8 +25,15 @@ pub(super) fn transition_events<R: Reconciler>(pass: &Pass<R::Resource>) -> Vec<
     status::transitions(pass.stored_conditions(), pass.conditions())
         .into_iter()
         .map(|condition| {
-            let event_type =
-                transition_event_type::<R>(&condition.type_, &condition.reason, &condition.status);
+            let event_type = pass
+                .declared_event_type(&condition.type_, &condition.reason)
+                .unwrap_or_else(|| {
+                    transition_event_type::<R>(
+                        &condition.type_,
+                        &condition.reason,
+                        &condition.status,
+                    )
+                });
             let event = Event::new(
                 event_type,
                 condition.reason.clone(),
@@ -76,8 +83,9 @@ pub(super) async fn publish<R: Reconciler>(
     futures::future::join_all(publishes).await;
 }
 
-/// The event type of a transition into `reason`: as the reason's vocabulary declares it, else
-/// False → Warning and True/Unknown → Normal.
+/// The event type of a transition into `reason` that its `set` did not declare (a typed
+/// transition always does): as `R::CONDITIONS` declares the reason, else False → Warning and
+/// True/Unknown → Normal.
 fn transition_event_type<R: Reconciler>(type_: &str, reason: &str, status: &str) -> EventType {
     let status = status.parse().unwrap_or(ConditionStatus::Unknown);
     R::CONDITIONS.iter().find(|v| v.type_ == type_).map_or_else(

@@ -26,9 +26,9 @@ pub const STEP_NAME_MAX_BYTES: usize = 63;
 /// The longest prefix of `text` that is at most `max_bytes` long and ends on a char boundary.
 ///
 /// ```
-/// assert_eq!(kubeward::limits::truncated("héllo", 2), "h");
-/// assert_eq!(kubeward::limits::truncated("héllo", 3), "hé");
-/// assert_eq!(kubeward::limits::truncated("short", 100), "short");
+/// assert_eq!(kubeward_names::limits::truncated("héllo", 2), "h");
+/// assert_eq!(kubeward_names::limits::truncated("héllo", 3), "hé");
+/// assert_eq!(kubeward_names::limits::truncated("short", 100), "short");
 /// ```
 pub fn truncated(text: &str, max_bytes: usize) -> &str {
     if text.len() <= max_bytes {
@@ -46,7 +46,7 @@ pub fn truncated(text: &str, max_bytes: usize) -> &str {
 ///
 /// ```
 /// let long = "x".repeat(2000);
-/// let note = kubeward::limits::truncated_with_ellipsis(&long, 1024);
+/// let note = kubeward_names::limits::truncated_with_ellipsis(&long, 1024);
 /// assert_eq!(note.len(), 1024);
 /// assert!(note.ends_with('…'));
 /// ```

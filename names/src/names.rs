@@ -2,6 +2,9 @@
 //! messages, so that a bad name fails with a typed error before a request is sent.
 //!
 //! The same rules are applied at compile time by `kubeward-macros` to names written as literals.
+//! Messages are apimachinery's own (`content.IsLabelKey`, `content.IsDNS1123Subdomain`,
+//! `metav1validation.IsValidConditionReason`, `field.Required`, `field.TooLong`), so what the
+//! compiler or a typed error says is what kube-apiserver would answer.
 
 use std::fmt;
 
@@ -48,23 +51,24 @@ impl NameKind {
     /// Checks `value` against the rules of this kind.
     ///
     /// ```
-    /// use kubeward::names::NameKind;
+    /// use kubeward_names::NameKind;
     /// assert!(NameKind::ConditionReason.validate("WaitingForApproval").is_ok());
     /// let err = NameKind::ConditionReason.validate("waiting for approval").unwrap_err();
     /// assert!(err.to_string().starts_with("invalid condition reason \"waiting for approval\""));
     /// ```
     pub fn validate(self, value: &str) -> Result<(), InvalidName> {
         let problem = match self {
-            NameKind::ConditionType => {
-                max_bytes(value, CONDITION_TYPE_MAX_BYTES).or_else(|| qualified_name_problem(value))
-            }
-            NameKind::ConditionReason => max_bytes(value, CONDITION_REASON_MAX_BYTES)
-                .or_else(|| condition_reason_problem(value)),
+            NameKind::ConditionType => required(value)
+                .or_else(|| max_bytes(value, CONDITION_TYPE_MAX_BYTES))
+                .or_else(|| qualified_name_problem(value)),
+            NameKind::ConditionReason => required(value)
+                .or_else(|| condition_reason_problem(value))
+                .or_else(|| max_bytes(value, CONDITION_REASON_MAX_BYTES)),
             NameKind::EventReason => {
-                non_empty(value).or_else(|| max_bytes(value, EVENT_REASON_MAX_BYTES))
+                required(value).or_else(|| event_field_max(value, EVENT_REASON_MAX_BYTES))
             }
             NameKind::EventAction => {
-                non_empty(value).or_else(|| max_bytes(value, EVENT_ACTION_MAX_BYTES))
+                required(value).or_else(|| event_field_max(value, EVENT_ACTION_MAX_BYTES))
             }
             NameKind::ControllerName | NameKind::Finalizer => qualified_name_problem(value),
             NameKind::StepName => {
@@ -107,25 +111,38 @@ impl fmt::Display for InvalidName {
 
 impl std::error::Error for InvalidName {}
 
-const QUALIFIED_NAME_FORMAT: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', \
+/// apimachinery `labelKeyErrMsg` with its examples (`RegexError`).
+const QUALIFIED_NAME_FORMAT: &str = "must consist of alphanumeric characters, '-', '_' or '.', \
      and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', \
      regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+/// apimachinery `dns1123SubdomainErrorMsg` with its example (`RegexError`).
 const DNS1123_SUBDOMAIN_FORMAT: &str = "a lowercase RFC 1123 subdomain must consist of lower case \
      alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character \
      (e.g. 'example.com', regex used for validation is \
      '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+/// apimachinery `conditionReasonErrMsg` with its examples (`IsValidConditionReason`).
 const CONDITION_REASON_FORMAT: &str = "a condition reason must start with alphabetic character, \
      optionally followed by a string of alphanumeric characters or '_,:', and must end with an \
-     alphanumeric character or '_' (regex used for validation is \
+     alphanumeric character or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or \
+     'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for validation is \
      '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')";
+/// kubeward's own rule: step names are metric label values.
 const STEP_NAME_FORMAT: &str = "must be non-empty and consist of lowercase letters, digits, '_' or '-' (it becomes a metric label value)";
 
-fn non_empty(value: &str) -> Option<String> {
-    value.is_empty().then(|| "must not be empty".to_owned())
+/// apimachinery `field.Required`: an empty required field.
+fn required(value: &str) -> Option<String> {
+    value.is_empty().then(|| "Required value".to_owned())
 }
 
+/// apimachinery `field.TooLong`.
 fn max_bytes(value: &str, max: usize) -> Option<String> {
-    (value.len() > max).then(|| format!("must be no more than {max} bytes (it is {})", value.len()))
+    (value.len() > max).then(|| format!("Too long: may not be more than {max} bytes"))
+}
+
+/// kube-apiserver's events validation (`ValidateEventCreate`), which words a length limit as an
+/// invalid value.
+fn event_field_max(value: &str, max: usize) -> Option<String> {
+    (value.len() > max).then(|| format!("can have at most {max} characters"))
 }
 
 /// apimachinery `IsQualifiedName`: an optional DNS-1123 subdomain prefix and `/`, then a name part.
@@ -133,7 +150,10 @@ fn qualified_name_problem(value: &str) -> Option<String> {
     let (prefix, name) = match value.split_once('/') {
         None => (None, value),
         Some((_, rest)) if rest.contains('/') => {
-            return Some(format!("a qualified name {QUALIFIED_NAME_FORMAT}"));
+            return Some(format!(
+                "a valid label key {QUALIFIED_NAME_FORMAT} with an optional DNS subdomain prefix \
+                 and '/' (e.g. 'example.com/MyName')"
+            ));
         }
         Some((prefix, name)) => (Some(prefix), name),
     };
@@ -150,7 +170,7 @@ fn qualified_name_problem(value: &str) -> Option<String> {
     }
     if name.len() > QUALIFIED_NAME_PART_MAX_BYTES {
         return Some(format!(
-            "name part must be no more than {QUALIFIED_NAME_PART_MAX_BYTES} characters"
+            "name part must be no more than {QUALIFIED_NAME_PART_MAX_BYTES} bytes"
         ));
     }
     let bytes = name.as_bytes();
@@ -159,14 +179,14 @@ fn qualified_name_problem(value: &str) -> Option<String> {
         && bytes
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    (!valid).then(|| QUALIFIED_NAME_FORMAT.to_owned())
+    (!valid).then(|| format!("name part {QUALIFIED_NAME_FORMAT}"))
 }
 
 /// apimachinery `IsDNS1123Subdomain`.
 fn dns1123_subdomain_problem(value: &str) -> Option<String> {
     if value.len() > DNS1123_SUBDOMAIN_MAX_BYTES {
         return Some(format!(
-            "must be no more than {DNS1123_SUBDOMAIN_MAX_BYTES} characters"
+            "must be no more than {DNS1123_SUBDOMAIN_MAX_BYTES} bytes"
         ));
     }
     let label_ok = |label: &str| {
@@ -248,6 +268,57 @@ mod tests {
         );
     }
 
+    /// Each message as kube-apiserver words it (apimachinery `content/kube.go`, `content/dns.go`,
+    /// `meta/v1/validation`, `field.TooLong`), copied from upstream rather than derived.
+    #[test]
+    fn messages_are_apimachinery_s_own() {
+        let problem = |kind: NameKind, value: &str| kind.validate(value).unwrap_err().problem;
+        assert_eq!(
+            problem(NameKind::ConditionReason, "applied-ok"),
+            "a condition reason must start with alphabetic character, optionally followed by a \
+             string of alphanumeric characters or '_,:', and must end with an alphanumeric \
+             character or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  \
+             or 'ReasonA:ReasonB', regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')"
+        );
+        assert_eq!(problem(NameKind::ConditionReason, ""), "Required value");
+        assert_eq!(
+            problem(NameKind::ConditionReason, &"R".repeat(1025)),
+            "Too long: may not be more than 1024 bytes"
+        );
+        assert_eq!(
+            problem(NameKind::EventReason, &"r".repeat(129)),
+            "can have at most 128 characters"
+        );
+        assert_eq!(
+            problem(NameKind::ControllerName, "x y"),
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start \
+             and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', \
+             regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        );
+        assert_eq!(
+            problem(NameKind::Finalizer, "a/b/c"),
+            "a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must \
+             start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or \
+             '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') \
+             with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        );
+        assert_eq!(
+            problem(NameKind::Finalizer, "Demo.dev/x"),
+            "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric \
+             characters, '-' or '.', and must start and end with an alphanumeric character (e.g. \
+             'example.com', regex used for validation is \
+             '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        );
+        assert_eq!(
+            problem(NameKind::ControllerName, &"a".repeat(64)),
+            "name part must be no more than 63 bytes"
+        );
+        assert_eq!(
+            problem(NameKind::Finalizer, "x/"),
+            "name part must be non-empty"
+        );
+    }
+
     #[test]
     fn condition_type_is_limited_to_316_bytes() {
         let prefix = format!(
@@ -268,7 +339,7 @@ mod tests {
             "N".repeat(CONDITION_TYPE_MAX_BYTES - prefix.len())
         );
         let err = NameKind::ConditionType.validate(&over).unwrap_err();
-        assert_eq!(err.problem, "must be no more than 316 bytes (it is 317)");
+        assert_eq!(err.problem, "Too long: may not be more than 316 bytes");
     }
 
     #[test]

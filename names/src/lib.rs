@@ -1,0 +1,16 @@
+//! # kubeward-names
+//!
+//! The Kubernetes API server's rules for the strings and sizes a controller writes, with
+//! apimachinery's messages: [`NameKind::validate`] for names (condition types and reasons, event
+//! reasons and actions, controller names, finalizers, step names) and [`limits`] for sizes and the
+//! char-boundary truncation of messages and notes.
+//!
+//! It is its own crate so that `kubeward` (at run time) and `kubeward-macros` (at compile time,
+//! on names written as literals) apply the same rules from one source. Use it through
+//! `kubeward::names` and `kubeward::limits`.
+#![deny(missing_docs)]
+
+pub mod limits;
+mod names;
+
+pub use names::{InvalidName, NameKind};
