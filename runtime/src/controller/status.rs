@@ -138,8 +138,9 @@ fn in_doubt(error: &kube::Error) -> bool {
 /// How many times an in-doubt write is read back before it is given up as failed.
 const READ_BACK_ATTEMPTS: u32 = 3;
 
-/// [`persisted`], retried a few times (the server that lost the write's answer may fail a read
-/// too), with a short pause in between.
+/// Whether the object's stored conditions are exactly `written` (lastTransitionTime included):
+/// the in-doubt write persisted. The read is retried a few times (the server that lost the
+/// write's answer may fail a read too), except on 404 (the object is gone).
 async fn read_back<K>(
     client: &kube::Client,
     object: &K,
@@ -148,9 +149,19 @@ async fn read_back<K>(
 where
     K: Resource<DynamicType = ()> + DeserializeOwned,
 {
+    let meta = object.meta();
+    let request = || {
+        Request::new(K::url_path(&(), meta.namespace.as_deref()))
+            .get(
+                meta.name.as_deref().unwrap_or_default(),
+                &Default::default(),
+            )
+            .map_err(kube::Error::BuildRequest)
+    };
     let mut attempt = 1;
     loop {
-        match persisted(client, object, written).await {
+        match client.request::<Value>(request()?).await {
+            Ok(stored) => return Ok(status_of(&stored).0 == written),
             Err(kube::Error::Api(status)) if status.code == 404 => {
                 return Err(kube::Error::Api(status));
             }
@@ -159,31 +170,9 @@ where
                     .await;
                 attempt += 1;
             }
-            result => return result,
+            Err(error) => return Err(error),
         }
     }
-}
-
-/// Whether the object's stored conditions are exactly `written` (lastTransitionTime included):
-/// the in-doubt write persisted.
-async fn persisted<K>(
-    client: &kube::Client,
-    object: &K,
-    written: &[Condition],
-) -> Result<bool, kube::Error>
-where
-    K: Resource<DynamicType = ()> + DeserializeOwned,
-{
-    let meta = object.meta();
-    let request = Request::new(K::url_path(&(), meta.namespace.as_deref()))
-        .get(
-            meta.name.as_deref().unwrap_or_default(),
-            &Default::default(),
-        )
-        .map_err(kube::Error::BuildRequest)?;
-    let stored: Value = client.request(request).await?;
-    let (stored, _) = status_of(&stored);
-    Ok(stored == written)
 }
 
 #[cfg(test)]
