@@ -343,6 +343,9 @@ struct Figures {
     faults: BTreeMap<&'static str, usize>,
     passes: usize,
     abandoned: usize,
+    /// How long convergence took once the faults stopped, and stopping both replicas.
+    settle: Duration,
+    stop: Duration,
     /// `spec.leaseTransitions` of the lease at the end: how often leadership changed hands.
     handovers: i32,
     checks: BTreeMap<&'static str, usize>,
@@ -375,6 +378,12 @@ impl std::fmt::Display for Figures {
         )?;
         writeln!(f, "passes started: {}", self.passes)?;
         writeln!(f, "passes abandoned: {}", self.abandoned)?;
+        writeln!(
+            f,
+            "converged {:.1} s after the faults stopped; replicas stopped in {:.1} s",
+            self.settle.as_secs_f64(),
+            self.stop.as_secs_f64()
+        )?;
         writeln!(f, "lease handovers: {}", self.handovers)?;
         for (invariant, checks) in &self.checks {
             let violations = &self.violations[invariant];
@@ -419,7 +428,10 @@ fn replica(
         .with_event_recorder(recorder)
         .with_observer(abandoned.clone())
         .with_leader_election(election)
-        .with_shutdown_grace(Duration::from_millis(500)),
+        // A graceful stop lets in-flight passes finish (kube's client may be sleeping between
+        // retries of a status write that committed: abandoning the pass then would lose its
+        // transition event, see RELIABILITY.md's known limits).
+        .with_shutdown_grace(Duration::from_secs(10)),
     )
 }
 
@@ -568,6 +580,7 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
         }) && list.len() == live.len()
     };
     let mut list = Vec::new();
+    let settling = tokio::time::Instant::now();
     while tokio::time::Instant::now() < settle {
         list = retry(|| async { items.list(&ListParams::default()).await })
             .await
@@ -577,6 +590,7 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    figures.settle = settling.elapsed();
     let by_name: HashMap<String, &Item> = list.iter().map(|i| (i.name_any(), i)).collect();
     for (name, spec) in &live {
         let item = by_name.get(name);
@@ -615,9 +629,11 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
     })
     .await;
     figures.handovers = lease.spec.and_then(|s| s.lease_transitions).unwrap_or(0);
+    let stopping = tokio::time::Instant::now();
     for running in replicas {
         running.stop().await; // flushes event series
     }
+    figures.stop = stopping.elapsed();
     figures.passes = ledger.started.lock().unwrap().values().sum();
     let abandoned = abandoned.0.lock().unwrap().clone();
     figures.abandoned = abandoned.len();
