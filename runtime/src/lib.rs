@@ -8,7 +8,9 @@
 //! - [`events`]: an events.k8s.io/v1 recorder that aggregates repeats into exact series counts,
 //!   never pins a stale note and never hangs a controller;
 //! - [`observe`]: every reconcile pass and step reported with its phase, outcome and duration;
-//! - [`metrics`] (feature `prometheus`): those reports as a Prometheus collector;
+//! - [`metrics`] (feature `prometheus`): those reports as a Prometheus collector, per-object state
+//!   read at scrape time, and [`alerts`]: the alert rules and their promtool tests, generated from
+//!   the declaration;
 //! - [`names`] and [`limits`]: the API server's rules for names and sizes, enforced before a
 //!   request is sent;
 //! - [`controller`]: a [`Reconciler`] run on kube-runtime with phases, finalizers, status writes,
@@ -19,10 +21,13 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "prometheus")]
+pub mod alerts;
 pub mod clock;
 pub mod conditions;
 pub mod controller;
 pub mod events;
+pub mod info;
 pub mod leader;
 pub mod limits;
 #[cfg(feature = "prometheus")]

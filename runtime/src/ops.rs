@@ -1,6 +1,6 @@
 //! The operations endpoint of a controller process: one small HTTP server with `/metrics`
-//! (feature `prometheus`), `/healthz` (the process serves) and `/readyz` (every controller's
-//! watch has listed its objects).
+//! (feature `prometheus`), `/healthz` (the process serves) and `/readyz` (every controller is
+//! ready: its watch has listed its objects, or it is a standby waiting for the lease).
 //!
 //! ```no_run
 //! # async fn run(controller: kubeward::controller::Controller<impl kubeward::Reconciler>) -> std::io::Result<()> {

@@ -85,11 +85,78 @@ impl Reason {
         self
     }
 
+    /// The class of the reason, from its status and event type; see [`ReasonClass`].
+    pub const fn class(&self) -> ReasonClass {
+        match (self.status, &self.event_type) {
+            (_, EventType::Warning) => ReasonClass::Failed,
+            (ConditionStatus::False, EventType::Normal) => ReasonClass::Waiting,
+            (ConditionStatus::Unknown, EventType::Normal) => ReasonClass::Progressing,
+            (ConditionStatus::True, EventType::Normal) => ReasonClass::Done,
+        }
+    }
+
     /// Sets the reasons the condition may go to from this one.
     #[must_use]
     pub const fn to(mut self, targets: &'static [&'static str]) -> Self {
         self.targets = targets;
         self
+    }
+}
+
+/// What a reason means for someone watching the object, derived from its declaration: the
+/// `class` label of `kubeward_object_condition_reason`, which lets alert rules tell a human gate
+/// from a failure.
+///
+/// | declared | class |
+/// |---|---|
+/// | a Warning event (any status: `False`, or an abnormal `True` such as `Stalled`) | [`Failed`](ReasonClass::Failed) |
+/// | `False` with a Normal event (the author chose it: an approval gate, a pause) | [`Waiting`](ReasonClass::Waiting) |
+/// | `Unknown`, Normal | [`Progressing`](ReasonClass::Progressing) |
+/// | `True`, Normal | [`Done`](ReasonClass::Done) |
+///
+/// ```
+/// # use kube::runtime::events::EventType;
+/// # use kubeward::conditions::ConditionStatus::*;
+/// use kubeward::vocabulary::{Reason, ReasonClass};
+/// assert_eq!(Reason::new("WaitingForApproval", False).event(EventType::Normal).class(), ReasonClass::Waiting);
+/// assert_eq!(Reason::new("FailedDeploy", False).class(), ReasonClass::Failed);
+/// assert_eq!(Reason::new("Stalled", True).event(EventType::Warning).class(), ReasonClass::Failed);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReasonClass {
+    /// The controller is working on it (`Unknown`, Normal).
+    Progressing,
+    /// Parked on purpose until someone acts (`False`, Normal): never stuck, never failing.
+    Waiting,
+    /// Something went wrong (a Warning event).
+    Failed,
+    /// Converged (`True`, Normal).
+    Done,
+}
+
+impl ReasonClass {
+    /// Every class, in label order.
+    pub const ALL: [ReasonClass; 4] = [
+        ReasonClass::Progressing,
+        ReasonClass::Waiting,
+        ReasonClass::Failed,
+        ReasonClass::Done,
+    ];
+
+    /// The label value: `progressing`, `waiting`, `failed` or `done`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ReasonClass::Progressing => "progressing",
+            ReasonClass::Waiting => "waiting",
+            ReasonClass::Failed => "failed",
+            ReasonClass::Done => "done",
+        }
+    }
+}
+
+impl std::fmt::Display for ReasonClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -317,6 +384,16 @@ mod tests {
             EventType::Warning
         );
         assert_eq!(UP_TO_DATE.event_type_or("Unheard", True), EventType::Normal);
+    }
+
+    #[test]
+    fn class_follows_status_and_event_type() {
+        let class = |name| UP_TO_DATE.reason(name).unwrap().class();
+        assert_eq!(class("Applying"), ReasonClass::Progressing);
+        assert_eq!(class("WaitingForApproval"), ReasonClass::Waiting);
+        assert_eq!(class("FailedDeploy"), ReasonClass::Failed);
+        assert_eq!(class("Stalled"), ReasonClass::Failed);
+        assert_eq!(class("Applied"), ReasonClass::Done);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use super::events_api::{
 };
 use super::patch::{MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch};
 use super::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
+use super::schema::{self, Decoding};
 use super::selector::{FieldSelector, LabelSelector, labels_of};
 use super::status::{ApiError, Cause, Qualified, delete_success};
 use super::store::{ObjectKey, Store};
@@ -51,6 +52,8 @@ pub struct WriteOptions {
     pub manager_given: bool,
     /// `force` for apply.
     pub force: Option<bool>,
+    /// `fieldValidation` and the body's duplicate fields, for schema admission.
+    pub decoding: Decoding,
 }
 
 /// Expiry times of events, indexed both ways so that a sweep costs only what is due.
@@ -102,6 +105,8 @@ pub struct State {
     /// Set for the duration of a `dryRun=All` request: writes are computed and answered but
     /// not stored.
     pub dry_run: bool,
+    /// The `Warning` headers of the current request (unknown and duplicate fields).
+    pub warnings: Vec<String>,
 }
 
 fn events_key() -> StorageKey {
@@ -354,6 +359,7 @@ impl State {
             clock,
             expiries: Expiries::default(),
             dry_run: false,
+            warnings: Vec::new(),
         };
         let ns_info = state
             .registry
@@ -590,6 +596,7 @@ impl State {
     ) -> Result<Value, ApiError> {
         let mut obj = Self::from_view(info, body);
         self.prepare_create(info, ns, &mut obj)?;
+        self.admit_schema(info, &mut obj, None, &opts.decoding)?;
         let now = rfc3339(self.now());
         track_update(info, None, &mut obj, &opts.manager, None, &now);
         self.commit_create(info, obj)
@@ -689,6 +696,19 @@ impl State {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// [`schema::admit`], keeping its warnings for the response.
+    fn admit_schema(
+        &mut self,
+        info: &ResourceInfo,
+        obj: &mut Value,
+        old: Option<&Value>,
+        decoding: &Decoding,
+    ) -> Result<(), ApiError> {
+        let warnings = schema::admit(info, obj, old, decoding)?;
+        self.warnings.extend(warnings);
         Ok(())
     }
 
@@ -809,7 +829,7 @@ impl State {
             return Err(ApiError::modified(info.qualified_resource(), name));
         }
         let new = Self::from_view(info, body);
-        self.commit_update(info, &old, new, subresource, Some(opts))
+        self.commit_update(info, &old, new, subresource, opts, true)
             .map(|o| (o, false))
     }
 
@@ -888,6 +908,7 @@ impl State {
             meta.insert("name".into(), json!(name));
             let mut obj = Self::from_view(info, obj);
             self.prepare_create(info, &ns, &mut obj)?;
+            self.admit_schema(info, &mut obj, None, &opts.decoding)?;
             return self.commit_create(info, obj).map(|o| (o, true));
         };
         let old_view = Self::to_view(info, &old);
@@ -942,20 +963,21 @@ impl State {
             )));
         }
         let new = Self::from_view(info, new_view);
-        let track = (patch_type != PatchType::Apply).then_some(opts);
-        self.commit_update(info, &old, new, subresource, track)
+        let track = patch_type != PatchType::Apply;
+        self.commit_update(info, &old, new, subresource, opts, track)
             .map(|o| (o, false))
     }
 
     /// The shared tail of PUT and PATCH: strategy, validation, no-op detection, finalization.
-    /// `opts` is `None` when managedFields were already maintained (apply).
+    /// `track` is false when managedFields were already maintained (apply).
     fn commit_update(
         &mut self,
         info: &ResourceInfo,
         old: &Value,
         mut new: Value,
         subresource: Option<&str>,
-        opts: Option<&WriteOptions>,
+        opts: &WriteOptions,
+        track: bool,
     ) -> Result<Value, ApiError> {
         let name = meta_str(old, "name").unwrap_or_default().to_string();
         if subresource == Some("status") {
@@ -1037,6 +1059,7 @@ impl State {
                 ));
             }
         }
+        self.admit_schema(info, &mut new, Some(old), &opts.decoding)?;
         if info.tracks_generation
             && generation_relevant(&new, info.status_subresource)
                 != generation_relevant(old, info.status_subresource)
@@ -1056,7 +1079,7 @@ impl State {
         if info.storage == crd_key() && subresource.is_none() {
             crd_infos(info, &name, &new)?;
         }
-        if let Some(opts) = opts {
+        if track {
             let now = rfc3339(self.now());
             track_update(info, Some(old), &mut new, &opts.manager, subresource, &now);
         }

@@ -21,6 +21,8 @@ use super::apply::manager_or_user_agent;
 use super::faults::FaultAction;
 use super::requests::RequestRecord;
 use super::routes::{ResourcePath, Route, parse_query, parse_route};
+use super::schema::duplicates::duplicate_fields;
+use super::schema::{Decoding, FieldValidation};
 use super::shared::Shared;
 use super::status::ApiError;
 use super::watch::{self, WatchRequest};
@@ -297,7 +299,11 @@ fn route_request(
     }
 }
 
-fn write_options(headers: &HeaderMap, query: &HashMap<String, String>) -> WriteOptions {
+fn write_options(
+    headers: &HeaderMap,
+    query: &HashMap<String, String>,
+    body: &Bytes,
+) -> WriteOptions {
     let given = query.get("fieldManager").filter(|m| !m.is_empty());
     let user_agent = headers
         .get(header::USER_AGENT)
@@ -307,6 +313,15 @@ fn write_options(headers: &HeaderMap, query: &HashMap<String, String>) -> WriteO
         manager: manager_or_user_agent(given.map(String::as_str), user_agent),
         manager_given: given.is_some(),
         force: query.get("force").map(|f| f == "true"),
+        decoding: Decoding {
+            directive: FieldValidation::from_query(
+                query.get("fieldValidation").map(String::as_str),
+            ),
+            duplicate_fields: match media_type(headers).as_deref() {
+                Some("application/json-patch+json") => Vec::new(),
+                _ => duplicate_fields(body),
+            },
+        },
     }
 }
 
@@ -425,6 +440,7 @@ fn resource_request(
     let mut state = shared.lock();
     state.expire_events();
     state.dry_run = false;
+    state.warnings.clear();
     if let Some(dry_run) = query.get("dryRun") {
         if dry_run != "All" {
             // ValidateDryRun.
@@ -566,7 +582,7 @@ fn resource_request(
             let obj = decode_body(headers, body)?;
             (
                 201,
-                state.create(&info, ns, obj, &write_options(headers, query))?,
+                state.create(&info, ns, obj, &write_options(headers, query, body))?,
             )
         }
         (&Method::PUT, Some(name)) => {
@@ -577,7 +593,7 @@ fn resource_request(
                 name,
                 r.subresource.as_deref(),
                 obj,
-                &write_options(headers, query),
+                &write_options(headers, query, body),
             )?;
             (if created { 201 } else { 200 }, out)
         }
@@ -606,7 +622,7 @@ fn resource_request(
                 r.subresource.as_deref(),
                 patch_type,
                 body,
-                &write_options(headers, query),
+                &write_options(headers, query, body),
             )?;
             // An apply that created the object answers 201 like a POST.
             (if created { 201 } else { 200 }, out)
@@ -631,7 +647,16 @@ fn resource_request(
         (&Method::DELETE, None) => (200, state.delete_collection(&info, ns, &list_params)?),
         _ => return Err(ApiError::method_not_allowed()),
     };
+    let warnings = std::mem::take(&mut state.warnings);
     // Serialize outside the lock: other requests need not wait for a large list's bytes.
     drop(state);
-    Ok(json_response(code, &value))
+    let mut response = json_response(code, &value);
+    for warning in warnings {
+        // `299 - "text"`, as the apiserver's warning recorder writes it.
+        let text = format!("299 - {}", super::schema::field::quote(&warning));
+        if let Ok(v) = http::HeaderValue::from_str(&text) {
+            response.headers_mut().append(header::WARNING, v);
+        }
+    }
+    Ok(response)
 }

@@ -31,7 +31,17 @@
 //!   subresource is on) and when `deletionTimestamp` is set.
 //! - **One cluster-wide resourceVersion**, a string of a number, increasing with every write.
 //!   A write that changes nothing is not a write: same resourceVersion, no watch event.
-//! - **Optimistic concurrency**: PUT with a stale resourceVersion is 409 Conflict; a PATCH
+//! - **Validation** (apimachinery `objectmeta.go`, core and coordination validation), 422
+//!   `Invalid` with `details.causes[].field` and upstream's messages: names per kind (DNS-1123
+//!   subdomain; label for namespaces), `generateName`, label keys and values, annotations
+//!   (256 KiB in all), owner references (uid required, one controller), finalizer names;
+//!   ConfigMap keys, 1 MiB of data, a key in both `data` and `binaryData`, `immutable`; Secret
+//!   `type` defaulting to `Opaque` and immutable, `stringData` folded into `data`, typed secrets'
+//!   required keys; Lease durations. Undecodable fields (bad base64, Lease times) are 400 as the
+//!   decoder answers. Request bodies over 3 MiB are 413.
+//! - **Optimistic concurrency**: PUT with a stale resourceVersion is 409 Conflict; a PUT of a
+//!   custom resource (or its status) without one is 422 `must be specified for an update`
+//!   (built-ins update unconditionally); a PUT of a missing event creates it (201); a PATCH
 //!   conflicts only if it carries `metadata.resourceVersion`. DELETE preconditions (uid,
 //!   resourceVersion) are honoured. `dryRun=All` answers without storing.
 //! - **Status subresource** (CRD strategy, `apiextensions-apiserver` `strategy.go`): main-resource
@@ -76,8 +86,14 @@
 //!   deletion needs `update` on its `finalizers`; changing an object's owner references needs
 //!   `delete` on it), checked on creates, updates and merge patches.
 //! - **Errors** are `Status` objects with the real reason, code, details and message.
-//! - **Content types**: JSON everywhere; protobuf request bodies for ConfigMap, Secret and
-//!   Namespace (what `kubectl create configmap|secret|namespace` sends); responses are JSON.
+//! - **Content types**: JSON everywhere; YAML request bodies for creates, updates and apply
+//!   patches; protobuf request bodies for ConfigMap, Secret and Namespace (what
+//!   `kubectl create configmap|secret|namespace` sends); responses are JSON.
+//!
+//! # Alert rules
+//!
+//! [`assert_alert_rules`] checks the rules `kubeward::alerts` generates for a controller with
+//! `promtool`: they load, their scenarios pass, and removing any guard fails its scenario.
 //!
 //! # What is not modelled
 //!
@@ -89,12 +105,13 @@
 //! - Watch caches' consistency rules beyond the above (`resourceVersionMatch` on lists is
 //!   ignored: lists are always served from the latest state; continue tokens expire (410) only
 //!   across [`ApiServer::compact`], not by the history limit),
-//!   protobuf beyond those three kinds, YAML request bodies, `/api/v1/watch/...` legacy paths, aggregated discovery.
+//!   protobuf beyond those three kinds, `/api/v1/watch/...` legacy paths, aggregated discovery.
 //! - Authentication beyond bearer tokens minted by [`ApiServer::client_with_rules`]; clients
 //!   without a token are cluster admins. Non-resource requests are always allowed.
 
 #![deny(missing_docs)]
 
+mod alert_rules;
 mod api;
 mod apply;
 mod authz;
@@ -111,6 +128,7 @@ mod rbac;
 mod requests;
 mod resources;
 mod routes;
+mod schema;
 mod selector;
 mod server;
 mod shared;
@@ -122,6 +140,7 @@ mod wait;
 mod watch;
 mod yaml;
 
+pub use alert_rules::assert_alert_rules;
 pub use faults::{Fault, FaultAction, Faults, PathMatch};
 pub use metrics::{Sample, metric_samples, metric_value};
 pub use requests::{RequestLog, RequestRecord};

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::schema::Structural;
 use super::status::Qualified;
 
 /// Where objects of a resource are stored: several resources may share one store (core/v1 and
@@ -59,6 +60,8 @@ pub struct ResourceInfo {
     pub printer_columns: Vec<Value>,
     /// The OpenAPI v3 schema (CRDs), which tells server-side apply the list and map types.
     pub schema: Option<Value>,
+    /// The same schema read for validation, defaulting and pruning (CRDs).
+    pub structural: Option<Arc<Structural>>,
 }
 
 impl ResourceInfo {
@@ -174,6 +177,7 @@ impl Registry {
                 view: View::Native,
                 printer_columns: vec![],
                 schema: None,
+                structural: None,
             };
         let mut ns = b("", "v1", "Namespace", "namespaces", false);
         ns.status_subresource = true;
@@ -306,6 +310,17 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<(String, Str
                 .into(),
         ));
     }
+    let structurals: Vec<Option<Arc<Structural>>> = versions
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v["schema"]["openAPIV3Schema"].as_object().map(|_| {
+                let path = format!("spec.versions[{i}].schema.openAPIV3Schema");
+                let schema = &v["schema"]["openAPIV3Schema"];
+                Arc::new(Structural::from_json(schema, &path, &mut errors))
+            })
+        })
+        .collect();
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -324,8 +339,9 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<(String, Str
     };
     Ok(versions
         .iter()
-        .filter(|v| v["served"].as_bool().unwrap_or(true))
-        .map(|v| ResourceInfo {
+        .zip(structurals)
+        .filter(|(v, _)| v["served"].as_bool().unwrap_or(true))
+        .map(|(v, structural)| ResourceInfo {
             group: group.clone(),
             version: v["name"].as_str().unwrap_or_default().to_string(),
             kind: kind.clone(),
@@ -349,6 +365,7 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<(String, Str
             schema: v["schema"]["openAPIV3Schema"]
                 .as_object()
                 .map(|o| Value::Object(o.clone())),
+            structural,
         })
         .collect())
 }

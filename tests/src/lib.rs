@@ -185,6 +185,10 @@ impl Reconciler for Widgets {
     const NAME: Option<&'static str> = Some(CONTROLLER);
     const FINALIZER: Option<&'static str> = Some(FINALIZER);
     const CONDITIONS: &'static [&'static Vocabulary] = &[&READY];
+    const INFO: &'static [kubeward::info::InfoField] = &[
+        kubeward::info::InfoField::new("mode", "spec.mode"),
+        kubeward::info::InfoField::new("wanted", ".spec.condition.reason"),
+    ];
 
     async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, WidgetError> {
         self.started
@@ -284,7 +288,11 @@ pub fn conflict_status_writes(server: &ApiServer, name: &str, times: usize) {
 
 /// The HTTP statuses of the status writes the server saw for the widget `name`.
 pub fn status_writes(server: &ApiServer, name: &str) -> Vec<u16> {
-    let path = status_path(name);
+    patch_statuses(server, &status_path(name))
+}
+
+/// The HTTP statuses of the PATCHes of `path` the server saw, in order.
+pub fn patch_statuses(server: &ApiServer, path: &str) -> Vec<u16> {
     server
         .requests()
         .iter()

@@ -374,6 +374,34 @@ async fn object_state_metrics_come_from_the_cache_and_vanish_with_the_object() {
     ] {
         assert!(text.contains(&sample), "missing {sample} in\n{text}");
     }
+    // One series per reason of the vocabulary, classed by its declaration: the approval gate
+    // is `waiting`, not `failed`.
+    for (reason, class, value) in [
+        ("Applying", "progressing", 0),
+        ("WaitingForApproval", "waiting", 1),
+        ("Applied", "done", 0),
+        ("FailedDeploy", "failed", 0),
+        ("Stalled", "failed", 0),
+    ] {
+        let sample = format!(
+            r#"kubeward_object_condition_reason{{class="{class}",{labels},reason="{reason}",type="Ready"}} {value}"#
+        );
+        assert!(text.contains(&sample), "missing {sample} in\n{text}");
+    }
+    assert_eq!(
+        text.matches("kubeward_object_condition_reason{").count(),
+        5,
+        "{text}"
+    );
+    // The declared info fields, one series per object.
+    let info = |mode: &str| {
+        format!(
+            r#"kubeward_object_info{{controller="test.kubeward.dev/widgets",mode="{mode}",name="w1",namespace="default",wanted="WaitingForApproval"}} 1"#
+        )
+    };
+    assert!(text.contains(&info("complete")), "{text}");
+    assert_eq!(text.matches("kubeward_object_info{").count(), 1, "{text}");
+
     let stored = widgets(&client).get("w1").await.unwrap();
     let transition = stored.status.unwrap().conditions[0]
         .last_transition_time
@@ -382,6 +410,21 @@ async fn object_state_metrics_come_from_the_cache_and_vanish_with_the_object() {
     assert!(text.contains(&format!(
         r#"kubeward_object_condition_last_transition_time_seconds{{{labels},type="Ready"}} {transition}"#
     )));
+
+    // A field change replaces the info series: still one per object.
+    widgets(&client)
+        .patch(
+            "w1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"mode": "requeue"}})),
+        )
+        .await
+        .unwrap();
+    eventually("the info series follows the spec", || async {
+        scrape().contains(&info("requeue"))
+    })
+    .await;
+    assert_eq!(scrape().matches("kubeward_object_info{").count(), 1);
 
     widgets(&client)
         .delete("w1", &DeleteParams::default())

@@ -39,6 +39,7 @@ pub struct Gates;
     controller = "test.kubeward.dev/gates",
     finalizer = "test.kubeward.dev/cleanup",
     conditions(Ready),
+    info(mode = "spec.mode", wanted = ".spec.condition.reason"),
 )]
 impl Gates {
     async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, WidgetError> {
@@ -226,4 +227,29 @@ fn the_declaration_is_the_reconcilers_metadata_and_rbac() {
         Some(&["widgets".to_owned()][..])
     );
     assert!(Ready::mermaid().contains("WaitingForApproval: WaitingForApproval (False, Normal)"));
+}
+
+#[test]
+fn the_declaration_yields_info_fields_and_alert_rules() {
+    use kubeward::info::InfoField;
+    assert_eq!(
+        Gates::INFO,
+        [
+            InfoField::new("mode", "spec.mode"),
+            InfoField::new("wanted", "spec.condition.reason"),
+        ]
+    );
+    let alerts = kubeward::alerts::AlertRules::for_reconciler::<Gates>().unwrap();
+    assert_eq!(alerts.rules_file_name(), "gates.rules.yaml");
+    let rules = alerts.rules();
+    assert!(rules.contains("- alert: KubewardWidgetInProgress"));
+    assert!(
+        rules.contains(r#"controller="test.kubeward.dev/gates", type="Ready", class="waiting"}"#)
+    );
+    assert!(rules.contains(
+        ", mode {{ . | first | label `mode` }}, wanted {{ . | first | label `wanted` }}"
+    ));
+    assert!(rules.contains(
+        "An object waiting in WaitingForApproval (a human gate) does not raise this alert."
+    ));
 }

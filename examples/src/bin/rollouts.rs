@@ -7,6 +7,9 @@
 //!                                           the operator against a real cluster
 //! rollouts crd                              print the CustomResourceDefinition
 //! rollouts rbac [--leader-election]         print the ClusterRole
+//! rollouts alerts [--rules | --tests | --out DIR]
+//!                                           print the PrometheusRule (or the rule file, or its
+//!                                           promtool tests), or write all three to DIR
 //! ```
 
 use std::io::Write;
@@ -69,6 +72,19 @@ enum Command {
         #[arg(long)]
         leader_election: bool,
     },
+    /// Print the alert rules generated from the operator's declaration, as a Prometheus Operator
+    /// PrometheusRule (`rollouts alerts | kubectl apply -f -`).
+    Alerts {
+        /// Print the plain Prometheus rule file (for `rule_files:`) instead.
+        #[arg(long, conflicts_with_all = ["tests", "out"])]
+        rules: bool,
+        /// Print the `promtool test rules` scenarios instead.
+        #[arg(long, conflicts_with = "out")]
+        tests: bool,
+        /// Write the rule file, the PrometheusRule and the promtool tests into this directory.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
 }
 
 #[tokio::main]
@@ -77,6 +93,7 @@ async fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Crd) => print_yaml(&operator::crd()),
         Some(Command::Rbac { leader_election }) => print_yaml(&rbac::cluster_role(leader_election)),
+        Some(Command::Alerts { rules, tests, out }) => alerts(rules, tests, out.as_deref()),
         Some(Command::Run {
             kubeconfig,
             metrics_addr,
@@ -106,6 +123,25 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 fn print_yaml(value: &impl serde::Serialize) -> Result<(), BoxError> {
     let value = serde_json::to_value(value)?;
     print!("{}", to_yaml(&value));
+    Ok(())
+}
+
+fn alerts(rules: bool, tests: bool, out: Option<&std::path::Path>) -> Result<(), BoxError> {
+    let alerts = operator::alert_rules()?;
+    match out {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)?;
+            for (name, contents) in alerts.files() {
+                let path = dir.join(name);
+                std::fs::write(&path, contents)
+                    .map_err(|e| format!("writing {}: {e}", path.display()))?;
+                println!("wrote {}", path.display());
+            }
+        }
+        None if rules => print!("{}", alerts.rules()),
+        None if tests => print!("{}", alerts.tests()),
+        None => print!("{}", alerts.prometheus_rule()),
+    }
     Ok(())
 }
 

@@ -130,6 +130,15 @@ pub fn crd()
     Rollout::crd()
 }
 
+/// The Prometheus alert rules of the operator and their promtool tests, generated from its
+/// declaration (`examples/alerts` holds them as files, checked by `examples/tests/alerts.rs`).
+///
+/// # Errors
+/// Never for this operator: it declares its `UpToDate` condition.
+pub fn alert_rules() -> Result<kubeward::alerts::AlertRules, kubeward::alerts::AlertsError> {
+    kubeward::alerts::AlertRules::for_reconciler::<Rollouts>()
+}
+
 /// The samples of the metric `name` in a registry, as (labels, value); a histogram's
 /// `_count` is its number of observations.
 pub fn samples(

@@ -97,6 +97,7 @@ impl Rollouts {
     controller = "demo.kubeward.dev/rollouts",
     finalizer = "demo.kubeward.dev/cleanup",
     conditions(UpToDate),
+    info(image = "spec.image", live_image = "status.liveImage"),
 )]
 impl Rollouts {
     async fn apply(&self, rollout: &Rollout, pass: &mut Pass<Rollout>) -> Result<Action, Error> {

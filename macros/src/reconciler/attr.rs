@@ -15,16 +15,18 @@ const KEYS: &[&str] = &[
     "finalizer",
     "conditions",
     "error",
+    "info",
     "crate",
 ];
 
-/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), error = .., crate = "..")]`
+/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), error = .., info(..), crate = "..")]`
 pub(crate) struct Args {
     pub resource: Option<Type>,
     pub controller: Option<LitStr>,
     pub finalizer: Option<LitStr>,
     pub conditions: Vec<Path>,
     pub error: Option<Type>,
+    pub info: Vec<super::info::InfoLabel>,
     pub krate: Path,
 }
 
@@ -38,6 +40,7 @@ impl Args {
             finalizer: None,
             conditions: Vec::new(),
             error: None,
+            info: Vec::new(),
             krate: util::default_crate(),
         };
         let mut seen: Vec<String> = Vec::new();
@@ -72,6 +75,7 @@ impl Args {
                     }
                 }
                 "error" => out.error = Some(meta.value()?.parse()?),
+                "info" => super::info::parse(&meta, &mut out.info, errors)?,
                 "crate" => out.krate = util::crate_path(&meta.value()?.parse()?)?,
                 _ => {
                     errors.push(meta.error(util::unknown_key("key", &key, KEYS)));

@@ -22,6 +22,7 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
     let name = args.controller.as_ref().map(|c| quote!(const NAME: ::core::option::Option<&'static str> = ::core::option::Option::Some(#c);));
     let finalizer = args.finalizer.as_ref().map(|f| quote!(const FINALIZER: ::core::option::Option<&'static str> = ::core::option::Option::Some(#f);));
     let conditions = &args.conditions;
+    let info = super::info::expand(&args.info, krate);
     let steps = &checked.steps;
     let pass = quote!(&mut #krate::Pass<Self::Resource>);
     let output = quote!(impl ::core::future::Future<Output = ::core::result::Result<#krate::Action, Self::Error>> + ::core::marker::Send);
@@ -102,6 +103,7 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
             const STEPS: &'static [#krate::observe::StepName] = &[
                 #(#krate::observe::StepName::from_static(#steps)),*
             ];
+            #info
             fn apply(&self, object: &Self::Resource, pass: #pass) -> #output {
                 #apply_call
             }

@@ -4,6 +4,7 @@
 mod ast;
 mod attr;
 mod expand;
+mod info;
 mod valid;
 
 use proc_macro2::TokenStream;

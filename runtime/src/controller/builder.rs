@@ -1,10 +1,9 @@
 //! [`Controller`]: the builder of a controller and its `run` loop (names checked, leader election,
 //! shutdown, the final flush of event series).
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kube::Resource;
@@ -14,6 +13,7 @@ use tokio::sync::watch;
 
 use super::Reconciler;
 use super::context::Context;
+use super::memory::ObjectMemory;
 use super::watch::Watching;
 use crate::clock::{SharedClock, SystemClock};
 use crate::events::EventRecorder;
@@ -177,14 +177,19 @@ impl<R: Reconciler> Controller<R> {
             .map_or_else(|| R::Resource::kind(&()).into_owned(), str::to_owned)
     }
 
-    /// A handle that turns `true` once the controller's watch has listed its objects (for
-    /// `/readyz`), and back to `false` when it stops.
+    /// The controller's readiness (for `/readyz`): `true` once its watch has listed its objects,
+    /// and — with leader election — while it waits for the lease as a standby; `false` before
+    /// that, while a new leader's cache fills, and once the controller stopped.
+    ///
+    /// Readiness is about the process, not leadership: a standby that reported unready would
+    /// count as unavailable and deadlock a `maxUnavailable: 0` rollout.
     pub fn readiness(&self) -> watch::Receiver<bool> {
         self.ready.subscribe()
     }
 
     /// A Prometheus collector of the state of every object this controller watches (generation,
-    /// conditions of the declared types, suspended), read from its cache at scrape time; see
+    /// conditions of the declared types with their reasons' classes, suspended, the declared
+    /// [`INFO`](Reconciler::INFO) fields), read from its cache at scrape time; see
     /// [`ObjectMetrics`](crate::metrics::ObjectMetrics). Register it to switch these metrics on.
     ///
     /// # Errors
@@ -208,17 +213,29 @@ impl<R: Reconciler> Controller<R> {
                     if !R::CONDITIONS.is_empty() {
                         conditions.retain(|c| R::CONDITIONS.iter().any(|v| v.type_ == c.type_));
                     }
+                    // Info fields are read from the object as the API server serves it; only
+                    // when declared, as it costs a serialization per object and scrape.
+                    let info = if R::INFO.is_empty() {
+                        Vec::new()
+                    } else {
+                        serde_json::to_value(&**object)
+                            .map(|json| crate::info::values(R::INFO, &json))
+                            .unwrap_or_else(|_| vec![String::new(); R::INFO.len()])
+                    };
                     crate::metrics::ObjectState {
                         namespace: object.namespace().unwrap_or_default(),
                         name: object.name_any(),
                         generation: object.meta().generation,
                         conditions,
                         suspended: R::is_suspended(object),
+                        info,
                     }
                 })
                 .collect()
         };
-        crate::metrics::ObjectMetrics::new(prefix, self.name(), Arc::new(snapshot))
+        crate::metrics::ObjectMetrics::new(prefix, self.name(), Arc::new(snapshot))?
+            .with_vocabularies(R::CONDITIONS)
+            .with_info(R::INFO)
     }
 
     /// Runs until shut down: by the signal given to [`Controller::shutdown_on`], else SIGTERM or
@@ -248,7 +265,8 @@ impl<R: Reconciler> Controller<R> {
             observers: self.observers,
             recorder: self.recorder.clone(),
             clock: self.clock,
-            failures: Mutex::new(HashMap::new()),
+            memory: ObjectMemory::default(),
+            cache: self.cache.subscribe(),
         });
         let watching = Watching {
             client: self.client.clone(),
@@ -256,19 +274,25 @@ impl<R: Reconciler> Controller<R> {
             watcher_config: self.watcher_config,
             concurrency: self.concurrency,
             grace: self.shutdown_grace,
-            ready: self.ready,
+            ready: self.ready.clone(),
             cache: self.cache,
+            ready_between_terms: self.leader_election.is_some(),
         };
         let result = match self.leader_election {
             None => {
                 watching.run(shutdown).await;
                 Ok(())
             }
-            Some(election) => election
-                .run_while_leader(shutdown, |lost| watching.run(lost))
-                .await
-                .map_err(ControllerError::from),
+            Some(election) => {
+                // A standby waiting for the lease is ready.
+                self.ready.send_replace(true);
+                election
+                    .run_while_leader(shutdown, |lost| watching.run(lost))
+                    .await
+                    .map_err(ControllerError::from)
+            }
         };
+        self.ready.send_replace(false);
         if let Some(recorder) = &self.recorder
             && let Err(error) = recorder.flush().await
         {

@@ -1,9 +1,13 @@
 //! [`Context`]: the state every pass of one controller shares.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use kube::ResourceExt;
+use kube::runtime::reflector::{ObjectRef, Store};
+use tokio::sync::watch;
 
 use super::Reconciler;
+use super::memory::{ObjectMemory, Whereabouts};
 use crate::clock::SharedClock;
 use crate::events::EventRecorder;
 use crate::observe::Observers;
@@ -16,6 +20,25 @@ pub(super) struct Context<R: Reconciler> {
     pub(super) observers: Observers,
     pub(super) recorder: Option<EventRecorder>,
     pub(super) clock: SharedClock,
-    /// Consecutive failures per object, for the backoff; an entry goes on success.
-    pub(super) failures: Mutex<HashMap<(Option<String>, String), u32>>,
+    /// Per-object retries (the backoff) and finalized objects, by uid.
+    pub(super) memory: ObjectMemory,
+    /// The cache of the current watch term, if one runs.
+    pub(super) cache: watch::Receiver<Option<Store<R::Resource>>>,
+}
+
+impl<R: Reconciler> Context<R> {
+    /// Whether the object at `whereabouts` is still in the cache (as the same object: same uid).
+    /// Without a cache (between watch terms), every object counts as present.
+    pub(super) fn cached(&self, whereabouts: Whereabouts<'_>) -> bool {
+        let Some(store) = self.cache.borrow().clone() else {
+            return true;
+        };
+        let mut reference = ObjectRef::new(whereabouts.name);
+        if let Some(namespace) = whereabouts.namespace {
+            reference = reference.within(namespace);
+        }
+        store
+            .get(&reference)
+            .is_some_and(|object| object.uid().as_deref() == Some(whereabouts.uid))
+    }
 }

@@ -1,39 +1,59 @@
 //! Dispatch: what kube-runtime calls for an object. Decides the phase (init, apply, cleanup,
-//! delete), runs the pass inside a [`PassGuard`], writes the status and keeps the backoff state.
+//! delete), runs each pass inside a [`PassGuard`], and turns how it ended into the next action.
+//!
+//! - Failures (an `Err`, a panic, a failed write) and conflicts (409 on the status write or the
+//!   finalizer patch) are retried through the object's backoff, counted per uid in
+//!   [`ObjectMemory`](super::memory::ObjectMemory): a stale cache no longer hot-loops, and a
+//!   success resets the count.
+//! - The finalizer is removed only when cleanup *returned* `Ok(Action::await_change())`, whatever
+//!   outcome the reconciler reported for its metrics, and the removal builds on the resourceVersion
+//!   of cleanup's own status write: one delete runs cleanup once.
+//! - A panic in `apply` or `cleanup` is caught: a failed pass with a failure event and backoff. A
+//!   panic in the `failure_event` or `error_backoff` hook falls back to the default.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Duration;
 
+use futures::FutureExt;
+use kube::Resource;
 use kube::runtime::controller::Action;
-use kube::{Resource, ResourceExt};
 use tracing::Instrument;
 
+use super::backoff::backoff_delay;
 use super::context::Context;
 use super::failure::PassError;
-use super::publish::{publish_failure, publish_transitions};
+use super::publish::{failure_event, publish, transition_events};
 use super::{Reconciler, finalizer, status};
 use crate::Pass;
 use crate::observe::{ObjectRef, Outcome, PassGuard, Phase};
 
-/// How soon an object whose status write or finalizer patch met a conflict is retried.
-pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
-
-fn object_key<K: Resource>(object: &K) -> (Option<String>, String) {
-    (object.namespace(), object.name_any())
+/// How a pass that did not fail ended, for what comes next.
+enum Next {
+    /// The pass succeeded: hand `action` to kube-runtime.
+    Done {
+        action: Action,
+        /// The reconciler returned `Ok(Action::await_change())`: for cleanup, it is finished.
+        finished: bool,
+        /// The resourceVersion of the pass's status write, if it made one.
+        resource_version: Option<String>,
+    },
+    /// A write met a conflict (409): nothing was stored; retry with the object's backoff.
+    Conflict,
 }
 
+/// The error policy kube-runtime calls after a failed pass: the object's next backoff delay.
 pub(super) fn error_policy<R: Reconciler>(
     object: Arc<R::Resource>,
     error: &PassError<R::Error>,
     context: Arc<Context<R>>,
 ) -> Action {
-    let attempt = {
-        let mut failures = context.failures.lock().unwrap_or_else(|p| p.into_inner());
-        let attempt = failures.entry(object_key(&*object)).or_insert(0);
-        *attempt = attempt.saturating_add(1);
-        *attempt
-    };
-    Action::requeue(context.reconciler.error_backoff(error, attempt))
+    let attempt = context.memory.retry(&*object, |w| context.cached(w));
+    let hook = AssertUnwindSafe(|| context.reconciler.error_backoff(error, attempt));
+    let delay = std::panic::catch_unwind(hook).unwrap_or_else(|_| {
+        tracing::error!("error_backoff panicked; using the default backoff");
+        backoff_delay(attempt)
+    });
+    Action::requeue(delay)
 }
 
 /// One call from kube-runtime: decides the phase, runs the pass(es), and acts on the result.
@@ -42,38 +62,41 @@ pub(super) async fn reconcile<R: Reconciler>(
     context: Arc<Context<R>>,
 ) -> Result<Action, PassError<R::Error>> {
     let deleting = object.meta().deletion_timestamp.is_some();
-    let result = match R::FINALIZER {
+    let next = match R::FINALIZER {
         Some(finalizer) if deleting => {
-            if !finalizer::has(&*object, finalizer) {
-                // Not ours (any more): nothing to clean up.
+            if !finalizer::has(&*object, finalizer) || context.memory.is_finalized(&*object) {
+                // Not ours (any more), or a cache entry from before our own removal: nothing to
+                // clean up.
                 return Ok(Action::await_change());
             }
-            let action = run_pass(&context, &object, Phase::Cleanup).await?;
-            if action.completed {
-                run_finalizer_pass(&context, &object, Phase::Delete, finalizer).await
-            } else {
-                Ok(action.action)
+            match run_pass(&context, &object, Phase::Cleanup).await? {
+                Next::Done {
+                    finished: true,
+                    resource_version,
+                    ..
+                } => {
+                    let removal = FinalizerPatch::Remove { resource_version };
+                    run_finalizer_pass(&context, &object, finalizer, removal).await?
+                }
+                next => next,
             }
         }
         None if deleting => return Ok(Action::await_change()),
         Some(finalizer) if !finalizer::has(&*object, finalizer) => {
-            run_finalizer_pass(&context, &object, Phase::Init, finalizer).await
+            run_finalizer_pass(&context, &object, finalizer, FinalizerPatch::Add).await?
         }
-        _ => run_pass(&context, &object, Phase::Apply)
-            .await
-            .map(|a| a.action),
+        _ => run_pass(&context, &object, Phase::Apply).await?,
     };
-    if result.is_ok() {
-        let mut failures = context.failures.lock().unwrap_or_else(|p| p.into_inner());
-        failures.remove(&object_key(&*object));
-    }
-    result
-}
-
-/// What a pass returned to kube-runtime, and whether it counts as completed.
-struct PassAction {
-    action: Action,
-    completed: bool,
+    Ok(match next {
+        Next::Done { action, .. } => {
+            context.memory.succeeded(&*object);
+            action
+        }
+        Next::Conflict => {
+            let attempt = context.memory.retry(&*object, |w| context.cached(w));
+            Action::requeue(backoff_delay(attempt))
+        }
+    })
 }
 
 /// An `apply` or `cleanup` pass: runs the reconciler, writes the status, publishes events.
@@ -81,7 +104,7 @@ async fn run_pass<R: Reconciler>(
     context: &Context<R>,
     object: &Arc<R::Resource>,
     phase: Phase,
-) -> Result<PassAction, PassError<R::Error>> {
+) -> Result<Next, PassError<R::Error>> {
     let reference = Arc::new(ObjectRef::from_resource(&**object));
     let span =
         tracing::info_span!("reconcile", controller = %context.name, object = %reference, %phase);
@@ -91,37 +114,34 @@ async fn run_pass<R: Reconciler>(
         phase,
         context.observers.clone(),
     );
-    let (result, skip_reason) = guard
+    let end = guard
         .run(pass_body(context, object, reference, phase))
         .instrument(span.clone())
         .await;
-    let outcome = match &result {
-        Ok((action, outcome)) => Outcome::of_pass::<()>(&Ok(action.clone()), *outcome),
-        Err(_) => Outcome::Failed,
-    };
     let _entered = span.enter();
-    match &result {
-        Ok(_) => tracing::debug!(%outcome, skip_reason, "pass finished"),
+    match &end.result {
+        Ok(_) => {
+            tracing::debug!(outcome = %end.outcome, skip_reason = end.skip_reason, "pass finished")
+        }
         Err(error) => tracing::warn!(error = %super::ErrorChain(error), "pass failed"),
     }
-    guard.finish(outcome);
-    result.map(|(action, _)| PassAction {
-        action,
-        completed: outcome == Outcome::Completed,
-    })
+    guard.finish(end.outcome);
+    end.result
 }
 
-type PassResult<E> = (
-    Result<(Action, Option<Outcome>), PassError<E>>,
-    Option<String>,
-);
+/// How a pass body ended.
+struct PassEnd<E: std::error::Error + 'static> {
+    result: Result<Next, PassError<E>>,
+    outcome: Outcome,
+    skip_reason: Option<String>,
+}
 
 async fn pass_body<R: Reconciler>(
     context: &Context<R>,
     object: &Arc<R::Resource>,
     reference: Arc<ObjectRef>,
     phase: Phase,
-) -> PassResult<R::Error> {
+) -> PassEnd<R::Error> {
     let regarding = object.object_ref(&());
     let source = object.clone();
     let load = Box::new(move || status::status_of(&*source));
@@ -130,14 +150,32 @@ async fn pass_body<R: Reconciler>(
     if let Some(recorder) = &context.recorder {
         pass = pass.with_events(recorder.clone(), regarding.clone());
     }
-    let reconciled = match phase {
-        Phase::Cleanup => context.reconciler.cleanup(object, &mut pass).await,
-        _ => context.reconciler.apply(object, &mut pass).await,
+    let reconciled = AssertUnwindSafe(async {
+        match phase {
+            Phase::Cleanup => context.reconciler.cleanup(object, &mut pass).await,
+            _ => context.reconciler.apply(object, &mut pass).await,
+        }
+    })
+    .catch_unwind()
+    .await;
+    let (mut result, completed) = match reconciled {
+        Ok(reconciled) => (
+            reconciled
+                .map(|action| Next::Done {
+                    finished: action == Action::await_change(),
+                    action,
+                    resource_version: None,
+                })
+                .map_err(PassError::Reconcile),
+            true,
+        ),
+        // What a panicking pass decided is not written: it never finished deciding.
+        Err(panic) => (Err(PassError::panicked(&*panic)), false),
     };
     // The status is written whatever the result: a reconciler that sets `FailedDeploy` and
     // returns the error wants both the condition and the failed pass.
-    let mut result = reconciled.map_err(PassError::Reconcile);
-    if pass.status_needs_write() {
+    let mut events = Vec::new();
+    if completed && pass.status_needs_write() {
         match status::write(
             &context.client,
             &**object,
@@ -146,16 +184,22 @@ async fn pass_body<R: Reconciler>(
         )
         .await
         {
-            Ok(status::Written::Stored) => {
-                publish_transitions::<R>(context, &pass, &regarding).await
+            Ok(status::Written::Stored { resource_version }) => {
+                events = transition_events::<R>(&pass);
+                if let Ok(Next::Done {
+                    resource_version: written,
+                    ..
+                }) = &mut result
+                {
+                    *written = resource_version;
+                }
             }
             Ok(status::Written::Conflict) => {
                 // Someone changed the object since this pass read it: nothing was stored, so
-                // nothing is published; the fresh object is reconciled again promptly.
-                tracing::debug!("status write conflicted; requeueing");
+                // nothing is published; the object is retried with its backoff.
+                tracing::debug!("status write conflicted; retrying with backoff");
                 if result.is_ok() {
-                    result = Ok(Action::requeue(CONFLICT_REQUEUE));
-                    pass.set_outcome(Outcome::Waiting);
+                    result = Ok(Next::Conflict);
                 }
             }
             Err(error) => {
@@ -167,28 +211,47 @@ async fn pass_body<R: Reconciler>(
             }
         }
     }
-    match &result {
-        Ok(_) => {
+    let outcome = match &result {
+        Ok(Next::Done { action, .. }) => {
             if let (Some(recorder), Some(uid)) = (&context.recorder, &regarding.uid) {
                 recorder.forget_failures(uid);
             }
+            Outcome::of_pass::<()>(&Ok(action.clone()), pass.outcome_override())
         }
-        Err(error) => publish_failure(context, error, phase, &regarding).await,
+        Ok(Next::Conflict) => Outcome::Waiting,
+        Err(error) => {
+            events.extend(failure_event(&context.reconciler, error, phase));
+            Outcome::Failed
+        }
+    };
+    publish(context, events, &regarding).await;
+    PassEnd {
+        result,
+        outcome,
+        skip_reason: pass.skip_reason().map(str::to_owned),
     }
-    let skip_reason = pass.skip_reason().map(str::to_owned);
-    (
-        result.map(|action| (action, pass.outcome_override())),
-        skip_reason,
-    )
+}
+
+/// The finalizer patch of an `init` or `delete` pass.
+enum FinalizerPatch {
+    /// Add the finalizer (the `init` pass).
+    Add,
+    /// Remove it (the `delete` pass), building on the resourceVersion of cleanup's status write
+    /// if it made one.
+    Remove { resource_version: Option<String> },
 }
 
 /// The `init` pass (add the finalizer) or the `delete` pass (remove it).
 async fn run_finalizer_pass<R: Reconciler>(
     context: &Context<R>,
     object: &Arc<R::Resource>,
-    phase: Phase,
     finalizer_name: &'static str,
-) -> Result<Action, PassError<R::Error>> {
+    patch: FinalizerPatch,
+) -> Result<Next, PassError<R::Error>> {
+    let phase = match patch {
+        FinalizerPatch::Add => Phase::Init,
+        FinalizerPatch::Remove { .. } => Phase::Delete,
+    };
     let reference = Arc::new(ObjectRef::from_resource(&**object));
     let span =
         tracing::info_span!("reconcile", controller = %context.name, object = %reference, %phase);
@@ -198,34 +261,45 @@ async fn run_finalizer_pass<R: Reconciler>(
         phase,
         context.observers.clone(),
     );
-    let (action, patched) = match phase {
-        Phase::Init => (
+    let (action, patched) = match &patch {
+        FinalizerPatch::Add => (
             "add",
             finalizer::add(&context.client, &**object, finalizer_name)
                 .instrument(span.clone())
                 .await,
         ),
-        _ => (
+        FinalizerPatch::Remove { resource_version } => (
             "remove",
-            finalizer::remove(&context.client, &**object, finalizer_name)
-                .instrument(span.clone())
-                .await,
+            finalizer::remove(
+                &context.client,
+                &**object,
+                resource_version.as_deref(),
+                finalizer_name,
+            )
+            .instrument(span.clone())
+            .await,
         ),
     };
     let regarding = object.object_ref(&());
     match patched {
-        Ok(finalizer::Patched::Stored) => {
+        Ok(finalizer::Patched::Stored | finalizer::Patched::Gone) => {
             guard.finish(Outcome::Completed);
-            if phase == Phase::Delete
-                && let (Some(recorder), Some(uid)) = (&context.recorder, &regarding.uid)
-            {
-                recorder.forget(uid);
+            if phase == Phase::Delete {
+                // Cleanup is done for good: neither a stale cache entry nor a retry runs it again.
+                context.memory.finalized(&**object, |w| context.cached(w));
+                if let (Some(recorder), Some(uid)) = (&context.recorder, &regarding.uid) {
+                    recorder.forget(uid);
+                }
             }
-            Ok(Action::await_change())
+            Ok(Next::Done {
+                action: Action::await_change(),
+                finished: true,
+                resource_version: None,
+            })
         }
         Ok(finalizer::Patched::Stale) => {
             guard.finish(Outcome::Waiting);
-            Ok(Action::requeue(CONFLICT_REQUEUE))
+            Ok(Next::Conflict)
         }
         Err(source) => {
             let error = PassError::Finalizer {
@@ -233,7 +307,8 @@ async fn run_finalizer_pass<R: Reconciler>(
                 finalizer: finalizer_name,
                 source,
             };
-            publish_failure(context, &error, phase, &regarding).await;
+            let events = failure_event(&context.reconciler, &error, phase);
+            publish(context, events.into_iter().collect(), &regarding).await;
             guard.finish(Outcome::Failed);
             Err(error)
         }

@@ -26,6 +26,13 @@ pub enum PassError<E: StdError + 'static> {
     /// Writing `status` failed (other than by a conflict, which requeues without failing).
     #[error("failed to write status")]
     Status(#[source] kube::Error),
+    /// `apply` or `cleanup` panicked. The pass is failed (its status is not written) and
+    /// retried with backoff; the controller goes on.
+    #[error("reconciler panicked: {message}")]
+    Panicked {
+        /// The panic's message (its payload, when a string).
+        message: String,
+    },
 }
 
 impl<E: StdError + 'static> PassError<E> {
@@ -35,6 +42,16 @@ impl<E: StdError + 'static> PassError<E> {
             PassError::Reconcile(error) => Some(error),
             _ => None,
         }
+    }
+
+    /// The error of a pass that panicked with `payload`.
+    pub(crate) fn panicked(payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(a panic payload that is not a string)".to_owned());
+        PassError::Panicked { message }
     }
 }
 

@@ -1,8 +1,10 @@
 //! Adding and removing the controller's finalizer.
 //!
-//! Both are merge patches of the whole `metadata.finalizers` list carrying the object's
-//! resourceVersion: if anyone changed the object since it was read, the server answers 409 and
-//! the pass is retried on the fresh object instead of overwriting someone else's finalizer.
+//! Both are merge patches of the whole `metadata.finalizers` list carrying a resourceVersion: if
+//! anyone changed the object since, the server answers 409 and the pass is retried on the fresh
+//! object instead of overwriting someone else's finalizer. The removal after a cleanup that wrote
+//! the status carries the resourceVersion of that write, so the cleanup's own write is not taken
+//! for someone else's change (which would run cleanup a second time).
 
 use kube::Resource;
 use kube::api::{Patch, PatchParams};
@@ -15,8 +17,10 @@ use serde_json::json;
 pub(crate) enum Patched {
     /// Stored.
     Stored,
-    /// The object changed since it was read (409), or is already gone (404 on removal).
+    /// The object changed since it was read (409).
     Stale,
+    /// The object is gone (404 on removal): someone else let it go.
+    Gone,
 }
 
 /// Whether `object` carries `finalizer`.
@@ -39,13 +43,16 @@ where
 {
     let mut finalizers = object.meta().finalizers.clone().unwrap_or_default();
     finalizers.push(finalizer.to_owned());
-    patch(client, object, finalizers).await
+    let resource_version = object.meta().resource_version.as_deref();
+    patch(client, object, resource_version, finalizers).await
 }
 
-/// Removes `finalizer` from `object`.
+/// Removes `finalizer` from `object`, whose resourceVersion is `resource_version` if the pass
+/// wrote it since it was read (else the one it was read with).
 pub(crate) async fn remove<K>(
     client: &kube::Client,
     object: &K,
+    resource_version: Option<&str>,
     finalizer: &str,
 ) -> Result<Patched, kube::Error>
 where
@@ -59,9 +66,10 @@ where
         .filter(|f| *f != finalizer)
         .cloned()
         .collect();
-    match patch(client, object, finalizers).await {
-        // Removing the last finalizer of a deleted object deletes it: a 404 means it is gone.
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(Patched::Stale),
+    let resource_version = resource_version.or(object.meta().resource_version.as_deref());
+    match patch(client, object, resource_version, finalizers).await {
+        // Someone else removed the last finalizer (or force-deleted the object): it is gone.
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(Patched::Gone),
         result => result,
     }
 }
@@ -69,6 +77,7 @@ where
 async fn patch<K>(
     client: &kube::Client,
     object: &K,
+    resource_version: Option<&str>,
     finalizers: Vec<String>,
 ) -> Result<Patched, kube::Error>
 where
@@ -76,7 +85,7 @@ where
 {
     let meta = object.meta();
     let body = json!({
-        "metadata": { "resourceVersion": meta.resource_version, "finalizers": finalizers },
+        "metadata": { "resourceVersion": resource_version, "finalizers": finalizers },
     });
     let request = Request::new(K::url_path(&(), meta.namespace.as_deref()))
         .patch(

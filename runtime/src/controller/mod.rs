@@ -7,6 +7,7 @@ mod context;
 mod dispatch;
 mod failure;
 mod finalizer;
+mod memory;
 mod pass;
 mod publish;
 mod status;
@@ -23,7 +24,6 @@ use serde::de::DeserializeOwned;
 
 pub use self::backoff::{BACKOFF_BASE, BACKOFF_MAX, backoff_delay};
 pub use self::builder::{Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE};
-pub use self::dispatch::CONFLICT_REQUEUE;
 pub use self::failure::{ErrorChain, PassError, default_failure_event, default_failure_reason};
 pub use self::pass::Pass;
 use crate::events::Event;
@@ -35,7 +35,11 @@ use crate::vocabulary::Vocabulary;
 /// `#[kubeward::reconciler]` implements this trait from a declaration; it is as pleasant to
 /// implement by hand. `apply` converges an object that exists; `cleanup` releases what an object
 /// owns when it is deleted (it runs only with a [`FINALIZER`](Reconciler::FINALIZER), and the
-/// finalizer is removed only when cleanup returns `Ok(Action::await_change())`).
+/// finalizer is removed only when cleanup returns `Ok(Action::await_change())` — decided from the
+/// returned action, whatever outcome the pass reports with `set_outcome` or `skip`).
+///
+/// A panic in `apply` or `cleanup` is caught: the pass is failed ([`PassError::Panicked`]), its
+/// failure event published and the object retried with backoff; other objects go on.
 pub trait Reconciler: Send + Sync + 'static {
     /// The resource this controller reconciles.
     type Resource: Resource<DynamicType = ()>
@@ -59,6 +63,9 @@ pub trait Reconciler: Send + Sync + 'static {
     const CONDITIONS: &'static [&'static Vocabulary] = &[];
     /// The steps this controller declares (their metric series start at zero).
     const STEPS: &'static [StepName] = &[];
+    /// Spec or status fields exported as labels of one `kubeward_object_info` series per object;
+    /// see [`info`](crate::info).
+    const INFO: &'static [crate::info::InfoField] = &[];
 
     /// Converges `object`.
     fn apply(
@@ -92,9 +99,10 @@ pub trait Reconciler: Send + Sync + 'static {
         Some(default_failure_event(error, phase))
     }
 
-    /// How long to wait before retrying an object after its `attempt`-th consecutive failed
-    /// pass (1-based; reset by a successful pass). Default: [`backoff_delay`], exponential with
-    /// jitter from 0.5 s to 5 min.
+    /// How long to wait before retrying an object after a failed pass (an `Err`, a panic, a
+    /// failed write), its `attempt`-th consecutive retry (1-based; retries after conflicts count
+    /// too; reset by a successful pass; kept per object uid). Default: [`backoff_delay`],
+    /// exponential with jitter from 0.5 s to 5 min. Conflicts always use [`backoff_delay`].
     fn error_backoff(&self, error: &PassError<Self::Error>, attempt: u32) -> Duration {
         let _ = error;
         backoff_delay(attempt)

@@ -161,7 +161,8 @@ impl<K> Pass<K> {
 
     /// Overrides the outcome this pass is recorded with, if it returns `Ok` (an `Err` is always
     /// recorded as failed). For example, a controller that requeues as a periodic resync after
-    /// converging sets [`Outcome::Completed`].
+    /// converging sets [`Outcome::Completed`]. It changes only how the pass is recorded (metrics,
+    /// logs): whether a cleanup is finished is decided from the action it returns.
     pub fn set_outcome(&mut self, outcome: Outcome) {
         self.outcome = Some(outcome);
     }
@@ -206,13 +207,39 @@ impl<K> Pass<K> {
     /// Sets a condition for the end of the pass, as `meta.SetStatusCondition` does, with
     /// `observedGeneration` filled from the object's generation. Returns what changed relative
     /// to the conditions as they stand in this pass.
+    ///
+    /// What is written is the net change against the stored status: a condition whose status
+    /// ends the pass where it was stored keeps its stored `lastTransitionTime`, even if the pass
+    /// moved it away and back (Unknown, then True again with a new message) — nobody saw it
+    /// leave.
     pub fn set(&mut self, desired: DesiredCondition) -> Change {
         let desired = match self.generation {
             Some(generation) => desired.observed_generation(generation),
             None => desired,
         };
         let now = self.now;
-        conditions::set_with_clock(self.pending_mut(), desired, &PassStart(now))
+        let change = conditions::set_with_clock(self.pending_mut(), desired, &PassStart(now));
+        self.keep_stored_transition_times();
+        change
+    }
+
+    /// Gives every pending condition whose status equals its stored one the stored
+    /// `lastTransitionTime`.
+    fn keep_stored_transition_times(&mut self) {
+        let Some(pending) = self.pending.as_mut() else {
+            return;
+        };
+        let Some((stored, _)) = self.stored.get() else {
+            return;
+        };
+        for condition in pending {
+            if let Some(before) = stored
+                .iter()
+                .find(|s| s.type_ == condition.type_ && s.status == condition.status)
+            {
+                condition.last_transition_time = before.last_transition_time.clone();
+            }
+        }
     }
 
     /// Removes the condition `type_` at the end of the pass; whether it was present.
@@ -258,5 +285,68 @@ struct PassStart(Timestamp);
 impl Clock for PassStart {
     fn now(&self) -> Timestamp {
         self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conditions::ConditionStatus;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    fn stored_ready(status: &str, message: &str) -> Condition {
+        Condition {
+            last_transition_time: Time(Timestamp::from_second(1_577_836_800).unwrap()),
+            message: message.into(),
+            observed_generation: Some(1),
+            reason: "Applied".into(),
+            status: status.into(),
+            type_: "Ready".into(),
+        }
+    }
+
+    fn pass(stored: Vec<Condition>) -> Pass<ConfigMap> {
+        let object = ObjectRef {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("demo".into()),
+            name: "web".into(),
+            uid: None,
+        };
+        Pass::new(Arc::new(object), Phase::Apply, Some(2), stored)
+    }
+
+    fn ready(status: ConditionStatus, reason: &str, message: &str) -> DesiredCondition {
+        DesiredCondition::new("Ready", status, reason, message).unwrap()
+    }
+
+    #[test]
+    fn a_condition_moved_away_and_back_keeps_its_stored_transition_time() {
+        let stored = stored_ready("True", "v1");
+        let mut pass = pass(vec![stored.clone()]);
+        let away = pass.set(ready(ConditionStatus::Unknown, "Checking", "re-checking"));
+        assert_eq!(away, Change::Transitioned);
+        assert_ne!(
+            pass.conditions()[0].last_transition_time,
+            stored.last_transition_time
+        );
+        let back = pass.set(ready(ConditionStatus::True, "Applied", "v2"));
+        assert_eq!(back, Change::Transitioned, "relative to the pass so far");
+        let written = &pass.conditions()[0];
+        assert_eq!(written.last_transition_time, stored.last_transition_time);
+        assert_eq!(written.message, "v2");
+        assert!(pass.status_needs_write(), "the message changed");
+    }
+
+    #[test]
+    fn a_condition_that_ends_elsewhere_takes_the_pass_time() {
+        let stored = stored_ready("True", "v1");
+        let mut pass = pass(vec![stored.clone()]);
+        pass.set(ready(ConditionStatus::False, "FailedDeploy", "boom"));
+        assert_ne!(
+            pass.conditions()[0].last_transition_time,
+            stored.last_transition_time
+        );
     }
 }

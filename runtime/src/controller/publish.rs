@@ -1,41 +1,79 @@
 //! The effects of a pass on the events API: one transition event per condition whose status or
 //! reason the stored write changed, and the failure event of a failed pass.
+//!
+//! A pass publishes all its events together ([`publish`]): each publish is bounded by the
+//! recorder's timeout and they run concurrently (each to its own series), so a hung events API
+//! delays the pass's requeue by one timeout, not one per event.
 
+use std::panic::AssertUnwindSafe;
+
+use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events::EventType;
 
+use super::Reconciler;
 use super::context::Context;
-use super::failure::PassError;
-use super::{Reconciler, status};
+use super::failure::{PassError, default_failure_event};
+use super::status;
 use crate::Pass;
 use crate::conditions::ConditionStatus;
 use crate::events::Event;
 use crate::observe::Phase;
 use crate::vocabulary::default_event_type;
 
-/// One event per condition whose (status, reason) the stored write changed.
-pub(super) async fn publish_transitions<R: Reconciler>(
+/// One event per condition whose (status, reason) the pass's stored write changed.
+pub(super) fn transition_events<R: Reconciler>(pass: &Pass<R::Resource>) -> Vec<Event> {
+    status::transitions(pass.stored_conditions(), pass.conditions())
+        .into_iter()
+        .map(|condition| {
+            let event_type =
+                transition_event_type::<R>(&condition.type_, &condition.reason, &condition.status);
+            let event = Event::new(
+                event_type,
+                condition.reason.clone(),
+                phase_action(pass.phase()),
+            );
+            if condition.message.is_empty() {
+                event
+            } else {
+                event.with_note(condition.message.clone())
+            }
+        })
+        .collect()
+}
+
+/// The failure event of a pass in `phase` that failed with `error`, as the reconciler's
+/// [`failure_event`](Reconciler::failure_event) words it (or `None` if it suppresses it); the
+/// default event if the hook panics.
+pub(super) fn failure_event<R: Reconciler>(
+    reconciler: &R,
+    error: &PassError<R::Error>,
+    phase: Phase,
+) -> Option<Event> {
+    let hook = AssertUnwindSafe(|| reconciler.failure_event(error, phase));
+    std::panic::catch_unwind(hook)
+        .unwrap_or_else(|_| {
+            tracing::error!("failure_event panicked; publishing the default failure event");
+            Some(default_failure_event(error, phase))
+        })
+        .map(Event::as_failure)
+}
+
+/// Publishes a pass's `events` about `regarding`, concurrently: the whole is bounded by the
+/// recorder's timeout. Failures are logged; they never fail the pass.
+pub(super) async fn publish<R: Reconciler>(
     context: &Context<R>,
-    pass: &Pass<R::Resource>,
-    regarding: &k8s_openapi::api::core::v1::ObjectReference,
+    events: Vec<Event>,
+    regarding: &ObjectReference,
 ) {
     let Some(recorder) = &context.recorder else {
         return;
     };
-    for condition in status::transitions(pass.stored_conditions(), pass.conditions()) {
-        let event_type =
-            transition_event_type::<R>(&condition.type_, &condition.reason, &condition.status);
-        let mut event = Event::new(
-            event_type,
-            condition.reason.clone(),
-            phase_action(pass.phase()),
-        );
-        if !condition.message.is_empty() {
-            event = event.with_note(condition.message.clone());
+    let publishes = events.iter().map(|event| async move {
+        if let Err(error) = recorder.publish(event, regarding).await {
+            tracing::warn!(%error, reason = %event.reason, "could not publish event");
         }
-        if let Err(error) = recorder.publish(&event, regarding).await {
-            tracing::warn!(%error, reason = %condition.reason, "could not publish transition event");
-        }
-    }
+    });
+    futures::future::join_all(publishes).await;
 }
 
 /// The event type of a transition into `reason`: as the reason's vocabulary declares it, else
@@ -53,22 +91,5 @@ fn phase_action(phase: Phase) -> &'static str {
     match phase {
         Phase::Init | Phase::Apply => "Reconcile",
         Phase::Cleanup | Phase::Delete => "Cleanup",
-    }
-}
-
-pub(super) async fn publish_failure<R: Reconciler>(
-    context: &Context<R>,
-    error: &PassError<R::Error>,
-    phase: Phase,
-    regarding: &k8s_openapi::api::core::v1::ObjectReference,
-) {
-    let Some(recorder) = &context.recorder else {
-        return;
-    };
-    let Some(event) = context.reconciler.failure_event(error, phase) else {
-        return;
-    };
-    if let Err(publish_error) = recorder.publish(&event.as_failure(), regarding).await {
-        tracing::warn!(error = %publish_error, "could not publish failure event");
     }
 }

@@ -17,10 +17,13 @@ use serde_json::{Map, Value, json};
 use crate::conditions::Condition;
 
 /// The result of a status write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Written {
-    /// The server stored the new status.
-    Stored,
+    /// The server stored the new status; the object now has this resourceVersion.
+    Stored {
+        /// The resourceVersion of the stored object, which later writes of the pass build on.
+        resource_version: Option<String>,
+    },
     /// The object changed since the pass read it (409): nothing was stored.
     Conflict,
 }
@@ -103,7 +106,11 @@ where
         )
         .map_err(kube::Error::BuildRequest)?;
     let error = match client.request::<K>(request).await {
-        Ok(_) => return Ok(Written::Stored),
+        Ok(stored) => {
+            return Ok(Written::Stored {
+                resource_version: stored.meta().resource_version.clone(),
+            });
+        }
         Err(error) => error,
     };
     let conflict = matches!(&error, kube::Error::Api(status) if status.code == 409);
@@ -111,9 +118,9 @@ where
         return Err(error);
     }
     match read_back(client, object, conditions).await {
-        Ok(true) => Ok(Written::Stored),
-        Ok(false) if conflict => Ok(Written::Conflict),
-        Ok(false) => Err(error),
+        Ok(Some(resource_version)) => Ok(Written::Stored { resource_version }),
+        Ok(None) if conflict => Ok(Written::Conflict),
+        Ok(None) => Err(error),
         Err(read_error) => {
             tracing::debug!(error = %super::ErrorChain(&read_error), "cannot read back an in-doubt status write");
             if conflict {
@@ -138,14 +145,15 @@ fn in_doubt(error: &kube::Error) -> bool {
 /// How many times an in-doubt write is read back before it is given up as failed.
 const READ_BACK_ATTEMPTS: u32 = 3;
 
-/// Whether the object's stored conditions are exactly `written` (lastTransitionTime included):
-/// the in-doubt write persisted. The read is retried a few times (the server that lost the
-/// write's answer may fail a read too), except on 404 (the object is gone).
+/// Whether the object's stored conditions are exactly `written` (lastTransitionTime included),
+/// that is the in-doubt write persisted: then `Some` of the stored object's resourceVersion. The
+/// read is retried a few times (the server that lost the write's answer may fail a read too),
+/// except on 404 (the object is gone).
 async fn read_back<K>(
     client: &kube::Client,
     object: &K,
     written: &[Condition],
-) -> Result<bool, kube::Error>
+) -> Result<Option<Option<String>>, kube::Error>
 where
     K: Resource<DynamicType = ()> + DeserializeOwned,
 {
@@ -161,7 +169,12 @@ where
     let mut attempt = 1;
     loop {
         match client.request::<Value>(request()?).await {
-            Ok(stored) => return Ok(status_of(&stored).0 == written),
+            Ok(stored) => {
+                let resource_version = stored["metadata"]["resourceVersion"]
+                    .as_str()
+                    .map(str::to_owned);
+                return Ok((status_of(&stored).0 == written).then_some(resource_version));
+            }
             Err(kube::Error::Api(status)) if status.code == 404 => {
                 return Err(kube::Error::Api(status));
             }

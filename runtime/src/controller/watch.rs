@@ -26,6 +26,9 @@ pub(super) struct Watching<R: Reconciler> {
     pub(super) grace: Duration,
     pub(super) ready: watch::Sender<bool>,
     pub(super) cache: watch::Sender<Option<Store<R::Resource>>>,
+    /// Whether the process is ready between watch terms: with leader election it then waits for
+    /// the lease, which is ready; without, it has stopped.
+    pub(super) ready_between_terms: bool,
 }
 
 impl<R: Reconciler> Watching<R> {
@@ -38,6 +41,8 @@ impl<R: Reconciler> Watching<R> {
             .with_config(ControllerConfig::default().concurrency(self.concurrency));
         let store = controller.store();
         self.cache.send_replace(Some(store.clone()));
+        // Not ready until this term's cache has listed the objects.
+        self.ready.send_replace(false);
         let ready = self.ready.clone();
         let readiness = async move {
             if store.wait_until_ready().await.is_ok() {
@@ -58,6 +63,7 @@ impl<R: Reconciler> Watching<R> {
             });
         let _term = TermGuard {
             ready: &self.ready,
+            ready_after: self.ready_between_terms,
             cache: &self.cache,
         };
         let mut passes = std::pin::pin!(passes);
@@ -74,16 +80,18 @@ impl<R: Reconciler> Watching<R> {
     }
 }
 
-/// Marks the controller not ready and its cache gone when a watch term ends — also when its
-/// future is dropped on lost leadership — so a replica that does not lead exports no stale state.
+/// Marks the controller's cache gone when a watch term ends — also when its future is dropped on
+/// lost leadership — so a replica that does not lead exports no stale state; and sets its
+/// readiness to what it is between terms (ready while a standby waits for the lease).
 struct TermGuard<'a, K: Resource<DynamicType = ()> + Clone + 'static> {
     ready: &'a watch::Sender<bool>,
+    ready_after: bool,
     cache: &'a watch::Sender<Option<Store<K>>>,
 }
 
 impl<K: Resource<DynamicType = ()> + Clone + 'static> Drop for TermGuard<'_, K> {
     fn drop(&mut self) {
-        self.ready.send_replace(false);
+        self.ready.send_replace(self.ready_after);
         self.cache.send_replace(None);
     }
 }

@@ -8,6 +8,8 @@ use prometheus::proto::MetricFamily;
 use prometheus::{GaugeVec, IntGaugeVec, Opts};
 
 use crate::conditions::{Condition, ConditionStatus};
+use crate::info::{InfoField, RESERVED_LABELS};
+use crate::vocabulary::Vocabulary;
 
 /// The state of one object as the metrics show it.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,25 +24,42 @@ pub struct ObjectState {
     pub conditions: Vec<Condition>,
     /// Whether the object is suspended (the reconciler skips it on purpose).
     pub suspended: bool,
+    /// The values of the info labels ([`ObjectMetrics::with_info`]), in their order; empty when
+    /// there are none.
+    pub info: Vec<String>,
 }
 
 type Snapshot = Arc<dyn Fn() -> Vec<ObjectState> + Send + Sync>;
 
-/// A collector of per-object state: at most 6 series per object and condition type.
+/// A collector of per-object state: two series per object, 6 per condition type, one per reason
+/// of a declared vocabulary and one info series when info labels are declared.
 ///
 /// | metric | labels | value |
 /// |---|---|---|
 /// | `kubeward_object_generation` | controller, namespace, name | `metadata.generation` |
 /// | `kubeward_object_suspended` | controller, namespace, name | 1 if suspended, else 0 |
 /// | `kubeward_object_condition` | controller, namespace, name, type, status | 1 for the current status, 0 for the other two |
+/// | `kubeward_object_condition_reason` | controller, namespace, name, type, reason, class | 1 for the current reason, 0 for the vocabulary's others |
 /// | `kubeward_object_condition_observed_generation` | controller, namespace, name, type | the condition's observedGeneration |
 /// | `kubeward_object_condition_last_transition_time_seconds` | controller, namespace, name, type | its lastTransitionTime, Unix seconds |
+/// | `kubeward_object_info` | controller, namespace, name, and each info label | 1 |
+///
+/// `kubeward_object_condition_reason` exists for the condition types whose [`Vocabulary`] is
+/// given ([`ObjectMetrics::with_vocabularies`]): one series per declared reason, so the number
+/// of series is fixed by the declaration and never depends on what an object's status holds (a
+/// reason outside the vocabulary, written by an older controller, sets them all to 0). Keeping
+/// the series set fixed is also what lets rules read it with `last_over_time` across scrape
+/// gaps: a series per *current* reason would keep the previous reason visible for the whole
+/// window. `class` is the reason's [`ReasonClass`](crate::vocabulary::ReasonClass): alert rules
+/// read `class="waiting"` to leave a human gate alone.
 ///
 /// Get one from [`Controller::object_metrics`](crate::controller::Controller::object_metrics);
 /// registering it is what switches these metrics on.
 pub struct ObjectMetrics {
+    prefix: String,
     controller: Arc<str>,
     snapshot: Snapshot,
+    vocabularies: &'static [&'static Vocabulary],
     gauges: Mutex<Gauges>,
     descs: Vec<Desc>,
 }
@@ -49,8 +68,56 @@ struct Gauges {
     generation: IntGaugeVec,
     suspended: IntGaugeVec,
     condition: IntGaugeVec,
+    reason: IntGaugeVec,
     observed_generation: IntGaugeVec,
     last_transition: GaugeVec,
+    info: Option<IntGaugeVec>,
+}
+
+impl Gauges {
+    fn descs(&self) -> Vec<Desc> {
+        let mut descs: Vec<&Desc> = [
+            self.generation.desc(),
+            self.suspended.desc(),
+            self.condition.desc(),
+            self.reason.desc(),
+            self.observed_generation.desc(),
+            self.last_transition.desc(),
+        ]
+        .concat();
+        if let Some(info) = &self.info {
+            descs.extend(info.desc());
+        }
+        descs.into_iter().cloned().collect()
+    }
+
+    fn reset(&self) {
+        self.generation.reset();
+        self.suspended.reset();
+        self.condition.reset();
+        self.reason.reset();
+        self.observed_generation.reset();
+        self.last_transition.reset();
+        if let Some(info) = &self.info {
+            info.reset();
+        }
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let mut families = [
+            self.generation.collect(),
+            self.suspended.collect(),
+            self.condition.collect(),
+            self.reason.collect(),
+            self.observed_generation.collect(),
+            self.last_transition.collect(),
+        ]
+        .concat();
+        if let Some(info) = &self.info {
+            families.extend(info.collect());
+        }
+        families
+    }
 }
 
 impl std::fmt::Debug for ObjectMetrics {
@@ -73,6 +140,7 @@ impl ObjectMetrics {
     /// use kubeward::metrics::{ObjectMetrics, ObjectState};
     /// let metrics = ObjectMetrics::new("kubeward", "demo.kubeward.dev/rollouts", Arc::new(|| vec![ObjectState {
     ///     namespace: "demo".into(), name: "web".into(), generation: Some(4), conditions: vec![], suspended: true,
+    ///     info: vec![],
     /// }]))?;
     /// let registry = prometheus::Registry::new();
     /// registry.register(Box::new(metrics))?;
@@ -107,6 +175,14 @@ impl ObjectMetrics {
                 ),
                 &["controller", "namespace", "name", "type", "status"],
             )?,
+            reason: IntGaugeVec::new(
+                opts(
+                    "condition_reason",
+                    "1 for the condition's current reason, 0 for the other reasons of its vocabulary; \
+                     class: progressing, waiting (on a human), failed or done.",
+                ),
+                &["controller", "namespace", "name", "type", "reason", "class"],
+            )?,
             observed_generation: IntGaugeVec::new(
                 opts(
                     "condition_observed_generation",
@@ -121,24 +197,56 @@ impl ObjectMetrics {
                 ),
                 &condition,
             )?,
+            info: None,
         };
-        let descs = [
-            gauges.generation.desc(),
-            gauges.suspended.desc(),
-            gauges.condition.desc(),
-            gauges.observed_generation.desc(),
-            gauges.last_transition.desc(),
-        ]
-        .concat()
-        .into_iter()
-        .cloned()
-        .collect();
         Ok(Self {
+            prefix: prefix.to_owned(),
             controller: controller.into(),
             snapshot,
+            vocabularies: &[],
+            descs: gauges.descs(),
             gauges: Mutex::new(gauges),
-            descs,
         })
+    }
+
+    /// Exports `kubeward_object_condition_reason` for the condition types of `vocabularies`.
+    #[must_use]
+    pub fn with_vocabularies(mut self, vocabularies: &'static [&'static Vocabulary]) -> Self {
+        self.vocabularies = vocabularies;
+        self
+    }
+
+    /// Exports `<prefix>_object_info`, one series per object labelled with `fields`' values
+    /// (each [`ObjectState::info`] lists them in this order). No fields: no info series.
+    ///
+    /// # Errors
+    /// When a label is not a valid Prometheus label name, is one of
+    /// [`RESERVED_LABELS`](crate::info::RESERVED_LABELS) or is given twice.
+    pub fn with_info(mut self, fields: &[InfoField]) -> Result<Self, prometheus::Error> {
+        if fields.is_empty() {
+            return Ok(self);
+        }
+        let mut labels = RESERVED_LABELS.to_vec();
+        for field in fields {
+            if labels.contains(&field.label) {
+                return Err(prometheus::Error::Msg(format!(
+                    "info label `{}` is given twice or is one of {RESERVED_LABELS:?}",
+                    field.label
+                )));
+            }
+            labels.push(field.label);
+        }
+        let info = IntGaugeVec::new(
+            Opts::new(
+                format!("{}_object_info", self.prefix),
+                "1, labelled with the object's declared info fields.",
+            ),
+            &labels,
+        )?;
+        let gauges = self.gauges.get_mut().unwrap_or_else(|p| p.into_inner());
+        gauges.info = Some(info);
+        self.descs = gauges.descs();
+        Ok(self)
     }
 }
 
@@ -149,11 +257,7 @@ impl Collector for ObjectMetrics {
 
     fn collect(&self) -> Vec<MetricFamily> {
         let gauges = self.gauges.lock().unwrap_or_else(|p| p.into_inner());
-        gauges.generation.reset();
-        gauges.suspended.reset();
-        gauges.condition.reset();
-        gauges.observed_generation.reset();
-        gauges.last_transition.reset();
+        gauges.reset();
         let controller = &*self.controller;
         for object in (self.snapshot)() {
             let labels = [controller, object.namespace.as_str(), object.name.as_str()];
@@ -164,6 +268,15 @@ impl Collector for ObjectMetrics {
                 .suspended
                 .with_label_values(&labels)
                 .set(i64::from(object.suspended));
+            if let Some(info) = &gauges.info {
+                let mut values: Vec<&str> = labels.to_vec();
+                values.extend(object.info.iter().map(String::as_str));
+                // A snapshot listing fewer or more values than labels is a bug of its author:
+                // leave the object's info series out rather than fail the whole scrape.
+                if let Ok(series) = info.get_metric_with_label_values(&values) {
+                    series.set(1);
+                }
+            }
             for condition in &object.conditions {
                 let labels = [
                     controller,
@@ -179,6 +292,19 @@ impl Collector for ObjectMetrics {
                         .with_label_values(&[c, ns, n, t, status.as_str()])
                         .set(value);
                 }
+                if let Some(vocabulary) = self
+                    .vocabularies
+                    .iter()
+                    .find(|v| v.type_ == condition.type_)
+                {
+                    for reason in vocabulary.reasons {
+                        let [c, ns, n, t] = labels;
+                        gauges
+                            .reason
+                            .with_label_values(&[c, ns, n, t, reason.name, reason.class().as_str()])
+                            .set(i64::from(condition.reason == reason.name));
+                    }
+                }
                 if let Some(observed) = condition.observed_generation {
                     gauges
                         .observed_generation
@@ -191,13 +317,115 @@ impl Collector for ObjectMetrics {
                     .set(condition.last_transition_time.0.as_second() as f64);
             }
         }
-        [
-            gauges.generation.collect(),
-            gauges.suspended.collect(),
-            gauges.condition.collect(),
-            gauges.observed_generation.collect(),
-            gauges.last_transition.collect(),
-        ]
-        .concat()
+        gauges.collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::runtime::events::EventType;
+
+    use super::*;
+    use crate::conditions::ConditionStatus::{False, True, Unknown};
+    use crate::vocabulary::Reason;
+
+    static READY: Vocabulary = Vocabulary {
+        type_: "Ready",
+        reasons: &[
+            Reason::new("Starting", Unknown).initial(),
+            Reason::new("Held", False).event(EventType::Normal),
+            Reason::new("Running", True),
+        ],
+    };
+    static VOCABULARIES: [&Vocabulary; 1] = [&READY];
+
+    fn object(reason: &str) -> ObjectState {
+        ObjectState {
+            namespace: "demo".into(),
+            name: "web".into(),
+            generation: Some(1),
+            conditions: vec![Condition {
+                type_: "Ready".into(),
+                status: "False".into(),
+                reason: reason.into(),
+                message: String::new(),
+                observed_generation: Some(1),
+                last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                    jiff::Timestamp::UNIX_EPOCH,
+                ),
+            }],
+            suspended: false,
+            info: vec!["r7".into()],
+        }
+    }
+
+    fn scrape(metrics: ObjectMetrics) -> String {
+        let registry = prometheus::Registry::new();
+        registry.register(Box::new(metrics)).unwrap();
+        prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .unwrap()
+    }
+
+    fn reason_samples(text: &str) -> Vec<&str> {
+        text.lines()
+            .filter(|l| l.starts_with("kubeward_object_condition_reason{"))
+            .collect()
+    }
+
+    #[test]
+    fn a_reason_outside_the_vocabulary_sets_every_declared_reason_to_zero() {
+        let metrics = ObjectMetrics::new("kubeward", "c", Arc::new(|| vec![object("Legacy")]))
+            .unwrap()
+            .with_vocabularies(&VOCABULARIES);
+        let text = scrape(metrics);
+        let samples = reason_samples(&text);
+        assert_eq!(samples.len(), 3, "{text}");
+        assert!(samples.iter().all(|s| s.ends_with(" 0")), "{text}");
+    }
+
+    #[test]
+    fn without_vocabularies_or_info_there_are_no_reason_or_info_series() {
+        let metrics =
+            ObjectMetrics::new("kubeward", "c", Arc::new(|| vec![object("Held")])).unwrap();
+        let text = scrape(metrics);
+        assert!(reason_samples(&text).is_empty(), "{text}");
+        assert!(!text.contains("kubeward_object_info"), "{text}");
+    }
+
+    #[test]
+    fn the_held_reason_is_classed_waiting_and_info_is_one_series() {
+        static INFO: [InfoField; 1] = [InfoField::new("revision", "status.revision")];
+        let metrics = ObjectMetrics::new("kubeward", "c", Arc::new(|| vec![object("Held")]))
+            .unwrap()
+            .with_vocabularies(&VOCABULARIES)
+            .with_info(&INFO)
+            .unwrap();
+        let text = scrape(metrics);
+        assert!(text.contains(
+            r#"kubeward_object_condition_reason{class="waiting",controller="c",name="web",namespace="demo",reason="Held",type="Ready"} 1"#
+        ), "{text}");
+        assert!(text.contains(
+            r#"kubeward_object_info{controller="c",name="web",namespace="demo",revision="r7"} 1"#
+        ), "{text}");
+    }
+
+    #[test]
+    fn info_labels_may_not_shadow_object_labels_or_repeat() {
+        let new = || ObjectMetrics::new("kubeward", "c", Arc::new(Vec::new)).unwrap();
+        let error = new()
+            .with_info(&[InfoField::new("name", "spec.name")])
+            .unwrap_err();
+        assert!(error.to_string().contains("info label `name`"), "{error}");
+        let twice = [
+            InfoField::new("rev", "spec.a"),
+            InfoField::new("rev", "spec.b"),
+        ];
+        assert!(new().with_info(&twice).is_err());
+        assert!(
+            new()
+                .with_info(&[InfoField::new("bad-label", "spec.a")])
+                .is_err()
+        );
     }
 }

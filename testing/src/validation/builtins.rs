@@ -144,39 +144,26 @@ fn decoded_len(v: &Value) -> usize {
 fn validate_config_map(cm: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let mut total = 0;
-    let data: Vec<(&String, &Value)> = entries(cm, "data").collect();
-    let binary: Vec<(&String, &Value)> = entries(cm, "binaryData").collect();
-    for (k, v) in &data {
-        let path = key("data", k);
-        errs.extend(
-            is_config_map_key(k)
-                .iter()
-                .map(|m| FieldError::invalid(&path, k, m)),
-        );
-        if binary.iter().any(|(b, _)| b == k) {
-            errs.push(FieldError::invalid(
-                &path,
-                k,
-                "duplicate of key present in binaryData",
-            ));
+    let text_len = |v: &Value| v.as_str().map_or(0, str::len);
+    // Each bag's keys, and the other bag that must not hold them: data, then binaryData.
+    let bags: [(&str, &str, fn(&Value) -> usize); 2] = [
+        ("data", "binaryData", text_len),
+        ("binaryData", "data", decoded_len),
+    ];
+    for (bag, other, size) in bags {
+        for (k, v) in entries(cm, bag) {
+            let path = key(bag, k);
+            errs.extend(
+                is_config_map_key(k)
+                    .iter()
+                    .map(|m| FieldError::invalid(&path, k, m)),
+            );
+            if cm[other].get(k).is_some() {
+                let detail = format!("duplicate of key present in {other}");
+                errs.push(FieldError::invalid(&path, k, &detail));
+            }
+            total += size(v);
         }
-        total += v.as_str().map_or(0, str::len);
-    }
-    for (k, v) in &binary {
-        let path = key("binaryData", k);
-        errs.extend(
-            is_config_map_key(k)
-                .iter()
-                .map(|m| FieldError::invalid(&path, k, m)),
-        );
-        if data.iter().any(|(d, _)| d == k) {
-            errs.push(FieldError::invalid(
-                &path,
-                k,
-                "duplicate of key present in data",
-            ));
-        }
-        total += decoded_len(v);
     }
     if total > MAX_SECRET_SIZE {
         // The whole object is too long: the path is the empty root, which prints as `[]`.

@@ -11,7 +11,7 @@
 //! metadata rules here apply to them too. The write paths call [`admit_create`] after name
 //! generation and [`admit_update`] after the update strategy ran.
 
-mod base64;
+pub mod base64;
 mod builtins;
 pub mod field;
 mod meta;
@@ -36,7 +36,7 @@ fn invalid(info: &ResourceInfo, obj: &Value, errs: Vec<FieldError>) -> Result<()
 
 /// The decoder's 400: `Secret in version "v1" cannot be handled as a Secret: <why>`
 /// (apiserver `transformDecodeError`).
-fn undecodable(info: &ResourceInfo, why: &str) -> ApiError {
+pub fn undecodable(info: &ResourceInfo, why: &str) -> ApiError {
     ApiError::bad_request(format!(
         "{kind} in version \"{}\" cannot be handled as a {kind}: {why}",
         info.version,

@@ -1,0 +1,235 @@
+//! What a controller remembers about each object between passes, keyed by the object's uid (never
+//! by its name: a new object of a deleted one's name is a stranger and inherits nothing):
+//!
+//! - how many passes in a row had to be retried — failed or met a conflict — which is the attempt
+//!   number of its backoff (client-go's per-item rate limiter), reset by a pass that succeeds;
+//! - whether this controller removed its finalizer, so that a stale cache entry of the deleted
+//!   object (the watch event of the removal has not arrived yet) never runs cleanup a second time.
+//!
+//! A success drops an object's entry unless it was finalized. Entries of deleted objects are
+//! dropped by a sweep against the controller's cache (is an object of that uid still there?) each
+//! time the table has doubled since the last sweep, so it holds at most about twice the entries
+//! of the objects in the cache (and never fewer than 64 before a sweep).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use kube::{Resource, ResourceExt};
+
+/// The fewest entries at which the table is swept.
+const MIN_SWEEP: usize = 64;
+
+/// The memory of one controller; see the module documentation.
+#[derive(Debug)]
+pub(super) struct ObjectMemory {
+    table: Mutex<Table>,
+}
+
+#[derive(Debug)]
+struct Table {
+    entries: HashMap<String, Entry>,
+    /// The size at which the next insertion sweeps.
+    sweep_at: usize,
+}
+
+/// What is remembered of one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    namespace: Option<String>,
+    name: String,
+    /// Consecutive retried passes.
+    retries: u32,
+    /// This controller removed its finalizer.
+    finalized: bool,
+}
+
+/// Where an object is, to ask the cache whether it still exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Whereabouts<'a> {
+    pub(super) namespace: Option<&'a str>,
+    pub(super) name: &'a str,
+    pub(super) uid: &'a str,
+}
+
+impl Default for ObjectMemory {
+    fn default() -> Self {
+        Self {
+            table: Mutex::new(Table {
+                entries: HashMap::new(),
+                sweep_at: MIN_SWEEP,
+            }),
+        }
+    }
+}
+
+/// The key of `object`: its uid (its namespace and name before the server assigned one).
+fn key<K: Resource>(object: &K) -> String {
+    object.uid().unwrap_or_else(|| {
+        format!(
+            "{}/{}",
+            object.namespace().unwrap_or_default(),
+            object.name_any()
+        )
+    })
+}
+
+impl ObjectMemory {
+    /// Records one more retried pass of `object` and returns the attempt number (1-based) its
+    /// backoff should use. `exists` tells a sweep whether an object is still in the cache.
+    pub(super) fn retry<K: Resource>(
+        &self,
+        object: &K,
+        exists: impl Fn(Whereabouts<'_>) -> bool,
+    ) -> u32 {
+        let mut table = self.lock();
+        let entry = table.entry(object, &exists);
+        entry.retries = entry.retries.saturating_add(1);
+        entry.retries
+    }
+
+    /// `object`'s pass succeeded: its next retry is a first attempt again.
+    pub(super) fn succeeded<K: Resource>(&self, object: &K) {
+        let mut table = self.lock();
+        let key = key(object);
+        match table.entries.get_mut(&key) {
+            Some(entry) if entry.finalized => entry.retries = 0,
+            Some(_) => {
+                table.entries.remove(&key);
+            }
+            None => {}
+        }
+    }
+
+    /// This controller removed its finalizer from `object`: cleanup is done for good.
+    pub(super) fn finalized<K: Resource>(
+        &self,
+        object: &K,
+        exists: impl Fn(Whereabouts<'_>) -> bool,
+    ) {
+        let mut table = self.lock();
+        let entry = table.entry(object, &exists);
+        entry.finalized = true;
+        entry.retries = 0;
+    }
+
+    /// Whether this controller already removed its finalizer from `object`.
+    pub(super) fn is_finalized<K: Resource>(&self, object: &K) -> bool {
+        self.lock()
+            .entries
+            .get(&key(object))
+            .is_some_and(|entry| entry.finalized)
+    }
+
+    /// How many objects are remembered.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().entries.len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Table {
+    /// The entry of `object`, created (after a sweep, if the table has doubled) if absent.
+    fn entry<K: Resource>(
+        &mut self,
+        object: &K,
+        exists: &impl Fn(Whereabouts<'_>) -> bool,
+    ) -> &mut Entry {
+        let key = key(object);
+        if !self.entries.contains_key(&key) && self.entries.len() >= self.sweep_at {
+            self.entries.retain(|uid, entry| {
+                exists(Whereabouts {
+                    namespace: entry.namespace.as_deref(),
+                    name: &entry.name,
+                    uid,
+                })
+            });
+            self.sweep_at = MIN_SWEEP.max(self.entries.len() * 2);
+        }
+        self.entries.entry(key).or_insert_with(|| Entry {
+            namespace: object.namespace(),
+            name: object.name_any(),
+            retries: 0,
+            finalized: false,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::ObjectMeta;
+
+    fn object(name: &str, uid: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("demo".into()),
+                uid: Some(uid.into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        }
+    }
+
+    fn everything_exists(_: Whereabouts<'_>) -> bool {
+        true
+    }
+
+    #[test]
+    fn retries_count_per_uid_and_reset_on_success() {
+        let memory = ObjectMemory::default();
+        let old = object("web", "uid-1");
+        assert_eq!(memory.retry(&old, everything_exists), 1);
+        assert_eq!(memory.retry(&old, everything_exists), 2);
+        // A new object of the same name is a stranger.
+        let new = object("web", "uid-2");
+        assert_eq!(memory.retry(&new, everything_exists), 1);
+        memory.succeeded(&old);
+        assert_eq!(memory.retry(&old, everything_exists), 1);
+        assert_eq!(memory.len(), 2);
+    }
+
+    #[test]
+    fn a_finalized_object_is_remembered_until_it_leaves_the_cache() {
+        let memory = ObjectMemory::default();
+        let gone = object("web", "uid-1");
+        assert!(!memory.is_finalized(&gone));
+        memory.finalized(&gone, everything_exists);
+        memory.succeeded(&gone);
+        assert!(memory.is_finalized(&gone), "a success does not forget it");
+        let nothing_exists = |_: Whereabouts<'_>| false;
+        for i in 0..MIN_SWEEP {
+            memory.retry(
+                &object(&format!("o{i}"), &format!("uid-o{i}")),
+                nothing_exists,
+            );
+        }
+        assert!(!memory.is_finalized(&gone), "swept with the others");
+        assert_eq!(memory.len(), 1, "only the entry added after the sweep");
+    }
+
+    #[test]
+    fn entries_of_objects_no_longer_cached_are_swept_when_the_table_doubles() {
+        let memory = ObjectMemory::default();
+        let live = |w: Whereabouts<'_>| w.uid.starts_with("live");
+        for i in 0..MIN_SWEEP {
+            let uid = if i < 10 {
+                format!("live-{i}")
+            } else {
+                format!("deleted-{i}")
+            };
+            memory.retry(&object(&format!("o{i}"), &uid), live);
+        }
+        assert_eq!(memory.len(), MIN_SWEEP, "no sweep below the threshold");
+        // The next new entry sweeps: only the 10 live objects stay, plus the new one.
+        memory.retry(&object("next", "live-next"), live);
+        assert_eq!(memory.len(), 11);
+        // The deleted objects' names can come back as new objects with a fresh count.
+        assert_eq!(memory.retry(&object("o20", "deleted-20"), live), 1);
+    }
+}

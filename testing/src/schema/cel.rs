@@ -1,0 +1,252 @@
+//! `x-kubernetes-validations`: CEL rules evaluated with the `cel` crate
+//! (apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go`).
+//!
+//! A rule is evaluated at the node that declares it with `self` bound to the node's value. A
+//! transition rule (one that mentions `oldSelf`) is evaluated only on updates where the node has a
+//! correlated old value: through object properties and map values by name, and through
+//! `x-kubernetes-list-type: map` lists by their keys, never through other lists. A false rule
+//! answers `messageExpression` (when it evaluates to a string), else `message`, else
+//! `failed rule: <rule>`; `reason` and `fieldPath` choose the error type and field.
+
+use std::sync::{Arc, LazyLock};
+
+use cel::{Context, Env, Program};
+use serde_json::Value;
+
+use super::field::{self, FieldError};
+use super::listtype::map_key;
+use super::structural::Structural;
+
+/// The CEL environment of rules: the standard library with the strings, lists and math
+/// extensions Kubernetes also offers.
+static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
+    let mut env = Env::stdlib();
+    for ext in [
+        cel::extensions::strings,
+        cel::extensions::lists,
+        cel::extensions::math,
+    ] {
+        // Extensions register distinct names on a fresh environment.
+        let _ = env.add_extension(ext);
+    }
+    Arc::new(env)
+});
+
+/// One compiled rule.
+#[derive(Debug)]
+pub struct Rule {
+    source: String,
+    program: Program,
+    message: Option<String>,
+    message_expression: Option<Program>,
+    reason: String,
+    field_path: Option<String>,
+    uses_old_self: bool,
+}
+
+/// Compiles the rules of one schema node; rules that do not compile are reported at `path`.
+pub fn compile_rules(rules: &Value, path: &str, errors: &mut Vec<(String, String)>) -> Vec<Rule> {
+    let Some(rules) = rules.as_array() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, rule) in rules.iter().enumerate() {
+        let at = field::index(path, i);
+        let source = rule["rule"].as_str().unwrap_or_default().to_string();
+        let program = match ENV.compile(&source) {
+            Ok(p) => p,
+            Err(e) => {
+                errors.push((
+                    format!("{at}.rule"),
+                    format!(
+                        "Invalid value: {}: compilation failed: {e}",
+                        field::quote(&source)
+                    ),
+                ));
+                continue;
+            }
+        };
+        let message_expression = match rule["messageExpression"].as_str() {
+            Some(expr) => match ENV.compile(expr) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    errors.push((
+                        format!("{at}.messageExpression"),
+                        format!(
+                            "Invalid value: {}: messageExpression compilation failed: {e}",
+                            field::quote(expr)
+                        ),
+                    ));
+                    continue;
+                }
+            },
+            None => None,
+        };
+        let uses_old_self = program.references().has_variable("oldSelf");
+        out.push(Rule {
+            source,
+            program,
+            message: rule["message"]
+                .as_str()
+                .map(|m| m.trim().to_string())
+                .filter(|m| !m.is_empty()),
+            message_expression,
+            reason: rule["reason"]
+                .as_str()
+                .unwrap_or("FieldValueInvalid")
+                .to_string(),
+            field_path: rule["fieldPath"]
+                .as_str()
+                .map(|p| p.trim_start_matches('.').to_string())
+                .filter(|p| !p.is_empty()),
+            uses_old_self,
+        });
+    }
+    out
+}
+
+/// Evaluates every rule inside `value` (with `old` the stored object on an update).
+pub fn validate(
+    schema: &Structural,
+    path: &str,
+    value: &Value,
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) {
+    if !schema.validations.is_empty() {
+        evaluate_rules(schema, path, value, old, errors);
+    }
+    match value {
+        Value::Object(map) => {
+            for (name, v) in map {
+                if let Some(child) = schema.child(name) {
+                    let old_v = old.and_then(|o| o.get(name));
+                    validate(child, &field::child(path, name), v, old_v, errors);
+                }
+            }
+        }
+        Value::Array(items) => {
+            let Some(item_schema) = &schema.items else {
+                return;
+            };
+            for (i, item) in items.iter().enumerate() {
+                let old_item = (schema.list_type.as_deref() == Some("map"))
+                    .then(|| correlated_item(schema, item, old))
+                    .flatten();
+                validate(item_schema, &field::index(path, i), item, old_item, errors);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The old item of a map list with the same keys as `item`.
+fn correlated_item<'a>(
+    schema: &Structural,
+    item: &Value,
+    old: Option<&'a Value>,
+) -> Option<&'a Value> {
+    let key = map_key(schema, item);
+    old?.as_array()?.iter().find(|o| map_key(schema, o) == key)
+}
+
+fn evaluate_rules(
+    schema: &Structural,
+    path: &str,
+    value: &Value,
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) {
+    let mut context = Context::with_env(ENV.clone());
+    context.add_variable_from_value("self", to_cel(value));
+    if let Some(old) = old {
+        context.add_variable_from_value("oldSelf", to_cel(old));
+    }
+    let type_name = if schema.type_.is_empty() {
+        "object"
+    } else {
+        schema.type_.as_str()
+    };
+    for rule in &schema.validations {
+        if rule.uses_old_self && old.is_none() {
+            continue;
+        }
+        let at = match &rule.field_path {
+            Some(p) => field::child(path, p),
+            None => path.to_string(),
+        };
+        match rule.program.execute(&context) {
+            Ok(cel::Value::Bool(true)) => continue,
+            Ok(cel::Value::Bool(false)) => {}
+            Ok(other) => {
+                errors.push(FieldError::invalid(
+                    &at,
+                    type_name,
+                    &format!(
+                        "rule returned a non-boolean value {other:?} evaluating rule: {}",
+                        rule.error_string()
+                    ),
+                ));
+                continue;
+            }
+            Err(e) => {
+                errors.push(FieldError::invalid(
+                    &at,
+                    type_name,
+                    &format!("{e} evaluating rule: {}", rule.error_string()),
+                ));
+                continue;
+            }
+        }
+        let detail = rule
+            .message_expression
+            .as_ref()
+            .and_then(|m| match m.execute(&context) {
+                Ok(cel::Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+                _ => None,
+            })
+            .unwrap_or_else(|| match &rule.message {
+                Some(m) => m.clone(),
+                None => format!("failed rule: {}", rule.source.trim()),
+            });
+        errors.push(match rule.reason.as_str() {
+            "FieldValueForbidden" => FieldError::forbidden(&at, &detail),
+            "FieldValueRequired" => FieldError::required_because(&at, &detail),
+            "FieldValueDuplicate" => FieldError::duplicate(&at, value),
+            // Objects and lists are not shown (`field.OmitValueType`).
+            _ if value.is_object() || value.is_array() => FieldError::invalid_omitted(&at, &detail),
+            _ => FieldError::invalid_json(&at, value, &detail),
+        });
+    }
+}
+
+impl Rule {
+    /// `ruleErrorString`: the message if set, else the rule.
+    fn error_string(&self) -> String {
+        self.message
+            .clone()
+            .unwrap_or_else(|| self.source.trim().to_string())
+    }
+}
+
+/// A decoded JSON value as CEL sees it: integers as `int`, other numbers as `double`.
+fn to_cel(value: &Value) -> cel::Value {
+    match value {
+        Value::Null => cel::Value::Null,
+        Value::Bool(b) => cel::Value::Bool(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => cel::Value::Int(i),
+            None => match n.as_u64() {
+                Some(u) => cel::Value::UInt(u),
+                None => cel::Value::Float(n.as_f64().unwrap_or(0.0)),
+            },
+        },
+        Value::String(s) => cel::Value::String(Arc::new(s.clone())),
+        Value::Array(items) => cel::Value::List(Arc::new(items.iter().map(to_cel).collect())),
+        Value::Object(map) => {
+            let entries: std::collections::HashMap<String, cel::Value> =
+                map.iter().map(|(k, v)| (k.clone(), to_cel(v))).collect();
+            cel::Value::Map(entries.into())
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The structural schema of a CustomResourceDefinition enforced on writes of its custom resources,
+//! as apiextensions-apiserver does when it decodes, defaults and validates a custom resource:
+//!
+//! 1. fields the schema does not declare are pruned ([`pruning`]), and duplicate JSON keys of the
+//!    request body are found ([`duplicates`]); with `fieldValidation=Strict` either is a 400
+//!    naming the fields, with `Warn` (the default) each is a `Warning` header
+//!    (`unknown field "spec.foo"`), with `Ignore` nothing is said;
+//! 2. `default`s are applied ([`defaulting`]);
+//! 3. the object is validated: OpenAPI value rules ([`validation`], [`formats`]), list types
+//!    ([`listtype`]) and, unless a value has the wrong type, `x-kubernetes-validations` CEL rules
+//!    ([`cel`]); any error is a 422 Invalid with one cause per field.
+//!
+//! The schema is read once per CRD version into a [`Structural`] when the CRD is stored.
+
+pub mod cel;
+pub mod defaulting;
+pub mod duplicates;
+pub mod embedded;
+pub mod field;
+pub mod formats;
+pub mod listtype;
+pub mod pruning;
+pub mod structural;
+pub mod validation;
+
+use serde_json::Value;
+
+pub use structural::Structural;
+
+use crate::resources::ResourceInfo;
+use crate::status::ApiError;
+use crate::validation::undecodable;
+pub use field::FieldError;
+
+/// The `fieldValidation` directive of a write: what to do about unknown and duplicate fields.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Drop them silently.
+    Ignore,
+    /// Drop them and say so in a `Warning` header (the default).
+    #[default]
+    Warn,
+    /// Reject the request with 400 BadRequest.
+    Strict,
+}
+
+impl FieldValidation {
+    /// Reads the query parameter; anything but `Ignore` and `Strict` is the default, `Warn`.
+    pub fn from_query(value: Option<&str>) -> Self {
+        match value {
+            Some("Ignore") => Self::Ignore,
+            Some("Strict") => Self::Strict,
+            _ => Self::Warn,
+        }
+    }
+}
+
+/// What a write brings to schema admission beyond the object.
+#[derive(Debug, Clone, Default)]
+pub struct Decoding {
+    /// The `fieldValidation` directive.
+    pub directive: FieldValidation,
+    /// Duplicate keys of the request body, by path.
+    pub duplicate_fields: Vec<String>,
+}
+
+/// Prunes, defaults and validates a custom resource about to be stored (`old` is the stored
+/// object on an update). Returns the warnings to send, or the error to answer.
+///
+/// Resources without a structural schema (built-ins) only have their duplicate fields handled.
+pub fn admit(
+    info: &ResourceInfo,
+    obj: &mut Value,
+    old: Option<&Value>,
+    decoding: &Decoding,
+) -> Result<Vec<String>, ApiError> {
+    let mut problems: Vec<String> = Vec::new();
+    if let Some(schema) = info.structural.as_deref() {
+        problems.extend(
+            pruning::prune(schema, "", obj)
+                .into_iter()
+                .map(|f| format!("unknown field {}", field::quote(&f))),
+        );
+    }
+    problems.extend(
+        decoding
+            .duplicate_fields
+            .iter()
+            .map(|f| format!("duplicate field {}", field::quote(f))),
+    );
+    let warnings = match decoding.directive {
+        FieldValidation::Strict if !problems.is_empty() => {
+            let why = format!("strict decoding error: {}", problems.join(", "));
+            return Err(undecodable(info, &why));
+        }
+        FieldValidation::Warn => problems,
+        _ => Vec::new(),
+    };
+    let Some(schema) = info.structural.as_deref() else {
+        return Ok(warnings);
+    };
+    defaulting::apply(schema, obj);
+    let causes = validate(schema, obj, old);
+    if causes.is_empty() {
+        Ok(warnings)
+    } else {
+        let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+        let causes = causes.into_iter().map(Into::into).collect();
+        Err(ApiError::invalid(info.qualified_kind(), name, causes))
+    }
+}
+
+/// The error types that keep CEL rules from running (`hasBlockingErr` in the custom resource
+/// strategy): a rule could not rely on the schema's guarantees.
+const BLOCKING: &[&str] = &[
+    "FieldValueNotSupported",
+    "FieldValueRequired",
+    "FieldValueTooLong",
+    "FieldValueTooMany",
+    "FieldValueTypeInvalid",
+];
+
+/// Every schema error of `obj` in the custom resource strategy's order: value rules, embedded
+/// resources, list types, then CEL rules unless a blocking error came first.
+fn validate(schema: &Structural, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let mut causes = Vec::new();
+    validation::validate(schema, "", obj, &mut causes);
+    embedded::validate(schema, "", obj, &mut causes);
+    listtype::validate(schema, "", obj, &mut causes);
+    if !has_rules(schema) {
+        return causes;
+    }
+    if causes.iter().any(|c| BLOCKING.contains(&c.reason)) {
+        causes.push(FieldError::invalid_json(
+            "<nil>",
+            &Value::Null,
+            "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+        ));
+    } else {
+        cel::validate(schema, "", obj, old, &mut causes);
+    }
+    causes
+}
+
+fn has_rules(schema: &Structural) -> bool {
+    !schema.validations.is_empty()
+        || schema.properties.values().any(has_rules)
+        || schema
+            .additional_properties
+            .as_deref()
+            .is_some_and(has_rules)
+        || schema.items.as_deref().is_some_and(has_rules)
+}
