@@ -145,8 +145,10 @@ fn in_doubt(error: &kube::Error) -> bool {
 /// How many times an in-doubt write is read back before it is given up as failed.
 const READ_BACK_ATTEMPTS: u32 = 3;
 
-/// [`persisted`], retried a few times (the server that lost the write's answer may fail a read
-/// too), with a short pause in between.
+/// Whether the object's stored conditions are exactly `written` (lastTransitionTime included),
+/// that is the in-doubt write persisted: then `Some` of the stored object's resourceVersion. The
+/// read is retried a few times (the server that lost the write's answer may fail a read too),
+/// except on 404 (the object is gone).
 async fn read_back<K>(
     client: &kube::Client,
     object: &K,
@@ -155,9 +157,24 @@ async fn read_back<K>(
 where
     K: Resource<DynamicType = ()> + DeserializeOwned,
 {
+    let meta = object.meta();
+    let request = || {
+        Request::new(K::url_path(&(), meta.namespace.as_deref()))
+            .get(
+                meta.name.as_deref().unwrap_or_default(),
+                &Default::default(),
+            )
+            .map_err(kube::Error::BuildRequest)
+    };
     let mut attempt = 1;
     loop {
-        match persisted(client, object, written).await {
+        match client.request::<Value>(request()?).await {
+            Ok(stored) => {
+                let resource_version = stored["metadata"]["resourceVersion"]
+                    .as_str()
+                    .map(str::to_owned);
+                return Ok((status_of(&stored).0 == written).then_some(resource_version));
+            }
             Err(kube::Error::Api(status)) if status.code == 404 => {
                 return Err(kube::Error::Api(status));
             }
@@ -166,34 +183,9 @@ where
                     .await;
                 attempt += 1;
             }
-            result => return result,
+            Err(error) => return Err(error),
         }
     }
-}
-
-/// Whether the object's stored conditions are exactly `written` (lastTransitionTime included),
-/// that is the in-doubt write persisted: then `Some` of the stored object's resourceVersion.
-async fn persisted<K>(
-    client: &kube::Client,
-    object: &K,
-    written: &[Condition],
-) -> Result<Option<Option<String>>, kube::Error>
-where
-    K: Resource<DynamicType = ()> + DeserializeOwned,
-{
-    let meta = object.meta();
-    let request = Request::new(K::url_path(&(), meta.namespace.as_deref()))
-        .get(
-            meta.name.as_deref().unwrap_or_default(),
-            &Default::default(),
-        )
-        .map_err(kube::Error::BuildRequest)?;
-    let stored: Value = client.request(request).await?;
-    let resource_version = stored["metadata"]["resourceVersion"]
-        .as_str()
-        .map(str::to_owned);
-    let (stored, _) = status_of(&stored);
-    Ok((stored == written).then_some(resource_version))
 }
 
 #[cfg(test)]
