@@ -2,7 +2,8 @@
 //! defines is forwarded to the trait; a method with a hook's name but another shape is an error
 //! naming the hook's signature, never a method silently left out.
 //!
-//! A hook added to `kubeward::Reconciler` is added to [`HOOKS`] too (the trait's doc says so).
+//! A hook added to `kubeward::Reconciler` is added to [`HOOKS`] too: a unit test compares the
+//! table with the trait's source and fails naming the difference.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -162,5 +163,71 @@ impl Hook {
                 #call(#receiver #(#params),*)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HOOKS;
+
+    /// The methods of `kubeward::Reconciler` as its source declares them: name, whether it takes
+    /// `self`, and its other parameters' names.
+    fn trait_methods() -> Vec<(String, bool, Vec<String>)> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../runtime/src/controller/mod.rs"
+        );
+        let source = std::fs::read_to_string(path).expect("the runtime's controller module");
+        let file = syn::parse_file(&source).expect("the controller module parses");
+        let reconciler = file
+            .items
+            .iter()
+            .find_map(|item| match item {
+                syn::Item::Trait(t) if t.ident == "Reconciler" => Some(t),
+                _ => None,
+            })
+            .expect("trait Reconciler in runtime/src/controller/mod.rs");
+        reconciler
+            .items
+            .iter()
+            .filter_map(|item| match item {
+                syn::TraitItem::Fn(f) => Some(&f.sig),
+                _ => None,
+            })
+            .map(|sig| {
+                let receiver = sig.receiver().is_some();
+                let params = sig
+                    .inputs
+                    .iter()
+                    .filter_map(|arg| match arg {
+                        syn::FnArg::Typed(t) => match &*t.pat {
+                            syn::Pat::Ident(p) => Some(p.ident.to_string()),
+                            _ => None,
+                        },
+                        syn::FnArg::Receiver(_) => None,
+                    })
+                    .collect();
+                (sig.ident.to_string(), receiver, params)
+            })
+            .collect()
+    }
+
+    /// A hook added to the trait and not to [`HOOKS`] would be silently left out of generated
+    /// impls: this fails instead, naming it.
+    #[test]
+    fn every_reconciler_method_is_a_forwarded_hook() {
+        let methods = trait_methods();
+        let table: Vec<(String, bool, Vec<String>)> = HOOKS
+            .iter()
+            .map(|h| {
+                let params = h.params.iter().map(|p| (*p).to_owned()).collect();
+                (h.name.to_owned(), h.receiver, params)
+            })
+            .collect();
+        assert_eq!(
+            methods, table,
+            "kubeward::Reconciler's methods (left) and the hooks #[reconciler] forwards (right, \
+             macros/src/reconciler/hooks.rs HOOKS) differ"
+        );
     }
 }
