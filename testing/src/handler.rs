@@ -488,6 +488,9 @@ fn resource_request(
             (_, Some(_)) => return Err(ApiError::no_route()),
         }
     }
+    if let Some(name) = r.name.as_deref() {
+        super::validation::names::check_name_parameter(name)?;
+    }
     let accept = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())

@@ -126,6 +126,42 @@ async fn names_follow_the_kinds_rule() {
     );
 }
 
+/// A name in a request path must be usable as one segment of a storage key
+/// (`path.IsValidPathSegmentName`, checked by the generic registry's key functions): 400 naming
+/// the name and every rule it breaks.
+#[tokio::test]
+async fn names_in_request_paths_are_path_segments() {
+    let (_server, client) = client().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    let message = r#"Name parameter invalid: "a%b": may not contain '%'"#;
+    let s = status(cms.get("a%b").await);
+    assert_eq!((s.code, s.reason.as_str()), (400, "BadRequest"), "{s:?}");
+    assert_eq!(s.message, message);
+    let s = status(cms.delete("a%b", &Default::default()).await);
+    assert_eq!((s.code, s.message.as_str()), (400, message), "{s:?}");
+    // Escaped, `/` and `%` stay inside the segment; `..` is a segment of its own.
+    for (path, message) in [
+        (
+            "/api/v1/namespaces/default/configmaps/a%2F%25b",
+            r#"Name parameter invalid: "a/%b": may not contain '/';may not contain '%'"#,
+        ),
+        (
+            "/api/v1/namespaces/default/configmaps/..",
+            r#"Name parameter invalid: "..": may not be '..'"#,
+        ),
+    ] {
+        let (code, body) = raw(&client, "GET", path, None, None).await;
+        assert_eq!(
+            (code, body["reason"].as_str()),
+            (400, Some("BadRequest")),
+            "{body}"
+        );
+        assert_eq!(body["message"], message);
+    }
+    // A valid name that does not exist is still a plain 404.
+    assert_eq!(status(cms.get("missing").await).code, 404);
+}
+
 #[tokio::test]
 async fn namespace_names_are_dns_labels() {
     let (_server, client) = client().await;

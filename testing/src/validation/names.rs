@@ -245,3 +245,30 @@ impl NameRule {
         }
     }
 }
+
+/// apimachinery `path.IsValidPathSegmentName`: a name that can be one segment of a storage key.
+pub fn is_valid_path_segment_name(name: &str) -> Vec<String> {
+    if let Some(illegal) = [".", ".."].into_iter().find(|&illegal| name == illegal) {
+        return vec![format!("may not be '{illegal}'")];
+    }
+    ["/", "%"]
+        .into_iter()
+        .filter(|illegal| name.contains(illegal))
+        .map(|illegal| format!("may not contain '{illegal}'"))
+        .collect()
+}
+
+/// The generic registry's key functions (`NamespaceKeyFunc`, `NoNamespaceKeyFunc`) refuse a
+/// request naming an object that cannot be a storage key: 400 `Name parameter invalid: "a%b":
+/// may not contain '%'`.
+pub(crate) fn check_name_parameter(name: &str) -> Result<(), crate::status::ApiError> {
+    let errors = is_valid_path_segment_name(name);
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(crate::status::ApiError::bad_request(format!(
+        "Name parameter invalid: {}: {}",
+        go_quote(name),
+        errors.join(";")
+    )))
+}
