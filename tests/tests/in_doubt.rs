@@ -244,3 +244,88 @@ async fn in_doubt_status_write(fault: FaultAction, first_answers: &[u16]) {
     assert_eq!(observer.count("w1", Outcome::Failed), 0);
     assert_eq!(observer.count("w1", Outcome::Waiting), 0, "not a conflict");
 }
+
+/// The controller stops with no grace while its pass is inside a status write that committed and
+/// was answered 504 (kube's client sleeping before its retry, which is slow too). The abandoned
+/// pass's write persisted, so its transition event is published all the same, once, before the
+/// controller returns.
+#[tokio::test]
+async fn a_pass_abandoned_inside_a_status_write_that_persisted_still_publishes_its_transition() {
+    let (server, client) = abandoned_inside_status_write(&[
+        FaultAction::CommitThenStatus(504),
+        FaultAction::Latency(Duration::from_secs(2)),
+    ])
+    .await;
+    let stored = widgets(&client).get_status("w1").await.unwrap();
+    let conditions = stored.status.expect("status written").conditions;
+    assert_eq!(
+        conditions
+            .iter()
+            .map(|c| c.reason.as_str())
+            .collect::<Vec<_>>(),
+        ["Applied"],
+        "the write persisted"
+    );
+    let events = events_about(&client, "w1").await;
+    let reasons: Vec<_> = events.iter().map(|e| e.reason.clone()).collect();
+    assert_eq!(reasons, [Some("Applied".to_owned())], "{events:#?}");
+    assert_eq!(count(&events[0]), 1);
+    assert_eq!(
+        status_writes(&server, "w1"),
+        [504, 409],
+        "the retry ran on after the pass was abandoned"
+    );
+}
+
+/// The same with a status write that never commits (503, then 500 on kube's retry): nothing
+/// persisted, so no transition event exists once the controller stopped.
+#[tokio::test]
+async fn a_pass_abandoned_inside_a_status_write_that_failed_publishes_no_transition() {
+    let (server, client) =
+        abandoned_inside_status_write(&[FaultAction::Status(503), FaultAction::Status(500)]).await;
+    let stored = widgets(&client).get_status("w1").await.unwrap();
+    assert!(
+        stored.status.is_none_or(|s| s.conditions.is_empty()),
+        "nothing persisted"
+    );
+    assert_eq!(status_writes(&server, "w1"), [503, 500]);
+    let events = events_about(&client, "w1").await;
+    assert!(
+        events
+            .iter()
+            .all(|e| e.reason.as_deref() != Some("Applied")),
+        "{events:#?}"
+    );
+}
+
+/// Runs the widgets controller with no shutdown grace; the first status writes of `w1` meet
+/// `faults`, one each. Stops the controller as soon as the first write was answered, while its
+/// pass waits for kube's retry, and returns once it stopped.
+async fn abandoned_inside_status_write(faults: &[FaultAction]) -> (ApiServer, kube::Client) {
+    let (server, client) = server_with_widgets().await;
+    for fault in faults {
+        server.faults().add(
+            Fault::new(fault.clone())
+                .method(Method::PATCH)
+                .path_prefix(&status_path("w1"))
+                .times(1),
+        );
+    }
+    let running = Running::start(
+        kubeward::controller::Controller::new(Widgets::default(), client.clone())
+            .with_event_recorder(recorder(&client))
+            .with_shutdown_grace(Duration::ZERO),
+    );
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec::ready(Mode::Complete, "True", "Applied", "rolled out"),
+    )
+    .await;
+    eventually("the first status write was answered", || async {
+        !status_writes(&server, "w1").is_empty()
+    })
+    .await;
+    running.stop().await;
+    (server, client)
+}

@@ -229,3 +229,58 @@ async fn a_single_conflict_on_renewal_does_not_abandon_passes() {
     assert_eq!(widgets.started("w1"), 1);
     running.stop().await;
 }
+
+/// A leader loses its lease while its pass waits for kube's retry of a status write that
+/// committed (answered 504): the pass is abandoned, but the write persisted, so its transition
+/// event is published all the same, once.
+#[tokio::test]
+async fn a_pass_abandoned_on_lost_leadership_inside_its_status_write_still_publishes_its_transition()
+ {
+    let (server, client) = server_with_widgets().await;
+    let (widgets, observer) = (Widgets::default(), Recording::new());
+    for fault in [
+        FaultAction::CommitThenStatus(504),
+        FaultAction::Latency(RENEW_DEADLINE * 4),
+    ] {
+        server.faults().add(
+            Fault::new(fault)
+                .method(Method::PATCH)
+                .path_prefix(&status_path("w1"))
+                .times(1),
+        );
+    }
+    let running = replica(&client, "replica-a", &widgets, &observer);
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec::ready(Mode::Complete, "True", "Applied", "rolled out"),
+    )
+    .await;
+    eventually(
+        "the status write committed and was answered 504",
+        || async { status_writes(&server, "w1") == [504] },
+    )
+    .await;
+    server
+        .faults()
+        .add(Fault::new(FaultAction::Hang).resource("coordination.k8s.io", "leases"));
+    eventually("the leader abandons the pass", || async {
+        observer.count("w1", Outcome::Abandoned) == 1
+    })
+    .await;
+    eventually("the transition event", || async {
+        !events_about(&client, "w1").await.is_empty()
+    })
+    .await;
+    server.faults().clear();
+    running.stop().await;
+    let events = events_about(&client, "w1").await;
+    let reasons: Vec<_> = events.iter().map(|e| e.reason.clone()).collect();
+    assert_eq!(reasons, [Some("Applied".to_owned())], "{events:#?}");
+    assert_eq!(events[0].series.as_ref().map_or(1, |s| s.count), 1);
+    assert_eq!(
+        status_writes(&server, "w1"),
+        [504, 409],
+        "one status write, retried once by kube's client, after the pass was abandoned"
+    );
+}

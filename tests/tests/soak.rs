@@ -428,10 +428,10 @@ fn replica(
         .with_event_recorder(recorder)
         .with_observer(abandoned.clone())
         .with_leader_election(election)
-        // A graceful stop lets in-flight passes finish (kube's client may be sleeping between
-        // retries of a status write that committed: abandoning the pass then would lose its
-        // transition event, see RELIABILITY.md's known limits).
-        .with_shutdown_grace(Duration::from_secs(10)),
+        // A short grace: passes are abandoned at every stop, also inside status writes (kube's
+        // client sleeping between retries of a write that committed), and their transition
+        // events must be published all the same.
+        .with_shutdown_grace(Duration::from_millis(500)),
     )
 }
 

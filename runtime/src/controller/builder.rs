@@ -13,6 +13,7 @@ use tokio::sync::watch;
 
 use super::Reconciler;
 use super::context::Context;
+use super::effects::{Effects, SETTLE_TIMEOUT};
 use super::memory::ObjectMemory;
 use super::watch::Watching;
 use crate::clock::{SharedClock, SystemClock};
@@ -325,8 +326,9 @@ impl<R: Reconciler> Controller<R> {
     }
 
     /// Runs until shut down: by the signal given to [`Controller::shutdown_on`], else SIGTERM or
-    /// Ctrl-C. In-flight passes get the shutdown grace period, then are abandoned; event series
-    /// are flushed before it returns.
+    /// Ctrl-C. In-flight passes get the shutdown grace period, then are abandoned (a status
+    /// write already under way still completes with its events); event series are flushed
+    /// before it returns.
     ///
     /// # Errors
     /// [`ControllerError::InvalidName`] when the name or finalizer is not a qualified name,
@@ -372,11 +374,12 @@ impl<R: Reconciler> Controller<R> {
             recorder: recorder.clone(),
             clock: self.clock,
             memory: ObjectMemory::default(),
+            effects: Effects::default(),
             cache: self.cache.subscribe(),
         });
         let watching = Watching {
             client: self.client.clone(),
-            context,
+            context: context.clone(),
             watcher_config: self.watcher_config,
             concurrency: self.concurrency,
             grace: self.shutdown_grace,
@@ -399,6 +402,10 @@ impl<R: Reconciler> Controller<R> {
             }
         };
         self.ready.send_replace(false);
+        // Abandoned passes' status writes and events still run: flush the series after them.
+        if !context.effects.settled(SETTLE_TIMEOUT).await {
+            tracing::warn!(timeout = ?SETTLE_TIMEOUT, "status writes and events of abandoned passes did not finish in time");
+        }
         if let Some(recorder) = &recorder
             && let Err(error) = recorder.flush().await
         {

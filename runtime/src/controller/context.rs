@@ -7,6 +7,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::sync::watch;
 
 use super::Reconciler;
+use super::effects::Effects;
 use super::memory::{ObjectMemory, Whereabouts};
 use crate::clock::SharedClock;
 use crate::events::EventRecorder;
@@ -22,6 +23,8 @@ pub(super) struct Context<R: Reconciler> {
     pub(super) clock: SharedClock,
     /// Per-object retries (the backoff) and finalized objects, by uid.
     pub(super) memory: ObjectMemory,
+    /// The passes' effect units still running (awaited by shutdown before the final flush).
+    pub(super) effects: Effects,
     /// The cache of the current watch term, if one runs.
     pub(super) cache: watch::Receiver<Option<Store<R::Resource>>>,
 }

@@ -10,11 +10,15 @@
 //!   of cleanup's own status write: one delete runs cleanup once.
 //! - A panic in `apply` or `cleanup` is caught: a failed pass with a failure event and backoff. A
 //!   panic in the `failure_event` or `error_backoff` hook falls back to the default.
+//! - Once the reconciler returned, the status write and the events it makes durable run as one
+//!   [unit](super::effects) that is not cancelled with the pass: a persisted transition always
+//!   gets its event, also when the pass is abandoned.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
+use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Resource;
 use kube::runtime::controller::Action;
 use tracing::Instrument;
@@ -101,7 +105,7 @@ pub(super) async fn reconcile<R: Reconciler>(
 
 /// An `apply` or `cleanup` pass: runs the reconciler, writes the status, publishes events.
 async fn run_pass<R: Reconciler>(
-    context: &Context<R>,
+    context: &Arc<Context<R>>,
     object: &Arc<R::Resource>,
     phase: Phase,
 ) -> Result<Next, PassError<R::Error>> {
@@ -137,7 +141,7 @@ struct PassEnd<E: std::error::Error + 'static> {
 }
 
 async fn pass_body<R: Reconciler>(
-    context: &Context<R>,
+    context: &Arc<Context<R>>,
     object: &Arc<R::Resource>,
     reference: Arc<ObjectRef>,
     phase: Phase,
@@ -158,8 +162,8 @@ async fn pass_body<R: Reconciler>(
     })
     .catch_unwind()
     .await;
-    let (mut result, completed) = match reconciled {
-        Ok(reconciled) => (
+    let decided = match reconciled {
+        Ok(reconciled) => Decided::Completed(
             reconciled
                 .map(|action| Next::Done {
                     finished: action == Action::await_change(),
@@ -167,10 +171,52 @@ async fn pass_body<R: Reconciler>(
                     resource_version: None,
                 })
                 .map_err(PassError::Reconcile),
-            true,
         ),
         // What a panicking pass decided is not written: it never finished deciding.
-        Err(panic) => (Err(PassError::panicked(&*panic)), false),
+        Err(panic) => Decided::Panicked(PassError::panicked(&*panic)),
+    };
+    // From here on the pass's effects run as one unit that survives the pass being dropped
+    // (abandoned on lost leadership or at the end of the shutdown grace): a status write that
+    // persists always gets its transition events.
+    let unit = effects(context.clone(), object.clone(), pass, decided, regarding)
+        .instrument(tracing::Span::current());
+    match context.effects.spawn(unit).await {
+        Ok(end) => end,
+        // A panic in the effects (a bug) fails the pass like a panic in the reconciler.
+        Err(join) => {
+            let payload = join.try_into_panic().unwrap_or_else(|_| {
+                Box::new("the pass's effects were cancelled: the runtime is shutting down")
+                    as Box<dyn std::any::Any + Send>
+            });
+            PassEnd {
+                result: Err(PassError::panicked(&*payload)),
+                outcome: Outcome::Failed,
+                skip_reason: None,
+            }
+        }
+    }
+}
+
+/// What the reconciler decided in a pass.
+enum Decided<E: std::error::Error + 'static> {
+    /// It returned: its status is written whatever the result.
+    Completed(Result<Next, PassError<E>>),
+    /// It panicked: nothing it decided is written.
+    Panicked(PassError<E>),
+}
+
+/// The effects of a pass once the reconciler `decided`: writes its status, then publishes the
+/// transition events of a stored write and the failure event of a failed pass, all at once.
+async fn effects<R: Reconciler>(
+    context: Arc<Context<R>>,
+    object: Arc<R::Resource>,
+    pass: Pass<R::Resource>,
+    decided: Decided<R::Error>,
+    regarding: ObjectReference,
+) -> PassEnd<R::Error> {
+    let (mut result, completed) = match decided {
+        Decided::Completed(result) => (result, true),
+        Decided::Panicked(error) => (Err(error), false),
     };
     // The status is written whatever the result: a reconciler that sets `FailedDeploy` and
     // returns the error wants both the condition and the failed pass.
@@ -178,7 +224,7 @@ async fn pass_body<R: Reconciler>(
     if completed && pass.status_needs_write() {
         match status::write(
             &context.client,
-            &**object,
+            &*object,
             pass.conditions(),
             Some(pass.status_fields()),
         )
@@ -220,11 +266,11 @@ async fn pass_body<R: Reconciler>(
         }
         Ok(Next::Conflict) => Outcome::Waiting,
         Err(error) => {
-            events.extend(failure_event(&context.reconciler, error, phase));
+            events.extend(failure_event(&context.reconciler, error, pass.phase()));
             Outcome::Failed
         }
     };
-    publish(context, events, &regarding).await;
+    publish(&context, events, &regarding).await;
     PassEnd {
         result,
         outcome,

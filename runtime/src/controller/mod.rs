@@ -5,6 +5,7 @@ mod backoff;
 mod builder;
 mod context;
 mod dispatch;
+mod effects;
 mod failure;
 mod finalizer;
 mod memory;
