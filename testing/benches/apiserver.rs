@@ -4,7 +4,9 @@
 //!
 //! Reports: creates per second (sequential and 16 concurrent clients), a full LIST of 10,000
 //! objects and the same in pages of 500, and watch delivery latency (time from sending an update to its MODIFIED event
-//! arriving on an open watch), as p50/p99 over 1,000 updates.
+//! arriving on an open watch), as p50/p99 over 1,000 updates; GET latency while watches replay
+//! the whole store, against GET latency idle (a replay must not hold the lock other clients
+//! need); and the time to the `410 Expired` of a watch from a compacted resourceVersion.
 
 use std::time::{Duration, Instant};
 
@@ -17,6 +19,7 @@ use serde_json::json;
 const OBJECTS: usize = 10_000;
 const CONCURRENCY: usize = 16;
 const LATENCY_SAMPLES: usize = 1_000;
+const REPLAYS: usize = 4;
 
 fn cm(name: String) -> ConfigMap {
     let mut cm = ConfigMap::default();
@@ -144,5 +147,88 @@ async fn run() {
         "patch -> watch event:      p50 {:?}, p99 {:?} ({LATENCY_SAMPLES} samples, {OBJECTS} objects stored)",
         percentile(&latencies, 0.5),
         percentile(&latencies, 0.99)
+    );
+
+    get_during_replays(&server, &cms).await;
+}
+
+/// Latencies of `samples` sequential GETs of one object, sorted.
+async fn get_latencies(cms: &Api<ConfigMap>, samples: usize) -> Vec<Duration> {
+    let mut latencies = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let start = Instant::now();
+        cms.get("seq-0").await.expect("get");
+        latencies.push(start.elapsed());
+    }
+    latencies.sort();
+    latencies
+}
+
+/// GET latency idle, then while `REPLAYS` watches from resourceVersion 0 replay every stored
+/// object, then the time a watch from a compacted resourceVersion takes to get its 410.
+async fn get_during_replays(server: &ApiServer, cms: &Api<ConfigMap>) {
+    let idle = get_latencies(cms, 200).await;
+    let replays: Vec<_> = (0..REPLAYS)
+        .map(|_| {
+            let cms = cms.clone();
+            tokio::spawn(async move {
+                let mut watch = cms
+                    .watch(&WatchParams::default().timeout(60), "0")
+                    .await
+                    .expect("watch")
+                    .boxed();
+                let mut added = 0;
+                while added < OBJECTS {
+                    match watch.next().await {
+                        Some(Ok(WatchEvent::Added(_))) => added += 1,
+                        Some(Ok(_)) => {}
+                        other => panic!("replay ended: {other:?}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    let start = Instant::now();
+    let mut during = Vec::new();
+    while replays.iter().any(|r| !r.is_finished()) {
+        during.extend(get_latencies(cms, 10).await);
+    }
+    let replayed = start.elapsed();
+    for r in replays {
+        r.await.expect("replay");
+    }
+    during.sort();
+    println!(
+        "GET idle:                  p50 {:?}, p99 {:?} (200 samples)",
+        percentile(&idle, 0.5),
+        percentile(&idle, 0.99)
+    );
+    println!(
+        "GET during {REPLAYS} replays:     p50 {:?}, p99 {:?}, max {:?} ({} samples; {REPLAYS} x {OBJECTS} ADDED in {replayed:?})",
+        percentile(&during, 0.5),
+        percentile(&during, 0.99),
+        during.last().copied().unwrap_or_default(),
+        during.len()
+    );
+
+    let stale = cms
+        .list(&ListParams::default().limit(1))
+        .await
+        .expect("list");
+    let stale = stale.metadata.resource_version.expect("rv");
+    server.compact();
+    let start = Instant::now();
+    let mut watch = cms
+        .watch(&WatchParams::default(), &stale)
+        .await
+        .expect("watch")
+        .boxed();
+    match watch.next().await {
+        Some(Ok(WatchEvent::Error(e))) if e.code == 410 => {}
+        other => panic!("expected 410 Expired, got {other:?}"),
+    }
+    println!(
+        "watch from a compacted RV: {:?} to its 410 Expired ({OBJECTS} objects stored)",
+        start.elapsed()
     );
 }

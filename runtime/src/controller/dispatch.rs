@@ -10,17 +10,22 @@
 //!   of cleanup's own status write: one delete runs cleanup once.
 //! - A panic in `apply` or `cleanup` is caught: a failed pass with a failure event and backoff. A
 //!   panic in the `failure_event` or `error_backoff` hook falls back to the default.
+//! - A pass never starts from the version its object had before this controller's last stored
+//!   status write when the watch is about to deliver the newer one: it waits (bounded) for the
+//!   cache, so a requeue or retry that fires early does not recompute — and republish — a stored
+//!   transition.
 //! - Once the reconciler returned, the status write and the events it makes durable run as one
 //!   [unit](super::effects) that is not cancelled with the pass: a persisted transition always
 //!   gets its event, also when the pass is abandoned.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::FutureExt;
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::Resource;
 use kube::runtime::controller::Action;
+use kube::{Resource, ResourceExt};
 use tracing::Instrument;
 
 use super::backoff::backoff_delay;
@@ -65,6 +70,7 @@ pub(super) async fn reconcile<R: Reconciler>(
     object: Arc<R::Resource>,
     context: Arc<Context<R>>,
 ) -> Result<Action, PassError<R::Error>> {
+    let object = caught_up(&context, object).await;
     let deleting = object.meta().deletion_timestamp.is_some();
     let next = match R::FINALIZER {
         Some(finalizer) if deleting => {
@@ -101,6 +107,50 @@ pub(super) async fn reconcile<R: Reconciler>(
             Action::requeue(backoff_delay(attempt))
         }
     })
+}
+
+/// How long a pass waits for the cache to deliver the object its last status write stored.
+const CATCH_UP: Duration = Duration::from_secs(5);
+
+/// The version of `object` a pass should start from. When `object` is the version this
+/// controller's last stored status write replaced (a requeue or retry fired before the watch
+/// delivered the write), waits up to [`CATCH_UP`] for the cache to hold a newer version of the
+/// same object and returns that; otherwise (or on timeout, which forgets the replaced version so
+/// that no later pass waits for it) `object` itself.
+async fn caught_up<R: Reconciler>(
+    context: &Context<R>,
+    object: Arc<R::Resource>,
+) -> Arc<R::Resource> {
+    if !context.memory.is_superseded(&*object) {
+        context.memory.caught_up(&*object);
+        return object;
+    }
+    let reference = kube::runtime::reflector::ObjectRef::from_obj(&*object);
+    let deadline = tokio::time::Instant::now() + CATCH_UP;
+    loop {
+        let cached = context
+            .cache
+            .borrow()
+            .clone()
+            .and_then(|store| store.get(&reference));
+        match cached {
+            Some(fresh)
+                if fresh.uid() == object.uid()
+                    && fresh.resource_version() != object.resource_version() =>
+            {
+                context.memory.caught_up(&*fresh);
+                return fresh;
+            }
+            Some(_) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            _ => {
+                tracing::debug!("the cache did not deliver the written version in time");
+                context.memory.caught_up(&*object);
+                return object;
+            }
+        }
+    }
 }
 
 /// An `apply` or `cleanup` pass: runs the reconciler, writes the status, publishes events.
@@ -231,6 +281,9 @@ async fn effects<R: Reconciler>(
         .await
         {
             Ok(status::Written::Stored { resource_version }) => {
+                if resource_version.is_some() && resource_version != object.resource_version() {
+                    context.memory.wrote(&*object, |w| context.cached(w));
+                }
                 events = transition_events::<R>(&pass);
                 if let Ok(Next::Done {
                     resource_version: written,

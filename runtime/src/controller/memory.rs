@@ -4,9 +4,13 @@
 //! - how many passes in a row had to be retried — failed or met a conflict — which is the attempt
 //!   number of its backoff (client-go's per-item rate limiter), reset by a pass that succeeds;
 //! - whether this controller removed its finalizer, so that a stale cache entry of the deleted
-//!   object (the watch event of the removal has not arrived yet) never runs cleanup a second time.
+//!   object (the watch event of the removal has not arrived yet) never runs cleanup a second time;
+//! - the resourceVersion its last stored status write replaced, until a pass sees a newer version:
+//!   a pass that would start from the replaced version (the watch has not delivered the write yet)
+//!   first waits for the cache to catch up, so it never recomputes a transition the write already
+//!   stored — whose conflicting write would read back as "stored" and publish its event twice.
 //!
-//! A success drops an object's entry unless it was finalized. Entries of deleted objects are
+//! A success drops an object's entry unless it was finalized or awaits its written version. Entries of deleted objects are
 //! dropped by a sweep against the controller's cache (is an object of that uid still there?) each
 //! time the table has doubled since the last sweep, so it holds at most about twice the entries
 //! of the objects in the cache (and never fewer than 64 before a sweep).
@@ -41,6 +45,8 @@ struct Entry {
     retries: u32,
     /// This controller removed its finalizer.
     finalized: bool,
+    /// The resourceVersion the last stored status write replaced, until a pass saw a newer one.
+    superseded: Option<String>,
 }
 
 /// Where an object is, to ask the cache whether it still exists.
@@ -92,7 +98,7 @@ impl ObjectMemory {
         let mut table = self.lock();
         let key = key(object);
         match table.entries.get_mut(&key) {
-            Some(entry) if entry.finalized => entry.retries = 0,
+            Some(entry) if entry.finalized || entry.superseded.is_some() => entry.retries = 0,
             Some(_) => {
                 table.entries.remove(&key);
             }
@@ -121,6 +127,36 @@ impl ObjectMemory {
     }
 
     /// How many objects are remembered.
+    /// Records that a status write stored a new version over `read`, the version the pass read.
+    pub(super) fn wrote<K: Resource>(&self, read: &K, exists: impl Fn(Whereabouts<'_>) -> bool) {
+        let mut table = self.lock();
+        table.entry(read, &exists).superseded = read.resource_version();
+    }
+
+    /// Whether `object` is the version a stored status write replaced: the cache is behind.
+    pub(super) fn is_superseded<K: Resource>(&self, object: &K) -> bool {
+        let Some(version) = object.resource_version() else {
+            return false;
+        };
+        self.lock()
+            .entries
+            .get(&key(object))
+            .is_some_and(|entry| entry.superseded.as_deref() == Some(&*version))
+    }
+
+    /// A pass starts from `object`, newer than any replaced version: forgets that version (and
+    /// the entry, if nothing else is remembered).
+    pub(super) fn caught_up<K: Resource>(&self, object: &K) {
+        let mut table = self.lock();
+        let key = key(object);
+        if let Some(entry) = table.entries.get_mut(&key) {
+            entry.superseded = None;
+            if entry.retries == 0 && !entry.finalized {
+                table.entries.remove(&key);
+            }
+        }
+    }
+
     #[cfg(test)]
     fn len(&self) -> usize {
         self.lock().entries.len()
@@ -154,6 +190,7 @@ impl Table {
             name: object.name_any(),
             retries: 0,
             finalized: false,
+            superseded: None,
         })
     }
 }
@@ -192,6 +229,27 @@ mod tests {
         memory.succeeded(&old);
         assert_eq!(memory.retry(&old, everything_exists), 1);
         assert_eq!(memory.len(), 2);
+    }
+
+    fn at_version(mut object: ConfigMap, version: &str) -> ConfigMap {
+        object.metadata.resource_version = Some(version.into());
+        object
+    }
+
+    #[test]
+    fn a_replaced_version_is_superseded_until_a_pass_sees_a_newer_one() {
+        let memory = ObjectMemory::default();
+        let read = at_version(object("web", "uid-1"), "10");
+        memory.wrote(&read, everything_exists);
+        // The pass that wrote succeeds: the replaced version is still remembered.
+        memory.succeeded(&read);
+        assert!(memory.is_superseded(&read));
+        assert!(!memory.is_superseded(&at_version(object("web", "uid-1"), "11")));
+        // Another object of the same name is a stranger.
+        assert!(!memory.is_superseded(&at_version(object("web", "uid-2"), "10")));
+        memory.caught_up(&at_version(object("web", "uid-1"), "11"));
+        assert!(!memory.is_superseded(&read));
+        assert_eq!(memory.len(), 0, "nothing else was remembered");
     }
 
     #[test]
