@@ -231,7 +231,7 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-const FAULT_KINDS: [&str; 11] = [
+const FAULT_KINDS: [&str; 13] = [
     "hang",
     "404",
     "409",
@@ -240,8 +240,10 @@ const FAULT_KINDS: [&str; 11] = [
     "503",
     "commit-then-504",
     "commit-then-close",
+    "commit-then-hang",
     "close",
     "watch 410",
+    "watch lag",
     "restart",
 ];
 
@@ -253,13 +255,21 @@ async fn inject(server: &ApiServer, rng: &mut Rng) -> &'static str {
         ("events.k8s.io", "events"),
         ("coordination.k8s.io", "leases"),
     ];
-    let (group, resource) = *rng.pick(&resources);
+    let (group, resource) = match *rng.pick(&resources) {
+        // Only the items are watched.
+        _ if kind == "watch lag" => resources[0],
+        picked => picked,
+    };
     let user = *rng.pick(&REPLICAS);
     let times = 1 + rng.below(3) as usize;
     let action = match kind {
         "hang" => FaultAction::Hang,
         "commit-then-504" => FaultAction::CommitThenStatus(504),
         "commit-then-close" => FaultAction::CommitThenCloseConnection,
+        "commit-then-hang" => FaultAction::CommitThenHang,
+        // The next watch the replica opens (after a 410 or a restart) delivers its events 1–8 s
+        // late: its cache misses its own writes for that long.
+        "watch lag" => FaultAction::DelayWatchEvents(Duration::from_millis(1000 + rng.below(7000))),
         "close" => FaultAction::CloseConnection,
         "watch 410" => {
             server.compact();
