@@ -301,6 +301,24 @@ pub fn patch_statuses(server: &ApiServer, path: &str) -> Vec<u16> {
         .collect()
 }
 
+/// A registry holding the per-object metrics of `controller` (prefix `kubeward`).
+pub fn object_metrics_registry<R: Reconciler>(controller: &Controller<R>) -> prometheus::Registry {
+    let registry = prometheus::Registry::new();
+    registry
+        .register(Box::new(
+            controller.object_metrics("kubeward").expect("valid prefix"),
+        ))
+        .expect("registered once");
+    registry
+}
+
+/// A scrape of `registry`: its samples in the text format `/metrics` serves.
+pub fn scrape(registry: &prometheus::Registry) -> String {
+    prometheus::TextEncoder::new()
+        .encode_to_string(&registry.gather())
+        .expect("encodes")
+}
+
 /// An observer that keeps every record.
 #[derive(Debug, Default)]
 pub struct Recording {

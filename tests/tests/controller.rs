@@ -336,17 +336,9 @@ async fn the_ops_server_answers_metrics_health_and_readiness() {
 async fn object_state_metrics_come_from_the_cache_and_vanish_with_the_object() {
     let (_server, client) = server_with_widgets().await;
     let controller = Controller::new(Widgets::default(), client.clone());
-    let registry = prometheus::Registry::new();
-    registry
-        .register(Box::new(controller.object_metrics("kubeward").unwrap()))
-        .unwrap();
-    let scrape = || {
-        prometheus::TextEncoder::new()
-            .encode_to_string(&registry.gather())
-            .unwrap()
-    };
+    let registry = object_metrics_registry(&controller);
     assert!(
-        !scrape().contains("kubeward_object_"),
+        !scrape(&registry).contains("kubeward_object_"),
         "no series before the cache has objects"
     );
 
@@ -359,12 +351,12 @@ async fn object_state_metrics_come_from_the_cache_and_vanish_with_the_object() {
     .await;
     let labels = r#"controller="test.kubeward.dev/widgets",name="w1",namespace="default""#;
     eventually("the condition in the metrics", || async {
-        scrape().contains(&format!(
+        scrape(&registry).contains(&format!(
             r#"kubeward_object_condition{{{labels},status="False",type="Ready"}} 1"#
         ))
     })
     .await;
-    let text = scrape();
+    let text = scrape(&registry);
     for sample in [
         format!("kubeward_object_generation{{{labels}}} 1"),
         format!("kubeward_object_suspended{{{labels}}} 0"),
@@ -421,17 +413,20 @@ async fn object_state_metrics_come_from_the_cache_and_vanish_with_the_object() {
         .await
         .unwrap();
     eventually("the info series follows the spec", || async {
-        scrape().contains(&info("requeue"))
+        scrape(&registry).contains(&info("requeue"))
     })
     .await;
-    assert_eq!(scrape().matches("kubeward_object_info{").count(), 1);
+    assert_eq!(
+        scrape(&registry).matches("kubeward_object_info{").count(),
+        1
+    );
 
     widgets(&client)
         .delete("w1", &DeleteParams::default())
         .await
         .unwrap();
     eventually("no series left for the deleted object", || async {
-        !scrape().contains(r#"name="w1""#)
+        !scrape(&registry).contains(r#"name="w1""#)
     })
     .await;
     running.stop().await;

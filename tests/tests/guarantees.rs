@@ -620,15 +620,7 @@ async fn a_panicking_is_suspended_hook_does_not_fail_the_scrape() {
     let controller = Controller::new(reconciler, client.clone())
         .with_event_recorder(recorder(&client))
         .with_shutdown_grace(Duration::from_millis(200));
-    let registry = prometheus::Registry::new();
-    registry
-        .register(Box::new(controller.object_metrics("kubeward").unwrap()))
-        .unwrap();
-    let scrape = || {
-        prometheus::TextEncoder::new()
-            .encode_to_string(&registry.gather())
-            .unwrap()
-    };
+    let registry = object_metrics_registry(&controller);
     let running = Running::start(controller);
     create_widget(&client, "w1", WidgetSpec::default()).await;
     create_widget(&client, "unsure-1", WidgetSpec::default()).await;
@@ -638,11 +630,11 @@ async fn a_panicking_is_suspended_hook_does_not_fail_the_scrape() {
         )
     };
     eventually("both objects in a scrape", || async {
-        let text = scrape();
+        let text = scrape(&registry);
         text.contains(&suspended("w1")) && text.contains(&suspended("unsure-1"))
     })
     .await;
-    let text = scrape();
+    let text = scrape(&registry);
     running.stop().await;
     assert!(
         text.contains(&format!(

@@ -43,6 +43,17 @@ async fn stored_events(client: &kube::Client) -> Vec<StoredEvent> {
         .items
 }
 
+/// Makes the next `times` (all, if `None`) `method` requests to the events API meet `action`.
+fn events_fault(server: &ApiServer, action: FaultAction, method: Method, times: Option<usize>) {
+    let fault = Fault::new(action)
+        .method(method)
+        .resource("events.k8s.io", "events");
+    server.faults().add(match times {
+        Some(n) => fault.times(n),
+        None => fault,
+    });
+}
+
 fn count(event: &StoredEvent) -> i32 {
     event.series.as_ref().map_or(1, |s| s.count)
 }
@@ -64,11 +75,11 @@ async fn an_event_create_answered_504_after_commit_is_not_duplicated() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
     let recorder = patient_recorder(&client);
-    server.faults().add(
-        Fault::new(FaultAction::CommitThenStatus(504))
-            .method(Method::POST)
-            .resource("events.k8s.io", "events")
-            .times(1),
+    events_fault(
+        &server,
+        FaultAction::CommitThenStatus(504),
+        Method::POST,
+        Some(1),
     );
     let event = Event::warning("FailedDeploy", "Deploy").with_note("image pull failed");
     recorder.publish(&event, &web()).await.unwrap();
@@ -99,11 +110,11 @@ async fn an_event_create_whose_connection_dropped_after_commit_is_not_duplicated
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
     let recorder = patient_recorder(&client);
-    server.faults().add(
-        Fault::new(FaultAction::CommitThenCloseConnection)
-            .method(Method::POST)
-            .resource("events.k8s.io", "events")
-            .times(1),
+    events_fault(
+        &server,
+        FaultAction::CommitThenCloseConnection,
+        Method::POST,
+        Some(1),
     );
     let event = Event::warning("FailedDeploy", "Deploy").with_note("image pull failed");
     let first = recorder.publish(&event, &web()).await;
@@ -125,18 +136,13 @@ async fn an_event_create_whose_read_back_contradicts_already_exists_is_not_dupli
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
     let recorder = patient_recorder(&client);
-    server.faults().add(
-        Fault::new(FaultAction::CommitThenStatus(504))
-            .method(Method::POST)
-            .resource("events.k8s.io", "events")
-            .times(1),
+    events_fault(
+        &server,
+        FaultAction::CommitThenStatus(504),
+        Method::POST,
+        Some(1),
     );
-    server.faults().add(
-        Fault::new(FaultAction::Status(404))
-            .method(Method::GET)
-            .resource("events.k8s.io", "events")
-            .times(1),
-    );
+    events_fault(&server, FaultAction::Status(404), Method::GET, Some(1));
     let event = Event::warning("FailedDeploy", "Deploy").with_note("image pull failed");
     let _ = recorder.publish(&event, &web()).await;
     recorder.flush().await.unwrap();
@@ -152,12 +158,7 @@ async fn an_event_create_that_did_not_commit_is_created_later_with_its_count() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
     let recorder = patient_recorder(&client);
-    server.faults().add(
-        Fault::new(FaultAction::CloseConnection)
-            .method(Method::POST)
-            .resource("events.k8s.io", "events")
-            .times(1),
-    );
+    events_fault(&server, FaultAction::CloseConnection, Method::POST, Some(1));
     let event = Event::warning("FailedDeploy", "Deploy").with_note("image pull failed");
     assert!(recorder.publish(&event, &web()).await.is_err());
     assert!(stored_events(&client).await.is_empty());
@@ -175,11 +176,7 @@ async fn a_first_publish_during_an_events_outage_is_created_once_the_api_recover
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
     let recorder = patient_recorder(&client).with_flush_interval(Duration::from_millis(400));
-    server.faults().add(
-        Fault::new(FaultAction::Status(500))
-            .method(Method::POST)
-            .resource("events.k8s.io", "events"),
-    );
+    events_fault(&server, FaultAction::Status(500), Method::POST, None);
     let event = Event::normal("Applied", "Apply").with_note("generation 2 applied");
     assert!(recorder.publish(&event, &web()).await.is_err());
     server.faults().clear();
@@ -203,12 +200,7 @@ async fn stored_counts_equal_publishes_once_a_flaky_events_api_recovers() {
     let recorder = patient_recorder(&client).with_flush_interval(Duration::ZERO);
     let event = Event::warning("FailedDeploy", "Deploy").with_note("image pull failed");
     recorder.publish(&event, &web()).await.unwrap();
-    server.faults().add(
-        Fault::new(FaultAction::Status(500))
-            .method(Method::PATCH)
-            .resource("events.k8s.io", "events")
-            .times(3),
-    );
+    events_fault(&server, FaultAction::Status(500), Method::PATCH, Some(3));
     let mut failed = 0;
     for _ in 0..5 {
         if recorder.publish(&event, &web()).await.is_err() {
