@@ -143,6 +143,74 @@ async fn commit_then_fail_faults_store_the_write_and_lose_the_answer() {
     cms.create(&PostParams::default(), &cm("c")).await.unwrap();
 }
 
+/// A write that commits and is never answered: the client's own deadline decides, and the write
+/// is stored.
+#[tokio::test]
+async fn a_commit_then_hang_fault_stores_the_write_and_never_answers() {
+    let server = ApiServer::start().await.unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    server.faults().add(
+        Fault::new(FaultAction::CommitThenHang)
+            .method(Method::POST)
+            .times(1),
+    );
+    let (params, a) = (PostParams::default(), cm("a"));
+    let create = cms.create(&params, &a);
+    assert!(
+        tokio::time::timeout(Duration::from_secs(1), create)
+            .await
+            .is_err(),
+        "no answer"
+    );
+    assert!(
+        cms.get_opt("a").await.unwrap().is_some(),
+        "the create committed"
+    );
+    let posts: Vec<u16> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == Method::POST)
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(posts, [0], "logged as unanswered");
+}
+
+/// A watch opened under a `DelayWatchEvents` fault delivers every event, in order, but late: by
+/// the time a watch opened without it has seen three creates, the delayed one has seen none
+/// (its delay, 10 s, is far beyond what the undelayed watch takes), and then it sees all three.
+/// Only the watch opened next meets the fault; lists pass it by.
+#[tokio::test]
+async fn a_delayed_watch_delivers_every_event_in_order_and_late() {
+    let server = ApiServer::start().await.unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    server.faults().add(
+        Fault::new(FaultAction::DelayWatchEvents(Duration::from_secs(10)))
+            .resource("", "configmaps")
+            .times(1),
+    );
+    cms.list(&ListParams::default()).await.unwrap();
+    let params = WatchParams::default();
+    let mut delayed = cms.watch(&params, "0").await.unwrap().boxed();
+    let mut prompt = cms.watch(&params, "0").await.unwrap().boxed();
+    for name in ["a", "b", "c"] {
+        cms.create(&PostParams::default(), &cm(name)).await.unwrap();
+    }
+    let added = |event: Option<Result<WatchEvent<ConfigMap>, kube::Error>>| match event {
+        Some(Ok(WatchEvent::Added(cm))) => cm.metadata.name.unwrap_or_default(),
+        other => panic!("expected ADDED, got {other:?}"),
+    };
+    for name in ["a", "b", "c"] {
+        assert_eq!(added(prompt.next().await), name);
+    }
+    assert!(
+        futures::FutureExt::now_or_never(delayed.next()).is_none(),
+        "nothing delivered yet"
+    );
+    for name in ["a", "b", "c"] {
+        assert_eq!(added(delayed.next().await), name);
+    }
+}
+
 #[tokio::test]
 async fn latency_faults_delay_but_serve() {
     let server = ApiServer::start().await.unwrap();
