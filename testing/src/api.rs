@@ -14,12 +14,14 @@ use super::apply::{ApplyError, ApplySchema, Endpoint, apply_at, update_at};
 use super::events_api::{
     from_core_v1, to_core_v1, validate_core_v1_event, validate_event_create, validate_event_update,
 };
+use super::openapi::definitions::Definitions;
 use super::patch::{MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch};
 use super::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
 use super::schema::{self, Decoding};
 use super::selector::{FieldSelector, LabelSelector, labels_of};
 use super::status::{ApiError, Cause, Qualified, delete_success};
 use super::store::{ObjectKey, Store};
+use super::strategic;
 use super::validation;
 use kubeward::clock::SharedClock;
 
@@ -182,15 +184,29 @@ fn patch_error(err: PatchError) -> ApiError {
     match err {
         PatchError::Malformed(m) => ApiError::bad_request(m),
         // errors.NewGenericServerResponse(422, ...) in the patch handler.
-        PatchError::Failed(m) => ApiError {
-            code: 422,
-            reason: "Invalid",
-            message: "the server rejected our request due to an error in our request".into(),
-            details: Some(
-                json!({"causes": [{"reason": "UnexpectedServerResponse", "message": m}]}),
-            ),
-        },
+        PatchError::Failed(m) => ApiError::generic_unprocessable(m),
     }
+}
+
+/// A strategic merge patch of a built-in object, by its kind's OpenAPI definition.
+fn strategic_patch(
+    info: &ResourceInfo,
+    old_view: &Value,
+    patch: Map<String, Value>,
+) -> Result<Value, ApiError> {
+    let defs = Definitions::builtin();
+    let definition = defs
+        .name_of_kind(&info.group, &info.version, &info.kind)
+        .ok_or_else(|| {
+            ApiError::internal(format!(
+                "no OpenAPI definition of {} for strategic merge patch",
+                info.api_version()
+            ))
+        })?;
+    let original = old_view.as_object().cloned().unwrap_or_default();
+    Ok(Value::Object(strategic::apply(
+        original, patch, definition,
+    )?))
 }
 
 fn apply_error(err: ApplyError) -> ApiError {
@@ -931,14 +947,18 @@ impl State {
                 v
             }
             PatchType::Merge | PatchType::Strategic => {
-                if !patch.is_object() {
+                let Value::Object(patch) = patch else {
                     return Err(ApiError::bad_request(
                         "json: cannot unmarshal array into Go value of type map[string]interface {}",
                     ));
+                };
+                if patch_type == PatchType::Strategic {
+                    strategic_patch(info, &old_view, patch)?
+                } else {
+                    let mut v = old_view.clone();
+                    apply_merge_patch(&mut v, &Value::Object(patch));
+                    v
                 }
-                let mut v = old_view.clone();
-                apply_merge_patch(&mut v, &patch);
-                v
             }
             PatchType::Apply => apply_at(
                 Some(&old_view),

@@ -52,8 +52,13 @@
 //!   `finalizer` relies on), `merge-patch+json`, `apply-patch+yaml` (server-side apply with
 //!   conflicts and `force`; `fieldManager` required: 422 `PatchOptions` Invalid as
 //!   `ValidatePatchOptions` answers), `strategic-merge-patch+json` is 415 for custom resources;
-//!   for built-in kinds it is **accepted and applied as a merge patch** (the maps of the kinds
-//!   served here merge the same way; `$patch` directives and list merge keys are not modelled).
+//!   for built-in kinds it is apimachinery's strategic merge (`strategicpatch`, checked against
+//!   its test cases): lists merge by the patch strategy and merge key of the kind's OpenAPI
+//!   definition (`metadata.finalizers` a union, `metadata.ownerReferences` by `uid`, namespace
+//!   conditions by `type`), other lists are replaced; `$patch: replace|delete`,
+//!   `$deleteFromPrimitiveList/<field>`, `$setElementOrder/<field>` and `$retainKeys` are
+//!   applied, `null` deletes; malformed directives are 400, other merge errors upstream's 500
+//!   with apimachinery's message.
 //! - **Finalizers**: DELETE sets `deletionTimestamp` (+ `deletionGracePeriodSeconds: 0`) and
 //!   answers the object; the object goes when its finalizers become empty; new finalizers on a
 //!   deleting object are 422. Without finalizers custom resources answer the deleted object,
@@ -155,6 +160,7 @@ mod server;
 mod shared;
 mod status;
 mod store;
+mod strategic;
 mod table;
 mod validation;
 mod wait;

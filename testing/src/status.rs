@@ -201,6 +201,30 @@ impl ApiError {
         }
     }
 
+    /// 422 with the generic message `errors.NewGenericServerResponse(422, "", ...)` sends for an
+    /// error it does not know: the cause keeps the original text.
+    pub fn generic_unprocessable(cause: impl Into<String>) -> Self {
+        Self {
+            code: 422,
+            reason: "Invalid",
+            message: "the server rejected our request due to an error in our request".into(),
+            details: Some(
+                json!({"causes": [{"reason": "UnexpectedServerResponse", "message": cause.into()}]}),
+            ),
+        }
+    }
+
+    /// 500 with no reason: an error a handler returns without converting it to a Status
+    /// (`ErrorToAPIStatus` keeps its text as the message).
+    pub fn unconverted(message: impl Into<String>) -> Self {
+        Self {
+            code: 500,
+            reason: "",
+            message: message.into(),
+            details: None,
+        }
+    }
+
     /// 500 InternalError.
     pub fn internal(message: impl Into<String>) -> Self {
         Self {
@@ -240,12 +264,7 @@ impl ApiError {
     /// 500 with no reason: the storage layer's refusal to create an object that carries a
     /// resourceVersion (etcd3 `store.Create`, passed through `ToAPIStatus` unconverted).
     pub fn resource_version_on_create() -> Self {
-        Self {
-            code: 500,
-            reason: "",
-            message: "resourceVersion should not be set on objects to be created".into(),
-            details: None,
-        }
+        Self::unconverted("resourceVersion should not be set on objects to be created")
     }
 
     /// The `Status` body.
