@@ -58,6 +58,14 @@ fn json_response(status: u16, body: &Value) -> Response<Body> {
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
 }
 
+/// A response with no body (kube-openapi's 406 for a format it does not serve).
+fn empty_response(status: u16) -> Response<Body> {
+    Response::builder()
+        .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .body(Full::new(Bytes::new()).boxed_unsync())
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
+}
+
 fn error_response(err: &ApiError) -> Response<Body> {
     json_response(err.code, &err.to_status())
 }
@@ -261,7 +269,7 @@ fn route_request(
     match route {
         Route::Root => json_response(
             200,
-            &json!({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]}),
+            &json!({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version"]}),
         ),
         Route::Version => json_response(200, &discovery::version()),
         Route::Health => Response::builder()
@@ -286,6 +294,17 @@ fn route_request(
             Some(v) => json_response(200, &v),
             None => error_response(&ApiError::no_route()),
         },
+        Route::OpenApiV2 => {
+            let accept = headers
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            if openapi::accepts_json(accept) {
+                json_response(200, &openapi::v2_document(&state().registry))
+            } else {
+                empty_response(406)
+            }
+        }
         Route::Unknown => error_response(&ApiError::no_route()),
         Route::Resource(r) => {
             let result = resource_request(shared, method, headers, r, query, body);

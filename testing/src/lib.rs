@@ -77,8 +77,14 @@
 //!   [`ApiServer::compact`] drops the history and ends open watches with `ERROR 410`, so watchers
 //!   relist.
 //! - **Discovery and CRDs**: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>[/<v>]` (legacy
-//!   documents; kubectl falls back to them from aggregated discovery); a minimal `/openapi/v3`
-//!   so `kubectl create` delegates field validation to the server. A CRD (POSTed or
+//!   documents; kubectl falls back to them from aggregated discovery). **OpenAPI** for
+//!   `kubectl explain`: `/openapi/v3` (the index, and a document per group-version) and
+//!   `/openapi/v2` (JSON), with upstream's schemas of the built-in kinds (trimmed from the
+//!   release-1.34 spec, `testing/openapi/`) and each installed CRD version's schema as
+//!   apiextensions-apiserver publishes it (`apiVersion`, `kind`, `metadata` added,
+//!   `x-kubernetes-group-version-kind`; value validations stripped in v2), following CRD changes;
+//!   each kind's `patch` operation carries `fieldValidation`, so `kubectl create` delegates
+//!   field validation to the server. A CRD (POSTed or
 //!   [`ApiServer::install_crd`]) is Established and NamesAccepted at once and served at each
 //!   served version, scope and status subresource as declared. `kubectl get` gets Tables;
 //!   metadata-only clients get `PartialObjectMetadata` (lists, gets and watches).
@@ -132,6 +138,10 @@
 //!   ignored: lists are always served from the latest state; continue tokens expire (410) only
 //!   across [`ApiServer::compact`], not by the history limit),
 //!   protobuf beyond those three kinds, `/api/v1/watch/...` legacy paths, aggregated discovery.
+//! - OpenAPI: only each kind's `patch` operation is listed (no other paths, parameters or
+//!   response schemas); `/openapi/v2` is served as JSON only (a protobuf-only `Accept`, which is
+//!   what client-go's `OpenAPISchema` sends, is 406, so `kubectl explain --output
+//!   plaintext-openapiv2` does not work); CRD list kinds are named `<Kind>List`.
 //! - Authentication beyond bearer tokens minted by [`ApiServer::client_with_rules`]; clients
 //!   without a token are cluster admins. Non-resource requests are always allowed.
 

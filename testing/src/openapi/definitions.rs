@@ -7,6 +7,7 @@
 //! `testing/openapi/trim.py` (see its docs to regenerate or add a kind). References inside are
 //! v2 ones, `#/definitions/<name>`.
 
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
@@ -47,10 +48,33 @@ impl Definitions {
             .find(|(_, def)| has_gvk(def, group, version, kind))
             .map(|(name, _)| name.as_str())
     }
+
+    /// The definitions named in `roots` (those that exist) and every definition they
+    /// reference, directly or not.
+    pub fn closure<I, S>(&self, roots: I) -> BTreeSet<&str>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<&str> = roots
+            .into_iter()
+            .filter_map(|r| self.defs.get_key_value(r.as_ref()).map(|(k, _)| k.as_str()))
+            .collect();
+        while let Some(name) = todo.pop() {
+            let Some((name, def)) = self.defs.get_key_value(name) else {
+                continue;
+            };
+            if seen.insert(name.as_str()) {
+                collect_refs(def, &mut todo);
+            }
+        }
+        seen
+    }
 }
 
 /// Whether a definition's `x-kubernetes-group-version-kind` names this kind.
-pub fn has_gvk(def: &Value, group: &str, version: &str, kind: &str) -> bool {
+fn has_gvk(def: &Value, group: &str, version: &str, kind: &str) -> bool {
     def.get("x-kubernetes-group-version-kind")
         .and_then(Value::as_array)
         .is_some_and(|gvks| {
@@ -60,6 +84,24 @@ pub fn has_gvk(def: &Value, group: &str, version: &str, kind: &str) -> bool {
                     && g["kind"].as_str() == Some(kind)
             })
         })
+}
+
+/// The definition names a schema references (`$ref: #/definitions/<name>`), anywhere inside.
+pub fn collect_refs<'a>(node: &'a Value, out: &mut Vec<&'a str>) {
+    match node {
+        Value::Object(map) => {
+            if let Some(name) = map
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix(V2_REF_PREFIX))
+            {
+                out.push(name);
+            }
+            map.values().for_each(|v| collect_refs(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, out)),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -85,5 +127,20 @@ mod tests {
                 "{group}/{version} {kind}"
             );
         }
+    }
+
+    #[test]
+    fn closure_holds_every_referenced_definition() {
+        let defs = Definitions::builtin();
+        let lease = defs.closure(["io.k8s.api.coordination.v1.Lease"]);
+        assert!(lease.contains("io.k8s.api.coordination.v1.LeaseSpec"));
+        assert!(lease.contains("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"));
+        assert!(lease.contains("io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference"));
+        assert!(!lease.contains("io.k8s.api.core.v1.ConfigMap"));
+        // The data file is closed under references: nothing points outside it.
+        let all = defs.closure(defs.defs.keys().map(String::as_str));
+        let mut refs = Vec::new();
+        defs.defs.values().for_each(|d| collect_refs(d, &mut refs));
+        assert!(refs.iter().all(|r| all.contains(r)));
     }
 }

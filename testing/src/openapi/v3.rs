@@ -1,11 +1,13 @@
-//! A minimal OpenAPI v3 surface: enough for `kubectl create/apply` to learn that the server
-//! validates fields itself (the `fieldValidation` parameter on each kind's PATCH operation), so
-//! that kubectl sends `fieldValidation=Strict` instead of downloading schemas for client-side
-//! validation. No schemas are served; the emulator does not validate objects against schemas.
+//! OpenAPI v3: `/openapi/v3` lists a document per group-version, `/openapi/v3/api/v1` and
+//! `/openapi/v3/apis/<group>/<version>` are those documents (`components.schemas` with
+//! `#/components/schemas/` references).
 
 use serde_json::{Map, Value, json};
 
+use super::{item_path, kind_definitions, patch_operation, patch_parameters, with_ref_prefix};
 use crate::resources::Registry;
+
+const V3_REF_PREFIX: &str = "#/components/schemas/";
 
 fn gv_path(group: &str, version: &str) -> String {
     if group.is_empty() {
@@ -45,36 +47,24 @@ pub fn group_version(registry: &Registry, path: &str) -> Option<Value> {
     if infos.is_empty() {
         return None;
     }
-    let mut paths = Map::new();
-    for info in infos {
-        let base = if group.is_empty() {
-            format!("/api/{version}")
-        } else {
-            format!("/apis/{group}/{version}")
-        };
-        let item = if info.namespaced {
-            format!("{base}/namespaces/{{namespace}}/{}/{{name}}", info.plural)
-        } else {
-            format!("{base}/{}/{{name}}", info.plural)
-        };
-        let param = |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string", "uniqueItems": true}});
-        paths.insert(
-            item,
-            json!({
-                "patch": {
-                    "operationId": format!("patch{}", info.kind),
-                    "parameters": [param("dryRun"), param("fieldManager"), param("fieldValidation"), param("force")],
-                    "responses": {"200": {"description": "OK"}},
-                    "x-kubernetes-action": "patch",
-                    "x-kubernetes-group-version-kind": {"group": group, "version": version, "kind": info.kind},
-                }
-            }),
-        );
-    }
+    let param = |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string", "uniqueItems": true}});
+    let paths: Map<String, Value> = infos
+        .iter()
+        .map(|info| {
+            (
+                item_path(info),
+                patch_operation(info, patch_parameters(param)),
+            )
+        })
+        .collect();
+    let schemas: Map<String, Value> = kind_definitions(&infos, false)
+        .into_iter()
+        .map(|(name, def)| (name, with_ref_prefix(def, V3_REF_PREFIX)))
+        .collect();
     Some(json!({
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.34.0"},
         "paths": paths,
-        "components": {"schemas": {}},
+        "components": {"schemas": schemas},
     }))
 }
