@@ -1,5 +1,6 @@
 //! `rollouts --serve` keeps the embedded API server up with the operator running, and kubectl
-//! works against it: `get rollouts` lists the Rollout, `describe rollout` shows its events.
+//! works against it: `get rollouts` lists the Rollout, `describe rollout` shows its events,
+//! `explain rollouts.spec` shows the CRD's schema.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -128,6 +129,37 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
     assert!(
         stdout.contains("Reason:                Applied"),
         "{stdout}"
+    );
+
+    // `kubectl explain` reads the Rollout's schema, the one the operator's CRD declares, from
+    // the server's OpenAPI documents.
+    let explained = kubectl(&kubeconfig, &["explain", "rollouts.spec"]);
+    let stdout = String::from_utf8_lossy(&explained.stdout);
+    assert!(
+        explained.status.success(),
+        "{}",
+        String::from_utf8_lossy(&explained.stderr)
+    );
+    assert!(
+        stdout.starts_with("GROUP:      demo.kubeward.dev\nKIND:       Rollout\nVERSION:    v1\n"),
+        "{stdout}"
+    );
+    let fields: Vec<String> = stdout
+        .lines()
+        .filter(|l| l.starts_with("  ") && l.contains('<'))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    for field in [
+        "image <string> -required-",
+        "replicas <integer>",
+        "suspend <boolean>",
+        "timeoutSeconds <integer>",
+    ] {
+        assert!(fields.iter().any(|f| f == field), "no {field}:\n{stdout}");
+    }
+    assert!(
+        stdout.contains("The container image to roll out"),
+        "the field docs come from the CRD schema:\n{stdout}"
     );
 
     // What `rollouts crd` prints is YAML that kubectl reads back as the CRD the operator
