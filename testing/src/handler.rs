@@ -49,6 +49,46 @@ impl hyper::body::Body for ChannelBody {
     }
 }
 
+/// `body` with each of its frames delivered `delay` after it was produced, in order (a lagging
+/// watch cache). Ends when `body` ends or the client goes away.
+fn delayed(mut body: Body, delay: Duration) -> Body {
+    let (due_tx, mut due_rx) = mpsc::unbounded_channel::<(tokio::time::Instant, Bytes)>();
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    tokio::spawn(async move {
+        let produce = async move {
+            while let Some(Ok(frame)) = body.frame().await {
+                if let Ok(data) = frame.into_data()
+                    && due_tx
+                        .send((tokio::time::Instant::now() + delay, data))
+                        .is_err()
+                {
+                    return;
+                }
+            }
+        };
+        let deliver = async {
+            while let Some((due, data)) = due_rx.recv().await {
+                tokio::time::sleep_until(due).await;
+                if tx.send(data).await.is_err() {
+                    return;
+                }
+            }
+        };
+        // The producer ends with the body (dropping `due_tx`), then the deliverer drains what is
+        // due; the client going away ends both.
+        tokio::select! {
+            ((), ()) = async { tokio::join!(produce, deliver) } => {}
+            () = tx.closed() => {}
+        }
+    });
+    ChannelBody(rx).boxed_unsync()
+}
+
+/// Whether the query asks for a watch.
+fn is_watch(query: &HashMap<String, String>) -> bool {
+    matches!(query.get("watch").map(String::as_str), Some("true" | "1"))
+}
+
 fn json_response(status: u16, body: &Value) -> Response<Body> {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     Response::builder()
@@ -119,11 +159,13 @@ pub(crate) async fn handle(
         Route::Resource(r) => Some((r.group.as_str(), r.plural.as_str())),
         _ => None,
     };
+    let query_map = parse_query(&query);
     let fault = shared.faults.take(&super::faults::Matched {
         method: &parts.method,
         path: &path,
         resource,
         user: &user,
+        watch: is_watch(&query_map),
     });
     match &fault {
         Some(FaultAction::Latency(d)) => tokio::time::sleep(*d).await,
@@ -141,7 +183,13 @@ pub(crate) async fn handle(
             shared.requests.push(record);
             return Err(std::io::Error::other("injected fault: connection closed"));
         }
-        Some(FaultAction::CommitThenStatus(_) | FaultAction::CommitThenCloseConnection) | None => {}
+        Some(
+            FaultAction::CommitThenStatus(_)
+            | FaultAction::CommitThenCloseConnection
+            | FaultAction::CommitThenHang
+            | FaultAction::DelayWatchEvents(_),
+        )
+        | None => {}
     }
     let Some(body) = body else {
         let err = ApiError::too_large(format_args!("limit is {MAX_REQUEST_BODY_BYTES}"));
@@ -149,7 +197,6 @@ pub(crate) async fn handle(
         shared.requests.push(record);
         return Ok(error_response(&err));
     };
-    let query_map = parse_query(&query);
     let response = match (&route, identity) {
         (Route::Resource(r), Some((_, rules))) => {
             let authorized =
@@ -200,6 +247,16 @@ pub(crate) async fn handle(
             Err(std::io::Error::other(
                 "injected fault: connection closed after the request was served",
             ))
+        }
+        Some(FaultAction::CommitThenHang) => {
+            record.status = 0;
+            shared.requests.push(record);
+            std::future::pending::<()>().await;
+            unreachable!("pending never completes");
+        }
+        Some(FaultAction::DelayWatchEvents(delay)) => {
+            shared.requests.push(record);
+            Ok(response.map(|body| delayed(body, delay)))
         }
         _ => {
             shared.requests.push(record);
@@ -545,7 +602,7 @@ fn resource_request(
             }
         }
         (&Method::GET, None) => {
-            if matches!(query.get("watch").map(String::as_str), Some("true" | "1")) {
+            if is_watch(query) {
                 let filter = super::api::Filter::parse(
                     &info,
                     list_params.label_selector,
