@@ -224,14 +224,16 @@ fn serve_as(shared: &Arc<Shared>, identity: &Identity, request: &Served<'_>) -> 
     {
         let state = shared.lock();
         let now = super::api::rfc3339(state.clock.now());
-        return match reviews::serve(
+        let media_type = media_type(request.headers);
+        let review = reviews::serve(
             &state.store,
             identity,
-            request.method,
-            r,
+            (request.method, r),
             request.body,
+            media_type.as_deref(),
             &now,
-        ) {
+        );
+        return match review {
             Ok(review) => json_response(201, &review),
             Err(e) => error_response(&e),
         };

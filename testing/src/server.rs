@@ -271,6 +271,29 @@ impl ApiServer {
         Ok(kube::Client::try_from(self.config(Some(token))?)?)
     }
 
+    /// A client authenticated as `user` in `groups` (plus `system:authenticated` and a service
+    /// account's groups, as [`ApiServerBuilder::token`] gives them), by a token minted for it:
+    /// its requests are authorized by RBAC from the Roles, ClusterRoles and bindings stored in
+    /// the server.
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// let server = kubeward_testing::ApiServer::start().await?;
+    /// let operator = server.client_as("system:serviceaccount:default:op", &[])?;
+    /// let cms: kube::Api<ConfigMap> = kube::Api::namespaced(operator, "default");
+    /// // 403 until a RoleBinding grants the service account `list` on configmaps
+    /// assert!(cms.list(&Default::default()).await.is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn client_as(&self, user: &str, groups: &[&str]) -> Result<kube::Client, ServerError> {
+        let token = self
+            .shared
+            .authn
+            .mint(Identity::rbac(UserInfo::authenticated(user, groups)));
+        self.client_with_token(&token)
+    }
+
     /// A client authenticated as `user` whose requests are authorized against `rules` (RBAC
     /// `PolicyRule`s): requests outside them get 403 Forbidden with the real message.
     pub fn client_with_rules(

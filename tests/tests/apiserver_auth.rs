@@ -4,6 +4,7 @@
 
 mod apiserver_support;
 
+use apiserver_support::kubectl::Kubectl;
 use apiserver_support::raw;
 use http::HeaderValue;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
@@ -616,4 +617,130 @@ async fn reviews_are_discoverable_as_create_only_resources() {
     ] {
         assert!(groups.contains(group), "{group} in {groups}");
     }
+}
+
+const RBAC_YAML: &str = r#"apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: op
+  namespace: default
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: cm-reader
+  namespace: default
+rules:
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["get", "list"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: op-reads
+  namespace: default
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: cm-reader
+subjects:
+- kind: ServiceAccount
+  name: op
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_applies_rbac_then_acts_as_the_service_account_and_asks_auth() {
+    // kubectl sends a kubeconfig's credentials only over TLS (client-go reads a user's auth info
+    // for https servers only), so it talks to this plain-HTTP server as the administrator and
+    // reaches other identities by impersonation, which it does send.
+    let server = ApiServer::start().await.unwrap();
+    let dir = std::env::temp_dir().join(format!("kubeward-auth-{}", server.addr().port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let admin_config = dir.join("admin.kubeconfig");
+    server.write_kubeconfig(&admin_config).unwrap();
+    let rbac = dir.join("rbac.yaml");
+    std::fs::write(&rbac, RBAC_YAML).unwrap();
+    let admin = Kubectl::new(&admin_config);
+    let rbac_path = rbac.to_str().unwrap().to_owned();
+    tokio::task::spawn_blocking(move || {
+        let applied = admin.ok(&["apply", "-f", &rbac_path]);
+        for line in [
+            "serviceaccount/op created",
+            "role.rbac.authorization.k8s.io/cm-reader created",
+            "rolebinding.rbac.authorization.k8s.io/op-reads created",
+        ] {
+            assert!(applied.contains(line), "{applied}");
+        }
+        admin.ok(&["create", "configmap", "web", "--from-literal=a=b"]);
+        let sa = "--as=system:serviceaccount:default:op";
+
+        assert_eq!(admin.ok(&["auth", "can-i", "list", "configmaps", sa]).trim(), "yes");
+        let (allowed, answer) = admin.run(&["auth", "can-i", "delete", "configmaps", sa]);
+        assert!(!allowed, "can-i answers no with exit status 1");
+        assert_eq!(answer.trim(), "no");
+        // The administrator may do anything.
+        assert_eq!(admin.ok(&["auth", "can-i", "delete", "configmaps"]).trim(), "yes");
+
+        let listed = admin.ok(&["get", "configmaps", sa]);
+        assert!(listed.contains("web"), "{listed}");
+        let refused = admin.fails(&["delete", "configmap", "web", sa]);
+        assert!(
+            refused.contains(r#"Error from server (Forbidden): configmaps "web" is forbidden: User "system:serviceaccount:default:op" cannot delete resource "configmaps" in API group "" in the namespace "default""#),
+            "{refused}"
+        );
+
+        let whoami = admin.ok(&["auth", "whoami", sa]);
+        assert!(
+            whoami.contains("system:serviceaccount:default:op")
+                && whoami.contains("[system:serviceaccounts system:serviceaccounts:default system:authenticated]"),
+            "{whoami}"
+        );
+        let list = admin.ok(&["auth", "can-i", "--list", sa]);
+        let row = list
+            .lines()
+            .find(|l| l.starts_with("configmaps "))
+            .unwrap_or_else(|| panic!("no configmaps row:\n{list}"));
+        assert!(row.contains("[get list]"), "{list}");
+
+        // A user bound to nothing.
+        let refused = admin.fails(&["get", "configmaps", "--as=alice"]);
+        assert!(
+            refused.contains(r#"Error from server (Forbidden): configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "default""#),
+            "{refused}"
+        );
+    })
+    .await
+    .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn clients_as_a_user_are_authorized_by_rbac_without_configured_tokens() {
+    let server = ApiServer::start().await.unwrap();
+    let op = server
+        .client_as("system:serviceaccount:default:op", &[])
+        .unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(op, "default");
+    assert_eq!(
+        status_of(cms.list(&ListParams::default()).await).2,
+        r#"configmaps is forbidden: User "system:serviceaccount:default:op" cannot list resource "configmaps" in API group "" in the namespace "default""#
+    );
+    let admin = server.client().unwrap();
+    let bindings: Api<RoleBinding> = Api::namespaced(admin, "default");
+    bindings
+        .create(
+            &PostParams::default(),
+            &role_binding(
+                "default",
+                "sa-admin",
+                json!({"kind": "ClusterRole", "name": "cluster-admin"}),
+                json!([{"kind": "Group", "name": "system:serviceaccounts:default"}]),
+            ),
+        )
+        .await
+        .unwrap();
+    cms.list(&ListParams::default())
+        .await
+        .expect("bound through the service account's namespace group");
 }
