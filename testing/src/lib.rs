@@ -150,6 +150,7 @@
 mod alert_rules;
 mod api;
 mod apply;
+mod auth;
 mod authz;
 mod discovery;
 mod events_api;

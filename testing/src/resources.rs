@@ -202,6 +202,17 @@ impl Registry {
         ev.short_names = vec!["ev".into()];
         r.insert(ev);
         r.insert(b("coordination.k8s.io", "v1", "Lease", "leases", true));
+        let rbac = "rbac.authorization.k8s.io";
+        r.insert(b(rbac, "v1", "Role", "roles", true));
+        r.insert(b(rbac, "v1", "ClusterRole", "clusterroles", false));
+        r.insert(b(rbac, "v1", "RoleBinding", "rolebindings", true));
+        r.insert(b(
+            rbac,
+            "v1",
+            "ClusterRoleBinding",
+            "clusterrolebindings",
+            false,
+        ));
         let mut crd = b(
             "apiextensions.k8s.io",
             "v1",
