@@ -142,6 +142,7 @@ mod faults;
 mod handler;
 mod kubeconfig;
 mod metrics;
+mod negotiation;
 mod openapi;
 mod patch;
 mod protobuf;
