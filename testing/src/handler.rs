@@ -21,6 +21,7 @@ use super::apply::manager_or_user_agent;
 use super::auth::authorizer::{self, Identity};
 use super::auth::{impersonation, reviews};
 use super::faults::FaultAction;
+use super::negotiation::{self, Representation};
 use super::requests::RequestRecord;
 use super::routes::{ResourcePath, Route, parse_query, parse_route};
 use super::schema::duplicates::duplicate_fields;
@@ -84,11 +85,6 @@ fn delayed(mut body: Body, delay: Duration) -> Body {
         }
     });
     ChannelBody(rx).boxed_unsync()
-}
-
-/// Whether the query asks for a watch.
-fn is_watch(query: &HashMap<String, String>) -> bool {
-    matches!(query.get("watch").map(String::as_str), Some("true" | "1"))
 }
 
 fn json_response(status: u16, body: &Value) -> Response<Body> {
@@ -504,6 +500,49 @@ fn validate_watch_options(query: &HashMap<String, String>) -> Result<(), ApiErro
     }
 }
 
+/// Whether a collection GET is a watch (`watch=true` or `watch=1`).
+fn is_watch(query: &HashMap<String, String>) -> bool {
+    matches!(query.get("watch").map(String::as_str), Some("true" | "1"))
+}
+
+/// An integer query parameter decoded as the parameter codec does (`strconv.ParseInt`), 400
+/// with its error when it is not one.
+fn int_parameter(query: &HashMap<String, String>, name: &str) -> Result<Option<i64>, ApiError> {
+    let Some(text) = query.get(name) else {
+        return Ok(None);
+    };
+    text.parse::<i64>().map(Some).map_err(|e| {
+        let why = match e.kind() {
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                "value out of range"
+            }
+            _ => "invalid syntax",
+        };
+        ApiError::bad_request(format!("strconv.ParseInt: parsing \"{text}\": {why}"))
+    })
+}
+
+/// A response object (an object, or with `items` a list) in the negotiated representation.
+fn represent(
+    info: &super::resources::ResourceInfo,
+    value: &Value,
+    items: Option<&[Value]>,
+    representation: Representation,
+    now: jiff::Timestamp,
+) -> Value {
+    match (representation, items) {
+        (Representation::Object, _) => value.clone(),
+        (Representation::PartialObjectMetadata, None) => table::partial(value),
+        (Representation::PartialObjectMetadata, Some(_)) => table::partial_list(value),
+        (Representation::Table(include), None) => {
+            table::table(info, std::slice::from_ref(value), None, include, true, now)
+        }
+        (Representation::Table(include), Some(items)) => {
+            table::table(info, items, Some(&value["metadata"]), include, true, now)
+        }
+    }
+}
+
 fn media_type(headers: &HeaderMap) -> Option<String> {
     headers
         .get(header::CONTENT_TYPE)
@@ -613,101 +652,81 @@ fn resource_request(
     if let Some(name) = r.name.as_deref() {
         super::validation::names::check_name_parameter(name)?;
     }
-    let accept = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    // The first media type a client lists is the one it prefers.
-    let preferred = accept.split(',').next().unwrap_or_default();
-    let as_table = preferred.contains("as=Table");
-    let metadata_only = preferred.contains("as=PartialObjectMetadata");
+    let watching = *method == Method::GET && r.name.is_none() && is_watch(query);
+    let representation = negotiation::negotiate(
+        headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()),
+        query,
+        negotiation::Endpoint {
+            custom: info.custom,
+            watch: watching,
+        },
+    )?;
     let list_params = ListParams {
         label_selector: query.get("labelSelector").map(String::as_str),
         field_selector: query.get("fieldSelector").map(String::as_str),
-        limit: query.get("limit").and_then(|l| l.parse().ok()).unwrap_or(0),
+        limit: usize::try_from(int_parameter(query, "limit")?.unwrap_or(0)).unwrap_or(0),
         continue_token: query.get("continue").map(String::as_str),
     };
     let (code, value) = match (method, r.name.as_deref()) {
         (&Method::GET, Some(name)) => {
             let obj = state.get(&info, ns, name)?;
-            if as_table {
-                (
-                    200,
-                    table::table(
-                        &info,
-                        std::slice::from_ref(&obj),
-                        None,
-                        query,
-                        state.clock.now(),
-                    ),
-                )
-            } else if metadata_only {
-                (200, table::partial(&obj))
-            } else {
-                (200, obj)
+            (
+                200,
+                represent(&info, &obj, None, representation, state.clock.now()),
+            )
+        }
+        (&Method::GET, None) if watching => {
+            let filter = super::api::Filter::parse(
+                &info,
+                list_params.label_selector,
+                list_params.field_selector,
+            )?;
+            if ns.is_some() && !info.namespaced {
+                return Err(ApiError::no_route());
             }
+            let clock = state.clock.clone();
+            drop(state);
+            validate_watch_options(query)?;
+            let request = WatchRequest {
+                info: info.clone(),
+                namespace: r.namespace.clone(),
+                resource_version: query.get("resourceVersion").cloned(),
+                send_initial_events: query.get("sendInitialEvents").is_some_and(|v| v == "true"),
+                bookmarks: query
+                    .get("allowWatchBookmarks")
+                    .is_some_and(|v| v == "true"),
+                timeout: int_parameter(query, "timeoutSeconds")?
+                    .and_then(|t| u64::try_from(t).ok())
+                    .map(Duration::from_secs),
+                filter,
+                representation,
+                clock,
+            };
+            let rx = watch::start(
+                &shared.state,
+                request,
+                shared.watch_config,
+                shared.compactions.subscribe(),
+            );
+            let response = Response::builder()
+                .status(200)
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::CACHE_CONTROL, "no-cache, private")
+                .body(ChannelBody(rx).boxed_unsync())
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            return Ok(response);
         }
         (&Method::GET, None) => {
-            if is_watch(query) {
-                let filter = super::api::Filter::parse(
-                    &info,
-                    list_params.label_selector,
-                    list_params.field_selector,
-                )?;
-                if ns.is_some() && !info.namespaced {
-                    return Err(ApiError::no_route());
-                }
-                drop(state);
-                validate_watch_options(query)?;
-                let request = WatchRequest {
-                    info: info.clone(),
-                    namespace: r.namespace.clone(),
-                    resource_version: query.get("resourceVersion").cloned(),
-                    send_initial_events: query
-                        .get("sendInitialEvents")
-                        .is_some_and(|v| v == "true"),
-                    bookmarks: query
-                        .get("allowWatchBookmarks")
-                        .is_some_and(|v| v == "true"),
-                    timeout: query
-                        .get("timeoutSeconds")
-                        .and_then(|t| t.parse::<u64>().ok())
-                        .map(Duration::from_secs),
-                    filter,
-                    metadata_only,
-                };
-                let rx = watch::start(
-                    &shared.state,
-                    request,
-                    shared.watch_config,
-                    shared.compactions.subscribe(),
-                );
-                let response = Response::builder()
-                    .status(200)
-                    .header(header::CONTENT_TYPE, "application/json")
-                    .header(header::CACHE_CONTROL, "no-cache, private")
-                    .body(ChannelBody(rx).boxed_unsync())
-                    .map_err(|e| ApiError::internal(e.to_string()))?;
-                return Ok(response);
-            }
             let list = state.list(&info, ns, &list_params)?;
-            if as_table {
-                let items = list["items"].as_array().cloned().unwrap_or_default();
-                (
-                    200,
-                    table::table(
-                        &info,
-                        &items,
-                        Some(&list["metadata"]),
-                        query,
-                        state.clock.now(),
-                    ),
-                )
-            } else if metadata_only {
-                (200, table::partial_list(&list))
-            } else {
-                (200, list)
-            }
+            let now = state.clock.now();
+            let items = list["items"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            (
+                200,
+                represent(&info, &list, Some(items), representation, now),
+            )
         }
         (&Method::POST, None) if r.subresource.is_none() => {
             let obj = decode_body(headers, body)?;
@@ -775,7 +794,9 @@ fn resource_request(
             }
             (200, state.delete(&info, ns, name, &options)?)
         }
-        (&Method::DELETE, None) => (200, state.delete_collection(&info, ns, &list_params)?),
+        (&Method::DELETE, None) if info.deletes_collections() => {
+            (200, state.delete_collection(&info, ns, &list_params)?)
+        }
         _ => return Err(ApiError::method_not_allowed()),
     };
     let warnings = std::mem::take(&mut state.warnings);

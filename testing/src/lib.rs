@@ -158,6 +158,7 @@ mod faults;
 mod handler;
 mod kubeconfig;
 mod metrics;
+mod negotiation;
 mod openapi;
 mod patch;
 mod protobuf;

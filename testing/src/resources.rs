@@ -118,6 +118,29 @@ impl ResourceInfo {
         fields
     }
 
+    /// Whether a collection DELETE is served: not for namespaces, whose storage (upstream
+    /// `pkg/registry/core/namespace/storage`) has no `DeleteCollection`.
+    pub fn deletes_collections(&self) -> bool {
+        !(self.group.is_empty() && self.plural == "namespaces")
+    }
+
+    /// The verbs discovery lists for the resource.
+    fn verbs(&self) -> Vec<&'static str> {
+        [
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ]
+        .into_iter()
+        .filter(|v| *v != "deletecollection" || self.deletes_collections())
+        .collect()
+    }
+
     /// The APIResource entries (main resource and subresources) for discovery.
     pub fn discovery_entries(&self) -> Vec<Value> {
         let mut main = json!({
@@ -125,7 +148,7 @@ impl ResourceInfo {
             "singularName": self.singular,
             "namespaced": self.namespaced,
             "kind": self.kind,
-            "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+            "verbs": self.verbs(),
         });
         if !self.short_names.is_empty() {
             main["shortNames"] = json!(self.short_names);

@@ -157,6 +157,16 @@ impl ApiError {
         }
     }
 
+    /// 406 NotAcceptable (`negotiation.errNotAcceptable`: no `details`).
+    pub fn not_acceptable(message: String) -> Self {
+        Self {
+            code: 406,
+            reason: "NotAcceptable",
+            message,
+            details: None,
+        }
+    }
+
     /// 415 UnsupportedMediaType listing the accepted patch types.
     pub fn unsupported_media_type(content_type: &str, accepted: &[&str]) -> Self {
         let _ = content_type;
