@@ -141,6 +141,7 @@ mod events_api;
 mod faults;
 mod handler;
 mod kubeconfig;
+mod lifecycle;
 mod metrics;
 mod openapi;
 mod patch;
