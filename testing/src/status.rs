@@ -201,6 +201,17 @@ impl ApiError {
         }
     }
 
+    /// 403 Forbidden about one object, as admission plugins answer (`errors.NewForbidden`):
+    /// `namespaces "default" is forbidden: this namespace may not be deleted`.
+    pub fn forbidden_object(resource: Qualified<'_>, name: &str, why: &str) -> Self {
+        Self {
+            code: 403,
+            reason: "Forbidden",
+            message: format!("{} \"{name}\" is forbidden: {why}", resource.display()),
+            details: Some(details(resource, name)),
+        }
+    }
+
     /// 410 Expired, sent only inside a watch stream as an `ERROR` event.
     pub fn expired(message: impl Into<String>) -> Self {
         Self {
