@@ -14,9 +14,9 @@ use super::apply::{ApplyError, ApplySchema, Endpoint, apply_at, update_at};
 use super::events_api::{
     from_core_v1, to_core_v1, validate_core_v1_event, validate_event_create, validate_event_update,
 };
-use super::openapi::definitions::Definitions;
 use super::lifecycle::namespace;
 use super::lifecycle::propagation::{Propagation, deletion_finalizers};
+use super::openapi::definitions::Definitions;
 use super::patch::{MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch};
 use super::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
 use super::schema::{self, Decoding};
