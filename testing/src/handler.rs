@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 use super::api::{ListParams, PatchType, WriteOptions};
 use super::apply::manager_or_user_agent;
 use super::faults::FaultAction;
+use super::lifecycle::namespace;
 use super::requests::RequestRecord;
 use super::routes::{ResourcePath, Route, parse_query, parse_route};
 use super::schema::duplicates::duplicate_fields;
@@ -477,6 +478,8 @@ fn resource_request(
     match r.subresource.as_deref() {
         None => {}
         Some("status") if info.status_subresource => {}
+        // Namespaces' spec finalizers are written through `/finalize`, by PUT only.
+        Some("finalize") if namespace::is_namespaces(&info) && *method == Method::PUT => {}
         Some(_) => return Err(ApiError::no_route()),
     }
     let ns = r.namespace.as_deref();
@@ -638,7 +641,15 @@ fn resource_request(
         }
         (&Method::DELETE, Some(name)) if r.subresource.is_none() => {
             let options: Value = if body.is_empty() {
-                Value::Null
+                // Without a body, DeleteOptions come from the query.
+                let mut options = json!({});
+                if let Some(policy) = query.get("propagationPolicy") {
+                    options["propagationPolicy"] = json!(policy);
+                }
+                if let Some(orphan) = query.get("orphanDependents") {
+                    options["orphanDependents"] = json!(orphan == "true");
+                }
+                options
             } else {
                 serde_json::from_slice(body).map_err(|e| {
                     ApiError::bad_request(format!("error decoding DeleteOptions: {e}"))
@@ -651,7 +662,15 @@ fn resource_request(
             {
                 state.dry_run = true;
             }
-            (200, state.delete(&info, ns, name, &options)?)
+            let deleted = state.delete(&info, ns, name, &options)?;
+            // `orphanDependents: false` (foreground deletion) is answered 202 Accepted, as the
+            // object then always waits for its dependents.
+            let code = if options["orphanDependents"] == false {
+                202
+            } else {
+                200
+            };
+            (code, deleted)
         }
         (&Method::DELETE, None) => (200, state.delete_collection(&info, ns, &list_params)?),
         _ => return Err(ApiError::method_not_allowed()),

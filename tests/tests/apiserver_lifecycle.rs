@@ -633,3 +633,117 @@ async fn unknown_propagation_policies_are_invalid_delete_options() {
     );
     assert!(!gone(&cms, "a").await);
 }
+
+#[tokio::test]
+async fn orphan_dependents_false_is_foreground_and_answered_202_and_policies_read_from_the_query() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    cms.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let (code, answer) = raw(
+        &client,
+        "DELETE",
+        "/api/v1/namespaces/default/configmaps/a",
+        Some("application/json"),
+        Some(json!({"orphanDependents": false})),
+    )
+    .await;
+    assert_eq!(code, 202, "{answer}");
+    assert_eq!(
+        answer["metadata"]["finalizers"],
+        json!(["foregroundDeletion"])
+    );
+    eventually("a goes without dependents", || gone(&cms, "a")).await;
+
+    cms.create(&PostParams::default(), &cm("b")).await.unwrap();
+    let (code, answer) = raw(
+        &client,
+        "DELETE",
+        "/api/v1/namespaces/default/configmaps/b?propagationPolicy=Orphan",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(answer["metadata"]["finalizers"], json!(["orphan"]));
+    eventually("b goes once orphaned", || gone(&cms, "b")).await;
+}
+
+#[tokio::test]
+async fn foreground_deletion_breaks_a_cycle_of_blocking_owner_references() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let a = cms.create(&PostParams::default(), &cm("a")).await.unwrap();
+    let b = cms
+        .create(&PostParams::default(), &owned_by("b", &a, true))
+        .await
+        .unwrap();
+    cms.patch(
+        "a",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"ownerReferences": [owner_ref(&b, true)]}})),
+    )
+    .await
+    .unwrap();
+    let (code, _) = raw(
+        &client,
+        "DELETE",
+        "/api/v1/namespaces/default/configmaps/a",
+        Some("application/json"),
+        Some(json!({"propagationPolicy": "Foreground"})),
+    )
+    .await;
+    assert_eq!(code, 200);
+    eventually("both objects of the cycle go", || async {
+        gone(&cms, "a").await && gone(&cms, "b").await
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn finalize_removes_a_namespace_whatever_content_remains() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let nss: Api<Namespace> = Api::all(client.clone());
+    create_namespace(&client, "stuck").await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "stuck");
+    cms.create(&PostParams::default(), &held("held"))
+        .await
+        .unwrap();
+    raw(&client, "DELETE", "/api/v1/namespaces/stuck", None, None).await;
+    eventually("the namespace reports the remaining content", || async {
+        let ns = serde_json::to_value(nss.get("stuck").await.unwrap()).unwrap();
+        condition(&ns, "NamespaceContentRemaining")["status"] == "True"
+    })
+    .await;
+    // Main-resource writes do not change spec finalizers; /finalize does.
+    let mut ns = serde_json::to_value(nss.get("stuck").await.unwrap()).unwrap();
+    ns["spec"]["finalizers"] = json!([]);
+    let (code, kept) = raw(
+        &client,
+        "PUT",
+        "/api/v1/namespaces/stuck",
+        Some("application/json"),
+        Some(ns.clone()),
+    )
+    .await;
+    assert_eq!(code, 200, "{kept}");
+    assert_eq!(kept["spec"]["finalizers"], json!(["kubernetes"]));
+    let (code, answer) = raw(
+        &client,
+        "PUT",
+        "/api/v1/namespaces/stuck/finalize",
+        Some("application/json"),
+        Some(ns),
+    )
+    .await;
+    assert_eq!(code, 200, "{answer}");
+    assert!(gone(&nss, "stuck").await);
+    // As on a cluster, the content is left in storage.
+    assert!(
+        server
+            .object("v1", "configmaps", Some("stuck"), "held")
+            .is_some()
+    );
+}
