@@ -141,16 +141,20 @@ fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
     obj["metadata"][field].as_str()
 }
 
-/// The `metadata.finalizers` of an object.
-pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
-    obj["metadata"]["finalizers"]
-        .as_array()
+/// The strings of a JSON list (none if it is not one).
+pub(crate) fn string_list(list: &Value) -> Vec<String> {
+    list.as_array()
         .map(|a| {
             a.iter()
                 .filter_map(|f| f.as_str().map(str::to_string))
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The `metadata.finalizers` of an object.
+pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
+    string_list(&obj["metadata"]["finalizers"])
 }
 
 /// `metadata` as a map, made one if it is not.
