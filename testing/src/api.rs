@@ -1215,13 +1215,17 @@ impl State {
         }
     }
 
-    /// DELETE of a collection: every matching object is deleted as by [`State::delete`].
+    /// DELETE of a collection: every matching object is deleted as by [`State::delete`], with
+    /// the same options.
     pub fn delete_collection(
         &mut self,
         info: &ResourceInfo,
         namespace: Option<&str>,
         params: &ListParams<'_>,
+        options: &Value,
     ) -> Result<Value, ApiError> {
+        // ValidateDeleteOptions runs before anything is listed.
+        Propagation::from_options(options)?;
         let list = self.list(
             info,
             namespace,
@@ -1235,7 +1239,7 @@ impl State {
         for item in list["items"].as_array().cloned().unwrap_or_default() {
             let ns = meta_str(&item, "namespace").map(str::to_string);
             let name = meta_str(&item, "name").unwrap_or_default().to_string();
-            match self.delete(info, ns.as_deref(), &name, &Value::Null) {
+            match self.delete(info, ns.as_deref(), &name, options) {
                 Ok(v) if v["kind"] != "Status" => items.push(v),
                 Ok(_) => items.push(item),
                 Err(e) if e.code == 404 => {}

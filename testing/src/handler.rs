@@ -430,6 +430,23 @@ fn decode_body(headers: &HeaderMap, body: &Bytes) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("the object provided is unrecognized: {e}")))
 }
 
+/// The `DeleteOptions` of a DELETE: the body (which may carry `dryRun` too), or without one
+/// the query's `propagationPolicy` and `orphanDependents`.
+fn delete_options(body: &Bytes, query: &HashMap<String, String>) -> Result<Value, ApiError> {
+    if !body.is_empty() {
+        return serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")));
+    }
+    let mut options = json!({});
+    if let Some(policy) = query.get("propagationPolicy") {
+        options["propagationPolicy"] = json!(policy);
+    }
+    if let Some(orphan) = query.get("orphanDependents") {
+        options["orphanDependents"] = json!(orphan == "true");
+    }
+    Ok(options)
+}
+
 fn resource_request(
     shared: &Arc<Shared>,
     method: &Method,
@@ -640,22 +657,7 @@ fn resource_request(
             (if created { 201 } else { 200 }, out)
         }
         (&Method::DELETE, Some(name)) if r.subresource.is_none() => {
-            let options: Value = if body.is_empty() {
-                // Without a body, DeleteOptions come from the query.
-                let mut options = json!({});
-                if let Some(policy) = query.get("propagationPolicy") {
-                    options["propagationPolicy"] = json!(policy);
-                }
-                if let Some(orphan) = query.get("orphanDependents") {
-                    options["orphanDependents"] = json!(orphan == "true");
-                }
-                options
-            } else {
-                serde_json::from_slice(body).map_err(|e| {
-                    ApiError::bad_request(format!("error decoding DeleteOptions: {e}"))
-                })?
-            };
-            // DeleteOptions may carry dryRun in the body instead of the query.
+            let options = delete_options(body, query)?;
             if options["dryRun"]
                 .as_array()
                 .is_some_and(|d| d.iter().any(|v| v == "All"))
@@ -672,7 +674,13 @@ fn resource_request(
             };
             (code, deleted)
         }
-        (&Method::DELETE, None) => (200, state.delete_collection(&info, ns, &list_params)?),
+        (&Method::DELETE, None) => {
+            let options = delete_options(body, query)?;
+            (
+                200,
+                state.delete_collection(&info, ns, &list_params, &options)?,
+            )
+        }
         _ => return Err(ApiError::method_not_allowed()),
     };
     let warnings = std::mem::take(&mut state.warnings);

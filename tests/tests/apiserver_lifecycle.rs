@@ -684,3 +684,45 @@ async fn finalize_removes_a_namespace_whatever_content_remains() {
             .is_some()
     );
 }
+
+#[tokio::test]
+async fn delete_collection_applies_its_propagation_policy_to_every_object() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let owner = create(&cms, &cm("owner")).await;
+    create(&cms, &owned_by("child", &owner, false)).await;
+    let (code, list) = raw(
+        &client,
+        "DELETE",
+        "/api/v1/namespaces/default/configmaps",
+        Some("application/json"),
+        Some(json!({"propagationPolicy": "Orphan"})),
+    )
+    .await;
+    assert_eq!(code, 200, "{list}");
+    let finalizers: Vec<&Value> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| &o["metadata"]["finalizers"])
+        .collect();
+    assert_eq!(finalizers, [&json!(["orphan"]), &json!(["orphan"])]);
+    eventually("both go once orphaned", || async {
+        cms.list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    })
+    .await;
+    let (code, status) = raw(
+        &client,
+        "DELETE",
+        "/api/v1/namespaces/default/configmaps",
+        Some("application/json"),
+        Some(json!({"propagationPolicy": "Later"})),
+    )
+    .await;
+    assert_eq!((code, &status["reason"]), (422, &json!("Invalid")));
+}
