@@ -231,6 +231,25 @@ async fn deleting_a_namespace_terminates_it_deletes_its_content_and_waits_for_fi
         json!([{"reason": "NamespaceTerminating", "message": "namespace shop is being terminated",
                 "field": "metadata.namespace"}])
     );
+    // Before a name is generated, admission names the object by its prefix.
+    let (code, status) = raw(
+        &client,
+        "POST",
+        "/api/v1/namespaces/shop/configmaps",
+        Some("application/json"),
+        Some(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "late-"}}),
+        ),
+    )
+    .await;
+    assert_eq!(code, 403, "{status}");
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("configmaps \"late-\" is forbidden: unable to create new content"),
+        "{status}"
+    );
     // Repeating the DELETE changes nothing and answers the namespace.
     let (code, again) = raw(&client, "DELETE", "/api/v1/namespaces/shop", None, None).await;
     assert_eq!(
