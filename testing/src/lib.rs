@@ -74,7 +74,9 @@
 //!   owner goes once no dependent with `blockOwnerDeletion: true` is left), `Orphan` adds
 //!   `orphan` (dependents lose their references to the owner, then it goes), `Background` (the
 //!   default of every kind served here) deletes the owner at once. Finalizers already on the
-//!   owner decide when no policy is given.
+//!   owner decide when no policy is given; the policy may come in the body or the query;
+//!   `orphanDependents: false` is answered `202 Accepted`. A foreground chain that loops has its
+//!   owner references unblocked, as upstream breaks cycles.
 //! - **Namespaces**: created `Active` with the `kubernetes` spec finalizer; DELETE answers the
 //!   Namespace with `deletionTimestamp` and `status.phase: Terminating`; the namespace
 //!   controller then deletes every object in it (background propagation: objects with
@@ -83,7 +85,9 @@
 //!   `NamespaceDeletionContentFailure`, `NamespaceContentRemaining` and
 //!   `NamespaceFinalizersRemaining` conditions with upstream's reasons and messages (`Some
 //!   finalizers are remaining: example.com/x in 1 resource instances`), and removes the
-//!   namespace once nothing is left. `default`, `kube-system` and `kube-public` answer 403
+//!   namespace once nothing is left. Spec finalizers change only through `PUT .../finalize`
+//!   (which removes a terminating namespace at once, leaving any content stored, as etcd
+//!   would). `default`, `kube-system` and `kube-public` answer 403
 //!   `this namespace may not be deleted`; creating in a terminating namespace is 403 `unable to
 //!   create new content in namespace X because it is being terminated` (NamespaceLifecycle
 //!   admission, with the `NamespaceTerminating` cause).
@@ -155,12 +159,10 @@
 //!   budgets and Kubernetes' own CEL libraries (quantity, URL, IP, `format` functions); the
 //!   validation of a CRD's schema beyond compiling its rules and patterns.
 //! - Conversion between CRD versions (objects are served at the requested version as stored).
-//! - Graceful deletion periods (`gracePeriodSeconds`), the `202 Accepted` upstream answers a
-//!   DELETE with `orphanDependents: false`, the namespace `/finalize` subresource, and the
-//!   garbage collector's cycle breaking (unblocking owner references of a dependent whose own
-//!   dependent deletes in the foreground). The controllers react to each write at once, where
-//!   upstream's namespace controller requeues a namespace with remaining finalizers after about
-//!   8 seconds. Deleting a CRD deletes its objects at once.
+//! - Graceful deletion periods (`gracePeriodSeconds`); discovery does not list
+//!   `namespaces/finalize`. The controllers react to each write at once, where upstream's
+//!   namespace controller requeues a namespace with remaining finalizers after about 8 seconds.
+//!   Deleting a CRD deletes its objects at once.
 //! - Watch caches' consistency rules beyond the above (`resourceVersionMatch` on lists is
 //!   ignored: lists are always served from the latest state; continue tokens expire (410) only
 //!   across [`ApiServer::compact`], not by the history limit),
