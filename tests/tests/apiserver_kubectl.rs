@@ -67,6 +67,21 @@ struct Kubectl {
 }
 
 impl Kubectl {
+    /// kubectl with a kubeconfig for `server` and a cache of its own, in a directory of the
+    /// server's (returned for the test's files).
+    fn for_server(server: &ApiServer) -> (Self, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let kubeconfig = dir.join("kubeconfig");
+        server.write_kubeconfig(&kubeconfig).unwrap();
+        let kubectl = Self {
+            bin: kubectl_path(),
+            kubeconfig,
+            cache: dir.join("cache"),
+        };
+        (kubectl, dir)
+    }
+
     fn run(&self, args: &[&str], stdin_file: Option<&Path>) -> (bool, String) {
         let mut cmd = Command::new(&self.bin);
         cmd.arg("--kubeconfig")
@@ -95,21 +110,12 @@ impl Kubectl {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
-    let bin = kubectl_path();
     let server = ApiServer::start().await.unwrap();
-    let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    let (k, dir) = Kubectl::for_server(&server);
     let crd = dir.join("crd.yaml");
     std::fs::write(&crd, CRD_YAML).unwrap();
     let obj = dir.join("rollout.yaml");
     std::fs::write(&obj, ROLLOUT_YAML).unwrap();
-    let k = Kubectl {
-        bin,
-        kubeconfig,
-        cache: dir.join("cache"),
-    };
 
     let kc = k.clone_for_blocking();
     let (crd2, obj2) = (crd.clone(), obj.clone());
@@ -247,17 +253,8 @@ impl Kubectl {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_works_with_built_in_configmaps_and_events() {
-    let bin = kubectl_path();
     let server = ApiServer::start().await.unwrap();
-    let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
-    let k = Kubectl {
-        bin,
-        kubeconfig,
-        cache: dir.join("cache"),
-    };
+    let (k, _) = Kubectl::for_server(&server);
     let kc = k.clone_for_blocking();
     // kubectl's typed generators send protobuf.
     let created = tokio::task::spawn_blocking(move || {
@@ -416,19 +413,10 @@ fn next_lines(lines: &std::sync::mpsc::Receiver<String>, n: usize) -> Vec<String
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_get_watch_prints_updates_as_rows_under_the_lists_header() {
-    let bin = kubectl_path();
     let server = ApiServer::start().await.unwrap();
-    let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
-    let mut crd = apiserver_support::rollout_crd_json(true);
-    crd["spec"]["versions"][0]["additionalPrinterColumns"] = json!([
-        {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
-        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
-    ]);
+    let (k, _) = Kubectl::for_server(&server);
     server
-        .install_crd(&serde_json::from_value(crd).unwrap())
+        .install_crd(&apiserver_support::rollout_crd_with_columns())
         .unwrap();
     let api = apiserver_support::rollouts(&server.client().unwrap(), "default");
     api.create(
@@ -437,11 +425,6 @@ async fn kubectl_get_watch_prints_updates_as_rows_under_the_lists_header() {
     )
     .await
     .unwrap();
-    let k = Kubectl {
-        bin,
-        kubeconfig,
-        cache: dir.join("cache"),
-    };
     let (_kubectl, lines) = k.spawn_lines(&["get", "rollouts", "-w"]);
     let (lines, listed) = tokio::task::spawn_blocking(move || {
         let listed = next_lines(&lines, 2);

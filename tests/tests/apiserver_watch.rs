@@ -27,9 +27,9 @@ fn cm(name: &str) -> ConfigMap {
     cm
 }
 
-async fn next_event<S>(stream: &mut S) -> WatchEvent<ConfigMap>
+async fn next_event<S, K>(stream: &mut S) -> WatchEvent<K>
 where
-    S: futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Unpin,
+    S: futures::Stream<Item = kube::Result<WatchEvent<K>>> + Unpin,
 {
     tokio::time::timeout(DEADLINE, stream.next())
         .await
@@ -500,32 +500,12 @@ async fn metadata_lists_and_watches_are_served_as_partial_object_metadata() {
     assert_eq!(first.metadata.name.as_deref(), Some("a"));
 }
 
-/// The rollout CRD with printer columns, as `kubectl get` shows them.
-fn rollout_crd_with_columns()
--> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
-    let mut crd = apiserver_support::rollout_crd_json(true);
-    crd["spec"]["versions"][0]["additionalPrinterColumns"] = json!([
-        {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
-        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
-    ]);
-    serde_json::from_value(crd).unwrap()
-}
-
-async fn next_raw<S>(stream: &mut S) -> WatchEvent<serde_json::Value>
-where
-    S: futures::Stream<Item = kube::Result<WatchEvent<serde_json::Value>>> + Unpin,
-{
-    tokio::time::timeout(DEADLINE, stream.next())
-        .await
-        .expect("event before deadline")
-        .expect("stream open")
-        .expect("event")
-}
-
 #[tokio::test]
 async fn table_watches_send_one_row_tables_with_the_lists_columns_in_the_first_event_only() {
     let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd_with_columns()).unwrap();
+    server
+        .install_crd(&apiserver_support::rollout_crd_with_columns())
+        .unwrap();
     let client = server.client().unwrap();
     let api = rollouts(&client, "default");
     api.create(
@@ -561,7 +541,7 @@ async fn table_watches_send_one_row_tables_with_the_lists_columns_in_the_first_e
         )
         .await
         .unwrap();
-    let WatchEvent::Modified(first) = next_raw(&mut events).await else {
+    let WatchEvent::Modified(first) = next_event(&mut events).await else {
         panic!("MODIFIED first");
     };
     // apiserver endpoints/handlers/response.go watchEmbeddedEncoder: each event's object is the
@@ -590,7 +570,7 @@ async fn table_watches_send_one_row_tables_with_the_lists_columns_in_the_first_e
     )
     .await
     .unwrap();
-    let WatchEvent::Added(second) = next_raw(&mut events).await else {
+    let WatchEvent::Added(second) = next_event(&mut events).await else {
         panic!("ADDED second");
     };
     assert_eq!(second["kind"], "Table");
@@ -603,7 +583,7 @@ async fn table_watches_send_one_row_tables_with_the_lists_columns_in_the_first_e
     assert_eq!(second["rows"][0]["cells"][1], 3);
 
     api.delete("web", &DeleteParams::default()).await.unwrap();
-    let WatchEvent::Deleted(third) = next_raw(&mut events).await else {
+    let WatchEvent::Deleted(third) = next_event(&mut events).await else {
         panic!("DELETED third");
     };
     assert_eq!(third["rows"][0]["cells"][0], "web");
@@ -623,7 +603,7 @@ async fn table_watches_of_built_ins_use_their_printers_columns_and_include_objec
         apiserver_support::KUBECTL_TABLE_ACCEPT,
     )
     .await;
-    let WatchEvent::Added(added) = next_raw(&mut events).await else {
+    let WatchEvent::Added(added) = next_event(&mut events).await else {
         panic!("the current state replays as ADDED");
     };
     let names: Vec<&str> = added["columnDefinitions"]
