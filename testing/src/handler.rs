@@ -16,8 +16,10 @@ use hyper::body::{Frame, Incoming};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::api::{ListParams, PatchType, WriteOptions};
+use super::api::{ListParams, PatchType, State, WriteOptions};
 use super::apply::manager_or_user_agent;
+use super::auth::authorizer::{self, Identity};
+use super::auth::{impersonation, reviews};
 use super::faults::FaultAction;
 use super::negotiation::{self, Representation};
 use super::requests::RequestRecord;
@@ -27,7 +29,7 @@ use super::schema::{Decoding, FieldValidation};
 use super::shared::Shared;
 use super::status::ApiError;
 use super::watch::{self, WatchRequest};
-use super::{discovery, openapi, protobuf, table};
+use super::{authz, discovery, openapi, protobuf, table};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -50,12 +52,55 @@ impl hyper::body::Body for ChannelBody {
     }
 }
 
+/// `body` with each of its frames delivered `delay` after it was produced, in order (a lagging
+/// watch cache). Ends when `body` ends or the client goes away.
+fn delayed(mut body: Body, delay: Duration) -> Body {
+    let (due_tx, mut due_rx) = mpsc::unbounded_channel::<(tokio::time::Instant, Bytes)>();
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    tokio::spawn(async move {
+        let produce = async move {
+            while let Some(Ok(frame)) = body.frame().await {
+                if let Ok(data) = frame.into_data()
+                    && due_tx
+                        .send((tokio::time::Instant::now() + delay, data))
+                        .is_err()
+                {
+                    return;
+                }
+            }
+        };
+        let deliver = async {
+            while let Some((due, data)) = due_rx.recv().await {
+                tokio::time::sleep_until(due).await;
+                if tx.send(data).await.is_err() {
+                    return;
+                }
+            }
+        };
+        // The producer ends with the body (dropping `due_tx`), then the deliverer drains what is
+        // due; the client going away ends both.
+        tokio::select! {
+            ((), ()) = async { tokio::join!(produce, deliver) } => {}
+            () = tx.closed() => {}
+        }
+    });
+    ChannelBody(rx).boxed_unsync()
+}
+
 fn json_response(status: u16, body: &Value) -> Response<Body> {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     Response::builder()
         .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
         .header(header::CONTENT_TYPE, "application/json")
         .body(Full::new(Bytes::from(bytes)).boxed_unsync())
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
+}
+
+/// A response with no body (kube-openapi's 406 for a format it does not serve).
+fn empty_response(status: u16) -> Response<Body> {
+    Response::builder()
+        .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .body(Full::new(Bytes::new()).boxed_unsync())
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
 }
 
@@ -82,24 +127,19 @@ pub(crate) async fn handle(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let token = parts
-        .headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::to_string);
-    let identity = token.and_then(|t| {
-        shared
-            .users
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&t)
-            .cloned()
-    });
+    // Authentication, then impersonation (apiserver's filter order); a failure is answered once
+    // faults had their say, with no user recorded.
+    let identity = shared
+        .authn
+        .authenticate(&parts.headers)
+        .and_then(|requestor| {
+            let state = shared.lock();
+            impersonation::impersonate(&state.store, requestor, &parts.headers)
+        });
     let user = identity
         .as_ref()
-        .map(|(u, _)| u.clone())
-        .unwrap_or_else(|| "system:admin".into());
+        .map(|i| i.user.name.clone())
+        .unwrap_or_default();
     let mut record = RequestRecord {
         method: parts.method.clone(),
         path: path.clone(),
@@ -112,11 +152,13 @@ pub(crate) async fn handle(
         Route::Resource(r) => Some((r.group.as_str(), r.plural.as_str())),
         _ => None,
     };
+    let query_map = parse_query(&query);
     let fault = shared.faults.take(&super::faults::Matched {
         method: &parts.method,
         path: &path,
         resource,
         user: &user,
+        watch: is_watch(&query_map),
     });
     match &fault {
         Some(FaultAction::Latency(d)) => tokio::time::sleep(*d).await,
@@ -134,7 +176,13 @@ pub(crate) async fn handle(
             shared.requests.push(record);
             return Err(std::io::Error::other("injected fault: connection closed"));
         }
-        Some(FaultAction::CommitThenStatus(_) | FaultAction::CommitThenCloseConnection) | None => {}
+        Some(
+            FaultAction::CommitThenStatus(_)
+            | FaultAction::CommitThenCloseConnection
+            | FaultAction::CommitThenHang
+            | FaultAction::DelayWatchEvents(_),
+        )
+        | None => {}
     }
     let Some(body) = body else {
         let err = ApiError::too_large(format_args!("limit is {MAX_REQUEST_BODY_BYTES}"));
@@ -142,42 +190,19 @@ pub(crate) async fn handle(
         shared.requests.push(record);
         return Ok(error_response(&err));
     };
-    let query_map = parse_query(&query);
-    let response = match (&route, identity) {
-        (Route::Resource(r), Some((_, rules))) => {
-            let authorized =
-                super::authz::authorize(&user, &rules, &parts.method, r, &path, &query_map)
-                    .and_then(|()| {
-                        owner_references_admission(
-                            &shared,
-                            &user,
-                            &rules,
-                            &parts.method,
-                            &parts.headers,
-                            r,
-                            &body,
-                        )
-                    });
-            match authorized {
-                Ok(()) => route_request(
-                    &shared,
-                    &parts.method,
-                    &parts.headers,
-                    &route,
-                    &query_map,
-                    &body,
-                ),
-                Err(message) => error_response(&ApiError::forbidden(message)),
-            }
+    let response = match identity {
+        Err(e) => error_response(&e),
+        Ok(identity) => {
+            let request = Served {
+                method: &parts.method,
+                headers: &parts.headers,
+                route: &route,
+                path: &path,
+                query: &query_map,
+                body: &body,
+            };
+            serve_as(&shared, &identity, &request)
         }
-        _ => route_request(
-            &shared,
-            &parts.method,
-            &parts.headers,
-            &route,
-            &query_map,
-            &body,
-        ),
     };
     record.status = response.status().as_u16();
     // The request was served (a write committed); its answer is replaced or lost.
@@ -194,6 +219,16 @@ pub(crate) async fn handle(
                 "injected fault: connection closed after the request was served",
             ))
         }
+        Some(FaultAction::CommitThenHang) => {
+            record.status = 0;
+            shared.requests.push(record);
+            std::future::pending::<()>().await;
+            unreachable!("pending never completes");
+        }
+        Some(FaultAction::DelayWatchEvents(delay)) => {
+            shared.requests.push(record);
+            Ok(response.map(|body| delayed(body, delay)))
+        }
         _ => {
             shared.requests.push(record);
             Ok(response)
@@ -201,28 +236,99 @@ pub(crate) async fn handle(
     }
 }
 
+/// A request as the pipeline sees it once its identity is known.
+struct Served<'a> {
+    method: &'a Method,
+    headers: &'a HeaderMap,
+    route: &'a Route,
+    path: &'a str,
+    query: &'a HashMap<String, String>,
+    body: &'a Bytes,
+}
+
+/// Authorizes the request for `identity` (and admits its owner references), then serves it:
+/// the self reviews here, everything else through [`route_request`].
+fn serve_as(shared: &Arc<Shared>, identity: &Identity, request: &Served<'_>) -> Response<Body> {
+    let user = &identity.user.name;
+    let authorized = {
+        let state = shared.lock();
+        match request.route {
+            Route::Resource(r) => {
+                let attrs = authz::resource_attributes(
+                    user,
+                    request.method,
+                    r,
+                    request.path,
+                    request.query,
+                );
+                authorizer::check(&state.store, identity, &attrs).and_then(|()| {
+                    if identity.user.is_privileged() {
+                        return Ok(()); // every check below allows system:masters
+                    }
+                    owner_references_admission(&state, identity, request, r)
+                })
+            }
+            // Rule-limited clients make non-resource requests unchecked, as if bound to
+            // `system:discovery` and `system:public-info-viewer`.
+            _ if identity.rules.is_some() => Ok(()),
+            _ => {
+                let attrs = authz::non_resource_attributes(user, request.method, request.path);
+                authorizer::check(&state.store, identity, &attrs)
+            }
+        }
+    };
+    if let Err(message) = authorized {
+        return error_response(&ApiError::forbidden(message));
+    }
+    if let Route::Resource(r) = request.route
+        && reviews::is_review(r)
+    {
+        let state = shared.lock();
+        let now = super::api::rfc3339(state.clock.now());
+        let media_type = media_type(request.headers);
+        let review = reviews::serve(
+            &state.store,
+            identity,
+            (request.method, r),
+            request.body,
+            media_type.as_deref(),
+            &now,
+        );
+        return match review {
+            Ok(review) => json_response(201, &review),
+            Err(e) => error_response(&e),
+        };
+    }
+    route_request(
+        shared,
+        request.method,
+        request.headers,
+        request.route,
+        request.query,
+        request.body,
+    )
+}
+
 /// [`super::authz::owner_references_admission`] for a request, with what can be known before the
 /// write: the body of a create, update or merge patch, and the stored object.
 fn owner_references_admission(
-    shared: &Arc<Shared>,
-    user: &str,
-    rules: &[k8s_openapi::api::rbac::v1::PolicyRule],
-    method: &Method,
-    headers: &HeaderMap,
+    state: &State,
+    identity: &Identity,
+    request: &Served<'_>,
     path: &ResourcePath,
-    body: &Bytes,
 ) -> Result<(), String> {
-    let merge_patch = media_type(headers).as_deref() == Some("application/merge-patch+json");
+    let method = request.method;
+    let merge_patch =
+        media_type(request.headers).as_deref() == Some("application/merge-patch+json");
     let checked = *method == Method::POST
         || *method == Method::PUT
         || (*method == Method::PATCH && merge_patch);
     if !checked || path.subresource.is_some() {
         return Ok(());
     }
-    let Ok(mut new) = serde_json::from_slice::<Value>(body) else {
+    let Ok(mut new) = serde_json::from_slice::<Value>(request.body) else {
         return Ok(()); // protobuf or YAML bodies: not checked
     };
-    let state = shared.lock();
     let old = match (
         &path.name,
         state.resource(&path.group, &path.version, &path.plural),
@@ -240,9 +346,9 @@ fn owner_references_admission(
         new = old.clone().unwrap_or_else(|| json!({}));
         new["metadata"]["ownerReferences"] = refs;
     }
-    super::authz::owner_references_admission(
-        user,
-        rules,
+    authz::owner_references_admission(
+        &identity.user.name,
+        |attrs| authorizer::authorize(&state.store, identity, attrs).allowed,
         path,
         &new,
         old.as_ref(),
@@ -262,7 +368,7 @@ fn route_request(
     match route {
         Route::Root => json_response(
             200,
-            &json!({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]}),
+            &json!({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version"]}),
         ),
         Route::Version => json_response(200, &discovery::version()),
         Route::Health => Response::builder()
@@ -287,6 +393,17 @@ fn route_request(
             Some(v) => json_response(200, &v),
             None => error_response(&ApiError::no_route()),
         },
+        Route::OpenApiV2 => {
+            let accept = headers
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            if openapi::accepts_json(accept) {
+                json_response(200, &openapi::v2_document(&state().registry))
+            } else {
+                empty_response(406)
+            }
+        }
         Route::Unknown => error_response(&ApiError::no_route()),
         Route::Resource(r) => {
             let result = resource_request(shared, method, headers, r, query, body);

@@ -11,16 +11,16 @@
 
 use serde_json::{Map, Value, json};
 
-const MAGIC: &[u8] = b"k8s\0";
+pub(crate) const MAGIC: &[u8] = b"k8s\0";
 
 /// One field of a message: its number and its value.
-enum Field<'a> {
+pub(crate) enum Field<'a> {
     Varint(u64),
     Bytes(&'a [u8]),
 }
 
 /// Reads the fields of one message, in order.
-fn fields(mut buf: &[u8]) -> Result<Vec<(u32, Field<'_>)>, String> {
+pub(crate) fn fields(mut buf: &[u8]) -> Result<Vec<(u32, Field<'_>)>, String> {
     fn varint(buf: &mut &[u8]) -> Result<u64, String> {
         let mut out = 0u64;
         for shift in (0..64).step_by(7) {
@@ -63,7 +63,7 @@ fn fields(mut buf: &[u8]) -> Result<Vec<(u32, Field<'_>)>, String> {
     Ok(out)
 }
 
-fn string(bytes: &[u8]) -> Result<String, String> {
+pub(crate) fn string(bytes: &[u8]) -> Result<String, String> {
     String::from_utf8(bytes.to_vec()).map_err(|e| e.to_string())
 }
 

@@ -225,6 +225,17 @@ impl Registry {
         ev.short_names = vec!["ev".into()];
         r.insert(ev);
         r.insert(b("coordination.k8s.io", "v1", "Lease", "leases", true));
+        let rbac = "rbac.authorization.k8s.io";
+        r.insert(b(rbac, "v1", "Role", "roles", true));
+        r.insert(b(rbac, "v1", "ClusterRole", "clusterroles", false));
+        r.insert(b(rbac, "v1", "RoleBinding", "rolebindings", true));
+        r.insert(b(
+            rbac,
+            "v1",
+            "ClusterRoleBinding",
+            "clusterrolebindings",
+            false,
+        ));
         let mut crd = b(
             "apiextensions.k8s.io",
             "v1",
@@ -277,6 +288,30 @@ impl Registry {
             }
         }
         out
+    }
+
+    /// One served resource per store, presenting objects as stored (the view in the store's own
+    /// group; for custom resources, any served version): what controllers that walk every
+    /// object (namespace deletion, garbage collection) read and delete through.
+    pub fn per_storage(&self) -> Vec<Arc<ResourceInfo>> {
+        let mut out: BTreeMap<&StorageKey, Arc<ResourceInfo>> = BTreeMap::new();
+        for info in self.resources.values() {
+            let own_view = info.view == View::Native && info.group == info.storage.group;
+            if own_view {
+                out.entry(&info.storage).or_insert_with(|| info.clone());
+            }
+        }
+        out.into_values().collect()
+    }
+
+    /// The resource of `kind` served at `api_version` (`v1`, `group/version`), as an owner
+    /// reference names it.
+    pub fn by_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        self.resources
+            .iter()
+            .find(|((g, v, _), i)| g == group && v == version && i.kind == kind)
+            .map(|(_, i)| i.clone())
     }
 
     /// The resources served at `group/version`.

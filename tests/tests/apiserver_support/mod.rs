@@ -1,6 +1,8 @@
 //! Helpers shared by the `apiserver_*` integration tests.
 #![allow(dead_code)]
 
+pub mod kubectl;
+
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::PostParams;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
