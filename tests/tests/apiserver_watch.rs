@@ -619,3 +619,37 @@ async fn table_watches_of_built_ins_use_their_printers_columns_and_include_objec
     assert_eq!(row["object"]["kind"], "ConfigMap", "includeObject=Object");
     assert_eq!(row["object"]["data"]["mode"], "fast");
 }
+
+#[tokio::test]
+async fn metadata_watches_get_their_bookmarks_as_partial_object_metadata_too() {
+    let server = ApiServer::builder()
+        .bookmark_interval(Duration::from_millis(20))
+        .start()
+        .await
+        .unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    let mut stream = cms
+        .watch_metadata(&WatchParams::default().timeout(60), "0")
+        .await
+        .unwrap()
+        .boxed();
+    // The watch encoder transforms every object it sends, bookmarks included.
+    let bookmark = loop {
+        if let WatchEvent::Bookmark(b) = next_event(&mut stream).await {
+            break b;
+        }
+    };
+    assert_eq!(bookmark.types.kind, "PartialObjectMetadata");
+    assert_eq!(bookmark.types.api_version, "meta.k8s.io/v1");
+    cms.create(&PostParams::default(), &cm("after"))
+        .await
+        .unwrap();
+    let added = loop {
+        match next_event(&mut stream).await {
+            WatchEvent::Added(o) => break o,
+            WatchEvent::Bookmark(_) => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(added.metadata.name.as_deref(), Some("after"));
+}
