@@ -209,14 +209,20 @@ async fn watch_label_selector_turns_leaving_objects_into_deleted() {
     );
 }
 
-#[tokio::test]
-async fn watch_bookmarks_are_sent_when_allowed() {
+/// A server sending bookmarks every 20 ms, and the ConfigMaps of `default`.
+async fn bookmarking_server() -> (ApiServer, Api<ConfigMap>) {
     let server = ApiServer::builder()
         .bookmark_interval(Duration::from_millis(20))
         .start()
         .await
         .unwrap();
-    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    let cms = Api::namespaced(server.client().unwrap(), "default");
+    (server, cms)
+}
+
+#[tokio::test]
+async fn watch_bookmarks_are_sent_when_allowed() {
+    let (_server, cms) = bookmarking_server().await;
     let created = cms.create(&PostParams::default(), &cm("a")).await.unwrap();
     let mut stream = cms
         .watch(
@@ -502,18 +508,12 @@ async fn metadata_lists_and_watches_are_served_as_partial_object_metadata() {
 
 #[tokio::test]
 async fn table_watches_send_one_row_tables_with_the_lists_columns_in_the_first_event_only() {
-    let server = ApiServer::start().await.unwrap();
-    server
-        .install_crd(&apiserver_support::rollout_crd_with_columns())
-        .unwrap();
-    let client = server.client().unwrap();
-    let api = rollouts(&client, "default");
-    api.create(
-        &PostParams::default(),
-        &rollout("web", json!({"replicas": 1})),
+    let (server, api, _) = apiserver_support::server_of_crd_with_web(
+        &apiserver_support::rollout_crd_with_columns(),
+        json!({"replicas": 1}),
     )
-    .await
-    .unwrap();
+    .await;
+    let client = server.client().unwrap();
     let path = "/apis/demo.kubeward.dev/v1/namespaces/default/rollouts";
     let (code, list) =
         apiserver_support::raw_accept(&client, path, apiserver_support::KUBECTL_TABLE_ACCEPT).await;
@@ -622,12 +622,7 @@ async fn table_watches_of_built_ins_use_their_printers_columns_and_include_objec
 
 #[tokio::test]
 async fn metadata_watches_get_their_bookmarks_as_partial_object_metadata_too() {
-    let server = ApiServer::builder()
-        .bookmark_interval(Duration::from_millis(20))
-        .start()
-        .await
-        .unwrap();
-    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    let (_server, cms) = bookmarking_server().await;
     let mut stream = cms
         .watch_metadata(&WatchParams::default().timeout(60), "0")
         .await

@@ -76,10 +76,13 @@ pub fn rollout(name: &str, spec: Value) -> DynamicObject {
 /// A server serving the rollout CRD ([`rollout_crd`], with or without the status subresource),
 /// and the rollouts of `default`.
 pub async fn rollout_server(status_subresource: bool) -> (ApiServer, Api<DynamicObject>) {
+    serving(&rollout_crd(status_subresource)).await
+}
+
+/// A server serving `crd` (one of rollouts), and the rollouts of `default`.
+async fn serving(crd: &CustomResourceDefinition) -> (ApiServer, Api<DynamicObject>) {
     let server = ApiServer::start().await.expect("server starts");
-    server
-        .install_crd(&rollout_crd(status_subresource))
-        .expect("CRD installs");
+    server.install_crd(crd).expect("CRD installs");
     let api = rollouts(&server.client().expect("client"), "default");
     (server, api)
 }
@@ -87,7 +90,15 @@ pub async fn rollout_server(status_subresource: bool) -> (ApiServer, Api<Dynamic
 /// [`rollout_server`] with the status subresource, and a `web` rollout created in `default`
 /// with `spec`: the server, the rollouts of `default` and the created object.
 pub async fn server_with_web(spec: Value) -> (ApiServer, Api<DynamicObject>, DynamicObject) {
-    let (server, api) = rollout_server(true).await;
+    server_of_crd_with_web(&rollout_crd(true), spec).await
+}
+
+/// [`server_with_web`] serving `crd` (a rollout CRD, e.g. [`rollout_crd_with_columns`]).
+pub async fn server_of_crd_with_web(
+    crd: &CustomResourceDefinition,
+    spec: Value,
+) -> (ApiServer, Api<DynamicObject>, DynamicObject) {
+    let (server, api) = serving(crd).await;
     let created = api
         .create(&PostParams::default(), &rollout("web", spec))
         .await
