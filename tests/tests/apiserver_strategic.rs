@@ -138,30 +138,29 @@ async fn patch_replace_and_null_on_maps() {
     );
 }
 
+/// A strategic merge patch of `app` as sent: the status code and body.
+async fn raw_strategic(client: &kube::Client, patch: Value) -> (u16, Value) {
+    let smp = Some("application/strategic-merge-patch+json");
+    raw(client, "PATCH", CM_PATH, smp, Some(patch)).await
+}
+
 #[tokio::test]
 async fn malformed_directives_and_missing_merge_keys_answer_as_upstream() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
     configmap(&client).await;
-    let smp = Some("application/strategic-merge-patch+json");
     // mergepatch.ErrBadPatchFormatForPrimitiveList: 400.
-    let (code, status) = raw(
+    let (code, status) = raw_strategic(
         &client,
-        "PATCH",
-        CM_PATH,
-        smp,
-        Some(json!({"metadata": {"$deleteFromPrimitiveListfinalizers": ["x"]}})),
+        json!({"metadata": {"$deleteFromPrimitiveListfinalizers": ["x"]}}),
     )
     .await;
     assert_eq!((code, status["reason"].as_str()), (400, Some("BadRequest")));
     assert_eq!(status["message"], "invalid patch format of primitive list");
     // An item without the merge key: apimachinery's error, unconverted (500, no reason).
-    let (code, status) = raw(
+    let (code, status) = raw_strategic(
         &client,
-        "PATCH",
-        CM_PATH,
-        smp,
-        Some(json!({"metadata": {"ownerReferences": [{"name": "x"}]}})),
+        json!({"metadata": {"ownerReferences": [{"name": "x"}]}}),
     )
     .await;
     assert_eq!(code, 500);
@@ -170,14 +169,7 @@ async fn malformed_directives_and_missing_merge_keys_answer_as_upstream() {
         "map: map[name:x] does not contain declared merge key: uid"
     );
     // Items of another type than the live list's.
-    let (code, status) = raw(
-        &client,
-        "PATCH",
-        CM_PATH,
-        smp,
-        Some(json!({"metadata": {"finalizers": [["x"]]}})),
-    )
-    .await;
+    let (code, status) = raw_strategic(&client, json!({"metadata": {"finalizers": [["x"]]}})).await;
     assert_eq!(code, 500);
     assert_eq!(
         status["message"],
