@@ -60,9 +60,33 @@
 //!   applied, `null` deletes; malformed directives are 400, other merge errors upstream's 500
 //!   with apimachinery's message.
 //! - **Finalizers**: DELETE sets `deletionTimestamp` (+ `deletionGracePeriodSeconds: 0`) and
-//!   answers the object; the object goes when its finalizers become empty; new finalizers on a
-//!   deleting object are 422. Without finalizers custom resources answer the deleted object,
-//!   built-ins a `Status` of `Success`.
+//!   answers the object; the object goes when its finalizers become empty — in that update,
+//!   which is not stored: watchers see only `DELETED` (carrying the last stored object) and the
+//!   writer gets its update back; new finalizers on a deleting object are 422. Without
+//!   finalizers custom resources and namespaces answer the deleted object, built-ins a `Status`
+//!   of `Success`.
+//! - **Garbage collection** (kube-controller-manager's collector, in a background task of the
+//!   server woken by the writes that concern it): a dependent whose owner references all name
+//!   objects that are gone (or have another uid) is deleted; references to gone owners are
+//!   dropped while another owner lives. `propagationPolicy` (and the deprecated
+//!   `orphanDependents`; unknown values are 422 on `DeleteOptions`) sets the owner's finalizers
+//!   as the registry does: `Foreground` adds `foregroundDeletion` (dependents are deleted and the
+//!   owner goes once no dependent with `blockOwnerDeletion: true` is left), `Orphan` adds
+//!   `orphan` (dependents lose their references to the owner, then it goes), `Background` (the
+//!   default of every kind served here) deletes the owner at once. Finalizers already on the
+//!   owner decide when no policy is given.
+//! - **Namespaces**: created `Active` with the `kubernetes` spec finalizer; DELETE answers the
+//!   Namespace with `deletionTimestamp` and `status.phase: Terminating`; the namespace
+//!   controller then deletes every object in it (background propagation: objects with
+//!   finalizers get a `deletionTimestamp` and wait, so controllers' cleanup runs), writes the
+//!   `NamespaceDeletionDiscoveryFailure`, `NamespaceDeletionGroupVersionParsingFailure`,
+//!   `NamespaceDeletionContentFailure`, `NamespaceContentRemaining` and
+//!   `NamespaceFinalizersRemaining` conditions with upstream's reasons and messages (`Some
+//!   finalizers are remaining: example.com/x in 1 resource instances`), and removes the
+//!   namespace once nothing is left. `default`, `kube-system` and `kube-public` answer 403
+//!   `this namespace may not be deleted`; creating in a terminating namespace is 403 `unable to
+//!   create new content in namespace X because it is being terminated` (NamespaceLifecycle
+//!   admission, with the `NamespaceTerminating` cause).
 //! - **LIST**: `metadata.resourceVersion` always; `limit`/`continue` (opaque token, 410 Expired
 //!   once compacted; `remainingItemCount` only without selectors);
 //!   `labelSelector`; `fieldSelector` on `metadata.name`/`metadata.namespace` and, for events,
@@ -131,9 +155,12 @@
 //!   budgets and Kubernetes' own CEL libraries (quantity, URL, IP, `format` functions); the
 //!   validation of a CRD's schema beyond compiling its rules and patterns.
 //! - Conversion between CRD versions (objects are served at the requested version as stored).
-//! - Garbage collection of owner references, propagation policies, graceful deletion periods;
-//!   deleting a namespace deletes its contents at once (no `Terminating` phase); deleting a CRD
-//!   deletes its objects at once.
+//! - Graceful deletion periods (`gracePeriodSeconds`), the `202 Accepted` upstream answers a
+//!   DELETE with `orphanDependents: false`, the namespace `/finalize` subresource, and the
+//!   garbage collector's cycle breaking (unblocking owner references of a dependent whose own
+//!   dependent deletes in the foreground). The controllers react to each write at once, where
+//!   upstream's namespace controller requeues a namespace with remaining finalizers after about
+//!   8 seconds. Deleting a CRD deletes its objects at once.
 //! - Watch caches' consistency rules beyond the above (`resourceVersionMatch` on lists is
 //!   ignored: lists are always served from the latest state; continue tokens expire (410) only
 //!   across [`ApiServer::compact`], not by the history limit),
@@ -150,13 +177,16 @@
 mod alert_rules;
 mod api;
 mod apply;
+mod auth;
 mod authz;
 mod discovery;
 mod events_api;
 mod faults;
 mod handler;
 mod kubeconfig;
+mod lifecycle;
 mod metrics;
+mod negotiation;
 mod openapi;
 mod patch;
 mod protobuf;

@@ -157,6 +157,16 @@ impl ApiError {
         }
     }
 
+    /// 406 NotAcceptable (`negotiation.errNotAcceptable`: no `details`).
+    pub fn not_acceptable(message: String) -> Self {
+        Self {
+            code: 406,
+            reason: "NotAcceptable",
+            message,
+            details: None,
+        }
+    }
+
     /// 415 UnsupportedMediaType listing the accepted patch types.
     pub fn unsupported_media_type(content_type: &str, accepted: &[&str]) -> Self {
         let _ = content_type;
@@ -188,6 +198,17 @@ impl ApiError {
             reason: "Forbidden",
             message: message.into(),
             details: None,
+        }
+    }
+
+    /// 403 Forbidden about one object, as admission plugins answer (`errors.NewForbidden`):
+    /// `namespaces "default" is forbidden: this namespace may not be deleted`.
+    pub fn forbidden_object(resource: Qualified<'_>, name: &str, why: &str) -> Self {
+        Self {
+            code: 403,
+            reason: "Forbidden",
+            message: format!("{} \"{name}\" is forbidden: {why}", resource.display()),
+            details: Some(details(resource, name)),
         }
     }
 
