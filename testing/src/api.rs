@@ -16,7 +16,6 @@ use super::events_api::{
 };
 use super::lifecycle::namespace;
 use super::lifecycle::propagation::{Propagation, deletion_finalizers};
-use super::openapi::definitions::Definitions;
 use super::patch::{MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch};
 use super::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
 use super::schema::{self, Decoding};
@@ -194,27 +193,6 @@ fn patch_error(err: PatchError) -> ApiError {
         // errors.NewGenericServerResponse(422, ...) in the patch handler.
         PatchError::Failed(m) => ApiError::generic_unprocessable(m),
     }
-}
-
-/// A strategic merge patch of a built-in object, by its kind's OpenAPI definition.
-fn strategic_patch(
-    info: &ResourceInfo,
-    old_view: &Value,
-    patch: Map<String, Value>,
-) -> Result<Value, ApiError> {
-    let defs = Definitions::builtin();
-    let definition = defs
-        .name_of_kind(&info.group, &info.version, &info.kind)
-        .ok_or_else(|| {
-            ApiError::internal(format!(
-                "no OpenAPI definition of {} for strategic merge patch",
-                info.api_version()
-            ))
-        })?;
-    let original = old_view.as_object().cloned().unwrap_or_default();
-    Ok(Value::Object(strategic::apply(
-        original, patch, definition,
-    )?))
 }
 
 fn apply_error(err: ApplyError) -> ApiError {
@@ -954,7 +932,7 @@ impl State {
                     ));
                 };
                 if patch_type == PatchType::Strategic {
-                    strategic_patch(info, &old_view, patch)?
+                    strategic::patch_object(info, &old_view, patch)?
                 } else {
                     let mut v = old_view.clone();
                     apply_merge_patch(&mut v, &Value::Object(patch));

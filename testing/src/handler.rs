@@ -319,27 +319,36 @@ fn owner_references_admission(
     path: &ResourcePath,
 ) -> Result<(), String> {
     let method = request.method;
-    let merge_patch =
-        media_type(request.headers).as_deref() == Some("application/merge-patch+json");
+    let media = media_type(request.headers);
+    let merge_patch = media.as_deref() == Some("application/merge-patch+json");
+    let strategic = media.as_deref() == Some("application/strategic-merge-patch+json");
     let checked = *method == Method::POST
         || *method == Method::PUT
-        || (*method == Method::PATCH && merge_patch);
+        || (*method == Method::PATCH && (merge_patch || strategic));
     if !checked || path.subresource.is_some() {
         return Ok(());
     }
     let Ok(mut new) = serde_json::from_slice::<Value>(request.body) else {
         return Ok(()); // protobuf or YAML bodies: not checked
     };
-    let old = match (
-        &path.name,
-        state.resource(&path.group, &path.version, &path.plural),
-    ) {
+    let info = state.resource(&path.group, &path.version, &path.plural);
+    let old = match (&path.name, &info) {
         (Some(name), Some(info)) if *method != Method::POST => {
-            state.get(&info, path.namespace.as_deref(), name).ok()
+            state.get(info, path.namespace.as_deref(), name).ok()
         }
         _ => None,
     };
-    if *method == Method::PATCH {
+    if *method == Method::PATCH && strategic {
+        // The owner references the strategic merge produces; a patch that does not apply is
+        // answered by the patch itself.
+        let (Some(info), Some(old), Value::Object(patch)) = (&info, &old, new) else {
+            return Ok(());
+        };
+        let Ok(patched) = super::strategic::patch_object(info, old, patch) else {
+            return Ok(());
+        };
+        new = patched;
+    } else if *method == Method::PATCH {
         // A merge patch without owner references leaves them as they are.
         let Some(refs) = new["metadata"].get("ownerReferences").cloned() else {
             return Ok(());

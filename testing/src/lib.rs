@@ -149,7 +149,8 @@
 //! - **Authorization** of clients from [`ApiServer::client_with_rules`]: RBAC rules with the real
 //!   403 messages, and the `OwnerReferencesPermissionEnforcement` admission (blocking an owner's
 //!   deletion needs `update` on its `finalizers`; changing an object's owner references needs
-//!   `delete` on it), checked on creates, updates and merge patches.
+//!   `delete` on it), checked on creates, updates, merge patches and strategic merge patches
+//!   (on the references the merge produces).
 //! - **Errors** are `Status` objects with the real reason, code, details and message.
 //! - **Content types**: JSON everywhere; YAML request bodies for creates, updates and apply
 //!   patches; protobuf request bodies for ConfigMap, Secret, Namespace and ServiceAccount (what
