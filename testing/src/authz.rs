@@ -1,28 +1,37 @@
-//! Authorization of requests from [`super::ApiServer::client_with_rules`] clients, through
-//! [`super::rbac`].
+//! What a request asks to be allowed (apiserver `RequestInfoFactory`), and the
+//! `OwnerReferencesPermissionEnforcement` admission; the decision is [`super::auth::authorizer`]'s.
 
 use std::collections::HashMap;
 
 use http::Method;
-use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde_json::Value;
 
-use super::rbac::{RequestAttributes, authorize as rbac_authorize, verb_for};
+use super::rbac::{RequestAttributes, verb_for};
 use super::routes::ResourcePath;
 
-/// Checks a resource request against the user's rules; `Err` carries the 403 message.
-///
-/// Non-resource requests (discovery, `/version`) are not checked: every authenticated user may
-/// make them on a real cluster too (the `system:discovery` and `system:public-info-viewer`
-/// bindings).
-pub(crate) fn authorize(
+/// The attributes of a non-resource request (discovery, `/version`, `/healthz`): the path and
+/// the lowercased HTTP method as the verb.
+pub(crate) fn non_resource_attributes(
     user: &str,
-    rules: &[PolicyRule],
+    method: &Method,
+    raw_path: &str,
+) -> RequestAttributes {
+    RequestAttributes {
+        user: user.to_owned(),
+        verb: method.as_str().to_ascii_lowercase(),
+        path: raw_path.to_owned(),
+        ..RequestAttributes::default()
+    }
+}
+
+/// The attributes of a resource request.
+pub(crate) fn resource_attributes(
+    user: &str,
     method: &Method,
     path: &ResourcePath,
     raw_path: &str,
     query: &HashMap<String, String>,
-) -> Result<(), String> {
+) -> RequestAttributes {
     let watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
     let mut name = path.name.clone();
     if name.is_none() && method == Method::GET {
@@ -34,7 +43,7 @@ pub(crate) fn authorize(
                 .map(str::to_string)
         });
     }
-    let attrs = RequestAttributes {
+    RequestAttributes {
         user: user.to_string(),
         verb: verb_for(method.as_str(), path.name.is_some(), watch),
         api_group: path.group.clone(),
@@ -44,21 +53,21 @@ pub(crate) fn authorize(
         name,
         path: raw_path.to_string(),
         resource_request: true,
-    };
-    rbac_authorize(rules, &attrs)
+    }
 }
 
 /// kube-apiserver's `OwnerReferencesPermissionEnforcement` admission (on in OpenShift and many
-/// hardened clusters), for rule-limited clients: changing an object's owner references needs
+/// hardened clusters), with `allowed` the requesting identity's authorizer: changing an object's owner references needs
 /// `delete` on the object (except on create), and making an owner reference block its owner's
 /// deletion needs `update` on the owner's `finalizers` subresource. `Err` carries the 403 message.
 ///
 /// `new` is the object the request writes and `old` the stored one (`None` on create); the caller
 /// passes what it can know before the write: request bodies of creates, updates and merge
-/// patches (JSON patches and applies that touch owner references are not checked).
+/// patches, and the result of strategic merge patches (JSON patches and applies that touch
+/// owner references are not checked).
 pub(crate) fn owner_references_admission(
     user: &str,
-    rules: &[PolicyRule],
+    allowed: impl Fn(&RequestAttributes) -> bool,
     path: &ResourcePath,
     new: &Value,
     old: Option<&Value>,
@@ -112,7 +121,7 @@ pub(crate) fn owner_references_admission(
     };
     if old.is_some() {
         let delete = attributes("delete", &path.group, &path.plural, None, name.clone());
-        if rbac_authorize(rules, &delete).is_err() {
+        if !allowed(&delete) {
             // The RBAC authorizer gives no reason for a denial, hence the empty one.
             return Err(forbidden(
                 "cannot set an ownerRef on a resource you can't delete: , <nil>".into(),
@@ -137,7 +146,7 @@ pub(crate) fn owner_references_admission(
         };
         let owner_name = owner["name"].as_str().map(str::to_owned);
         let update = attributes("update", group, &plural, Some("finalizers"), owner_name);
-        if rbac_authorize(rules, &update).is_err() {
+        if !allowed(&update) {
             return Err(forbidden(
                 "cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: , <nil>"
                     .into(),

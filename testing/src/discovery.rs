@@ -6,6 +6,9 @@
 
 use serde_json::{Value, json};
 
+use std::collections::BTreeMap;
+
+use super::auth::reviews;
 use super::resources::Registry;
 
 /// `/version`.
@@ -44,10 +47,21 @@ fn group_entry(group: &str, versions: &[String]) -> Value {
     })
 }
 
+/// The served groups with their versions: the registry's, and the self reviews' groups.
+fn groups(registry: &Registry) -> BTreeMap<String, Vec<String>> {
+    let mut groups = registry.groups();
+    for group in reviews::groups() {
+        groups
+            .entry(group.to_owned())
+            .or_default()
+            .push("v1".to_owned());
+    }
+    groups
+}
+
 /// `/apis`.
 pub fn group_list(registry: &Registry) -> Value {
-    let groups: Vec<Value> = registry
-        .groups()
+    let groups: Vec<Value> = groups(registry)
         .iter()
         .map(|(g, vs)| group_entry(g, vs))
         .collect();
@@ -56,7 +70,7 @@ pub fn group_list(registry: &Registry) -> Value {
 
 /// `/apis/<group>`, `None` if no version of it is served.
 pub fn group(registry: &Registry, group: &str) -> Option<Value> {
-    let groups = registry.groups();
+    let groups = groups(registry);
     let versions = groups.get(group)?;
     let mut entry = group_entry(group, versions);
     entry["kind"] = json!("APIGroup");
@@ -67,10 +81,11 @@ pub fn group(registry: &Registry, group: &str) -> Option<Value> {
 /// `/api/v1` or `/apis/<group>/<version>`, `None` if nothing is served there.
 pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
     let infos = registry.in_group_version(group, version);
-    if infos.is_empty() {
+    let mut resources: Vec<Value> = infos.iter().flat_map(|i| i.discovery_entries()).collect();
+    resources.extend(reviews::discovery_entries(group, version));
+    if resources.is_empty() {
         return None;
     }
-    let resources: Vec<Value> = infos.iter().flat_map(|i| i.discovery_entries()).collect();
     let gv = if group.is_empty() {
         version.to_string()
     } else {

@@ -16,9 +16,13 @@ use hyper::body::{Frame, Incoming};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::api::{ListParams, PatchType, WriteOptions};
+use super::api::{ListParams, PatchType, State, WriteOptions};
 use super::apply::manager_or_user_agent;
+use super::auth::authorizer::{self, Identity};
+use super::auth::{impersonation, reviews};
 use super::faults::FaultAction;
+use super::lifecycle::namespace;
+use super::negotiation::{self, Representation};
 use super::requests::RequestRecord;
 use super::routes::{ResourcePath, Route, parse_query, parse_route};
 use super::schema::duplicates::duplicate_fields;
@@ -26,7 +30,7 @@ use super::schema::{Decoding, FieldValidation};
 use super::shared::Shared;
 use super::status::ApiError;
 use super::watch::{self, WatchRequest};
-use super::{discovery, openapi, protobuf, table};
+use super::{authz, discovery, openapi, protobuf, table};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -84,17 +88,20 @@ fn delayed(mut body: Body, delay: Duration) -> Body {
     ChannelBody(rx).boxed_unsync()
 }
 
-/// Whether the query asks for a watch.
-fn is_watch(query: &HashMap<String, String>) -> bool {
-    matches!(query.get("watch").map(String::as_str), Some("true" | "1"))
-}
-
 fn json_response(status: u16, body: &Value) -> Response<Body> {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     Response::builder()
         .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
         .header(header::CONTENT_TYPE, "application/json")
         .body(Full::new(Bytes::from(bytes)).boxed_unsync())
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
+}
+
+/// A response with no body (kube-openapi's 406 for a format it does not serve).
+fn empty_response(status: u16) -> Response<Body> {
+    Response::builder()
+        .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .body(Full::new(Bytes::new()).boxed_unsync())
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
 }
 
@@ -121,24 +128,19 @@ pub(crate) async fn handle(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let token = parts
-        .headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::to_string);
-    let identity = token.and_then(|t| {
-        shared
-            .users
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&t)
-            .cloned()
-    });
+    // Authentication, then impersonation (apiserver's filter order); a failure is answered once
+    // faults had their say, with no user recorded.
+    let identity = shared
+        .authn
+        .authenticate(&parts.headers)
+        .and_then(|requestor| {
+            let state = shared.lock();
+            impersonation::impersonate(&state.store, requestor, &parts.headers)
+        });
     let user = identity
         .as_ref()
-        .map(|(u, _)| u.clone())
-        .unwrap_or_else(|| "system:admin".into());
+        .map(|i| i.user.name.clone())
+        .unwrap_or_default();
     let mut record = RequestRecord {
         method: parts.method.clone(),
         path: path.clone(),
@@ -189,41 +191,19 @@ pub(crate) async fn handle(
         shared.requests.push(record);
         return Ok(error_response(&err));
     };
-    let response = match (&route, identity) {
-        (Route::Resource(r), Some((_, rules))) => {
-            let authorized =
-                super::authz::authorize(&user, &rules, &parts.method, r, &path, &query_map)
-                    .and_then(|()| {
-                        owner_references_admission(
-                            &shared,
-                            &user,
-                            &rules,
-                            &parts.method,
-                            &parts.headers,
-                            r,
-                            &body,
-                        )
-                    });
-            match authorized {
-                Ok(()) => route_request(
-                    &shared,
-                    &parts.method,
-                    &parts.headers,
-                    &route,
-                    &query_map,
-                    &body,
-                ),
-                Err(message) => error_response(&ApiError::forbidden(message)),
-            }
+    let response = match identity {
+        Err(e) => error_response(&e),
+        Ok(identity) => {
+            let request = Served {
+                method: &parts.method,
+                headers: &parts.headers,
+                route: &route,
+                path: &path,
+                query: &query_map,
+                body: &body,
+            };
+            serve_as(&shared, &identity, &request)
         }
-        _ => route_request(
-            &shared,
-            &parts.method,
-            &parts.headers,
-            &route,
-            &query_map,
-            &body,
-        ),
     };
     record.status = response.status().as_u16();
     // The request was served (a write committed); its answer is replaced or lost.
@@ -257,38 +237,118 @@ pub(crate) async fn handle(
     }
 }
 
+/// A request as the pipeline sees it once its identity is known.
+struct Served<'a> {
+    method: &'a Method,
+    headers: &'a HeaderMap,
+    route: &'a Route,
+    path: &'a str,
+    query: &'a HashMap<String, String>,
+    body: &'a Bytes,
+}
+
+/// Authorizes the request for `identity` (and admits its owner references), then serves it:
+/// the self reviews here, everything else through [`route_request`].
+fn serve_as(shared: &Arc<Shared>, identity: &Identity, request: &Served<'_>) -> Response<Body> {
+    let user = &identity.user.name;
+    let authorized = {
+        let state = shared.lock();
+        match request.route {
+            Route::Resource(r) => {
+                let attrs = authz::resource_attributes(
+                    user,
+                    request.method,
+                    r,
+                    request.path,
+                    request.query,
+                );
+                authorizer::check(&state.store, identity, &attrs).and_then(|()| {
+                    if identity.user.is_privileged() {
+                        return Ok(()); // every check below allows system:masters
+                    }
+                    owner_references_admission(&state, identity, request, r)
+                })
+            }
+            // Rule-limited clients make non-resource requests unchecked, as if bound to
+            // `system:discovery` and `system:public-info-viewer`.
+            _ if identity.rules.is_some() => Ok(()),
+            _ => {
+                let attrs = authz::non_resource_attributes(user, request.method, request.path);
+                authorizer::check(&state.store, identity, &attrs)
+            }
+        }
+    };
+    if let Err(message) = authorized {
+        return error_response(&ApiError::forbidden(message));
+    }
+    if let Route::Resource(r) = request.route
+        && reviews::is_review(r)
+    {
+        let state = shared.lock();
+        let now = super::api::rfc3339(state.clock.now());
+        let media_type = media_type(request.headers);
+        let review = reviews::serve(
+            &state.store,
+            identity,
+            (request.method, r),
+            request.body,
+            media_type.as_deref(),
+            &now,
+        );
+        return match review {
+            Ok(review) => json_response(201, &review),
+            Err(e) => error_response(&e),
+        };
+    }
+    route_request(
+        shared,
+        request.method,
+        request.headers,
+        request.route,
+        request.query,
+        request.body,
+    )
+}
+
 /// [`super::authz::owner_references_admission`] for a request, with what can be known before the
 /// write: the body of a create, update or merge patch, and the stored object.
 fn owner_references_admission(
-    shared: &Arc<Shared>,
-    user: &str,
-    rules: &[k8s_openapi::api::rbac::v1::PolicyRule],
-    method: &Method,
-    headers: &HeaderMap,
+    state: &State,
+    identity: &Identity,
+    request: &Served<'_>,
     path: &ResourcePath,
-    body: &Bytes,
 ) -> Result<(), String> {
-    let merge_patch = media_type(headers).as_deref() == Some("application/merge-patch+json");
+    let method = request.method;
+    let media = media_type(request.headers);
+    let merge_patch = media.as_deref() == Some("application/merge-patch+json");
+    let strategic = media.as_deref() == Some("application/strategic-merge-patch+json");
     let checked = *method == Method::POST
         || *method == Method::PUT
-        || (*method == Method::PATCH && merge_patch);
+        || (*method == Method::PATCH && (merge_patch || strategic));
     if !checked || path.subresource.is_some() {
         return Ok(());
     }
-    let Ok(mut new) = serde_json::from_slice::<Value>(body) else {
+    let Ok(mut new) = serde_json::from_slice::<Value>(request.body) else {
         return Ok(()); // protobuf or YAML bodies: not checked
     };
-    let state = shared.lock();
-    let old = match (
-        &path.name,
-        state.resource(&path.group, &path.version, &path.plural),
-    ) {
+    let info = state.resource(&path.group, &path.version, &path.plural);
+    let old = match (&path.name, &info) {
         (Some(name), Some(info)) if *method != Method::POST => {
-            state.get(&info, path.namespace.as_deref(), name).ok()
+            state.get(info, path.namespace.as_deref(), name).ok()
         }
         _ => None,
     };
-    if *method == Method::PATCH {
+    if *method == Method::PATCH && strategic {
+        // The owner references the strategic merge produces; a patch that does not apply is
+        // answered by the patch itself.
+        let (Some(info), Some(old), Value::Object(patch)) = (&info, &old, new) else {
+            return Ok(());
+        };
+        let Ok(patched) = super::strategic::patch_object(info, old, patch) else {
+            return Ok(());
+        };
+        new = patched;
+    } else if *method == Method::PATCH {
         // A merge patch without owner references leaves them as they are.
         let Some(refs) = new["metadata"].get("ownerReferences").cloned() else {
             return Ok(());
@@ -296,9 +356,9 @@ fn owner_references_admission(
         new = old.clone().unwrap_or_else(|| json!({}));
         new["metadata"]["ownerReferences"] = refs;
     }
-    super::authz::owner_references_admission(
-        user,
-        rules,
+    authz::owner_references_admission(
+        &identity.user.name,
+        |attrs| authorizer::authorize(&state.store, identity, attrs).allowed,
         path,
         &new,
         old.as_ref(),
@@ -318,7 +378,7 @@ fn route_request(
     match route {
         Route::Root => json_response(
             200,
-            &json!({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]}),
+            &json!({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version"]}),
         ),
         Route::Version => json_response(200, &discovery::version()),
         Route::Health => Response::builder()
@@ -343,6 +403,17 @@ fn route_request(
             Some(v) => json_response(200, &v),
             None => error_response(&ApiError::no_route()),
         },
+        Route::OpenApiV2 => {
+            let accept = headers
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            if openapi::accepts_json(accept) {
+                json_response(200, &openapi::v2_document(&state().registry))
+            } else {
+                empty_response(406)
+            }
+        }
         Route::Unknown => error_response(&ApiError::no_route()),
         Route::Resource(r) => {
             let result = resource_request(shared, method, headers, r, query, body);
@@ -439,6 +510,49 @@ fn validate_watch_options(query: &HashMap<String, String>) -> Result<(), ApiErro
     }
 }
 
+/// Whether a collection GET is a watch (`watch=true` or `watch=1`).
+fn is_watch(query: &HashMap<String, String>) -> bool {
+    matches!(query.get("watch").map(String::as_str), Some("true" | "1"))
+}
+
+/// An integer query parameter decoded as the parameter codec does (`strconv.ParseInt`), 400
+/// with its error when it is not one.
+fn int_parameter(query: &HashMap<String, String>, name: &str) -> Result<Option<i64>, ApiError> {
+    let Some(text) = query.get(name) else {
+        return Ok(None);
+    };
+    text.parse::<i64>().map(Some).map_err(|e| {
+        let why = match e.kind() {
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                "value out of range"
+            }
+            _ => "invalid syntax",
+        };
+        ApiError::bad_request(format!("strconv.ParseInt: parsing \"{text}\": {why}"))
+    })
+}
+
+/// A response object (an object, or with `items` a list) in the negotiated representation.
+fn represent(
+    info: &super::resources::ResourceInfo,
+    value: &Value,
+    items: Option<&[Value]>,
+    representation: Representation,
+    now: jiff::Timestamp,
+) -> Value {
+    match (representation, items) {
+        (Representation::Object, _) => value.clone(),
+        (Representation::PartialObjectMetadata, None) => table::partial(value),
+        (Representation::PartialObjectMetadata, Some(_)) => table::partial_list(value),
+        (Representation::Table(include), None) => {
+            table::table(info, std::slice::from_ref(value), None, include, true, now)
+        }
+        (Representation::Table(include), Some(items)) => {
+            table::table(info, items, Some(&value["metadata"]), include, true, now)
+        }
+    }
+}
+
 fn media_type(headers: &HeaderMap) -> Option<String> {
     headers
         .get(header::CONTENT_TYPE)
@@ -484,6 +598,23 @@ fn decode_body(headers: &HeaderMap, body: &Bytes) -> Result<Value, ApiError> {
     }
     serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("the object provided is unrecognized: {e}")))
+}
+
+/// The `DeleteOptions` of a DELETE: the body (which may carry `dryRun` too), or without one
+/// the query's `propagationPolicy` and `orphanDependents`.
+fn delete_options(body: &Bytes, query: &HashMap<String, String>) -> Result<Value, ApiError> {
+    if !body.is_empty() {
+        return serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")));
+    }
+    let mut options = json!({});
+    if let Some(policy) = query.get("propagationPolicy") {
+        options["propagationPolicy"] = json!(policy);
+    }
+    if let Some(orphan) = query.get("orphanDependents") {
+        options["orphanDependents"] = json!(orphan == "true");
+    }
+    Ok(options)
 }
 
 fn resource_request(
@@ -534,6 +665,8 @@ fn resource_request(
     match r.subresource.as_deref() {
         None => {}
         Some("status") if info.status_subresource => {}
+        // Namespaces' spec finalizers are written through `/finalize`, by PUT only.
+        Some("finalize") if namespace::is_namespaces(&info) && *method == Method::PUT => {}
         Some(_) => return Err(ApiError::no_route()),
     }
     let ns = r.namespace.as_deref();
@@ -548,101 +681,81 @@ fn resource_request(
     if let Some(name) = r.name.as_deref() {
         super::validation::names::check_name_parameter(name)?;
     }
-    let accept = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    // The first media type a client lists is the one it prefers.
-    let preferred = accept.split(',').next().unwrap_or_default();
-    let as_table = preferred.contains("as=Table");
-    let metadata_only = preferred.contains("as=PartialObjectMetadata");
+    let watching = *method == Method::GET && r.name.is_none() && is_watch(query);
+    let representation = negotiation::negotiate(
+        headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()),
+        query,
+        negotiation::Endpoint {
+            custom: info.custom,
+            watch: watching,
+        },
+    )?;
     let list_params = ListParams {
         label_selector: query.get("labelSelector").map(String::as_str),
         field_selector: query.get("fieldSelector").map(String::as_str),
-        limit: query.get("limit").and_then(|l| l.parse().ok()).unwrap_or(0),
+        limit: usize::try_from(int_parameter(query, "limit")?.unwrap_or(0)).unwrap_or(0),
         continue_token: query.get("continue").map(String::as_str),
     };
     let (code, value) = match (method, r.name.as_deref()) {
         (&Method::GET, Some(name)) => {
             let obj = state.get(&info, ns, name)?;
-            if as_table {
-                (
-                    200,
-                    table::table(
-                        &info,
-                        std::slice::from_ref(&obj),
-                        None,
-                        query,
-                        state.clock.now(),
-                    ),
-                )
-            } else if metadata_only {
-                (200, table::partial(&obj))
-            } else {
-                (200, obj)
+            (
+                200,
+                represent(&info, &obj, None, representation, state.clock.now()),
+            )
+        }
+        (&Method::GET, None) if watching => {
+            let filter = super::api::Filter::parse(
+                &info,
+                list_params.label_selector,
+                list_params.field_selector,
+            )?;
+            if ns.is_some() && !info.namespaced {
+                return Err(ApiError::no_route());
             }
+            let clock = state.clock.clone();
+            drop(state);
+            validate_watch_options(query)?;
+            let request = WatchRequest {
+                info: info.clone(),
+                namespace: r.namespace.clone(),
+                resource_version: query.get("resourceVersion").cloned(),
+                send_initial_events: query.get("sendInitialEvents").is_some_and(|v| v == "true"),
+                bookmarks: query
+                    .get("allowWatchBookmarks")
+                    .is_some_and(|v| v == "true"),
+                timeout: int_parameter(query, "timeoutSeconds")?
+                    .and_then(|t| u64::try_from(t).ok())
+                    .map(Duration::from_secs),
+                filter,
+                representation,
+                clock,
+            };
+            let rx = watch::start(
+                &shared.state,
+                request,
+                shared.watch_config,
+                shared.compactions.subscribe(),
+            );
+            let response = Response::builder()
+                .status(200)
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::CACHE_CONTROL, "no-cache, private")
+                .body(ChannelBody(rx).boxed_unsync())
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            return Ok(response);
         }
         (&Method::GET, None) => {
-            if is_watch(query) {
-                let filter = super::api::Filter::parse(
-                    &info,
-                    list_params.label_selector,
-                    list_params.field_selector,
-                )?;
-                if ns.is_some() && !info.namespaced {
-                    return Err(ApiError::no_route());
-                }
-                drop(state);
-                validate_watch_options(query)?;
-                let request = WatchRequest {
-                    info: info.clone(),
-                    namespace: r.namespace.clone(),
-                    resource_version: query.get("resourceVersion").cloned(),
-                    send_initial_events: query
-                        .get("sendInitialEvents")
-                        .is_some_and(|v| v == "true"),
-                    bookmarks: query
-                        .get("allowWatchBookmarks")
-                        .is_some_and(|v| v == "true"),
-                    timeout: query
-                        .get("timeoutSeconds")
-                        .and_then(|t| t.parse::<u64>().ok())
-                        .map(Duration::from_secs),
-                    filter,
-                    metadata_only,
-                };
-                let rx = watch::start(
-                    &shared.state,
-                    request,
-                    shared.watch_config,
-                    shared.compactions.subscribe(),
-                );
-                let response = Response::builder()
-                    .status(200)
-                    .header(header::CONTENT_TYPE, "application/json")
-                    .header(header::CACHE_CONTROL, "no-cache, private")
-                    .body(ChannelBody(rx).boxed_unsync())
-                    .map_err(|e| ApiError::internal(e.to_string()))?;
-                return Ok(response);
-            }
             let list = state.list(&info, ns, &list_params)?;
-            if as_table {
-                let items = list["items"].as_array().cloned().unwrap_or_default();
-                (
-                    200,
-                    table::table(
-                        &info,
-                        &items,
-                        Some(&list["metadata"]),
-                        query,
-                        state.clock.now(),
-                    ),
-                )
-            } else if metadata_only {
-                (200, table::partial_list(&list))
-            } else {
-                (200, list)
-            }
+            let now = state.clock.now();
+            let items = list["items"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            (
+                200,
+                represent(&info, &list, Some(items), representation, now),
+            )
         }
         (&Method::POST, None) if r.subresource.is_none() => {
             let obj = decode_body(headers, body)?;
@@ -694,23 +807,30 @@ fn resource_request(
             (if created { 201 } else { 200 }, out)
         }
         (&Method::DELETE, Some(name)) if r.subresource.is_none() => {
-            let options: Value = if body.is_empty() {
-                Value::Null
-            } else {
-                serde_json::from_slice(body).map_err(|e| {
-                    ApiError::bad_request(format!("error decoding DeleteOptions: {e}"))
-                })?
-            };
-            // DeleteOptions may carry dryRun in the body instead of the query.
+            let options = delete_options(body, query)?;
             if options["dryRun"]
                 .as_array()
                 .is_some_and(|d| d.iter().any(|v| v == "All"))
             {
                 state.dry_run = true;
             }
-            (200, state.delete(&info, ns, name, &options)?)
+            let deleted = state.delete(&info, ns, name, &options)?;
+            // `orphanDependents: false` (foreground deletion) is answered 202 Accepted, as the
+            // object then always waits for its dependents.
+            let code = if options["orphanDependents"] == false {
+                202
+            } else {
+                200
+            };
+            (code, deleted)
         }
-        (&Method::DELETE, None) => (200, state.delete_collection(&info, ns, &list_params)?),
+        (&Method::DELETE, None) if info.deletes_collections() => {
+            let options = delete_options(body, query)?;
+            (
+                200,
+                state.delete_collection(&info, ns, &list_params, &options)?,
+            )
+        }
         _ => return Err(ApiError::method_not_allowed()),
     };
     let warnings = std::mem::take(&mut state.warnings);

@@ -1,7 +1,13 @@
 //! A kubeconfig for `kubectl --kubeconfig`.
 
-/// The kubeconfig YAML pointing at `url` (no credentials: the server treats anonymous as admin).
-pub fn render(url: &str) -> String {
+/// The kubeconfig YAML pointing at `url`, bearing `token` when given (without one, the server
+/// treats the requests as the administrator's unless tokens are configured).
+pub fn render(url: &str, token: Option<&str>) -> String {
+    let user = match token {
+        // Tokens are minted or configured by the test author; quoting keeps any of them YAML.
+        Some(token) => format!("{{token: {}}}", serde_json::Value::from(token)),
+        None => "{}".to_owned(),
+    };
     format!(
         "apiVersion: v1
 kind: Config
@@ -18,7 +24,7 @@ contexts:
 current-context: kubeward
 users:
 - name: kubeward
-  user: {{}}
+  user: {user}
 preferences: {{}}
 "
     )

@@ -52,31 +52,78 @@
 //!   `finalizer` relies on), `merge-patch+json`, `apply-patch+yaml` (server-side apply with
 //!   conflicts and `force`; `fieldManager` required: 422 `PatchOptions` Invalid as
 //!   `ValidatePatchOptions` answers), `strategic-merge-patch+json` is 415 for custom resources;
-//!   for built-in kinds it is **accepted and applied as a merge patch** (the maps of the kinds
-//!   served here merge the same way; `$patch` directives and list merge keys are not modelled).
+//!   for built-in kinds it is apimachinery's strategic merge (`strategicpatch`, checked against
+//!   its test cases): lists merge by the patch strategy and merge key of the kind's OpenAPI
+//!   definition (`metadata.finalizers` a union, `metadata.ownerReferences` by `uid`, namespace
+//!   conditions by `type`), other lists are replaced; `$patch: replace|delete`,
+//!   `$deleteFromPrimitiveList/<field>`, `$setElementOrder/<field>` and `$retainKeys` are
+//!   applied, `null` deletes; malformed directives are 400, other merge errors upstream's 500
+//!   with apimachinery's message.
 //! - **Finalizers**: DELETE sets `deletionTimestamp` (+ `deletionGracePeriodSeconds: 0`) and
-//!   answers the object; the object goes when its finalizers become empty; new finalizers on a
-//!   deleting object are 422. Without finalizers custom resources answer the deleted object,
-//!   built-ins a `Status` of `Success`.
+//!   answers the object; the object goes when its finalizers become empty — in that update,
+//!   which is not stored: watchers see only `DELETED` (carrying the last stored object) and the
+//!   writer gets its update back; new finalizers on a deleting object are 422. Without
+//!   finalizers custom resources and namespaces answer the deleted object, built-ins a `Status`
+//!   of `Success`.
+//! - **Garbage collection** (kube-controller-manager's collector, in a background task of the
+//!   server woken by the writes that concern it): a dependent whose owner references all name
+//!   objects that are gone (or have another uid) is deleted; references to gone owners are
+//!   dropped while another owner lives. `propagationPolicy` (and the deprecated
+//!   `orphanDependents`; unknown values are 422 on `DeleteOptions`) sets the owner's finalizers
+//!   as the registry does: `Foreground` adds `foregroundDeletion` (dependents are deleted and the
+//!   owner goes once no dependent with `blockOwnerDeletion: true` is left), `Orphan` adds
+//!   `orphan` (dependents lose their references to the owner, then it goes), `Background` (the
+//!   default of every kind served here) deletes the owner at once. Finalizers already on the
+//!   owner decide when no policy is given; the policy may come in the body or the query;
+//!   `orphanDependents: false` is answered `202 Accepted`. A foreground chain that loops has its
+//!   owner references unblocked, as upstream breaks cycles.
+//! - **Namespaces**: created `Active` with the `kubernetes` spec finalizer; DELETE answers the
+//!   Namespace with `deletionTimestamp` and `status.phase: Terminating`; the namespace
+//!   controller then deletes every object in it (background propagation: objects with
+//!   finalizers get a `deletionTimestamp` and wait, so controllers' cleanup runs), writes the
+//!   `NamespaceDeletionDiscoveryFailure`, `NamespaceDeletionGroupVersionParsingFailure`,
+//!   `NamespaceDeletionContentFailure`, `NamespaceContentRemaining` and
+//!   `NamespaceFinalizersRemaining` conditions with upstream's reasons and messages (`Some
+//!   finalizers are remaining: example.com/x in 1 resource instances`), and removes the
+//!   namespace once nothing is left. Spec finalizers change only through `PUT .../finalize`
+//!   (which removes a terminating namespace at once, leaving any content stored, as etcd
+//!   would). `default`, `kube-system` and `kube-public` answer 403
+//!   `this namespace may not be deleted`; creating in a terminating namespace is 403 `unable to
+//!   create new content in namespace X because it is being terminated` (NamespaceLifecycle
+//!   admission, with the `NamespaceTerminating` cause).
 //! - **LIST**: `metadata.resourceVersion` always; `limit`/`continue` (opaque token, 410 Expired
 //!   once compacted; `remainingItemCount` only without selectors);
 //!   `labelSelector`; `fieldSelector` on `metadata.name`/`metadata.namespace` and, for events,
 //!   the `involvedObject.*`/`regarding.*`, `reason`, `type`, `source`, `reportingComponent`
-//!   fields (`field label not supported: X` otherwise).
+//!   fields (`field label not supported: X` otherwise). Integer parameters (`limit`,
+//!   `timeoutSeconds`) that are not integers are 400 with the parameter codec's
+//!   `strconv.ParseInt: parsing "abc": invalid syntax`. Namespaces serve no `deletecollection`
+//!   (405, and discovery does not list it), as upstream's namespace storage has none.
 //! - **WATCH**: JSON lines flushed at once; resourceVersion unset or `0` replays the current state
 //!   as ADDED; `N` replays the retained changes after `N`; older than the retained history is
-//!   HTTP 200 then an `ERROR` event with a 410 `Expired` Status; objects entering or leaving a
-//!   selector are ADDED/DELETED; `allowWatchBookmarks` (periodic BOOKMARKs), `timeoutSeconds`,
+//!   HTTP 200 then an `ERROR` event with a 410 `Expired` Status; objects entering a selector are
+//!   ADDED, objects leaving it DELETED with their previous content stamped with the change's
+//!   resourceVersion (the watch cache's `convertToWatchEvent`); `allowWatchBookmarks` (periodic BOOKMARKs), `timeoutSeconds`,
 //!   streaming lists (`sendInitialEvents=true` + `resourceVersionMatch=NotOlderThan`: initial
 //!   ADDED events, then a BOOKMARK annotated `k8s.io/initial-events-end: "true"`).
 //!   [`ApiServer::compact`] drops the history and ends open watches with `ERROR 410`, so watchers
 //!   relist.
 //! - **Discovery and CRDs**: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>[/<v>]` (legacy
-//!   documents; kubectl falls back to them from aggregated discovery); a minimal `/openapi/v3`
-//!   so `kubectl create` delegates field validation to the server. A CRD (POSTed or
+//!   documents; kubectl falls back to them from aggregated discovery). **OpenAPI** for
+//!   `kubectl explain`: `/openapi/v3` (the index, and a document per group-version) and
+//!   `/openapi/v2` (JSON), with upstream's schemas of the built-in kinds (trimmed from the
+//!   release-1.34 spec, `testing/openapi/`) and each installed CRD version's schema as
+//!   apiextensions-apiserver publishes it (`apiVersion`, `kind`, `metadata` added,
+//!   `x-kubernetes-group-version-kind`; value validations stripped in v2), following CRD changes;
+//!   each kind's `patch` operation carries `fieldValidation`, so `kubectl create` delegates
+//!   field validation to the server. A CRD (POSTed or
 //!   [`ApiServer::install_crd`]) is Established and NamesAccepted at once and served at each
-//!   served version, scope and status subresource as declared. `kubectl get` gets Tables;
-//!   metadata-only clients get `PartialObjectMetadata` (lists, gets and watches).
+//!   served version, scope and status subresource as declared. `kubectl get` gets Tables (the
+//!   built-in printers' columns, or a CRD's `additionalPrinterColumns`; `includeObject`), and
+//!   `kubectl get -w` gets watch events whose objects are one-row Tables with the same columns,
+//!   `columnDefinitions` in the first event only, as upstream's watch encoder sends them, so
+//!   kubectl prints updates under the list's header; metadata-only clients get
+//!   `PartialObjectMetadata` (lists, gets and watches).
 //! - **Custom resources follow their CRD's structural schema** (apiextensions-apiserver): on
 //!   create, update, patch and apply, of the object and of its status, unknown fields are pruned
 //!   (kept under `x-kubernetes-preserve-unknown-fields` and in embedded resources' envelopes) and
@@ -102,11 +149,20 @@
 //! - **Authorization** of clients from [`ApiServer::client_with_rules`]: RBAC rules with the real
 //!   403 messages, and the `OwnerReferencesPermissionEnforcement` admission (blocking an owner's
 //!   deletion needs `update` on its `finalizers`; changing an object's owner references needs
-//!   `delete` on it), checked on creates, updates and merge patches.
+//!   `delete` on it), checked on creates, updates, merge patches and strategic merge patches
+//!   (on the references the merge produces).
 //! - **Errors** are `Status` objects with the real reason, code, details and message.
 //! - **Content types**: JSON everywhere; YAML request bodies for creates, updates and apply
-//!   patches; protobuf request bodies for ConfigMap, Secret and Namespace (what
-//!   `kubectl create configmap|secret|namespace` sends); responses are JSON.
+//!   patches; protobuf request bodies for ConfigMap, Secret, Namespace and ServiceAccount (what
+//!   `kubectl create configmap|secret|namespace|serviceaccount` sends), Lease and both Event
+//!   versions (client-go's leader election and event recorders), decoded as the Go types do
+//!   (empty strings and zero values their JSON omits are not stored, so no `generateName: ""`).
+//!   `Accept` is negotiated as the apiserver does (quality order, `as=Table`/
+//!   `as=PartialObjectMetadata[List]` with `g=meta.k8s.io` and `v=v1`/`v1beta1`, Tables only as
+//!   JSON or YAML, custom resources not as protobuf); nothing acceptable is 406 NotAcceptable
+//!   `only the following media types are accepted: application/json, application/yaml,
+//!   application/vnd.kubernetes.protobuf` (the `;stream=watch` types for watches). Responses are
+//!   JSON whatever was negotiated.
 //!
 //! # Alert rules
 //!
@@ -120,13 +176,19 @@
 //!   budgets and Kubernetes' own CEL libraries (quantity, URL, IP, `format` functions); the
 //!   validation of a CRD's schema beyond compiling its rules and patterns.
 //! - Conversion between CRD versions (objects are served at the requested version as stored).
-//! - Garbage collection of owner references, propagation policies, graceful deletion periods;
-//!   deleting a namespace deletes its contents at once (no `Terminating` phase); deleting a CRD
-//!   deletes its objects at once.
+//! - Graceful deletion periods (`gracePeriodSeconds`); discovery does not list
+//!   `namespaces/finalize`. The controllers react to each write at once, where upstream's
+//!   namespace controller requeues a namespace with remaining finalizers after about 8 seconds.
+//!   Deleting a CRD deletes its objects at once.
 //! - Watch caches' consistency rules beyond the above (`resourceVersionMatch` on lists is
 //!   ignored: lists are always served from the latest state; continue tokens expire (410) only
 //!   across [`ApiServer::compact`], not by the history limit),
-//!   protobuf beyond those three kinds, `/api/v1/watch/...` legacy paths, aggregated discovery.
+//!   protobuf request bodies of other kinds (415), YAML or protobuf responses (a client that
+//!   negotiates them gets JSON), `/api/v1/watch/...` legacy paths, aggregated discovery.
+//! - OpenAPI: only each kind's `patch` operation is listed (no other paths, parameters or
+//!   response schemas); `/openapi/v2` is served as JSON only (a protobuf-only `Accept`, which is
+//!   what client-go's `OpenAPISchema` sends, is 406, so `kubectl explain --output
+//!   plaintext-openapiv2` does not work); CRD list kinds are named `<Kind>List`.
 //! - Authentication beyond bearer tokens minted by [`ApiServer::client_with_rules`]; clients
 //!   without a token are cluster admins. Non-resource requests are always allowed.
 
@@ -135,13 +197,16 @@
 mod alert_rules;
 mod api;
 mod apply;
+mod auth;
 mod authz;
 mod discovery;
 mod events_api;
 mod faults;
 mod handler;
 mod kubeconfig;
+mod lifecycle;
 mod metrics;
+mod negotiation;
 mod openapi;
 mod patch;
 mod protobuf;
@@ -155,6 +220,7 @@ mod server;
 mod shared;
 mod status;
 mod store;
+mod strategic;
 mod table;
 mod validation;
 mod wait;

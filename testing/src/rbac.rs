@@ -5,19 +5,11 @@
 //!   `ResourceMatches` (exact `resource/subresource`, `*`, and `*/subresource`),
 //!   `ResourceNameMatches` (an empty list allows every name) and `NonResourceURLMatches` (exact,
 //!   `*`, or a trailing-`*` prefix).
-//! - Which rules apply to a user is `rbac/validation` `DefaultRuleResolver.VisitRulesFor`
-//!   ([`rules_for`]): every ClusterRoleBinding whose subjects match, then (for a namespaced
-//!   request) every RoleBinding of that namespace whose subjects match, its roleRef resolved to a
-//!   Role of that namespace or a ClusterRole. Subjects match as `appliesToUser` does (User by
-//!   name, Group by membership, ServiceAccount as `system:serviceaccount:<ns>:<name>` with the
-//!   binding's namespace as the default). ClusterRole aggregation is not resolved: aggregated
-//!   roles are expected to carry their rules.
+//! - Which rules apply to a user is `crate::auth::resolver`'s business.
 //! - The denial message is `responsewriters.forbiddenMessage` wrapped by `errors.NewForbidden`
 //!   (the RBAC authorizer's reason is empty unless a role is missing, so no suffix).
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
-#[cfg(test)]
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding, Subject};
 
 use super::validation::names::go_quote;
 
@@ -179,8 +171,9 @@ pub fn forbidden_message(attrs: &RequestAttributes) -> String {
     }
 }
 
-/// Authorizes `attrs` against the rules that apply to its user (see [`rules_for`]): `Ok` when a
-/// rule allows it, otherwise the message of the real 403 Status.
+/// Authorizes `attrs` against `rules`: `Ok` when a rule allows it, otherwise the message of the
+/// real 403 Status.
+#[cfg(test)]
 pub fn authorize(rules: &[PolicyRule], attrs: &RequestAttributes) -> Result<(), String> {
     if rules.iter().any(|r| rule_allows(r, attrs)) {
         Ok(())
@@ -189,110 +182,9 @@ pub fn authorize(rules: &[PolicyRule], attrs: &RequestAttributes) -> Result<(), 
     }
 }
 
-/// The groups kube-apiserver's service-account authenticator gives `user`, when it is a service
-/// account (`system:serviceaccounts`, `system:serviceaccounts:<ns>`), plus
-/// `system:authenticated`.
-#[cfg(test)]
-pub fn default_groups(user: &str) -> Vec<String> {
-    let mut groups = Vec::new();
-    if let Some(rest) = user.strip_prefix("system:serviceaccount:")
-        && let Some((ns, _)) = rest.split_once(':')
-    {
-        groups.push("system:serviceaccounts".to_owned());
-        groups.push(format!("system:serviceaccounts:{ns}"));
-    }
-    groups.push("system:authenticated".to_owned());
-    groups
-}
-
-/// `appliesToUser`.
-#[cfg(test)]
-fn applies_to_user(user: &str, groups: &[String], subject: &Subject, namespace: &str) -> bool {
-    match subject.kind.as_str() {
-        "User" => subject.name == user,
-        "Group" => groups.contains(&subject.name),
-        "ServiceAccount" => {
-            let sa_namespace = subject
-                .namespace
-                .as_deref()
-                .filter(|n| !n.is_empty())
-                .unwrap_or(namespace);
-            !sa_namespace.is_empty()
-                && user == format!("system:serviceaccount:{sa_namespace}:{}", subject.name)
-        }
-        _ => false,
-    }
-}
-
-/// The rules that apply to `user` (with `groups`) for a request in `namespace` (`None` for
-/// cluster-scoped requests), as `DefaultRuleResolver.VisitRulesFor` collects them.
-/// A binding whose role does not exist contributes nothing.
-#[cfg(test)]
-pub fn rules_for(
-    user: &str,
-    groups: &[String],
-    namespace: Option<&str>,
-    cluster_roles: &[ClusterRole],
-    cluster_role_bindings: &[ClusterRoleBinding],
-    roles: &[Role],
-    role_bindings: &[RoleBinding],
-) -> Vec<PolicyRule> {
-    let cluster_role = |name: &str| {
-        cluster_roles
-            .iter()
-            .find(|r| r.metadata.name.as_deref() == Some(name))
-            .and_then(|r| r.rules.clone())
-            .unwrap_or_default()
-    };
-    let mut rules = Vec::new();
-    for binding in cluster_role_bindings {
-        let applies = binding
-            .subjects
-            .iter()
-            .flatten()
-            .any(|s| applies_to_user(user, groups, s, ""));
-        if applies && binding.role_ref.kind == "ClusterRole" {
-            rules.extend(cluster_role(&binding.role_ref.name));
-        }
-    }
-    let Some(namespace) = namespace.filter(|n| !n.is_empty()) else {
-        return rules;
-    };
-    for binding in role_bindings {
-        if binding.metadata.namespace.as_deref() != Some(namespace) {
-            continue;
-        }
-        let applies = binding
-            .subjects
-            .iter()
-            .flatten()
-            .any(|s| applies_to_user(user, groups, s, namespace));
-        if !applies {
-            continue;
-        }
-        match binding.role_ref.kind.as_str() {
-            "ClusterRole" => rules.extend(cluster_role(&binding.role_ref.name)),
-            "Role" => rules.extend(
-                roles
-                    .iter()
-                    .find(|r| {
-                        r.metadata.name.as_deref() == Some(binding.role_ref.name.as_str())
-                            && r.metadata.namespace.as_deref() == Some(namespace)
-                    })
-                    .and_then(|r| r.rules.clone())
-                    .unwrap_or_default(),
-            ),
-            _ => {}
-        }
-    }
-    rules
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::rbac::v1::RoleRef;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use proptest::prelude::*;
 
     fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRule {
@@ -585,150 +477,6 @@ mod tests {
         assert_eq!(verb_for("PATCH", true, false), "patch");
         assert_eq!(verb_for("DELETE", true, false), "delete");
         assert_eq!(verb_for("DELETE", false, false), "deletecollection");
-    }
-
-    fn meta(name: &str, ns: Option<&str>) -> ObjectMeta {
-        ObjectMeta {
-            name: Some(name.into()),
-            namespace: ns.map(Into::into),
-            ..Default::default()
-        }
-    }
-
-    fn subject(kind: &str, name: &str, ns: Option<&str>) -> Subject {
-        Subject {
-            kind: kind.into(),
-            name: name.into(),
-            namespace: ns.map(Into::into),
-            api_group: None,
-        }
-    }
-
-    #[test]
-    fn rules_come_from_matching_bindings_in_scope() {
-        let sa = "system:serviceaccount:demo:op";
-        let groups = default_groups(sa);
-        assert_eq!(
-            groups,
-            [
-                "system:serviceaccounts",
-                "system:serviceaccounts:demo",
-                "system:authenticated"
-            ]
-        );
-        let cluster_roles = vec![
-            ClusterRole {
-                metadata: meta("reader", None),
-                rules: Some(vec![rule(&[""], &["configmaps"], &["get"])]),
-                ..Default::default()
-            },
-            ClusterRole {
-                metadata: meta("crd-reader", None),
-                rules: Some(vec![rule(
-                    &["apiextensions.k8s.io"],
-                    &["customresourcedefinitions"],
-                    &["list"],
-                )]),
-                ..Default::default()
-            },
-        ];
-        let crbs = vec![ClusterRoleBinding {
-            metadata: meta("all-sa-crds", None),
-            role_ref: RoleRef {
-                api_group: "rbac.authorization.k8s.io".into(),
-                kind: "ClusterRole".into(),
-                name: "crd-reader".into(),
-            },
-            subjects: Some(vec![subject("Group", "system:serviceaccounts", None)]),
-        }];
-        let roles = vec![Role {
-            metadata: meta("events", Some("demo")),
-            rules: Some(vec![rule(
-                &["events.k8s.io"],
-                &["events"],
-                &["create", "patch"],
-            )]),
-        }];
-        let rbs = vec![
-            // SA subject without namespace defaults to the binding's namespace
-            RoleBinding {
-                metadata: meta("op-events", Some("demo")),
-                role_ref: RoleRef {
-                    api_group: "rbac.authorization.k8s.io".into(),
-                    kind: "Role".into(),
-                    name: "events".into(),
-                },
-                subjects: Some(vec![subject("ServiceAccount", "op", None)]),
-            },
-            RoleBinding {
-                metadata: meta("op-reader", Some("demo")),
-                role_ref: RoleRef {
-                    api_group: "rbac.authorization.k8s.io".into(),
-                    kind: "ClusterRole".into(),
-                    name: "reader".into(),
-                },
-                subjects: Some(vec![subject("User", sa, None)]),
-            },
-            // a binding in another namespace does not apply to demo
-            RoleBinding {
-                metadata: meta("other", Some("other")),
-                role_ref: RoleRef {
-                    api_group: "rbac.authorization.k8s.io".into(),
-                    kind: "ClusterRole".into(),
-                    name: "reader".into(),
-                },
-                subjects: Some(vec![subject("ServiceAccount", "op", Some("demo"))]),
-            },
-        ];
-        let in_demo = rules_for(
-            sa,
-            &groups,
-            Some("demo"),
-            &cluster_roles,
-            &crbs,
-            &roles,
-            &rbs,
-        );
-        assert_eq!(in_demo.len(), 3);
-        let mut a = req(
-            "create",
-            "events.k8s.io",
-            "events",
-            None,
-            Some("demo"),
-            None,
-        );
-        a.user = sa.into();
-        assert!(authorize(&in_demo, &a).is_ok());
-        let in_other = rules_for(
-            sa,
-            &groups,
-            Some("other"),
-            &cluster_roles,
-            &crbs,
-            &roles,
-            &rbs,
-        );
-        assert_eq!(in_other.len(), 2);
-        a.namespace = Some("other".into());
-        assert!(authorize(&in_other, &a).is_err());
-        let cluster = rules_for(sa, &groups, None, &cluster_roles, &crbs, &roles, &rbs);
-        assert_eq!(cluster.len(), 1);
-        // another service account gets only the group binding
-        let other_sa = "system:serviceaccount:demo:web";
-        assert_eq!(
-            rules_for(
-                other_sa,
-                &default_groups(other_sa),
-                Some("demo"),
-                &cluster_roles,
-                &crbs,
-                &roles,
-                &rbs
-            )
-            .len(),
-            1
-        );
     }
 
     proptest! {

@@ -1,7 +1,6 @@
 //! The server's lifecycle: options, the loopback listener, connections, restart and shutdown,
 //! and the handles tests use (clients, kubeconfig, faults, request log, compaction).
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -15,6 +14,10 @@ use tokio::net::TcpListener;
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::api::State;
+use super::auth::authn::Authenticator;
+use super::auth::authorizer::Identity;
+use super::auth::bootstrap;
+use super::auth::user::UserInfo;
 use super::faults::Faults;
 use super::handler::handle;
 use super::kubeconfig;
@@ -65,6 +68,8 @@ pub struct ApiServerBuilder {
     bookmark_interval: Duration,
     clock: SharedClock,
     port: u16,
+    tokens: Vec<(String, UserInfo)>,
+    anonymous: bool,
 }
 
 impl Default for ApiServerBuilder {
@@ -76,6 +81,8 @@ impl Default for ApiServerBuilder {
             bookmark_interval: Duration::from_secs(10),
             clock: Arc::new(SystemClock),
             port: 0,
+            tokens: Vec::new(),
+            anonymous: false,
         }
     }
 }
@@ -118,6 +125,42 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Authenticates requests bearing `token` (`Authorization: Bearer <token>`) as `user` in
+    /// `groups`, plus `system:authenticated` and, for `system:serviceaccount:<ns>:<name>`, the
+    /// groups of service accounts (`system:serviceaccounts`, `system:serviceaccounts:<ns>`), as
+    /// kube-apiserver's token authenticators do. Its requests are authorized by RBAC from the
+    /// Roles, ClusterRoles and bindings stored in the server (`kubectl apply -f rbac.yaml`).
+    ///
+    /// Once any token is configured, requests with an unknown token or none are answered 401
+    /// `Unauthorized`, and [`ApiServer::client`] and [`ApiServer::write_kubeconfig`] use a
+    /// token minted for the administrator (`system:admin` in `system:masters`).
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), kubeward_testing::ServerError> {
+    /// let server = kubeward_testing::ApiServer::builder()
+    ///     .token("op-token", "system:serviceaccount:demo:op", &[])
+    ///     .start()
+    ///     .await?;
+    /// let operator = server.client_with_token("op-token")?;
+    /// server.write_kubeconfig_with_token("op.kubeconfig", "op-token")?;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn token(mut self, token: &str, user: &str, groups: &[&str]) -> Self {
+        self.tokens
+            .push((token.to_owned(), UserInfo::authenticated(user, groups)));
+        self
+    }
+
+    /// With tokens configured: whether requests without credentials are served as
+    /// `system:anonymous` in `system:unauthenticated` (kube-apiserver's `--anonymous-auth`)
+    /// instead of answered 401 (default `false`).
+    #[must_use]
+    pub fn anonymous_auth(mut self, enabled: bool) -> Self {
+        self.anonymous = enabled;
+        self
+    }
+
     /// Starts serving on `127.0.0.1`.
     pub async fn start(self) -> Result<ApiServer, ServerError> {
         let addr: SocketAddr = ([127, 0, 0, 1], self.port).into();
@@ -128,11 +171,13 @@ impl ApiServerBuilder {
             .local_addr()
             .map_err(|source| ServerError::Bind { addr, source })?;
         let (compactions, _) = tokio::sync::watch::channel(0u64);
+        let mut state = State::new(self.history, self.event_ttl, self.clock);
+        bootstrap::install(&mut state);
         let shared = Arc::new(Shared {
-            state: Mutex::new(State::new(self.history, self.event_ttl, self.clock)),
+            state: Mutex::new(state),
             faults: Faults::default(),
             requests: RequestLog::default(),
-            users: Mutex::new(HashMap::new()),
+            authn: Authenticator::new(self.tokens, self.anonymous),
             compactions,
             watch_config: WatchConfig {
                 bookmark_interval: self.bookmark_interval,
@@ -140,12 +185,14 @@ impl ApiServerBuilder {
             url: format!("http://{addr}"),
         });
         let sweeper = tokio::spawn(sweep_events(Arc::downgrade(&shared)));
+        let controllers = tokio::spawn(super::lifecycle::run(Arc::downgrade(&shared)));
         let accept = tokio::spawn(accept_loop(listener, shared.clone()));
         Ok(ApiServer {
             shared,
             addr,
             accept: Mutex::new(Some(accept)),
             sweeper,
+            controllers,
         })
     }
 }
@@ -168,6 +215,8 @@ pub struct ApiServer {
     addr: SocketAddr,
     accept: Mutex<Option<JoinHandle<()>>>,
     sweeper: JoinHandle<()>,
+    /// The namespace controller and the garbage collector.
+    controllers: JoinHandle<()>,
 }
 
 impl std::fmt::Debug for ApiServer {
@@ -199,15 +248,54 @@ impl ApiServer {
         self.addr
     }
 
-    fn config(&self) -> kube::Config {
+    /// A client configuration for the server, bearing `token` if any.
+    fn config(&self, token: Option<&str>) -> Result<kube::Config, ServerError> {
         // The URL is built from a SocketAddr, so it always parses.
         let uri: http::Uri = self.shared.url.parse().expect("server URL parses");
-        kube::Config::new(uri)
+        let mut config = kube::Config::new(uri);
+        if let Some(token) = token {
+            let value = http::HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|e| ServerError::Kubeconfig(std::io::Error::other(e)))?;
+            config.headers.push((header::AUTHORIZATION, value));
+        }
+        Ok(config)
     }
 
-    /// A client with full access (no credentials: the server treats anonymous as admin).
+    /// A client with full access: the cluster administrator (`system:admin` in
+    /// `system:masters`), without credentials or, once tokens are configured, with the
+    /// administrator's token.
     pub fn client(&self) -> Result<kube::Client, ServerError> {
-        Ok(kube::Client::try_from(self.config())?)
+        let token = self.shared.authn.admin_token();
+        Ok(kube::Client::try_from(self.config(token)?)?)
+    }
+
+    /// A client bearing `token` (see [`ApiServerBuilder::token`]); an unknown token gets 401
+    /// once tokens are configured.
+    pub fn client_with_token(&self, token: &str) -> Result<kube::Client, ServerError> {
+        Ok(kube::Client::try_from(self.config(Some(token))?)?)
+    }
+
+    /// A client authenticated as `user` in `groups` (plus `system:authenticated` and a service
+    /// account's groups, as [`ApiServerBuilder::token`] gives them), by a token minted for it:
+    /// its requests are authorized by RBAC from the Roles, ClusterRoles and bindings stored in
+    /// the server.
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// let server = kubeward_testing::ApiServer::start().await?;
+    /// let operator = server.client_as("system:serviceaccount:default:op", &[])?;
+    /// let cms: kube::Api<ConfigMap> = kube::Api::namespaced(operator, "default");
+    /// // 403 until a RoleBinding grants the service account `list` on configmaps
+    /// assert!(cms.list(&Default::default()).await.is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn client_as(&self, user: &str, groups: &[&str]) -> Result<kube::Client, ServerError> {
+        let token = self
+            .shared
+            .authn
+            .mint(Identity::rbac(UserInfo::authenticated(user, groups)));
+        self.client_with_token(&token)
     }
 
     /// A client authenticated as `user` whose requests are authorized against `rules` (RBAC
@@ -217,22 +305,30 @@ impl ApiServer {
         user: &str,
         rules: Vec<PolicyRule>,
     ) -> Result<kube::Client, ServerError> {
-        let token = uuid::Uuid::new_v4().simple().to_string();
-        self.shared
-            .users
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(token.clone(), (user.to_string(), rules));
-        let mut config = self.config();
-        let value = http::HeaderValue::from_str(&format!("Bearer {token}"))
-            .map_err(|e| ServerError::Kubeconfig(std::io::Error::other(e)))?;
-        config.headers.push((header::AUTHORIZATION, value));
-        Ok(kube::Client::try_from(config)?)
+        let token = self.shared.authn.mint(Identity {
+            user: UserInfo::authenticated(user, &[]),
+            rules: Some(rules.into()),
+        });
+        self.client_with_token(&token)
     }
 
-    /// Writes a kubeconfig that points `kubectl --kubeconfig <path>` at this server.
+    /// Writes a kubeconfig that points `kubectl --kubeconfig <path>` at this server as the
+    /// cluster administrator (see [`ApiServer::client`]).
     pub fn write_kubeconfig(&self, path: impl AsRef<Path>) -> Result<(), ServerError> {
-        std::fs::write(path, kubeconfig::render(&self.shared.url)).map_err(ServerError::Kubeconfig)
+        let token = self.shared.authn.admin_token();
+        std::fs::write(path, kubeconfig::render(&self.shared.url, token))
+            .map_err(ServerError::Kubeconfig)
+    }
+
+    /// Writes a kubeconfig that points `kubectl --kubeconfig <path>` at this server bearing
+    /// `token` (see [`ApiServerBuilder::token`]).
+    pub fn write_kubeconfig_with_token(
+        &self,
+        path: impl AsRef<Path>,
+        token: &str,
+    ) -> Result<(), ServerError> {
+        std::fs::write(path, kubeconfig::render(&self.shared.url, Some(token)))
+            .map_err(ServerError::Kubeconfig)
     }
 
     /// The fault rules.
@@ -310,6 +406,7 @@ impl ApiServer {
     /// open watches) is dropped. Dropping the server does the same without waiting.
     pub async fn shutdown(self) {
         self.sweeper.abort();
+        self.controllers.abort();
         let handle = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(handle) = handle {
             handle.abort();
@@ -340,6 +437,7 @@ impl ApiServer {
 impl Drop for ApiServer {
     fn drop(&mut self) {
         self.sweeper.abort();
+        self.controllers.abort();
         if let Some(handle) = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take() {
             handle.abort();
         }

@@ -1,13 +1,11 @@
 //! The state every connection of one server shares: the object store, faults, request log,
-//! minted identities and watch settings. The listener (`server`) creates it; the request
+//! authentication and watch settings. The listener (`server`) creates it; the request
 //! handler (`handler`) reads it; neither depends on the other.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
-use k8s_openapi::api::rbac::v1::PolicyRule;
-
 use super::api::State;
+use super::auth::authn::Authenticator;
 use super::faults::Faults;
 use super::requests::RequestLog;
 use super::watch::WatchConfig;
@@ -16,8 +14,8 @@ pub(crate) struct Shared {
     pub(crate) state: Mutex<State>,
     pub(crate) faults: Faults,
     pub(crate) requests: RequestLog,
-    /// Bearer token -> (user, rules).
-    pub(crate) users: Mutex<HashMap<String, (String, Vec<PolicyRule>)>>,
+    /// The identities behind bearer tokens.
+    pub(crate) authn: Authenticator,
     pub(crate) compactions: tokio::sync::watch::Sender<u64>,
     pub(crate) watch_config: WatchConfig,
     pub(crate) url: String,

@@ -1,11 +1,12 @@
 //! `kubectl` (unmodified, from PATH) against the in-process API server: create a CRD and an
 //! object from YAML, get it, describe it with its events, delete it.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod apiserver_support;
+
+use apiserver_support::kubectl::{Kubectl, next_lines};
 
 use k8s_openapi::api::events::v1::Event;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use kubeward_testing::ApiServer;
 use serde_json::json;
 
@@ -42,78 +43,20 @@ spec:
   replicas: 3
 "#;
 
-fn kubectl_path() -> PathBuf {
-    let found = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|dir| dir.join("kubectl"))
-        .find(|p| p.is_file());
-    match found {
-        Some(p) => p,
-        None => panic!(
-            "kubectl is not installed, and this test needs it. Install it, e.g.: \
-             curl -LO https://dl.k8s.io/release/v1.34.0/bin/linux/amd64/kubectl && \
-             sudo install -m 0755 kubectl /usr/local/bin/kubectl"
-        ),
-    }
-}
-
-struct Kubectl {
-    bin: PathBuf,
-    kubeconfig: PathBuf,
-    cache: PathBuf,
-}
-
-impl Kubectl {
-    fn run(&self, args: &[&str], stdin_file: Option<&Path>) -> (bool, String) {
-        let mut cmd = Command::new(&self.bin);
-        cmd.arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(&self.cache);
-        cmd.args(args);
-        if let Some(f) = stdin_file {
-            cmd.arg("-f").arg(f);
-        }
-        let out = cmd.output().expect("kubectl runs");
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.success(), text)
-    }
-
-    fn ok(&self, args: &[&str], file: Option<&Path>) -> String {
-        let (ok, text) = self.run(args, file);
-        assert!(ok, "kubectl {args:?} failed:\n{text}");
-        text
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
-    let bin = kubectl_path();
     let server = ApiServer::start().await.unwrap();
-    let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    let (k, dir) = Kubectl::for_server(&server);
     let crd = dir.join("crd.yaml");
     std::fs::write(&crd, CRD_YAML).unwrap();
     let obj = dir.join("rollout.yaml");
     std::fs::write(&obj, ROLLOUT_YAML).unwrap();
-    let k = Kubectl {
-        bin,
-        kubeconfig,
-        cache: dir.join("cache"),
-    };
 
-    let kc = k.clone_for_blocking();
+    let kc = k.clone();
     let (crd2, obj2) = (crd.clone(), obj.clone());
     let created = tokio::task::spawn_blocking(move || {
-        let a = kc.ok(&["create"], Some(&crd2));
-        let b = kc.ok(&["create"], Some(&obj2));
+        let a = kc.ok(&["create", "-f", crd2.to_str().unwrap()]);
+        let b = kc.ok(&["create", "-f", obj2.to_str().unwrap()]);
         (a, b)
     })
     .await
@@ -157,10 +100,16 @@ async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
     std::fs::write(&scaled, ROLLOUT_YAML.replace("replicas: 3", "replicas: 4")).unwrap();
     let ssa = dir.join("rollout-5.yaml");
     std::fs::write(&ssa, ROLLOUT_YAML.replace("replicas: 3", "replicas: 5")).unwrap();
-    let kc = k.clone_for_blocking();
+    let kc = k.clone();
     let applied = tokio::task::spawn_blocking(move || {
-        let client_side = kc.ok(&["apply"], Some(&scaled));
-        let server_side = kc.ok(&["apply", "--server-side", "--force-conflicts"], Some(&ssa));
+        let client_side = kc.ok(&["apply", "-f", scaled.to_str().unwrap()]);
+        let server_side = kc.ok(&[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "-f",
+            ssa.to_str().unwrap(),
+        ]);
         (client_side, server_side)
     })
     .await
@@ -191,12 +140,12 @@ async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
         stored["metadata"]["managedFields"]
     );
 
-    let kc = k.clone_for_blocking();
+    let kc = k.clone();
     let (get, describe, deleted, after) = tokio::task::spawn_blocking(move || {
-        let get = kc.ok(&["get", "rollouts", "web"], None);
-        let describe = kc.ok(&["describe", "rollout", "web"], None);
-        let deleted = kc.ok(&["delete", "rollout", "web"], None);
-        let after = kc.run(&["get", "rollout", "web"], None);
+        let get = kc.ok(&["get", "rollouts", "web"]);
+        let describe = kc.ok(&["describe", "rollout", "web"]);
+        let deleted = kc.ok(&["delete", "rollout", "web"]);
+        let after = kc.run(&["get", "rollout", "web"]);
         (get, describe, deleted, after)
     })
     .await
@@ -233,41 +182,19 @@ async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
     );
 }
 
-impl Kubectl {
-    fn clone_for_blocking(&self) -> Self {
-        Self {
-            bin: self.bin.clone(),
-            kubeconfig: self.kubeconfig.clone(),
-            cache: self.cache.clone(),
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_works_with_built_in_configmaps_and_events() {
-    let bin = kubectl_path();
     let server = ApiServer::start().await.unwrap();
-    let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
-    let k = Kubectl {
-        bin,
-        kubeconfig,
-        cache: dir.join("cache"),
-    };
-    let kc = k.clone_for_blocking();
+    let (k, _) = Kubectl::for_server(&server);
+    let kc = k.clone();
     // kubectl's typed generators send protobuf.
     let created = tokio::task::spawn_blocking(move || {
-        kc.ok(
-            &[
-                "create",
-                "configmap",
-                "settings",
-                "--from-literal=mode=fast",
-            ],
-            None,
-        )
+        kc.ok(&[
+            "create",
+            "configmap",
+            "settings",
+            "--from-literal=mode=fast",
+        ])
     })
     .await
     .unwrap();
@@ -276,6 +203,33 @@ async fn kubectl_works_with_built_in_configmaps_and_events() {
         .object("v1", "configmaps", Some("default"), "settings")
         .expect("stored");
     assert_eq!(stored["data"]["mode"], "fast");
+    // The empty generateName of the protobuf body decodes to Go's zero value, which JSON omits.
+    assert!(stored["metadata"].get("generateName").is_none(), "{stored}");
+
+    let kc = k.clone();
+    let created =
+        tokio::task::spawn_blocking(move || kc.ok(&["create", "serviceaccount", "robot"]))
+            .await
+            .unwrap();
+    assert!(
+        created.contains("serviceaccount/robot created"),
+        "{created}"
+    );
+    let posted = server
+        .requests()
+        .into_iter()
+        .find(|r| r.method == http::Method::POST && r.path.ends_with("/serviceaccounts"))
+        .expect("the serviceaccount POST");
+    assert_eq!(
+        posted.content_type.as_deref(),
+        Some("application/vnd.kubernetes.protobuf"),
+        "kubectl sends protobuf"
+    );
+    assert!(
+        server
+            .object("v1", "serviceaccounts", Some("default"), "robot")
+            .is_some()
+    );
 
     let events: Api<Event> = Api::namespaced(server.client().unwrap(), "default");
     let event: Event = serde_json::from_value(json!({
@@ -293,12 +247,12 @@ async fn kubectl_works_with_built_in_configmaps_and_events() {
     .unwrap();
     events.create(&PostParams::default(), &event).await.unwrap();
 
-    let kc = k.clone_for_blocking();
+    let kc = k.clone();
     let (describe, listed, deleted) = tokio::task::spawn_blocking(move || {
         (
-            kc.ok(&["describe", "configmap", "settings"], None),
-            kc.ok(&["get", "events"], None),
-            kc.ok(&["delete", "configmap", "settings"], None),
+            kc.ok(&["describe", "configmap", "settings"]),
+            kc.ok(&["get", "events"]),
+            kc.ok(&["delete", "configmap", "settings"]),
         )
     })
     .await
@@ -332,4 +286,57 @@ async fn kubectl_works_with_built_in_configmaps_and_events() {
             .object("v1", "configmaps", Some("default"), "settings")
             .is_none()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_watch_prints_updates_as_rows_under_the_lists_header() {
+    let server = ApiServer::start().await.unwrap();
+    let (k, _) = Kubectl::for_server(&server);
+    server
+        .install_crd(&apiserver_support::rollout_crd_with_columns())
+        .unwrap();
+    let api = apiserver_support::rollouts(&server.client().unwrap(), "default");
+    api.create(
+        &PostParams::default(),
+        &apiserver_support::rollout("web", json!({"replicas": 3})),
+    )
+    .await
+    .unwrap();
+    let (_kubectl, lines) = k.spawn_lines(&["get", "rollouts", "-w"]);
+    let (lines, listed) = tokio::task::spawn_blocking(move || {
+        let listed = next_lines(&lines, 2);
+        (lines, listed)
+    })
+    .await
+    .unwrap();
+    let columns =
+        |line: &str| -> Vec<String> { line.split_whitespace().map(str::to_string).collect() };
+    assert_eq!(
+        columns(&listed[0]),
+        ["NAME", "REPLICAS", "AGE"],
+        "{listed:?}"
+    );
+    assert_eq!(columns(&listed[1])[..2], ["web", "3"], "{listed:?}");
+
+    api.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 4}})),
+    )
+    .await
+    .unwrap();
+    api.create(
+        &PostParams::default(),
+        &apiserver_support::rollout("api", json!({"replicas": 1})),
+    )
+    .await
+    .unwrap();
+    let updates = tokio::task::spawn_blocking(move || next_lines(&lines, 2))
+        .await
+        .unwrap();
+    // The updates are rows of the same table: no second header, the same three columns.
+    let rows: Vec<Vec<String>> = updates.iter().map(|l| columns(l)).collect();
+    assert_eq!(rows[0].len(), 3, "{updates:?}");
+    assert_eq!(rows[0][..2], ["web", "4"], "{updates:?}");
+    assert_eq!(rows[1][..2], ["api", "1"], "{updates:?}");
 }

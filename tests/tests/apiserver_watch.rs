@@ -27,9 +27,9 @@ fn cm(name: &str) -> ConfigMap {
     cm
 }
 
-async fn next_event<S>(stream: &mut S) -> WatchEvent<ConfigMap>
+async fn next_event<S, K>(stream: &mut S) -> WatchEvent<K>
 where
-    S: futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Unpin,
+    S: futures::Stream<Item = kube::Result<WatchEvent<K>>> + Unpin,
 {
     tokio::time::timeout(DEADLINE, stream.next())
         .await
@@ -179,28 +179,50 @@ async fn watch_label_selector_turns_leaving_objects_into_deleted() {
     cms.create(&PostParams::default(), &cm("unlabelled"))
         .await
         .unwrap();
-    cms.patch(
-        "a",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"metadata": {"labels": {"app": "db"}}})),
-    )
-    .await
-    .unwrap();
-    let left = next_event(&mut stream).await;
-    assert!(
-        matches!(&left, WatchEvent::Deleted(o) if o.metadata.name.as_deref() == Some("a")),
-        "{left:?}"
+    let relabelled = cms
+        .patch(
+            "a",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"app": "db"}}})),
+        )
+        .await
+        .unwrap();
+    // The watch cache's `convertToWatchEvent` (apiserver storage/cacher/cache_watcher.go): for
+    // an object that no longer passes the filter it sends DELETED "with the previous object
+    // content, but with the event's resource version".
+    let WatchEvent::Deleted(left) = next_event(&mut stream).await else {
+        panic!("the object leaving the selector is DELETED");
+    };
+    assert_eq!(left.metadata.name.as_deref(), Some("a"));
+    assert_eq!(
+        left.metadata
+            .labels
+            .unwrap_or_default()
+            .get("app")
+            .map(String::as_str),
+        Some("web"),
+        "the previous object's content"
+    );
+    assert_eq!(
+        left.metadata.resource_version, relabelled.metadata.resource_version,
+        "the resourceVersion of the change"
     );
 }
 
-#[tokio::test]
-async fn watch_bookmarks_are_sent_when_allowed() {
+/// A server sending bookmarks every 20 ms, and the ConfigMaps of `default`.
+async fn bookmarking_server() -> (ApiServer, Api<ConfigMap>) {
     let server = ApiServer::builder()
         .bookmark_interval(Duration::from_millis(20))
         .start()
         .await
         .unwrap();
-    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    let cms = Api::namespaced(server.client().unwrap(), "default");
+    (server, cms)
+}
+
+#[tokio::test]
+async fn watch_bookmarks_are_sent_when_allowed() {
+    let (_server, cms) = bookmarking_server().await;
     let created = cms.create(&PostParams::default(), &cm("a")).await.unwrap();
     let mut stream = cms
         .watch(
@@ -482,4 +504,147 @@ async fn metadata_lists_and_watches_are_served_as_partial_object_metadata() {
     .unwrap()
     .unwrap();
     assert_eq!(first.metadata.name.as_deref(), Some("a"));
+}
+
+#[tokio::test]
+async fn table_watches_send_one_row_tables_with_the_lists_columns_in_the_first_event_only() {
+    let (server, api, _) = apiserver_support::server_of_crd_with_web(
+        &apiserver_support::rollout_crd_with_columns(),
+        json!({"replicas": 1}),
+    )
+    .await;
+    let client = server.client().unwrap();
+    let path = "/apis/demo.kubeward.dev/v1/namespaces/default/rollouts";
+    let (code, list) =
+        apiserver_support::raw_accept(&client, path, apiserver_support::KUBECTL_TABLE_ACCEPT).await;
+    assert_eq!((code, list["kind"].as_str()), (200, Some("Table")));
+    let names: Vec<&str> = list["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Name", "Replicas", "Age"]);
+    let rv = list["metadata"]["resourceVersion"].as_str().unwrap();
+    let mut events = apiserver_support::raw_watch(
+        &client,
+        &format!("{path}?watch=true&resourceVersion={rv}"),
+        apiserver_support::KUBECTL_TABLE_ACCEPT,
+    )
+    .await;
+
+    let scaled = api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .unwrap();
+    let WatchEvent::Modified(first) = next_event(&mut events).await else {
+        panic!("MODIFIED first");
+    };
+    // apiserver endpoints/handlers/response.go watchEmbeddedEncoder: each event's object is the
+    // table convertor's Table of that one object; headers only until one event was encoded.
+    assert_eq!(first["kind"], "Table");
+    assert_eq!(first["apiVersion"], "meta.k8s.io/v1");
+    assert_eq!(first["columnDefinitions"], list["columnDefinitions"]);
+    assert_eq!(
+        first["metadata"]["resourceVersion"].as_str(),
+        scaled.metadata.resource_version.as_deref()
+    );
+    let row = &first["rows"][0];
+    assert_eq!(first["rows"].as_array().map(Vec::len), Some(1));
+    assert_eq!(row["cells"][0], "web");
+    assert_eq!(row["cells"][1], 2);
+    assert_eq!(row["object"]["kind"], "PartialObjectMetadata");
+    assert_eq!(row["object"]["metadata"]["name"], "web");
+    assert!(
+        row["object"].get("spec").is_none(),
+        "includeObject=Metadata"
+    );
+
+    api.create(
+        &PostParams::default(),
+        &rollout("api", json!({"replicas": 3})),
+    )
+    .await
+    .unwrap();
+    let WatchEvent::Added(second) = next_event(&mut events).await else {
+        panic!("ADDED second");
+    };
+    assert_eq!(second["kind"], "Table");
+    assert_eq!(
+        second["columnDefinitions"],
+        json!(null),
+        "no headers after the first"
+    );
+    assert_eq!(second["rows"][0]["cells"][0], "api");
+    assert_eq!(second["rows"][0]["cells"][1], 3);
+
+    api.delete("web", &DeleteParams::default()).await.unwrap();
+    let WatchEvent::Deleted(third) = next_event(&mut events).await else {
+        panic!("DELETED third");
+    };
+    assert_eq!(third["rows"][0]["cells"][0], "web");
+}
+
+#[tokio::test]
+async fn table_watches_of_built_ins_use_their_printers_columns_and_include_object() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let mut settings = cm("settings");
+    settings.data = Some([("mode".to_string(), "fast".to_string())].into());
+    cms.create(&PostParams::default(), &settings).await.unwrap();
+    let mut events = apiserver_support::raw_watch(
+        &client,
+        "/api/v1/namespaces/default/configmaps?watch=true&includeObject=Object",
+        apiserver_support::KUBECTL_TABLE_ACCEPT,
+    )
+    .await;
+    let WatchEvent::Added(added) = next_event(&mut events).await else {
+        panic!("the current state replays as ADDED");
+    };
+    let names: Vec<&str> = added["columnDefinitions"]
+        .as_array()
+        .expect("headers in the first event")
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Name", "Data", "Age"]);
+    let row = &added["rows"][0];
+    assert_eq!(row["cells"][0], "settings");
+    assert_eq!(row["cells"][1], 1);
+    assert_eq!(row["object"]["kind"], "ConfigMap", "includeObject=Object");
+    assert_eq!(row["object"]["data"]["mode"], "fast");
+}
+
+#[tokio::test]
+async fn metadata_watches_get_their_bookmarks_as_partial_object_metadata_too() {
+    let (_server, cms) = bookmarking_server().await;
+    let mut stream = cms
+        .watch_metadata(&WatchParams::default().timeout(60), "0")
+        .await
+        .unwrap()
+        .boxed();
+    // The watch encoder transforms every object it sends, bookmarks included.
+    let bookmark = loop {
+        if let WatchEvent::Bookmark(b) = next_event(&mut stream).await {
+            break b;
+        }
+    };
+    assert_eq!(bookmark.types.kind, "PartialObjectMetadata");
+    assert_eq!(bookmark.types.api_version, "meta.k8s.io/v1");
+    cms.create(&PostParams::default(), &cm("after"))
+        .await
+        .unwrap();
+    let added = loop {
+        match next_event(&mut stream).await {
+            WatchEvent::Added(o) => break o,
+            WatchEvent::Bookmark(_) => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(added.metadata.name.as_deref(), Some("after"));
 }

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use super::base64;
 use super::field::{FieldError, key};
 use super::names::{NameRule, go_quote, is_config_map_key};
+use super::rbac::{self, RbacKind};
 use crate::resources::ResourceInfo;
 
 /// `core.MaxSecretSize`: the bytes of a Secret's `data`, or of a ConfigMap's `data` and
@@ -40,6 +41,9 @@ fn builtin(info: &ResourceInfo) -> Option<Builtin> {
 /// How `info`'s objects are named: Namespaces are DNS-1123 labels, every other served kind a
 /// DNS-1123 subdomain.
 pub fn name_rule(info: &ResourceInfo) -> NameRule {
+    if RbacKind::of(&info.group, &info.plural).is_some() {
+        return NameRule::PathSegment;
+    }
     match builtin(info) {
         Some(Builtin::Namespace) => NameRule::DnsLabel,
         _ => NameRule::DnsSubdomain,
@@ -57,6 +61,9 @@ fn entries<'a>(obj: &'a Value, field: &str) -> impl Iterator<Item = (&'a String,
 /// `stringData` is folded into `data` and its `type` defaults to `Opaque`. `Err` is the
 /// decoder's message (`illegal base64 data at input byte 3`), which the server answers as 400.
 pub fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<(), String> {
+    if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
+        rbac::default(kind, obj);
+    }
     match builtin(info) {
         Some(Builtin::ConfigMap) => {
             for (_, v) in entries(obj, "binaryData") {
@@ -109,6 +116,9 @@ pub fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<(), String> {
 /// Runs after [`decode`], so `data` is valid base64.
 pub fn validate(info: &ResourceInfo, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errs = Vec::new();
+    if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
+        errs.extend(rbac::validate(kind, new, old));
+    }
     match builtin(info) {
         Some(Builtin::ConfigMap) => {
             if let Some(old) = old {

@@ -6,6 +6,7 @@
 //! - [`field`]: `field.Error`, the unit every rule reports.
 //! - `meta`: `api/validation/objectmeta.go` — every object's metadata.
 //! - `builtins`: ConfigMap, Secret, Lease and Namespace rules and defaulting.
+//! - [`rbac`]: Role, ClusterRole, RoleBinding and ClusterRoleBinding rules and defaulting.
 //!
 //! Events (`events_api`) and CustomResourceDefinitions (`resources`) keep their own rules; the
 //! metadata rules here apply to them too. The write paths call [`admit_create`] after name
@@ -16,6 +17,7 @@ mod builtins;
 pub mod field;
 mod meta;
 pub mod names;
+pub mod rbac;
 
 use serde_json::{Value, json};
 

@@ -226,6 +226,8 @@ pub enum NameRule {
     DnsSubdomain,
     /// `NameIsDNSLabel`: Namespaces.
     DnsLabel,
+    /// `path.IsValidPathSegmentName`: the RBAC kinds (`minimalNameRequirements`).
+    PathSegment,
 }
 
 impl NameRule {
@@ -242,6 +244,7 @@ impl NameRule {
         match self {
             NameRule::DnsSubdomain => is_dns1123_subdomain(name),
             NameRule::DnsLabel => is_dns1123_label(name),
+            NameRule::PathSegment => is_valid_path_segment_name(name),
         }
     }
 }
