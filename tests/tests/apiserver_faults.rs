@@ -12,6 +12,16 @@ use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
 use kubeward_testing::{ApiServer, Fault, FaultAction};
 
+/// The HTTP statuses the server answered its POSTs with, in order (0: no answer).
+fn post_answers(server: &ApiServer) -> Vec<u16> {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.method == Method::POST)
+        .map(|r| r.status)
+        .collect()
+}
+
 fn cm(name: &str) -> ConfigMap {
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some(name.into());
@@ -129,13 +139,7 @@ async fn commit_then_fail_faults_store_the_write_and_lose_the_answer() {
         cms.get_opt("b").await.unwrap().is_some(),
         "the create committed"
     );
-    let answers: Vec<u16> = server
-        .requests()
-        .iter()
-        .filter(|r| r.method == Method::POST)
-        .map(|r| r.status)
-        .collect();
-    assert_eq!(answers, [504, 409, 0]);
+    assert_eq!(post_answers(&server), [504, 409, 0]);
 
     server
         .faults()
@@ -166,13 +170,7 @@ async fn a_commit_then_hang_fault_stores_the_write_and_never_answers() {
         cms.get_opt("a").await.unwrap().is_some(),
         "the create committed"
     );
-    let posts: Vec<u16> = server
-        .requests()
-        .iter()
-        .filter(|r| r.method == Method::POST)
-        .map(|r| r.status)
-        .collect();
-    assert_eq!(posts, [0], "logged as unanswered");
+    assert_eq!(post_answers(&server), [0], "logged as unanswered");
 }
 
 /// A watch opened under a `DelayWatchEvents` fault delivers every event, in order, but late: by
