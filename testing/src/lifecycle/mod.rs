@@ -20,7 +20,7 @@ use std::sync::Weak;
 use serde_json::Value;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
-use crate::api::{State, WriteOptions};
+use crate::api::{State, WriteOptions, namespaces_key};
 use crate::resources::ResourceInfo;
 use crate::shared::Shared;
 use crate::status::ApiError;
@@ -76,7 +76,7 @@ impl Triggers {
             && change.object["metadata"]["uid"]
                 .as_str()
                 .is_some_and(|uid| self.referenced.contains(uid));
-        (change.storage.group.is_empty() && change.storage.resource == "namespaces")
+        change.storage == namespaces_key()
             || owner_gone
             || concerns(&change.object)
             || change.previous.as_ref().is_some_and(concerns)

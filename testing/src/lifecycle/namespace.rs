@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::propagation::{Propagation, deletion_finalizers};
-use crate::api::{State, finalizers, meta_mut, rfc3339, string_list};
+use crate::api::{State, finalizers, meta_mut, namespaces_key, rfc3339, string_list};
 use crate::resources::ResourceInfo;
 use crate::status::{ApiError, Qualified};
 
@@ -125,7 +125,7 @@ pub fn admit_create(
     if namespace.is_empty() || !info.namespaced {
         return Ok(());
     }
-    let Some(ns) = state.store.get(&namespaces_info_storage(), "", namespace) else {
+    let Some(ns) = state.store.get(&namespaces_key(), "", namespace) else {
         return Ok(());
     };
     if ns["status"]["phase"] != TERMINATING {
@@ -152,13 +152,6 @@ pub fn admit_create(
         }]);
     }
     Err(err)
-}
-
-fn namespaces_info_storage() -> crate::resources::StorageKey {
-    crate::resources::StorageKey {
-        group: String::new(),
-        resource: "namespaces".into(),
-    }
 }
 
 /// The namespace part of DELETE. `Some(answer)` ends the request: an immortal namespace is 403;
