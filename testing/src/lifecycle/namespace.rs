@@ -355,31 +355,31 @@ fn update_conditions(ns: &mut Value, content: &Content, now: &str) -> bool {
     changed
 }
 
-/// One pass of the namespace controller over every namespace being deleted. Returns the names
-/// of the namespaces still terminating.
-pub fn sync(state: &mut State) -> Vec<String> {
-    let Some(info) = state.resource("", "v1", "namespaces") else {
-        return Vec::new();
-    };
-    let deleting: Vec<String> = state
+/// The namespaces being deleted (where the controller has work).
+pub fn terminating(state: &State) -> Vec<String> {
+    state
         .store
-        .list(&info.storage, None)
+        .list(&namespaces_key(), None)
         .filter(|ns| is_deleting(ns))
         .filter_map(|ns| ns["metadata"]["name"].as_str().map(str::to_string))
-        .collect();
-    for name in &deleting {
+        .collect()
+}
+
+/// One pass of the namespace controller over the namespaces `names` (those not being deleted
+/// are left alone).
+pub fn sync<'a>(state: &mut State, names: impl IntoIterator<Item = &'a String>) {
+    let Some(info) = state.resource("", "v1", "namespaces") else {
+        return;
+    };
+    for name in names {
         sync_namespace(state, &info, name);
     }
-    deleting
-        .into_iter()
-        .filter(|n| state.store.get(&info.storage, "", n).is_some())
-        .collect()
 }
 
 fn sync_namespace(state: &mut State, info: &ResourceInfo, name: &str) {
     let current = |state: &State| state.store.get(&info.storage, "", name).cloned();
     let Some(ns) = current(state) else { return };
-    if spec_finalizers(&ns).is_empty() {
+    if !is_deleting(&ns) || spec_finalizers(&ns).is_empty() {
         return;
     }
     if ns["status"]["phase"] != TERMINATING {
