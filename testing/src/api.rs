@@ -119,7 +119,8 @@ fn events_key() -> StorageKey {
     }
 }
 
-fn namespaces_key() -> StorageKey {
+/// Where namespaces are stored.
+pub(crate) fn namespaces_key() -> StorageKey {
     StorageKey {
         group: String::new(),
         resource: "namespaces".into(),

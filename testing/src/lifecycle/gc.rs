@@ -1,5 +1,6 @@
-//! The garbage collector (`pkg/controller/garbagecollector/garbagecollector.go`), one pass over
-//! the stored objects at a time:
+//! The garbage collector (`pkg/controller/garbagecollector/garbagecollector.go`). A [`Graph`] of
+//! who references whom, kept from the store's changes (upstream's `GraphBuilder`), says which
+//! objects a change concerns ([`Work`]); each is then looked at as the collector's workers do:
 //!
 //! - an owner deleting with the `orphan` finalizer: its dependents lose their owner references
 //!   to it, then the finalizer goes (`attemptToOrphanWorker`);
@@ -15,14 +16,147 @@
 //! References whose kind is not served, or a cluster-scoped object naming a namespaced owner,
 //! leave the dependent alone, as upstream's lookups fail for them.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::propagation::{FOREGROUND, ORPHAN, Propagation};
 use crate::api::{State, finalizers};
-use crate::resources::ResourceInfo;
+use crate::resources::{ResourceInfo, StorageKey};
+use crate::store::{Change, ChangeType};
+
+/// Where an object is stored: its store, namespace and name.
+pub type ObjectAt = (StorageKey, String, String);
+
+fn object_at(storage: &StorageKey, obj: &Value) -> ObjectAt {
+    let meta = &obj["metadata"];
+    let text = |f: &str| meta[f].as_str().unwrap_or_default().to_string();
+    (storage.clone(), text("namespace"), text("name"))
+}
+
+/// Which objects reference which owner uids.
+#[derive(Debug, Default)]
+pub struct Graph {
+    /// Owner uid -> the objects whose owner references name it.
+    dependents: HashMap<String, BTreeSet<ObjectAt>>,
+    /// Object -> the owner uids it references (to undo when it changes).
+    owners: HashMap<ObjectAt, Vec<String>>,
+}
+
+impl Graph {
+    /// The graph of everything stored, and the objects the collector must look at once: every
+    /// object with owner references or a garbage collector finalizer.
+    pub fn build(state: &State) -> (Self, Work) {
+        let mut graph = Self::default();
+        let mut work = Work::default();
+        for info in state.registry.per_storage() {
+            for obj in state.store.list(&info.storage, None) {
+                graph.observe(&info.storage, obj, false);
+                if concerns(obj) {
+                    work.objects.insert(object_at(&info.storage, obj));
+                }
+            }
+        }
+        (graph, work)
+    }
+
+    /// Records a change: the object's references replace those it had.
+    fn observe(&mut self, storage: &StorageKey, obj: &Value, deleted: bool) {
+        let at = object_at(storage, obj);
+        for uid in self.owners.remove(&at).unwrap_or_default() {
+            if let Some(set) = self.dependents.get_mut(&uid) {
+                set.remove(&at);
+                if set.is_empty() {
+                    self.dependents.remove(&uid);
+                }
+            }
+        }
+        if deleted {
+            return;
+        }
+        let uids: Vec<String> = owner_refs(obj)
+            .iter()
+            .map(|r| ref_uid(r).to_string())
+            .collect();
+        if uids.is_empty() {
+            return;
+        }
+        for uid in &uids {
+            self.dependents
+                .entry(uid.clone())
+                .or_default()
+                .insert(at.clone());
+        }
+        self.owners.insert(at, uids);
+    }
+
+    /// Updates the graph with `change` and adds what it concerns to `work`: the object itself
+    /// (as a dependent, or as an owner deleting with a collector finalizer), its dependents when
+    /// it goes or is deleting, and the owners it names or named (a foreground owner may be
+    /// waiting for it).
+    pub fn record(&mut self, change: &Change, work: &mut Work) {
+        let obj = &change.object;
+        let deleted = change.kind == ChangeType::Deleted;
+        if !deleted && concerns(obj) {
+            work.objects.insert(object_at(&change.storage, obj));
+        }
+        if deleted || !obj["metadata"]["deletionTimestamp"].is_null() {
+            let uid = obj["metadata"]["uid"].as_str().unwrap_or_default();
+            if let Some(deps) = self.dependents.get(uid) {
+                work.objects.extend(deps.iter().cloned());
+            }
+        }
+        let namespace = obj["metadata"]["namespace"].as_str().unwrap_or_default();
+        for r in owner_refs(obj)
+            .into_iter()
+            .chain(change.previous.iter().flat_map(owner_refs))
+        {
+            work.owners.push((namespace.to_string(), r));
+        }
+        self.observe(&change.storage, obj, deleted);
+    }
+
+    /// The stored dependents of `uid` (those whose references still name it).
+    fn dependents_of(&self, state: &State, uid: &str) -> Vec<Node> {
+        let Some(keys) = self.dependents.get(uid) else {
+            return Vec::new();
+        };
+        keys.iter()
+            .filter_map(|at| Node::at(state, at))
+            .filter(|n| n.refs.iter().any(|r| ref_uid(r) == uid))
+            .collect()
+    }
+}
+
+/// What the collector has to look at.
+#[derive(Debug, Default)]
+pub struct Work {
+    /// Objects, as dependents or as owners.
+    objects: BTreeSet<ObjectAt>,
+    /// Owner references (with the namespace of the object naming them), resolved when looked at.
+    owners: Vec<(String, Value)>,
+}
+
+impl Work {
+    /// Whether there is nothing to do.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty() && self.owners.is_empty()
+    }
+}
+
+/// Whether the collector looks at `obj` for itself: it has owner references, or it is an owner
+/// deleting with a collector finalizer.
+fn concerns(obj: &Value) -> bool {
+    let meta = &obj["metadata"];
+    meta["ownerReferences"]
+        .as_array()
+        .is_some_and(|r| !r.is_empty())
+        || (!meta["deletionTimestamp"].is_null()
+            && finalizers(obj)
+                .iter()
+                .any(|f| f == ORPHAN || f == FOREGROUND))
+}
 
 /// An object the collector has business with: one with owner references, or an owner deleting
 /// with a garbage collector finalizer.
@@ -49,6 +183,17 @@ impl Node {
             deleting: !meta["deletionTimestamp"].is_null(),
             finalizers: finalizers(obj),
         }
+    }
+
+    /// The object stored at `at`, if its resource is still served.
+    fn at(state: &State, at: &ObjectAt) -> Option<Self> {
+        let info = state
+            .registry
+            .per_storage()
+            .into_iter()
+            .find(|i| i.storage == at.0)?;
+        let obj = state.store.get(&at.0, &at.1, &at.2)?;
+        Some(Self::read(&info, obj))
     }
 
     fn has(&self, finalizer: &str) -> bool {
@@ -80,66 +225,70 @@ fn ref_uid(r: &Value) -> &str {
     r["uid"].as_str().unwrap_or_default()
 }
 
-/// Every object with owner references or a garbage collector finalizer.
-fn scan(state: &State) -> Vec<Node> {
-    let mut nodes = Vec::new();
-    for info in state.registry.per_storage() {
-        for obj in state.store.list(&info.storage, None) {
-            let meta = &obj["metadata"];
-            let has_refs = meta["ownerReferences"]
-                .as_array()
-                .is_some_and(|r| !r.is_empty());
-            let gc_owner = !meta["deletionTimestamp"].is_null()
-                && finalizers(obj)
-                    .iter()
-                    .any(|f| f == ORPHAN || f == FOREGROUND);
-            if has_refs || gc_owner {
-                nodes.push(Node::read(&info, obj));
-            }
+/// Looks at everything in `work`.
+pub fn process(state: &mut State, graph: &Graph, work: Work) {
+    let mut objects = work.objects;
+    for (namespace, reference) in &work.owners {
+        if let Some(at) = owner_at(state, namespace, reference) {
+            objects.insert(at);
         }
     }
-    nodes
+    for at in objects {
+        let Some(node) = Node::at(state, &at) else {
+            continue;
+        };
+        if node.deleting {
+            if node.has(ORPHAN) {
+                orphan_dependents(state, graph, &node);
+            } else if node.has(FOREGROUND) {
+                delete_dependents_first(state, graph, &node);
+            }
+        } else if !node.refs.is_empty() {
+            let deps = graph.dependents_of(state, &node.uid);
+            attempt_to_delete(state, &node, &deps);
+        }
+    }
 }
 
-/// One pass of the collector. Returns the uids that owner references name (a deletion of one of
-/// them is work for the next pass).
-pub fn collect(state: &mut State) -> HashSet<String> {
-    let nodes = scan(state);
-    let mut dependents: HashMap<&str, Vec<&Node>> = HashMap::new();
-    for node in &nodes {
-        for r in &node.refs {
-            dependents.entry(ref_uid(r)).or_default().push(node);
-        }
+/// `attemptToOrphanWorker`: the dependents lose their references to `owner`, then its `orphan`
+/// finalizer goes.
+fn orphan_dependents(state: &mut State, graph: &Graph, owner: &Node) {
+    for dep in graph.dependents_of(state, &owner.uid) {
+        rewrite_refs(state, &dep, |refs| refs.retain(|r| ref_uid(r) != owner.uid));
     }
-    for owner in nodes.iter().filter(|n| n.deleting) {
-        let deps = dependents
-            .get(owner.uid.as_str())
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        if owner.has(ORPHAN) {
-            for dep in deps {
-                rewrite_refs(state, dep, |refs| refs.retain(|r| ref_uid(r) != owner.uid));
-            }
-            remove_finalizer(state, owner, ORPHAN);
-        } else if owner.has(FOREGROUND) {
-            let blocking = deps.iter().any(|dep| {
-                dep.refs
-                    .iter()
-                    .any(|r| ref_uid(r) == owner.uid && r["blockOwnerDeletion"] == true)
-            });
-            if !blocking {
-                remove_finalizer(state, owner, FOREGROUND);
-            }
-        }
+    remove_finalizer(state, owner, ORPHAN);
+}
+
+/// `processDeletingDependentsItem`: the `foregroundDeletion` finalizer goes once no dependent
+/// blocks the owner's deletion.
+fn delete_dependents_first(state: &mut State, graph: &Graph, owner: &Node) {
+    let blocking = graph.dependents_of(state, &owner.uid).iter().any(|dep| {
+        dep.refs
+            .iter()
+            .any(|r| ref_uid(r) == owner.uid && r["blockOwnerDeletion"] == true)
+    });
+    if !blocking {
+        remove_finalizer(state, owner, FOREGROUND);
     }
-    for item in nodes.iter().filter(|n| !n.deleting && !n.refs.is_empty()) {
-        let deps = dependents
-            .get(item.uid.as_str())
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        attempt_to_delete(state, item, deps);
+}
+
+/// Where the owner a reference of an object in `namespace` names would be stored; `None` when
+/// its kind is not served or a cluster-scoped object names a namespaced owner.
+fn owner_at(state: &State, namespace: &str, reference: &Value) -> Option<ObjectAt> {
+    let info = state.registry.by_kind(
+        reference["apiVersion"].as_str().unwrap_or_default(),
+        reference["kind"].as_str().unwrap_or_default(),
+    )?;
+    if info.namespaced && namespace.is_empty() {
+        return None;
     }
-    dependents.into_keys().map(str::to_string).collect()
+    let namespace = if info.namespaced { namespace } else { "" };
+    let name = reference["name"].as_str().unwrap_or_default();
+    Some((
+        info.storage.clone(),
+        namespace.to_string(),
+        name.to_string(),
+    ))
 }
 
 /// How an owner reference stands (`classifyReferences`).
@@ -155,22 +304,10 @@ enum Owner {
 
 /// Classifies a reference of `item`; `None` when it cannot be looked up.
 fn classify(state: &State, item: &Node, reference: &Value) -> Option<Owner> {
-    let info = state.registry.by_kind(
-        reference["apiVersion"].as_str().unwrap_or_default(),
-        reference["kind"].as_str().unwrap_or_default(),
-    )?;
-    if info.namespaced && item.namespace.is_empty() {
-        return None;
-    }
-    let namespace = if info.namespaced {
-        item.namespace.as_str()
-    } else {
-        ""
-    };
-    let name = reference["name"].as_str().unwrap_or_default();
+    let at = owner_at(state, &item.namespace, reference)?;
     let owner = state
         .store
-        .get(&info.storage, namespace, name)
+        .get(&at.0, &at.1, &at.2)
         .filter(|o| o["metadata"]["uid"] == ref_uid(reference));
     Some(match owner {
         None => Owner::Dangling,
@@ -184,7 +321,7 @@ fn classify(state: &State, item: &Node, reference: &Value) -> Option<Owner> {
     })
 }
 
-fn attempt_to_delete(state: &mut State, item: &Node, dependents: &[&Node]) {
+fn attempt_to_delete(state: &mut State, item: &Node, dependents: &[Node]) {
     let Some(latest) = item.latest(state) else {
         return;
     };

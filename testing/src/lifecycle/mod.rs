@@ -2,10 +2,11 @@
 //! namespace controller ([`namespace`]) and the garbage collector ([`gc`]), with the registry
 //! rules they rely on ([`propagation`]: the finalizers a DELETE's propagation policy sets).
 //!
-//! They run in one background task of the server ([`run`]) that wakes on the writes that concern
-//! them (a namespace, an object in a terminating namespace, an object with owner references or a
-//! garbage collector finalizer, the deletion of an owner) and works until nothing more changes.
-//! Their writes go through the same registry code as clients' (finalizers, validation,
+//! They run in one background task of the server ([`run`]) that follows the store's changes and
+//! wakes for those that concern them (a namespace, an object in a terminating namespace, an
+//! object with owner references or a garbage collector finalizer, the deletion of an owner): the
+//! work of a change is proportional to what it touches, not to what is stored. Their writes go
+//! through the same registry code as clients' (finalizers, validation,
 //! `managedFields` as `kube-controller-manager`), so watches see the events a cluster sends. Unlike
 //! upstream, which requeues a namespace with remaining content after an estimate (15 s for
 //! finalizers), the next pass follows the write that removed the content at once.
@@ -14,13 +15,13 @@ pub mod gc;
 pub mod namespace;
 pub mod propagation;
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Weak;
 
 use serde_json::Value;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
-use crate::api::{State, WriteOptions};
+use crate::api::{State, WriteOptions, namespaces_key};
 use crate::resources::ResourceInfo;
 use crate::shared::Shared;
 use crate::status::ApiError;
@@ -28,9 +29,6 @@ use crate::store::{Change, ChangeType};
 
 /// The field manager of the controllers' writes (kube-controller-manager's user agent).
 const MANAGER: &str = "kube-controller-manager";
-/// Passes run after one wake-up at most: chains of owners settle in a few; the bound only keeps
-/// a pathological cycle from holding the lock forever (the next write wakes the task again).
-const MAX_PASSES: usize = 64;
 
 /// A write by a controller: the registry's update path (strategy, validation, finalization).
 fn controller_write(
@@ -47,93 +45,116 @@ fn controller_write(
     state.commit_update(info, old, new, subresource, &opts, true)
 }
 
-/// What the controllers were left waiting on by their last pass: which writes wake them.
+/// What the controllers keep between wake-ups: the garbage collector's graph and the
+/// namespaces being deleted.
 #[derive(Debug, Default)]
-struct Triggers {
-    /// Namespaces being deleted.
+struct Controllers {
+    graph: gc::Graph,
     terminating: HashSet<String>,
-    /// Uids named by owner references.
-    referenced: HashSet<String>,
 }
 
-impl Triggers {
-    fn wants(&self, change: &Change) -> bool {
-        let concerns = |obj: &Value| {
-            let meta = &obj["metadata"];
-            let refs = meta["ownerReferences"]
-                .as_array()
-                .is_some_and(|r| !r.is_empty());
-            let gc_finalizer = meta["finalizers"].as_array().is_some_and(|f| {
-                f.iter()
-                    .any(|f| f == propagation::ORPHAN || f == propagation::FOREGROUND)
-            });
-            let in_terminating = meta["namespace"]
-                .as_str()
-                .is_some_and(|ns| self.terminating.contains(ns));
-            refs || gc_finalizer || in_terminating
+/// What a batch of changes gave the controllers to do.
+#[derive(Debug, Default)]
+struct Work {
+    namespaces: BTreeSet<String>,
+    gc: gc::Work,
+}
+
+impl Work {
+    fn is_empty(&self) -> bool {
+        self.namespaces.is_empty() && self.gc.is_empty()
+    }
+}
+
+impl Controllers {
+    /// Everything from the stored state: at start, and after missing changes (a lagging
+    /// receiver).
+    fn build(state: &State) -> (Self, Work) {
+        let (graph, gc) = gc::Graph::build(state);
+        let terminating: HashSet<String> = namespace::terminating(state).into_iter().collect();
+        let work = Work {
+            namespaces: terminating.iter().cloned().collect(),
+            gc,
         };
-        let owner_gone = change.kind == ChangeType::Deleted
-            && change.object["metadata"]["uid"]
-                .as_str()
-                .is_some_and(|uid| self.referenced.contains(uid));
-        (change.storage.group.is_empty() && change.storage.resource == "namespaces")
-            || owner_gone
-            || concerns(&change.object)
-            || change.previous.as_ref().is_some_and(concerns)
+        (Self { graph, terminating }, work)
     }
-}
 
-/// Runs the namespace controller and the garbage collector until a pass writes nothing.
-fn reconcile(state: &mut State) -> Triggers {
-    // A request's dry-run flag and warnings are not the controllers'.
-    let dry_run = std::mem::replace(&mut state.dry_run, false);
-    let warnings = std::mem::take(&mut state.warnings);
-    let mut triggers = Triggers::default();
-    for _ in 0..MAX_PASSES {
-        let before = state.store.current_rv();
-        triggers.terminating = namespace::sync(state).into_iter().collect();
-        triggers.referenced = gc::collect(state);
-        if state.store.current_rv() == before {
-            break;
+    /// Records a change and adds what it concerns to `work`: a namespace's own changes and
+    /// every change inside a terminating namespace wake the namespace controller; the
+    /// collector's graph decides for the rest.
+    fn record(&mut self, change: &Change, work: &mut Work) {
+        let meta = &change.object["metadata"];
+        if change.storage == namespaces_key() {
+            let name = meta["name"].as_str().unwrap_or_default().to_string();
+            if change.kind != ChangeType::Deleted && !meta["deletionTimestamp"].is_null() {
+                self.terminating.insert(name.clone());
+                work.namespaces.insert(name);
+            } else {
+                self.terminating.remove(&name);
+            }
+        } else if let Some(ns) = meta["namespace"].as_str()
+            && self.terminating.contains(ns)
+        {
+            work.namespaces.insert(ns.to_string());
         }
+        self.graph.record(change, &mut work.gc);
     }
-    state.dry_run = dry_run;
-    state.warnings = warnings;
-    triggers
+
+    /// Does `work` under the server's lock.
+    fn reconcile(&self, state: &mut State, work: Work) {
+        // A request's dry-run flag and warnings are not the controllers'.
+        let dry_run = std::mem::replace(&mut state.dry_run, false);
+        let warnings = std::mem::take(&mut state.warnings);
+        namespace::sync(state, &work.namespaces);
+        gc::process(state, &self.graph, work.gc);
+        state.dry_run = dry_run;
+        state.warnings = warnings;
+    }
 }
 
-/// The controllers' task: wakes on the store's changes that concern them and reconciles. Ends
-/// when the server is dropped.
+/// The controllers' task: records the store's changes, and does the work they bring under the
+/// server's lock; their own writes come back as changes and bring the next steps. Ends when the
+/// server is dropped.
 pub(crate) async fn run(shared: Weak<Shared>) {
-    let (mut changes, mut triggers) = {
+    let (mut changes, mut controllers) = {
         let Some(shared) = shared.upgrade() else {
             return;
         };
         let mut state = shared.lock();
         let changes = state.store.subscribe();
-        (changes, reconcile(&mut state))
+        let (controllers, work) = Controllers::build(&state);
+        controllers.reconcile(&mut state, work);
+        (changes, controllers)
     };
     loop {
-        let mut due = match changes.recv().await {
-            Ok(change) => triggers.wants(&change),
-            Err(RecvError::Lagged(_)) => true,
+        let mut work = Work::default();
+        let mut lagged = false;
+        match changes.recv().await {
+            Ok(change) => controllers.record(&change, &mut work),
+            Err(RecvError::Lagged(_)) => lagged = true,
             Err(RecvError::Closed) => return,
-        };
+        }
         loop {
             match changes.try_recv() {
-                Ok(change) => due |= triggers.wants(&change),
-                Err(TryRecvError::Lagged(_)) => due = true,
+                Ok(change) => controllers.record(&change, &mut work),
+                Err(TryRecvError::Lagged(_)) => lagged = true,
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Closed) => return,
             }
         }
-        if !due {
+        if !lagged && work.is_empty() {
             continue;
         }
         let Some(shared) = shared.upgrade() else {
             return;
         };
-        triggers = reconcile(&mut shared.lock());
+        let mut state = shared.lock();
+        if lagged {
+            let (rebuilt, all) = Controllers::build(&state);
+            controllers = rebuilt;
+            work = all;
+        }
+        controllers.reconcile(&mut state, work);
     }
 }
 
@@ -157,25 +178,32 @@ mod tests {
     }
 
     #[test]
-    fn only_writes_that_concern_the_controllers_wake_them() {
-        let triggers = Triggers {
-            terminating: ["shop".to_string()].into(),
-            referenced: ["owner-uid".to_string()].into(),
+    fn only_changes_that_concern_the_controllers_give_them_work() {
+        let mut controllers = Controllers::default();
+        controllers.terminating.insert("shop".into());
+        let mut wants = |kind, resource: &str, object: Value| {
+            let mut work = Work::default();
+            controllers.record(&change(kind, resource, object), &mut work);
+            !work.is_empty()
         };
         let plain = json!({"metadata": {"namespace": "default", "name": "a", "uid": "u"}});
-        assert!(!triggers.wants(&change(ChangeType::Modified, "configmaps", plain.clone())));
-        assert!(!triggers.wants(&change(ChangeType::Deleted, "configmaps", plain)));
+        assert!(!wants(ChangeType::Modified, "configmaps", plain.clone()));
+        assert!(!wants(ChangeType::Deleted, "configmaps", plain));
+        let dependent = json!({"metadata": {"namespace": "default", "name": "d", "uid": "d",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o",
+                                 "uid": "owner-uid"}]}});
+        assert!(wants(ChangeType::Added, "configmaps", dependent));
         let owner = json!({"metadata": {"namespace": "default", "name": "o", "uid": "owner-uid"}});
-        assert!(triggers.wants(&change(ChangeType::Deleted, "configmaps", owner)));
-        let dependent = json!({"metadata": {"namespace": "default", "name": "d",
-            "ownerReferences": [{"uid": "x"}]}});
-        assert!(triggers.wants(&change(ChangeType::Added, "configmaps", dependent)));
+        assert!(!wants(ChangeType::Modified, "configmaps", owner.clone()));
+        assert!(wants(ChangeType::Deleted, "configmaps", owner));
         let terminating = json!({"metadata": {"namespace": "shop", "name": "a"}});
-        assert!(triggers.wants(&change(ChangeType::Deleted, "configmaps", terminating)));
-        let foreground = json!({"metadata": {"namespace": "default", "name": "a",
+        assert!(wants(ChangeType::Deleted, "configmaps", terminating));
+        let foreground = json!({"metadata": {"namespace": "default", "name": "f",
             "deletionTimestamp": "t", "finalizers": ["foregroundDeletion"]}});
-        assert!(triggers.wants(&change(ChangeType::Modified, "configmaps", foreground)));
-        let ns = json!({"metadata": {"name": "other"}});
-        assert!(triggers.wants(&change(ChangeType::Modified, "namespaces", ns)));
+        assert!(wants(ChangeType::Modified, "configmaps", foreground));
+        let active = json!({"metadata": {"name": "other"}});
+        assert!(!wants(ChangeType::Modified, "namespaces", active));
+        let deleting = json!({"metadata": {"name": "other", "deletionTimestamp": "t"}});
+        assert!(wants(ChangeType::Modified, "namespaces", deleting));
     }
 }

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::propagation::{Propagation, deletion_finalizers};
-use crate::api::{State, finalizers, meta_mut, rfc3339, string_list};
+use crate::api::{State, finalizers, meta_mut, namespaces_key, rfc3339, string_list};
 use crate::resources::ResourceInfo;
 use crate::status::{ApiError, Qualified};
 
@@ -125,7 +125,7 @@ pub fn admit_create(
     if namespace.is_empty() || !info.namespaced {
         return Ok(());
     }
-    let Some(ns) = state.store.get(&namespaces_info_storage(), "", namespace) else {
+    let Some(ns) = state.store.get(&namespaces_key(), "", namespace) else {
         return Ok(());
     };
     if ns["status"]["phase"] != TERMINATING {
@@ -152,13 +152,6 @@ pub fn admit_create(
         }]);
     }
     Err(err)
-}
-
-fn namespaces_info_storage() -> crate::resources::StorageKey {
-    crate::resources::StorageKey {
-        group: String::new(),
-        resource: "namespaces".into(),
-    }
 }
 
 /// The namespace part of DELETE. `Some(answer)` ends the request: an immortal namespace is 403;
@@ -362,31 +355,31 @@ fn update_conditions(ns: &mut Value, content: &Content, now: &str) -> bool {
     changed
 }
 
-/// One pass of the namespace controller over every namespace being deleted. Returns the names
-/// of the namespaces still terminating.
-pub fn sync(state: &mut State) -> Vec<String> {
-    let Some(info) = state.resource("", "v1", "namespaces") else {
-        return Vec::new();
-    };
-    let deleting: Vec<String> = state
+/// The namespaces being deleted (where the controller has work).
+pub fn terminating(state: &State) -> Vec<String> {
+    state
         .store
-        .list(&info.storage, None)
+        .list(&namespaces_key(), None)
         .filter(|ns| is_deleting(ns))
         .filter_map(|ns| ns["metadata"]["name"].as_str().map(str::to_string))
-        .collect();
-    for name in &deleting {
+        .collect()
+}
+
+/// One pass of the namespace controller over the namespaces `names` (those not being deleted
+/// are left alone).
+pub fn sync<'a>(state: &mut State, names: impl IntoIterator<Item = &'a String>) {
+    let Some(info) = state.resource("", "v1", "namespaces") else {
+        return;
+    };
+    for name in names {
         sync_namespace(state, &info, name);
     }
-    deleting
-        .into_iter()
-        .filter(|n| state.store.get(&info.storage, "", n).is_some())
-        .collect()
 }
 
 fn sync_namespace(state: &mut State, info: &ResourceInfo, name: &str) {
     let current = |state: &State| state.store.get(&info.storage, "", name).cloned();
     let Some(ns) = current(state) else { return };
-    if spec_finalizers(&ns).is_empty() {
+    if !is_deleting(&ns) || spec_finalizers(&ns).is_empty() {
         return;
     }
     if ns["status"]["phase"] != TERMINATING {
