@@ -103,7 +103,7 @@
 //! - **Discovery and CRDs**: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>[/<v>]` (legacy
 //!   documents; kubectl falls back to them from aggregated discovery). **OpenAPI** for
 //!   `kubectl explain`: `/openapi/v3` (the index, and a document per group-version) and
-//!   `/openapi/v2` (JSON), with upstream's schemas of the built-in kinds (trimmed from the
+//!   `/openapi/v2` (JSON, or gnostic protobuf as client-go asks), with upstream's schemas of the built-in kinds (trimmed from the
 //!   release-1.34 spec, `testing/openapi/`) and each installed CRD version's schema as
 //!   apiextensions-apiserver publishes it (`apiVersion`, `kind`, `metadata` added,
 //!   `x-kubernetes-group-version-kind`; value validations stripped in v2), following CRD changes;
@@ -167,9 +167,7 @@
 //!   across [`ApiServer::compact`], not by the history limit),
 //!   protobuf beyond those three kinds, `/api/v1/watch/...` legacy paths, aggregated discovery.
 //! - OpenAPI: only each kind's `patch` operation is listed (no other paths, parameters or
-//!   response schemas); `/openapi/v2` is served as JSON only (a protobuf-only `Accept`, which is
-//!   what client-go's `OpenAPISchema` sends, is 406, so `kubectl explain --output
-//!   plaintext-openapiv2` does not work); CRD list kinds are named `<Kind>List`.
+//!   response schemas); CRD list kinds are named `<Kind>List`; no ETags or `hash` parameters.
 //! - Authentication beyond bearer tokens minted by [`ApiServer::client_with_rules`]; clients
 //!   without a token are cluster admins. Non-resource requests are always allowed.
 

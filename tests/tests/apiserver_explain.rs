@@ -113,6 +113,14 @@ async fn kubectl_explain_configmap_shows_upstreams_schema() {
         ],
         "{out}"
     );
+    let v2 = k
+        .ok(&["explain", "configmap", "--output", "plaintext-openapiv2"])
+        .await;
+    assert!(
+        v2.contains("ConfigMap holds configuration data for pods to consume."),
+        "{v2}"
+    );
+    assert!(v2.contains("binaryData\t<map[string]string>"), "{v2}");
     // Referenced definitions resolve: metadata's own fields.
     let meta = k
         .ok(&["explain", "configmap.metadata.ownerReferences"])
@@ -186,6 +194,21 @@ async fn kubectl_explain_follows_a_crds_schema_as_it_changes() {
         ["image <string>", "replicas <integer>"],
         "{out}"
     );
+    // The same from the OpenAPI v2 document (client-go reads its protobuf form).
+    let v2 = k
+        .ok(&[
+            "explain",
+            "rollouts.spec",
+            "--output",
+            "plaintext-openapiv2",
+        ])
+        .await;
+    assert!(
+        v2.starts_with("KIND:     Rollout\nVERSION:  demo.kubeward.dev/v1\n"),
+        "{v2}"
+    );
+    assert!(v2.contains("What to roll out."), "{v2}");
+    assert!(v2.contains("replicas\t<integer>"), "{v2}");
     let top = k.ok(&["explain", "rollouts"]).await;
     assert!(
         top.contains("A Rollout moves pods to a new image."),
@@ -216,7 +239,7 @@ async fn kubectl_explain_follows_a_crds_schema_as_it_changes() {
 }
 
 #[tokio::test]
-async fn openapi_v2_is_json_with_builtin_and_crd_definitions_and_406_for_protobuf_only() {
+async fn openapi_v2_json_holds_builtin_and_crd_definitions() {
     let server = ApiServer::start().await.unwrap();
     server.install_crd(&documented_crd(None)).unwrap();
     let client = server.client().unwrap();
@@ -242,12 +265,8 @@ async fn openapi_v2_is_json_with_builtin_and_crd_definitions_and_406_for_protobu
         rollout["properties"]["metadata"]["$ref"],
         "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
     );
-    let (code, _) = raw_accept(
-        &client,
-        "/openapi/v2",
-        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
-    )
-    .await;
+    // Neither JSON nor gnostic protobuf: kube-openapi's 406.
+    let (code, _) = raw_accept(&client, "/openapi/v2", "application/yaml").await;
     assert_eq!(code, 406);
 
     // v3 keeps them, with v3 references.

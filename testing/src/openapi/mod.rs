@@ -12,6 +12,7 @@
 
 mod crd;
 pub mod definitions;
+mod gnostic;
 mod v2;
 mod v3;
 
@@ -23,7 +24,11 @@ use serde_json::{Map, Value, json};
 use self::definitions::{Definitions, V2_REF_PREFIX, collect_refs};
 use crate::resources::{Registry, ResourceInfo};
 
-pub use v2::{accepts_json, document as v2_document};
+pub use gnostic::encode as v2_protobuf;
+pub use v2::{
+    Format as V2Format, PROTOBUF_CONTENT_TYPE as V2_PROTOBUF, document as v2_document,
+    negotiate as v2_format,
+};
 pub use v3::{group_version, root};
 
 /// The kinds' and their lists' definitions, and every built-in definition they reference,
