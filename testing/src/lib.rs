@@ -167,7 +167,7 @@
 //!   across [`ApiServer::compact`], not by the history limit),
 //!   protobuf beyond those three kinds, `/api/v1/watch/...` legacy paths, aggregated discovery.
 //! - OpenAPI: only each kind's `patch` operation is listed (no other paths, parameters or
-//!   response schemas); CRD list kinds are named `<Kind>List`; no ETags or `hash` parameters.
+//!   response schemas); no ETags or `hash` parameters.
 //! - Authentication beyond bearer tokens minted by [`ApiServer::client_with_rules`]; clients
 //!   without a token are cluster admins. Non-resource requests are always allowed.
 

@@ -41,8 +41,8 @@ fn kind_definitions(infos: &[Arc<ResourceInfo>], v2: bool) -> BTreeMap<String, V
             out.extend(crd::definitions(info, v2));
             continue;
         }
-        for kind in [info.kind.clone(), format!("{}List", info.kind)] {
-            if let Some(name) = builtin.name_of_kind(&info.group, &info.version, &kind) {
+        for kind in [&info.kind, &info.list_kind] {
+            if let Some(name) = builtin.name_of_kind(&info.group, &info.version, kind) {
                 out.insert(
                     name.to_owned(),
                     builtin.get(name).cloned().unwrap_or_default(),
