@@ -142,16 +142,20 @@ fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
     obj["metadata"][field].as_str()
 }
 
-/// The `metadata.finalizers` of an object.
-pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
-    obj["metadata"]["finalizers"]
-        .as_array()
+/// The strings of a JSON list (none if it is not one).
+pub(crate) fn string_list(list: &Value) -> Vec<String> {
+    list.as_array()
         .map(|a| {
             a.iter()
                 .filter_map(|f| f.as_str().map(str::to_string))
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The `metadata.finalizers` of an object.
+pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
+    string_list(&obj["metadata"]["finalizers"])
 }
 
 /// `metadata` as a map, made one if it is not.
@@ -1209,13 +1213,17 @@ impl State {
         }
     }
 
-    /// DELETE of a collection: every matching object is deleted as by [`State::delete`].
+    /// DELETE of a collection: every matching object is deleted as by [`State::delete`], with
+    /// the same options.
     pub fn delete_collection(
         &mut self,
         info: &ResourceInfo,
         namespace: Option<&str>,
         params: &ListParams<'_>,
+        options: &Value,
     ) -> Result<Value, ApiError> {
+        // ValidateDeleteOptions runs before anything is listed.
+        Propagation::from_options(options)?;
         let list = self.list(
             info,
             namespace,
@@ -1229,7 +1237,7 @@ impl State {
         for item in list["items"].as_array().cloned().unwrap_or_default() {
             let ns = meta_str(&item, "namespace").map(str::to_string);
             let name = meta_str(&item, "name").unwrap_or_default().to_string();
-            match self.delete(info, ns.as_deref(), &name, &Value::Null) {
+            match self.delete(info, ns.as_deref(), &name, options) {
                 Ok(v) if v["kind"] != "Status" => items.push(v),
                 Ok(_) => items.push(item),
                 Err(e) if e.code == 404 => {}
