@@ -119,7 +119,8 @@ mod tests {
         for info in infos {
             for kind in [&info.kind, &info.list_kind] {
                 assert!(
-                    defs.name_of_kind(&info.group, &info.version, kind).is_some(),
+                    defs.name_of_kind(&info.group, &info.version, kind)
+                        .is_some(),
                     "{}/{} {kind}",
                     info.group,
                     info.version
