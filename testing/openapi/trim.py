@@ -5,7 +5,8 @@ published spec.
 
 Source: kubernetes/kubernetes `api/openapi-spec/swagger.json` of the release the server claims
 to be (release-1.34, matching k8s-openapi's `v1_34` feature); kubernetes-client/python keeps the
-same file as `kubernetes/swagger.json.unprocessed`. Run from the workspace root:
+same file as `kubernetes/swagger.json.unprocessed` (the committed data was generated from its
+commit 4f585b3b8, "generated API change" for release-1.34). Run from the workspace root:
 
     python3 testing/openapi/trim.py swagger.json > testing/openapi/builtins.json
 

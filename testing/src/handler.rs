@@ -408,10 +408,14 @@ fn route_request(
                 .get(header::ACCEPT)
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or_default();
-            if openapi::accepts_json(accept) {
-                json_response(200, &openapi::v2_document(&state().registry))
-            } else {
-                empty_response(406)
+            let doc = || openapi::v2_document(&state().registry);
+            match openapi::v2_format(accept) {
+                Some(openapi::V2Format::Json) => json_response(200, &doc()),
+                Some(openapi::V2Format::Protobuf) => Response::builder()
+                    .header(header::CONTENT_TYPE, openapi::V2_PROTOBUF)
+                    .body(Full::new(Bytes::from(openapi::v2_protobuf(&doc()))).boxed_unsync())
+                    .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync())),
+                None => empty_response(406),
             }
         }
         Route::Unknown => error_response(&ApiError::no_route()),

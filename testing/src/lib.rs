@@ -111,8 +111,9 @@
 //! - **Discovery and CRDs**: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>[/<v>]` (legacy
 //!   documents; kubectl falls back to them from aggregated discovery). **OpenAPI** for
 //!   `kubectl explain`: `/openapi/v3` (the index, and a document per group-version) and
-//!   `/openapi/v2` (JSON), with upstream's schemas of the built-in kinds (trimmed from the
-//!   release-1.34 spec, `testing/openapi/`) and each installed CRD version's schema as
+//!   `/openapi/v2` (JSON, or gnostic protobuf as client-go asks), with upstream's schemas of
+//!   the built-in kinds (trimmed from the release-1.34 spec by `testing/openapi/trim.py`, the
+//!   data strategic merge patch reads too) and each installed CRD version's schema as
 //!   apiextensions-apiserver publishes it (`apiVersion`, `kind`, `metadata` added,
 //!   `x-kubernetes-group-version-kind`; value validations stripped in v2), following CRD changes;
 //!   each kind's `patch` operation carries `fieldValidation`, so `kubectl create` delegates
@@ -186,9 +187,11 @@
 //!   protobuf request bodies of other kinds (415), YAML or protobuf responses (a client that
 //!   negotiates them gets JSON), `/api/v1/watch/...` legacy paths, aggregated discovery.
 //! - OpenAPI: only each kind's `patch` operation is listed (no other paths, parameters or
-//!   response schemas); `/openapi/v2` is served as JSON only (a protobuf-only `Accept`, which is
-//!   what client-go's `OpenAPISchema` sends, is 406, so `kubectl explain --output
-//!   plaintext-openapiv2` does not work); CRD list kinds are named `<Kind>List`.
+//!   response schemas); no ETags or `hash` parameters.
+//! - Strategic merge patch: the merged object of a built-in kind is stored as merged, where
+//!   upstream decodes it into the Go type (dropping unknown fields, e.g. a `$setElementOrder`
+//!   key inside a subtree the patch adds whole); server-side apply of built-in kinds does not
+//!   read the definitions' list types (it keeps its own metadata and condition rules).
 //! - Authentication beyond bearer tokens minted by [`ApiServer::client_with_rules`]; clients
 //!   without a token are cluster admins. Non-resource requests are always allowed.
 

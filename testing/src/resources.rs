@@ -36,6 +36,8 @@ pub struct ResourceInfo {
     pub version: String,
     /// Kind.
     pub kind: String,
+    /// The kind of its lists (`spec.names.listKind` of a CRD; `<Kind>List` otherwise).
+    pub list_kind: String,
     /// Plural resource name.
     pub plural: String,
     /// Singular resource name.
@@ -185,6 +187,7 @@ impl Registry {
                 group: group.into(),
                 version: version.into(),
                 kind: kind.into(),
+                list_kind: format!("{kind}List"),
                 plural: plural.into(),
                 singular: kind.to_lowercase(),
                 namespaced,
@@ -382,6 +385,10 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<(String, Str
     if !errors.is_empty() {
         return Err(errors);
     }
+    let list_kind = names["listKind"]
+        .as_str()
+        .filter(|l| !l.is_empty())
+        .map_or_else(|| format!("{kind}List"), str::to_owned);
     let singular = names["singular"]
         .as_str()
         .map(str::to_string)
@@ -403,6 +410,7 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<(String, Str
             group: group.clone(),
             version: v["name"].as_str().unwrap_or_default().to_string(),
             kind: kind.clone(),
+            list_kind: list_kind.clone(),
             plural: plural.clone(),
             singular: singular.clone(),
             namespaced: scope == "Namespaced",

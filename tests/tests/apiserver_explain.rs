@@ -4,55 +4,33 @@
 
 mod apiserver_support;
 
-use std::path::PathBuf;
-use std::process::Command;
-
+use apiserver_support::kubectl::Kubectl;
 use apiserver_support::{raw_accept, rollout_crd_json};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
 use kubeward_testing::ApiServer;
 use serde_json::{Value, json};
 
-/// kubectl with a kubeconfig for `server` and a cache of its own.
-struct Kubectl {
-    kubeconfig: PathBuf,
-    cache: PathBuf,
+/// kubectl with a kubeconfig for `server`, in a directory of its own (`name`).
+fn kubectl(server: &ApiServer, name: &str) -> Kubectl {
+    let dir =
+        std::env::temp_dir().join(format!("kubeward-explain-{name}-{}", server.addr().port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    Kubectl::new(&kubeconfig)
 }
 
-impl Kubectl {
-    fn new(server: &ApiServer, name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("kubeward-explain-{name}-{}", server.addr().port()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let kubeconfig = dir.join("kubeconfig");
-        server.write_kubeconfig(&kubeconfig).unwrap();
-        Kubectl {
-            kubeconfig,
-            cache: dir.join("cache"),
-        }
-    }
-
-    /// Runs kubectl (off the async runtime), asserting success; stdout.
-    async fn ok(&self, args: &[&str]) -> String {
-        let mut cmd = Command::new("kubectl");
-        cmd.arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(&self.cache)
-            .args(args);
-        let printed = format!("kubectl {args:?}");
-        let out = tokio::task::spawn_blocking(move || cmd.output())
-            .await
-            .unwrap()
-            .unwrap_or_else(|e| panic!("cannot run {printed} (is kubectl installed?): {e}"));
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "{printed} failed:\n{stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout
-    }
+/// Runs kubectl off the async runtime (the server answers on it), asserting success.
+async fn ok(k: &Kubectl, args: &[&str]) -> String {
+    let k = k.clone();
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        k.ok(&args)
+    })
+    .await
+    .unwrap()
 }
 
 /// The rollouts CRD with a documented schema (`spec.replicas`, `spec.image`).
@@ -91,8 +69,8 @@ fn fields(explained: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_explain_configmap_shows_upstreams_schema() {
     let server = ApiServer::start().await.unwrap();
-    let k = Kubectl::new(&server, "cm");
-    let out = k.ok(&["explain", "configmap"]).await;
+    let k = kubectl(&server, "cm");
+    let out = ok(&k, &["explain", "configmap"]).await;
     assert!(
         out.starts_with("KIND:       ConfigMap\nVERSION:    v1\n"),
         "{out}"
@@ -113,10 +91,18 @@ async fn kubectl_explain_configmap_shows_upstreams_schema() {
         ],
         "{out}"
     );
+    let v2 = ok(
+        &k,
+        &["explain", "configmap", "--output", "plaintext-openapiv2"],
+    )
+    .await;
+    assert!(
+        v2.contains("ConfigMap holds configuration data for pods to consume."),
+        "{v2}"
+    );
+    assert!(v2.contains("binaryData\t<map[string]string>"), "{v2}");
     // Referenced definitions resolve: metadata's own fields.
-    let meta = k
-        .ok(&["explain", "configmap.metadata.ownerReferences"])
-        .await;
+    let meta = ok(&k, &["explain", "configmap.metadata.ownerReferences"]).await;
     assert!(
         meta.contains("FIELD: ownerReferences <[]OwnerReference>"),
         "{meta}"
@@ -130,8 +116,8 @@ async fn kubectl_explain_configmap_shows_upstreams_schema() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_explain_lease_spec_recursive_rbac_and_events() {
     let server = ApiServer::start().await.unwrap();
-    let k = Kubectl::new(&server, "lease");
-    let out = k.ok(&["explain", "lease.spec", "--recursive"]).await;
+    let k = kubectl(&server, "lease");
+    let out = ok(&k, &["explain", "lease.spec", "--recursive"]).await;
     assert!(
         out.starts_with("GROUP:      coordination.k8s.io\nKIND:       Lease\nVERSION:    v1\n"),
         "{out}"
@@ -147,7 +133,7 @@ async fn kubectl_explain_lease_spec_recursive_rbac_and_events() {
         assert!(fields(&out).contains(&field.to_string()), "{field}:\n{out}");
     }
     // RBAC kinds are served, so explained.
-    let rules = k.ok(&["explain", "clusterroles.rules"]).await;
+    let rules = ok(&k, &["explain", "clusterroles.rules"]).await;
     assert!(
         rules.starts_with("GROUP:      rbac.authorization.k8s.io\nKIND:       ClusterRole\n"),
         "{rules}"
@@ -158,11 +144,9 @@ async fn kubectl_explain_lease_spec_recursive_rbac_and_events() {
         "{rules}"
     );
     // Both Event kinds are served, each with its own schema.
-    let core = k.ok(&["explain", "events", "--api-version=v1"]).await;
+    let core = ok(&k, &["explain", "events", "--api-version=v1"]).await;
     assert!(core.contains("involvedObject"), "{core}");
-    let new = k
-        .ok(&["explain", "events", "--api-version=events.k8s.io/v1"])
-        .await;
+    let new = ok(&k, &["explain", "events", "--api-version=events.k8s.io/v1"]).await;
     assert!(
         new.contains("regarding") && !new.contains("involvedObject"),
         "{new}"
@@ -173,8 +157,8 @@ async fn kubectl_explain_lease_spec_recursive_rbac_and_events() {
 async fn kubectl_explain_follows_a_crds_schema_as_it_changes() {
     let server = ApiServer::start().await.unwrap();
     server.install_crd(&documented_crd(None)).unwrap();
-    let k = Kubectl::new(&server, "crd");
-    let out = k.ok(&["explain", "rollouts.spec"]).await;
+    let k = kubectl(&server, "crd");
+    let out = ok(&k, &["explain", "rollouts.spec"]).await;
     assert!(
         out.starts_with("GROUP:      demo.kubeward.dev\nKIND:       Rollout\nVERSION:    v1\n"),
         "{out}"
@@ -186,7 +170,24 @@ async fn kubectl_explain_follows_a_crds_schema_as_it_changes() {
         ["image <string>", "replicas <integer>"],
         "{out}"
     );
-    let top = k.ok(&["explain", "rollouts"]).await;
+    // The same from the OpenAPI v2 document (client-go reads its protobuf form).
+    let v2 = ok(
+        &k,
+        &[
+            "explain",
+            "rollouts.spec",
+            "--output",
+            "plaintext-openapiv2",
+        ],
+    )
+    .await;
+    assert!(
+        v2.starts_with("KIND:     Rollout\nVERSION:  demo.kubeward.dev/v1\n"),
+        "{v2}"
+    );
+    assert!(v2.contains("What to roll out."), "{v2}");
+    assert!(v2.contains("replicas\t<integer>"), "{v2}");
+    let top = ok(&k, &["explain", "rollouts"]).await;
     assert!(
         top.contains("A Rollout moves pods to a new image."),
         "{top}"
@@ -209,14 +210,14 @@ async fn kubectl_explain_follows_a_crds_schema_as_it_changes() {
     )
     .await
     .unwrap();
-    let k = Kubectl::new(&server, "crd-updated");
-    let out = k.ok(&["explain", "rollouts.spec.paused"]).await;
+    let k = kubectl(&server, "crd-updated");
+    let out = ok(&k, &["explain", "rollouts.spec.paused"]).await;
     assert!(out.contains("FIELD: paused <boolean>"), "{out}");
     assert!(out.contains("Stops the rollout."), "{out}");
 }
 
 #[tokio::test]
-async fn openapi_v2_is_json_with_builtin_and_crd_definitions_and_406_for_protobuf_only() {
+async fn openapi_v2_json_holds_builtin_and_crd_definitions() {
     let server = ApiServer::start().await.unwrap();
     server.install_crd(&documented_crd(None)).unwrap();
     let client = server.client().unwrap();
@@ -242,12 +243,8 @@ async fn openapi_v2_is_json_with_builtin_and_crd_definitions_and_406_for_protobu
         rollout["properties"]["metadata"]["$ref"],
         "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
     );
-    let (code, _) = raw_accept(
-        &client,
-        "/openapi/v2",
-        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
-    )
-    .await;
+    // Neither JSON nor gnostic protobuf: kube-openapi's 406.
+    let (code, _) = raw_accept(&client, "/openapi/v2", "application/yaml").await;
     assert_eq!(code, 406);
 
     // v3 keeps them, with v3 references.

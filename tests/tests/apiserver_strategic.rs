@@ -1,8 +1,10 @@
-//! Strategic merge patch against the in-process API server through a real `kube::Client`:
-//! list strategies and merge keys of the built-in kinds, the directives, and upstream's errors.
+//! Strategic merge patch against the in-process API server through a real `kube::Client` and
+//! kubectl: list strategies and merge keys of the built-in kinds, the directives, and upstream's
+//! errors.
 
 mod apiserver_support;
 
+use apiserver_support::kubectl::Kubectl;
 use apiserver_support::{raw, rollout, rollout_crd, rollouts};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::rbac::v1::PolicyRule;
@@ -273,4 +275,68 @@ async fn custom_resources_still_answer_415() {
         kube::Error::Api(status) => assert_eq!(status.code, 415),
         other => panic!("expected a 415, got {other}"),
     }
+}
+
+/// `kubectl apply` sends a three-way strategic merge patch (`$setElementOrder`, only the
+/// changed items): the finalizer another controller added since the last apply is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_apply_keeps_a_finalizer_another_controller_added() {
+    let server = ApiServer::start().await.unwrap();
+    let dir = std::env::temp_dir().join(format!("kubeward-smp-apply-{}", server.addr().port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let k = Kubectl::new(&kubeconfig);
+    let manifest = |finalizers: &str, mode: &str| {
+        let file = dir.join(format!("cm-{mode}.yaml"));
+        std::fs::write(
+            &file,
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: default\n  \
+                 finalizers: [{finalizers}]\ndata:\n  mode: {mode}\n"
+            ),
+        )
+        .unwrap();
+        file.to_string_lossy().into_owned()
+    };
+    let first = manifest("a.example.com/user", "slow");
+    let second = manifest("a.example.com/user, c.example.com/user", "fast");
+    let kc = k.clone();
+    tokio::task::spawn_blocking(move || kc.ok(&["apply", "-f", &first]))
+        .await
+        .unwrap();
+
+    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    strategic(
+        &cms,
+        json!({"metadata": {"finalizers": ["b.example.com/controller"]}}),
+    )
+    .await;
+
+    let kc = k.clone();
+    let applied = tokio::task::spawn_blocking(move || kc.ok(&["apply", "-f", &second]))
+        .await
+        .unwrap();
+    assert!(applied.contains("configmap/app configured"), "{applied}");
+    let stored = cms.get("app").await.unwrap();
+    assert_eq!(stored.data.unwrap()["mode"], "fast");
+    let mut finalizers = stored.metadata.finalizers.unwrap();
+    finalizers.sort();
+    assert_eq!(
+        finalizers,
+        [
+            "a.example.com/user",
+            "b.example.com/controller",
+            "c.example.com/user"
+        ]
+    );
+    let (_, raw_stored) = raw(&server.client().unwrap(), "GET", CM_PATH, None, None).await;
+    assert!(
+        raw_stored["metadata"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .all(|k| !k.starts_with('$')),
+        "no directive is stored: {raw_stored}"
+    );
 }

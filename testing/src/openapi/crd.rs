@@ -50,7 +50,7 @@ pub fn model_name(group: &str, version: &str, kind: &str) -> String {
 /// The kind's and its list's definitions (references in v2 form, `#/definitions/`).
 pub fn definitions(info: &ResourceInfo, v2: bool) -> Vec<(String, Value)> {
     let name = model_name(&info.group, &info.version, &info.kind);
-    let list_kind = format!("{}List", info.kind);
+    let list_kind = &info.list_kind;
     let mut kind = kube_native(info.schema.as_ref(), v2);
     kind["x-kubernetes-group-version-kind"] =
         json!([{"group": info.group, "version": info.version, "kind": info.kind}]);
@@ -72,7 +72,7 @@ pub fn definitions(info: &ResourceInfo, v2: bool) -> Vec<(String, Value)> {
     });
     vec![
         (name.clone(), kind),
-        (model_name(&info.group, &info.version, &list_kind), list),
+        (model_name(&info.group, &info.version, list_kind), list),
     ]
 }
 
@@ -242,7 +242,7 @@ mod tests {
             "spec": {
                 "group": "demo.kubeward.dev",
                 "scope": "Namespaced",
-                "names": {"plural": "rollouts", "singular": "rollout", "kind": "Rollout", "listKind": "RolloutList"},
+                "names": {"plural": "rollouts", "singular": "rollout", "kind": "Rollout", "listKind": "RolloutCollection"},
                 "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": schema}}],
             },
         });
@@ -256,7 +256,12 @@ mod tests {
         }}));
         let defs = definitions(&info, false);
         assert_eq!(defs[0].0, "dev.kubeward.demo.v1.Rollout");
-        assert_eq!(defs[1].0, "dev.kubeward.demo.v1.RolloutList");
+        // The list kind is the CRD's spec.names.listKind.
+        assert_eq!(defs[1].0, "dev.kubeward.demo.v1.RolloutCollection");
+        assert_eq!(
+            defs[1].1["x-kubernetes-group-version-kind"][0]["kind"],
+            "RolloutCollection"
+        );
         let kind = &defs[0].1;
         assert_eq!(
             kind["x-kubernetes-group-version-kind"],

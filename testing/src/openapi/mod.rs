@@ -12,6 +12,7 @@
 
 mod crd;
 pub mod definitions;
+mod gnostic;
 mod v2;
 mod v3;
 
@@ -23,7 +24,11 @@ use serde_json::{Map, Value, json};
 use self::definitions::{Definitions, V2_REF_PREFIX, collect_refs};
 use crate::resources::{Registry, ResourceInfo};
 
-pub use v2::{accepts_json, document as v2_document};
+pub use gnostic::encode as v2_protobuf;
+pub use v2::{
+    Format as V2Format, PROTOBUF_CONTENT_TYPE as V2_PROTOBUF, document as v2_document,
+    negotiate as v2_format,
+};
 pub use v3::{group_version, root};
 
 /// The kinds' and their lists' definitions, and every built-in definition they reference,
@@ -36,8 +41,8 @@ fn kind_definitions(infos: &[Arc<ResourceInfo>], v2: bool) -> BTreeMap<String, V
             out.extend(crd::definitions(info, v2));
             continue;
         }
-        for kind in [info.kind.clone(), format!("{}List", info.kind)] {
-            if let Some(name) = builtin.name_of_kind(&info.group, &info.version, &kind) {
+        for kind in [&info.kind, &info.list_kind] {
+            if let Some(name) = builtin.name_of_kind(&info.group, &info.version, kind) {
                 out.insert(
                     name.to_owned(),
                     builtin.get(name).cloned().unwrap_or_default(),

@@ -1,10 +1,7 @@
-//! OpenAPI v2: `/openapi/v2`, one Swagger 2.0 document for every served kind.
-//!
-//! kube-openapi serves it as JSON or as gnostic protobuf by the `Accept` header; only JSON is
-//! served here, and a request that does not accept JSON is 406 Not Acceptable with an empty body,
-//! as kube-openapi answers a format it does not serve. (client-go's `OpenAPISchema` asks for
-//! protobuf only: on the 406 it falls back to the legacy path, which is 404, and callers such as
-//! `kubectl explain --output plaintext-openapiv2` report that the server has no OpenAPI v2.)
+//! OpenAPI v2: `/openapi/v2`, one Swagger 2.0 document for every served kind, as JSON or as
+//! gnostic protobuf (what client-go's `OpenAPISchema` asks for, see [`super::gnostic`]) by the
+//! `Accept` header; a request accepting neither is 406 Not Acceptable with an empty body, as
+//! kube-openapi answers a format it does not serve.
 
 use serde_json::{Map, Value, json};
 
@@ -27,14 +24,32 @@ pub fn document(registry: &Registry) -> Value {
     })
 }
 
-/// Whether an `Accept` header admits the JSON document: a media range of `application/json`,
-/// `application/*` or `*/*` (kube-openapi negotiates with goautoneg; an empty header accepts
-/// nothing).
-pub fn accepts_json(accept: &str) -> bool {
-    accept.split(',').any(|range| {
-        let media = range.split(';').next().unwrap_or_default().trim();
-        matches!(media, "application/json" | "application/*" | "*/*")
-    })
+/// The protobuf media type clients ask for.
+const PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+/// Its spelling without `@`, which kube-openapi answers with (Go's `mime` rejects the `@`).
+pub const PROTOBUF_CONTENT_TYPE: &str =
+    "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// A form of the v2 document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `application/json`.
+    Json,
+    /// gnostic's protobuf.
+    Protobuf,
+}
+
+/// The form an `Accept` header asks for: the first media range that names one served
+/// (`application/json`, the protobuf types, or `application/*` and `*/*` for JSON), `None` for
+/// none (kube-openapi's 406; an empty header accepts nothing).
+pub fn negotiate(accept: &str) -> Option<Format> {
+    accept.split(',').find_map(
+        |range| match range.split(';').next().unwrap_or_default().trim() {
+            "application/json" | "application/*" | "*/*" => Some(Format::Json),
+            PROTOBUF | PROTOBUF_CONTENT_TYPE => Some(Format::Protobuf),
+            _ => None,
+        },
+    )
 }
 
 #[cfg(test)]
@@ -42,13 +57,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_is_served_only_when_accepted() {
-        assert!(accepts_json("application/json"));
-        assert!(accepts_json("application/json;q=0.9, */*;q=0.1"));
-        assert!(accepts_json("*/*"));
-        assert!(!accepts_json(
-            "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
-        ));
-        assert!(!accepts_json(""));
+    fn the_first_served_media_range_wins() {
+        assert_eq!(negotiate("application/json"), Some(Format::Json));
+        assert_eq!(
+            negotiate("application/json;q=0.9, */*;q=0.1"),
+            Some(Format::Json)
+        );
+        assert_eq!(negotiate("*/*"), Some(Format::Json));
+        assert_eq!(negotiate(PROTOBUF), Some(Format::Protobuf));
+        assert_eq!(
+            negotiate(&format!("text/plain, {PROTOBUF}, application/json")),
+            Some(Format::Protobuf)
+        );
+        assert_eq!(negotiate("application/yaml"), None);
+        assert_eq!(negotiate(""), None);
     }
 }
