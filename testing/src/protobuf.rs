@@ -120,7 +120,7 @@ fn owner_reference(bytes: &[u8]) -> Result<Value, String> {
     Ok(Value::Object(out))
 }
 
-fn object_meta(bytes: &[u8]) -> Result<Value, String> {
+pub(crate) fn object_meta(bytes: &[u8]) -> Result<Value, String> {
     let mut out = Map::new();
     for (n, f) in fields(bytes)? {
         match (n, f) {
@@ -168,6 +168,9 @@ pub fn decode(body: &[u8]) -> Result<Value, String> {
             (2, Field::Bytes(b)) => raw = b,
             _ => {}
         }
+    }
+    if let Some(decoded) = super::auth::proto::decode(&api_version, &kind, raw) {
+        return decoded;
     }
     let mut out = Map::new();
     out.insert("apiVersion".into(), json!(api_version));
