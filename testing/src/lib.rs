@@ -99,14 +99,38 @@
 //!   creating in a missing namespace is 404), configmaps, secrets, serviceaccounts, leases,
 //!   events in `events.k8s.io/v1` and `v1` from one store (validation of each version, the core
 //!   field mapping), with a TTL (default 1 h) re-armed by every write.
-//! - **Authorization** of clients from [`ApiServer::client_with_rules`]: RBAC rules with the real
-//!   403 messages, and the `OwnerReferencesPermissionEnforcement` admission (blocking an owner's
+//! - **Authentication**: bearer tokens configured with [`ApiServerBuilder::token`] name users and
+//!   groups (service accounts get theirs, everyone `system:authenticated`); once any are
+//!   configured, an unknown or missing token is 401 `Unauthorized` (or `system:anonymous` with
+//!   [`ApiServerBuilder::anonymous_auth`]), and [`ApiServer::client`] carries an administrator
+//!   token. Without configured tokens, requests without a known token are `system:admin` in
+//!   `system:masters`. [`ApiServer::client_as`] mints a token for any user;
+//!   [`ApiServer::write_kubeconfig_with_token`] writes a kubeconfig bearing one (kube-rs sends it;
+//!   kubectl sends credentials only over TLS, so with kubectl use `--as`).
+//! - **Impersonation**: `Impersonate-User`, `-Group`, `-Uid` and `-Extra-*` headers (kubectl
+//!   `--as`, `--as-group`), each value checked with the `impersonate` verb on `users`, `groups`,
+//!   `serviceaccounts`, `uids` or `userextras/<key>` and refused with upstream's 403 message;
+//!   groups without a user are 400.
+//! - **Authorization** as `--authorization-mode=RBAC` decides: `system:masters` may do anything;
+//!   everyone else is authorized by the Roles, ClusterRoles, RoleBindings and
+//!   ClusterRoleBindings (`rbac.authorization.k8s.io/v1`) stored in the server — validated and
+//!   defaulted as upstream — with the real 403 messages (`: RBAC: clusterrole… "x" not found`
+//!   appended when a bound role is missing). A fresh server stores `cluster-admin` (bound to
+//!   `system:masters`), `system:discovery`, `system:public-info-viewer` and `system:basic-user`.
+//!   Non-resource requests (discovery, `/version`) are authorized too. Clients from
+//!   [`ApiServer::client_with_rules`] are decided by their own rules only (non-resource requests
+//!   unchecked). The `OwnerReferencesPermissionEnforcement` admission (blocking an owner's
 //!   deletion needs `update` on its `finalizers`; changing an object's owner references needs
-//!   `delete` on it), checked on creates, updates and merge patches.
+//!   `delete` on it) applies to everyone but `system:masters`, on creates, updates and merge
+//!   patches.
+//! - **Self reviews**: `SelfSubjectAccessReview`, `SelfSubjectRulesReview` and
+//!   `SelfSubjectReview` answer with the same decisions and rules, so `kubectl auth can-i`
+//!   (`--list`) and `kubectl auth whoami` work, with `--as` too.
 //! - **Errors** are `Status` objects with the real reason, code, details and message.
 //! - **Content types**: JSON everywhere; YAML request bodies for creates, updates and apply
 //!   patches; protobuf request bodies for ConfigMap, Secret and Namespace (what
-//!   `kubectl create configmap|secret|namespace` sends); responses are JSON.
+//!   `kubectl create configmap|secret|namespace` sends), the RBAC kinds and the self reviews;
+//!   responses are JSON.
 //!
 //! # Alert rules
 //!
@@ -126,9 +150,13 @@
 //! - Watch caches' consistency rules beyond the above (`resourceVersionMatch` on lists is
 //!   ignored: lists are always served from the latest state; continue tokens expire (410) only
 //!   across [`ApiServer::compact`], not by the history limit),
-//!   protobuf beyond those three kinds, `/api/v1/watch/...` legacy paths, aggregated discovery.
-//! - Authentication beyond bearer tokens minted by [`ApiServer::client_with_rules`]; clients
-//!   without a token are cluster admins. Non-resource requests are always allowed.
+//!   protobuf beyond those kinds, `/api/v1/watch/...` legacy paths, aggregated discovery.
+//! - Of access control: TLS and so client certificates (the server is plain HTTP, so kubectl
+//!   sends no kubeconfig credentials to it); service-account tokens issued by the server
+//!   (TokenRequest) — tokens are configured or minted by the test; ClusterRole aggregation
+//!   (`aggregationRule` is stored, not resolved) and the aggregated `admin`/`edit`/`view` roles;
+//!   the RBAC privilege-escalation checks on role and binding writes (`escalate`, `bind`);
+//!   SubjectAccessReview and LocalSubjectAccessReview; the `Node` authorizer.
 
 #![deny(missing_docs)]
 
