@@ -122,7 +122,9 @@
 //!   unchecked). The `OwnerReferencesPermissionEnforcement` admission (blocking an owner's
 //!   deletion needs `update` on its `finalizers`; changing an object's owner references needs
 //!   `delete` on it) applies to everyone but `system:masters`, on creates, updates and merge
-//!   patches.
+//!   patches. Writing a role or binding that grants more than the writer holds is 403 (`user
+//!   "u" (groups=[…]) is attempting to grant RBAC permissions not currently held:` and the
+//!   missing rules) unless the writer may `escalate` the role or `bind` the bound one.
 //! - **Self reviews**: `SelfSubjectAccessReview`, `SelfSubjectRulesReview` and
 //!   `SelfSubjectReview` answer with the same decisions and rules, so `kubectl auth can-i`
 //!   (`--list`) and `kubectl auth whoami` work, with `--as` too.
@@ -155,7 +157,6 @@
 //!   sends no kubeconfig credentials to it); service-account tokens issued by the server
 //!   (TokenRequest) — tokens are configured or minted by the test; ClusterRole aggregation
 //!   (`aggregationRule` is stored, not resolved) and the aggregated `admin`/`edit`/`view` roles;
-//!   the RBAC privilege-escalation checks on role and binding writes (`escalate`, `bind`);
 //!   SubjectAccessReview and LocalSubjectAccessReview; the `Node` authorizer.
 
 #![deny(missing_docs)]
