@@ -1,11 +1,13 @@
 //! `rollouts --serve` keeps the embedded API server up with the operator running, and kubectl
-//! works against it: `get rollouts` lists the Rollout, `describe rollout` shows its events.
+//! works against it: `get rollouts` lists the Rollout, `describe rollout` shows its events,
+//! `explain rollouts.spec` shows the CRD's schema, and `delete namespace` waits for the operator's
+//! cleanup of the Rollouts in it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use kubeward_examples::rollouts::operator;
+use kubeward_examples::rollouts::{FINALIZER, operator};
 
 /// Kills the served binary when the test ends, however it ends.
 struct Served(Child);
@@ -130,6 +132,37 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
         "{stdout}"
     );
 
+    // `kubectl explain` reads the Rollout's schema, the one the operator's CRD declares, from
+    // the server's OpenAPI documents.
+    let explained = kubectl(&kubeconfig, &["explain", "rollouts.spec"]);
+    let stdout = String::from_utf8_lossy(&explained.stdout);
+    assert!(
+        explained.status.success(),
+        "{}",
+        String::from_utf8_lossy(&explained.stderr)
+    );
+    assert!(
+        stdout.starts_with("GROUP:      demo.kubeward.dev\nKIND:       Rollout\nVERSION:    v1\n"),
+        "{stdout}"
+    );
+    let fields: Vec<String> = stdout
+        .lines()
+        .filter(|l| l.starts_with("  ") && l.contains('<'))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    for field in [
+        "image <string> -required-",
+        "replicas <integer>",
+        "suspend <boolean>",
+        "timeoutSeconds <integer>",
+    ] {
+        assert!(fields.iter().any(|f| f == field), "no {field}:\n{stdout}");
+    }
+    assert!(
+        stdout.contains("The container image to roll out"),
+        "the field docs come from the CRD schema:\n{stdout}"
+    );
+
     // What `rollouts crd` prints is YAML that kubectl reads back as the CRD the operator
     // declares. (`rollouts rbac` is written by the same code: see `rbac_applies_and_binds`.)
     let printed = Command::new(env!("CARGO_BIN_EXE_rollouts"))
@@ -171,8 +204,174 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
     let children = kubectl(&kubeconfig, &["get", "configmaps", "-o", "name"]);
     let stdout = String::from_utf8_lossy(&children.stdout);
     assert!(stdout.contains("configmap/web-live"), "{stdout}");
+
+    namespace_deletion_waits_for_the_operators_cleanup(&kubeconfig, &dir);
     drop(served);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A finalizer the test holds on its Rollout, so the namespace deletion is observably waiting.
+const HOLD: &str = "example.com/hold";
+
+/// Polls `kubectl args` until its stdout satisfies `done` (bounded, so a broken server fails the
+/// test instead of hanging it); returns that stdout.
+fn kubectl_until(kubeconfig: &Path, args: &[&str], done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = kubectl(kubeconfig, args);
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        if out.status.success() && done(&stdout) {
+            return stdout;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "kubectl {args:?} never satisfied the check; last output: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `kubectl delete namespace` marks the namespace Terminating and waits: the Rollout in it gets
+/// its deletionTimestamp, the operator's cleanup deletes its children and removes the operator's
+/// finalizer, and the namespace goes only when the Rollout is gone.
+fn namespace_deletion_waits_for_the_operators_cleanup(kubeconfig: &Path, dir: &Path) {
+    let created = kubectl(kubeconfig, &["create", "namespace", "shop"]);
+    assert!(
+        created.status.success(),
+        "{}",
+        String::from_utf8_lossy(&created.stderr)
+    );
+    let manifest = dir.join("shop-rollout.yaml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "apiVersion: demo.kubeward.dev/v1\nkind: Rollout\nmetadata:\n  name: web\n  \
+             namespace: shop\n  finalizers: [{HOLD}]\nspec:\n  image: registry.example/web:2.0\n"
+        ),
+    )
+    .expect("write manifest");
+    let applied = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["apply", "-f"])
+        .arg(&manifest)
+        .output()
+        .expect("run kubectl apply");
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    let finalizers = [
+        "get",
+        "rollout",
+        "web",
+        "-n",
+        "shop",
+        "-o",
+        "jsonpath={.metadata.finalizers}",
+    ];
+    kubectl_until(kubeconfig, &finalizers, |f| f.contains(FINALIZER));
+    kubectl_until(
+        kubeconfig,
+        &["get", "configmaps", "-n", "shop", "-o", "name"],
+        |names| names.contains("configmap/web-"),
+    );
+
+    // kubectl waits for the namespace to be gone.
+    let mut deleting = Served(
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(["delete", "namespace", "shop", "--timeout=120s"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn kubectl delete namespace"),
+    );
+    // The operator's cleanup runs: its finalizer goes, its children with it; the test's hold
+    // keeps the Rollout, and so the namespace.
+    kubectl_until(kubeconfig, &finalizers, |f| f == format!("[\"{HOLD}\"]"));
+    kubectl_until(
+        kubeconfig,
+        &["get", "configmaps", "-n", "shop", "-o", "name"],
+        |names| names.trim().is_empty(),
+    );
+    kubectl_until(
+        kubeconfig,
+        &[
+            "get",
+            "namespace",
+            "shop",
+            "-o",
+            "jsonpath={.status.phase} {.status.conditions[?(@.type==\"NamespaceFinalizersRemaining\")].message}",
+        ],
+        |s| {
+            s == format!(
+                "Terminating Some finalizers are remaining: {HOLD} in 1 resource instances"
+            )
+        },
+    );
+    assert!(
+        deleting
+            .0
+            .try_wait()
+            .expect("kubectl delete status")
+            .is_none(),
+        "kubectl delete namespace returned while the namespace still had content"
+    );
+
+    let released = kubectl(
+        kubeconfig,
+        &[
+            "patch",
+            "rollout",
+            "web",
+            "-n",
+            "shop",
+            "--type=json",
+            "-p",
+            r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+        ],
+    );
+    assert!(
+        released.status.success(),
+        "{}",
+        String::from_utf8_lossy(&released.stderr)
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = deleting.0.try_wait().expect("kubectl delete status") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "kubectl delete namespace never returned"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    use std::io::Read;
+    if let Some(mut out) = deleting.0.stdout.take() {
+        let _ = out.read_to_string(&mut stdout);
+    }
+    if let Some(mut err) = deleting.0.stderr.take() {
+        let _ = err.read_to_string(&mut stderr);
+    }
+    assert!(
+        status.success(),
+        "kubectl delete namespace: {stdout}{stderr}"
+    );
+    assert!(stdout.contains("namespace \"shop\" deleted"), "{stdout}");
+    let after = kubectl(kubeconfig, &["get", "namespace", "shop"]);
+    assert!(!after.status.success());
+    assert!(
+        String::from_utf8_lossy(&after.stderr).contains("namespaces \"shop\" not found"),
+        "{}",
+        String::from_utf8_lossy(&after.stderr)
+    );
 }
 
 /// `rollouts rbac` applies with kubectl; bound to the operator's service account, `kubectl auth

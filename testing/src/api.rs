@@ -14,12 +14,16 @@ use super::apply::{ApplyError, ApplySchema, Endpoint, apply_at, update_at};
 use super::events_api::{
     from_core_v1, to_core_v1, validate_core_v1_event, validate_event_create, validate_event_update,
 };
+use super::lifecycle::namespace;
+use super::lifecycle::propagation::{Propagation, deletion_finalizers};
+use super::openapi::definitions::Definitions;
 use super::patch::{MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch};
 use super::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
 use super::schema::{self, Decoding};
 use super::selector::{FieldSelector, LabelSelector, labels_of};
 use super::status::{ApiError, Cause, Qualified, delete_success};
 use super::store::{ObjectKey, Store};
+use super::strategic;
 use super::validation;
 use kubeward::clock::SharedClock;
 
@@ -139,7 +143,8 @@ fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
     obj["metadata"][field].as_str()
 }
 
-fn finalizers(obj: &Value) -> Vec<String> {
+/// The `metadata.finalizers` of an object.
+pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
     obj["metadata"]["finalizers"]
         .as_array()
         .map(|a| {
@@ -150,7 +155,8 @@ fn finalizers(obj: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
+/// `metadata` as a map, made one if it is not.
+pub(crate) fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
     if !obj["metadata"].is_object() {
         obj["metadata"] = json!({});
     }
@@ -182,15 +188,29 @@ fn patch_error(err: PatchError) -> ApiError {
     match err {
         PatchError::Malformed(m) => ApiError::bad_request(m),
         // errors.NewGenericServerResponse(422, ...) in the patch handler.
-        PatchError::Failed(m) => ApiError {
-            code: 422,
-            reason: "Invalid",
-            message: "the server rejected our request due to an error in our request".into(),
-            details: Some(
-                json!({"causes": [{"reason": "UnexpectedServerResponse", "message": m}]}),
-            ),
-        },
+        PatchError::Failed(m) => ApiError::generic_unprocessable(m),
     }
+}
+
+/// A strategic merge patch of a built-in object, by its kind's OpenAPI definition.
+fn strategic_patch(
+    info: &ResourceInfo,
+    old_view: &Value,
+    patch: Map<String, Value>,
+) -> Result<Value, ApiError> {
+    let defs = Definitions::builtin();
+    let definition = defs
+        .name_of_kind(&info.group, &info.version, &info.kind)
+        .ok_or_else(|| {
+            ApiError::internal(format!(
+                "no OpenAPI definition of {} for strategic merge patch",
+                info.api_version()
+            ))
+        })?;
+    let original = old_view.as_object().cloned().unwrap_or_default();
+    Ok(Value::Object(strategic::apply(
+        original, patch, definition,
+    )?))
 }
 
 fn apply_error(err: ApplyError) -> ApiError {
@@ -632,6 +652,7 @@ impl State {
             },
         };
         self.require_namespace(ns)?;
+        namespace::admit_create(self, info, ns, obj)?;
         let meta = meta_mut(obj);
         meta.insert("name".into(), json!(name));
         if info.namespaced {
@@ -662,7 +683,7 @@ impl State {
         validation::admit_create(info, obj)?;
         match (info.group.as_str(), info.plural.as_str()) {
             ("", "namespaces") => {
-                obj["status"] = json!({"phase": "Active"});
+                namespace::prepare_for_create(obj);
                 let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
                 labels["kubernetes.io/metadata.name"] = json!(name);
             }
@@ -771,14 +792,6 @@ impl State {
                 self.store.remove(&storage, &ns, &name);
             }
             self.registry.remove(group, plural);
-        }
-        if info.storage == namespaces_key() {
-            for (storage, name) in self.store.keys_in_namespace(&key.1) {
-                self.store.remove(&storage, &key.1, &name);
-                if storage == events_key() {
-                    self.expiries.disarm(&(key.1.clone(), name));
-                }
-            }
         }
     }
 
@@ -931,14 +944,18 @@ impl State {
                 v
             }
             PatchType::Merge | PatchType::Strategic => {
-                if !patch.is_object() {
+                let Value::Object(patch) = patch else {
                     return Err(ApiError::bad_request(
                         "json: cannot unmarshal array into Go value of type map[string]interface {}",
                     ));
+                };
+                if patch_type == PatchType::Strategic {
+                    strategic_patch(info, &old_view, patch)?
+                } else {
+                    let mut v = old_view.clone();
+                    apply_merge_patch(&mut v, &Value::Object(patch));
+                    v
                 }
-                let mut v = old_view.clone();
-                apply_merge_patch(&mut v, &patch);
-                v
             }
             PatchType::Apply => apply_at(
                 Some(&old_view),
@@ -971,9 +988,10 @@ impl State {
             .map(|o| (o, false))
     }
 
-    /// The shared tail of PUT and PATCH: strategy, validation, no-op detection, finalization.
-    /// `track` is false when managedFields were already maintained (apply).
-    fn commit_update(
+    /// The shared tail of PUT and PATCH (and of the controllers' writes): strategy, validation,
+    /// no-op detection, finalization. `track` is false when managedFields were already
+    /// maintained (apply).
+    pub(crate) fn commit_update(
         &mut self,
         info: &ResourceInfo,
         old: &Value,
@@ -1002,6 +1020,7 @@ impl State {
             }
             new = merged;
         } else if info.status_subresource {
+            namespace::prepare_for_update(info, old, &mut new, subresource);
             match old.get("status") {
                 Some(s) => new["status"] = s.clone(),
                 None => {
@@ -1096,22 +1115,28 @@ impl State {
             return Ok(Self::to_view(info, &new));
         }
         let ns = meta_str(old, "namespace").unwrap_or_default().to_string();
-        if !old["metadata"]["deletionTimestamp"].is_null() && finalizers(&new).is_empty() {
-            self.store.put(&info.storage, new);
+        if !old["metadata"]["deletionTimestamp"].is_null()
+            && finalizers(&new).is_empty()
+            && namespace::spec_finalized(info, &new)
+        {
+            // ShouldDeleteDuringUpdate: the update is not stored; the object is deleted as it
+            // was, so watchers see only DELETED (with the last stored finalizers). The writer
+            // gets its updated object back (`deleteWithoutFinalizers`).
             let gone = self
                 .store
                 .remove(&info.storage, &ns, &name)
                 .ok_or_else(|| ApiError::internal("object vanished during finalization"))?;
             self.after_delete(&gone, info);
-            return Ok(Self::to_view(info, &gone));
+            return Ok(Self::to_view(info, &new));
         }
         let stored = self.store.put(&info.storage, new);
         self.after_write(&stored, info);
         Ok(Self::to_view(info, &stored))
     }
 
-    /// DELETE of one object. Returns the object (custom resources, or while finalizers remain)
-    /// or a success `Status`, exactly as the generic registry does.
+    /// DELETE of one object. Returns the object (custom resources and namespaces, or while
+    /// finalizers remain) or a success `Status`, exactly as the generic registry does. The
+    /// propagation policy adds or removes the garbage collector's finalizers first.
     pub fn delete(
         &mut self,
         info: &ResourceInfo,
@@ -1119,6 +1144,7 @@ impl State {
         name: &str,
         options: &Value,
     ) -> Result<Value, ApiError> {
+        let policy = Propagation::from_options(options)?;
         let ns = Self::check_scope(info, namespace)?;
         let old = self
             .store
@@ -1150,21 +1176,34 @@ impl State {
                 ));
             }
         }
-        if !finalizers(&old).is_empty() {
-            if !old["metadata"]["deletionTimestamp"].is_null() {
-                return Ok(Self::to_view(info, &old));
-            }
+        if namespace::is_namespaces(info)
+            && let Some(answer) = namespace::before_delete(self, info, &old, policy)?
+        {
+            return Ok(answer);
+        }
+        let current = finalizers(&old);
+        let pending = deletion_finalizers(&current, policy).unwrap_or(current);
+        if !pending.is_empty() {
+            // updateForGracefulDeletionAndFinalizers + markAsDeleting: a no-op when the object
+            // is already deleting with these finalizers.
             let mut new = old.clone();
+            let deleting = !old["metadata"]["deletionTimestamp"].is_null();
             let now = rfc3339(self.now());
             let meta = meta_mut(&mut new);
-            meta.insert("deletionTimestamp".into(), json!(now));
+            meta.insert("finalizers".into(), json!(pending));
+            if !deleting {
+                meta.insert("deletionTimestamp".into(), json!(now));
+                if let Some(g) = meta
+                    .get("generation")
+                    .and_then(Value::as_i64)
+                    .filter(|g| *g > 0)
+                {
+                    meta.insert("generation".into(), json!(g + 1));
+                }
+            }
             meta.insert("deletionGracePeriodSeconds".into(), json!(0));
-            if let Some(g) = meta
-                .get("generation")
-                .and_then(Value::as_i64)
-                .filter(|g| *g > 0)
-            {
-                meta.insert("generation".into(), json!(g + 1));
+            if new == old {
+                return Ok(Self::to_view(info, &old));
             }
             if self.dry_run {
                 return Ok(Self::to_view(info, &new));
@@ -1181,7 +1220,7 @@ impl State {
             .remove(&info.storage, &ns, name)
             .ok_or_else(|| ApiError::internal("object vanished during deletion"))?;
         self.after_delete(&gone, info);
-        if info.custom || info.storage == crd_key() {
+        if info.custom || info.storage == crd_key() || namespace::is_namespaces(info) {
             Ok(Self::to_view(info, &gone))
         } else {
             Ok(delete_success(
@@ -1238,11 +1277,8 @@ impl State {
 
     /// The plural of the served resource of `kind` at `api_version` (`v1`, `group/version`).
     pub fn plural_of_kind(&self, api_version: &str, kind: &str) -> Option<String> {
-        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         self.registry
-            .in_group_version(group, version)
-            .into_iter()
-            .find(|info| info.kind == kind)
+            .by_kind(api_version, kind)
             .map(|info| info.plural.clone())
     }
 

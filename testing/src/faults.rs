@@ -1,5 +1,5 @@
 //! Fault injection: make chosen requests slow, hang, fail with a status, or drop the connection,
-//! before or after the write they carry has committed.
+//! before or after the write they carry has committed; or make a watch deliver its events late.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -31,6 +31,14 @@ pub enum FaultAction {
     /// Serve the request (a write commits), then close the connection without answering: the
     /// client sees a transport error and the write is in doubt.
     CommitThenCloseConnection,
+    /// Serve the request (a write commits), then never answer: the client's timeout decides,
+    /// and the write is in doubt.
+    CommitThenHang,
+    /// Serve a watch whose every event reaches the client this long after the server sent it, in
+    /// order: a watch cache that lags behind the store, so a client's cache misses its own
+    /// writes for that long. Matches watch requests only (the watch opened next — kube's watcher
+    /// opens a new one after a `410` or a dropped connection); other requests pass it by.
+    DelayWatchEvents(Duration),
 }
 
 /// Which requests a fault applies to.
@@ -136,6 +144,8 @@ pub(crate) struct Matched<'a> {
     pub(crate) resource: Option<(&'a str, &'a str)>,
     /// The authenticated user.
     pub(crate) user: &'a str,
+    /// Whether it is a watch (`watch=true`).
+    pub(crate) watch: bool,
 }
 
 /// The faults of a server. Rules are tried in the order added; the first match applies.
@@ -162,12 +172,14 @@ impl Faults {
             path,
             resource,
             user,
+            watch,
         } = *request;
         let mut rules = self.lock();
         let index = rules.iter().position(|f| {
             f.method.as_ref().is_none_or(|m| m == method)
                 && f.user.as_deref().is_none_or(|u| u == user)
                 && f.times != Some(0)
+                && (watch || !matches!(f.action, FaultAction::DelayWatchEvents(_)))
                 && match &f.path {
                     PathMatch::Any => true,
                     PathMatch::Prefix(p) => path.starts_with(p.as_str()),
@@ -207,6 +219,7 @@ mod tests {
             path,
             resource,
             user,
+            watch: false,
         }
     }
 
@@ -268,5 +281,21 @@ mod tests {
             faults.take(&matched(&Method::PUT, "/apis/x", None, "replica-a")),
             Some(FaultAction::CommitThenStatus(504))
         );
+    }
+
+    #[test]
+    fn a_watch_delay_matches_watch_requests_only() {
+        let faults = Faults::default();
+        let delay = FaultAction::DelayWatchEvents(Duration::from_secs(3));
+        faults.add(Fault::new(delay.clone()).path_prefix("/apis/x").times(1));
+        let get = |watch| {
+            faults.take(&Matched {
+                watch,
+                ..matched(&Method::GET, "/apis/x/v1/widgets", None, "u")
+            })
+        };
+        assert_eq!(get(false), None, "a list passes it by");
+        assert_eq!(get(true), Some(delay));
+        assert_eq!(get(true), None, "spent");
     }
 }

@@ -21,6 +21,7 @@ use super::apply::manager_or_user_agent;
 use super::auth::authorizer::{self, Identity};
 use super::auth::{impersonation, reviews};
 use super::faults::FaultAction;
+use super::negotiation::{self, Representation};
 use super::requests::RequestRecord;
 use super::routes::{ResourcePath, Route, parse_query, parse_route};
 use super::schema::duplicates::duplicate_fields;
@@ -52,12 +53,55 @@ impl hyper::body::Body for ChannelBody {
     }
 }
 
+/// `body` with each of its frames delivered `delay` after it was produced, in order (a lagging
+/// watch cache). Ends when `body` ends or the client goes away.
+fn delayed(mut body: Body, delay: Duration) -> Body {
+    let (due_tx, mut due_rx) = mpsc::unbounded_channel::<(tokio::time::Instant, Bytes)>();
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    tokio::spawn(async move {
+        let produce = async move {
+            while let Some(Ok(frame)) = body.frame().await {
+                if let Ok(data) = frame.into_data()
+                    && due_tx
+                        .send((tokio::time::Instant::now() + delay, data))
+                        .is_err()
+                {
+                    return;
+                }
+            }
+        };
+        let deliver = async {
+            while let Some((due, data)) = due_rx.recv().await {
+                tokio::time::sleep_until(due).await;
+                if tx.send(data).await.is_err() {
+                    return;
+                }
+            }
+        };
+        // The producer ends with the body (dropping `due_tx`), then the deliverer drains what is
+        // due; the client going away ends both.
+        tokio::select! {
+            ((), ()) = async { tokio::join!(produce, deliver) } => {}
+            () = tx.closed() => {}
+        }
+    });
+    ChannelBody(rx).boxed_unsync()
+}
+
 fn json_response(status: u16, body: &Value) -> Response<Body> {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     Response::builder()
         .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
         .header(header::CONTENT_TYPE, "application/json")
         .body(Full::new(Bytes::from(bytes)).boxed_unsync())
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
+}
+
+/// A response with no body (kube-openapi's 406 for a format it does not serve).
+fn empty_response(status: u16) -> Response<Body> {
+    Response::builder()
+        .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .body(Full::new(Bytes::new()).boxed_unsync())
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
 }
 
@@ -109,11 +153,13 @@ pub(crate) async fn handle(
         Route::Resource(r) => Some((r.group.as_str(), r.plural.as_str())),
         _ => None,
     };
+    let query_map = parse_query(&query);
     let fault = shared.faults.take(&super::faults::Matched {
         method: &parts.method,
         path: &path,
         resource,
         user: &user,
+        watch: is_watch(&query_map),
     });
     match &fault {
         Some(FaultAction::Latency(d)) => tokio::time::sleep(*d).await,
@@ -131,7 +177,13 @@ pub(crate) async fn handle(
             shared.requests.push(record);
             return Err(std::io::Error::other("injected fault: connection closed"));
         }
-        Some(FaultAction::CommitThenStatus(_) | FaultAction::CommitThenCloseConnection) | None => {}
+        Some(
+            FaultAction::CommitThenStatus(_)
+            | FaultAction::CommitThenCloseConnection
+            | FaultAction::CommitThenHang
+            | FaultAction::DelayWatchEvents(_),
+        )
+        | None => {}
     }
     let Some(body) = body else {
         let err = ApiError::too_large(format_args!("limit is {MAX_REQUEST_BODY_BYTES}"));
@@ -139,7 +191,6 @@ pub(crate) async fn handle(
         shared.requests.push(record);
         return Ok(error_response(&err));
     };
-    let query_map = parse_query(&query);
     let response = match identity {
         Err(e) => error_response(&e),
         Ok(identity) => {
@@ -168,6 +219,16 @@ pub(crate) async fn handle(
             Err(std::io::Error::other(
                 "injected fault: connection closed after the request was served",
             ))
+        }
+        Some(FaultAction::CommitThenHang) => {
+            record.status = 0;
+            shared.requests.push(record);
+            std::future::pending::<()>().await;
+            unreachable!("pending never completes");
+        }
+        Some(FaultAction::DelayWatchEvents(delay)) => {
+            shared.requests.push(record);
+            Ok(response.map(|body| delayed(body, delay)))
         }
         _ => {
             shared.requests.push(record);
@@ -369,7 +430,7 @@ fn route_request(
     match route {
         Route::Root => json_response(
             200,
-            &json!({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz", "/version"]}),
+            &json!({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version"]}),
         ),
         Route::Version => json_response(200, &discovery::version()),
         Route::Health => Response::builder()
@@ -394,6 +455,17 @@ fn route_request(
             Some(v) => json_response(200, &v),
             None => error_response(&ApiError::no_route()),
         },
+        Route::OpenApiV2 => {
+            let accept = headers
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            if openapi::accepts_json(accept) {
+                json_response(200, &openapi::v2_document(&state().registry))
+            } else {
+                empty_response(406)
+            }
+        }
         Route::Unknown => error_response(&ApiError::no_route()),
         Route::Resource(r) => {
             let result = resource_request(shared, method, headers, r, query, body);
@@ -487,6 +559,49 @@ fn validate_watch_options(query: &HashMap<String, String>) -> Result<(), ApiErro
             "",
             causes,
         ))
+    }
+}
+
+/// Whether a collection GET is a watch (`watch=true` or `watch=1`).
+fn is_watch(query: &HashMap<String, String>) -> bool {
+    matches!(query.get("watch").map(String::as_str), Some("true" | "1"))
+}
+
+/// An integer query parameter decoded as the parameter codec does (`strconv.ParseInt`), 400
+/// with its error when it is not one.
+fn int_parameter(query: &HashMap<String, String>, name: &str) -> Result<Option<i64>, ApiError> {
+    let Some(text) = query.get(name) else {
+        return Ok(None);
+    };
+    text.parse::<i64>().map(Some).map_err(|e| {
+        let why = match e.kind() {
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                "value out of range"
+            }
+            _ => "invalid syntax",
+        };
+        ApiError::bad_request(format!("strconv.ParseInt: parsing \"{text}\": {why}"))
+    })
+}
+
+/// A response object (an object, or with `items` a list) in the negotiated representation.
+fn represent(
+    info: &super::resources::ResourceInfo,
+    value: &Value,
+    items: Option<&[Value]>,
+    representation: Representation,
+    now: jiff::Timestamp,
+) -> Value {
+    match (representation, items) {
+        (Representation::Object, _) => value.clone(),
+        (Representation::PartialObjectMetadata, None) => table::partial(value),
+        (Representation::PartialObjectMetadata, Some(_)) => table::partial_list(value),
+        (Representation::Table(include), None) => {
+            table::table(info, std::slice::from_ref(value), None, include, true, now)
+        }
+        (Representation::Table(include), Some(items)) => {
+            table::table(info, items, Some(&value["metadata"]), include, true, now)
+        }
     }
 }
 
@@ -599,101 +714,81 @@ fn resource_request(
     if let Some(name) = r.name.as_deref() {
         super::validation::names::check_name_parameter(name)?;
     }
-    let accept = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    // The first media type a client lists is the one it prefers.
-    let preferred = accept.split(',').next().unwrap_or_default();
-    let as_table = preferred.contains("as=Table");
-    let metadata_only = preferred.contains("as=PartialObjectMetadata");
+    let watching = *method == Method::GET && r.name.is_none() && is_watch(query);
+    let representation = negotiation::negotiate(
+        headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()),
+        query,
+        negotiation::Endpoint {
+            custom: info.custom,
+            watch: watching,
+        },
+    )?;
     let list_params = ListParams {
         label_selector: query.get("labelSelector").map(String::as_str),
         field_selector: query.get("fieldSelector").map(String::as_str),
-        limit: query.get("limit").and_then(|l| l.parse().ok()).unwrap_or(0),
+        limit: usize::try_from(int_parameter(query, "limit")?.unwrap_or(0)).unwrap_or(0),
         continue_token: query.get("continue").map(String::as_str),
     };
     let (code, value) = match (method, r.name.as_deref()) {
         (&Method::GET, Some(name)) => {
             let obj = state.get(&info, ns, name)?;
-            if as_table {
-                (
-                    200,
-                    table::table(
-                        &info,
-                        std::slice::from_ref(&obj),
-                        None,
-                        query,
-                        state.clock.now(),
-                    ),
-                )
-            } else if metadata_only {
-                (200, table::partial(&obj))
-            } else {
-                (200, obj)
+            (
+                200,
+                represent(&info, &obj, None, representation, state.clock.now()),
+            )
+        }
+        (&Method::GET, None) if watching => {
+            let filter = super::api::Filter::parse(
+                &info,
+                list_params.label_selector,
+                list_params.field_selector,
+            )?;
+            if ns.is_some() && !info.namespaced {
+                return Err(ApiError::no_route());
             }
+            let clock = state.clock.clone();
+            drop(state);
+            validate_watch_options(query)?;
+            let request = WatchRequest {
+                info: info.clone(),
+                namespace: r.namespace.clone(),
+                resource_version: query.get("resourceVersion").cloned(),
+                send_initial_events: query.get("sendInitialEvents").is_some_and(|v| v == "true"),
+                bookmarks: query
+                    .get("allowWatchBookmarks")
+                    .is_some_and(|v| v == "true"),
+                timeout: int_parameter(query, "timeoutSeconds")?
+                    .and_then(|t| u64::try_from(t).ok())
+                    .map(Duration::from_secs),
+                filter,
+                representation,
+                clock,
+            };
+            let rx = watch::start(
+                &shared.state,
+                request,
+                shared.watch_config,
+                shared.compactions.subscribe(),
+            );
+            let response = Response::builder()
+                .status(200)
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::CACHE_CONTROL, "no-cache, private")
+                .body(ChannelBody(rx).boxed_unsync())
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            return Ok(response);
         }
         (&Method::GET, None) => {
-            if matches!(query.get("watch").map(String::as_str), Some("true" | "1")) {
-                let filter = super::api::Filter::parse(
-                    &info,
-                    list_params.label_selector,
-                    list_params.field_selector,
-                )?;
-                if ns.is_some() && !info.namespaced {
-                    return Err(ApiError::no_route());
-                }
-                drop(state);
-                validate_watch_options(query)?;
-                let request = WatchRequest {
-                    info: info.clone(),
-                    namespace: r.namespace.clone(),
-                    resource_version: query.get("resourceVersion").cloned(),
-                    send_initial_events: query
-                        .get("sendInitialEvents")
-                        .is_some_and(|v| v == "true"),
-                    bookmarks: query
-                        .get("allowWatchBookmarks")
-                        .is_some_and(|v| v == "true"),
-                    timeout: query
-                        .get("timeoutSeconds")
-                        .and_then(|t| t.parse::<u64>().ok())
-                        .map(Duration::from_secs),
-                    filter,
-                    metadata_only,
-                };
-                let rx = watch::start(
-                    &shared.state,
-                    request,
-                    shared.watch_config,
-                    shared.compactions.subscribe(),
-                );
-                let response = Response::builder()
-                    .status(200)
-                    .header(header::CONTENT_TYPE, "application/json")
-                    .header(header::CACHE_CONTROL, "no-cache, private")
-                    .body(ChannelBody(rx).boxed_unsync())
-                    .map_err(|e| ApiError::internal(e.to_string()))?;
-                return Ok(response);
-            }
             let list = state.list(&info, ns, &list_params)?;
-            if as_table {
-                let items = list["items"].as_array().cloned().unwrap_or_default();
-                (
-                    200,
-                    table::table(
-                        &info,
-                        &items,
-                        Some(&list["metadata"]),
-                        query,
-                        state.clock.now(),
-                    ),
-                )
-            } else if metadata_only {
-                (200, table::partial_list(&list))
-            } else {
-                (200, list)
-            }
+            let now = state.clock.now();
+            let items = list["items"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            (
+                200,
+                represent(&info, &list, Some(items), representation, now),
+            )
         }
         (&Method::POST, None) if r.subresource.is_none() => {
             let obj = decode_body(headers, body)?;
@@ -761,7 +856,9 @@ fn resource_request(
             }
             (200, state.delete(&info, ns, name, &options)?)
         }
-        (&Method::DELETE, None) => (200, state.delete_collection(&info, ns, &list_params)?),
+        (&Method::DELETE, None) if info.deletes_collections() => {
+            (200, state.delete_collection(&info, ns, &list_params)?)
+        }
         _ => return Err(ApiError::method_not_allowed()),
     };
     let warnings = std::mem::take(&mut state.warnings);

@@ -52,12 +52,41 @@
 //!   `finalizer` relies on), `merge-patch+json`, `apply-patch+yaml` (server-side apply with
 //!   conflicts and `force`; `fieldManager` required: 422 `PatchOptions` Invalid as
 //!   `ValidatePatchOptions` answers), `strategic-merge-patch+json` is 415 for custom resources;
-//!   for built-in kinds it is **accepted and applied as a merge patch** (the maps of the kinds
-//!   served here merge the same way; `$patch` directives and list merge keys are not modelled).
+//!   for built-in kinds it is apimachinery's strategic merge (`strategicpatch`, checked against
+//!   its test cases): lists merge by the patch strategy and merge key of the kind's OpenAPI
+//!   definition (`metadata.finalizers` a union, `metadata.ownerReferences` by `uid`, namespace
+//!   conditions by `type`), other lists are replaced; `$patch: replace|delete`,
+//!   `$deleteFromPrimitiveList/<field>`, `$setElementOrder/<field>` and `$retainKeys` are
+//!   applied, `null` deletes; malformed directives are 400, other merge errors upstream's 500
+//!   with apimachinery's message.
 //! - **Finalizers**: DELETE sets `deletionTimestamp` (+ `deletionGracePeriodSeconds: 0`) and
-//!   answers the object; the object goes when its finalizers become empty; new finalizers on a
-//!   deleting object are 422. Without finalizers custom resources answer the deleted object,
-//!   built-ins a `Status` of `Success`.
+//!   answers the object; the object goes when its finalizers become empty — in that update,
+//!   which is not stored: watchers see only `DELETED` (carrying the last stored object) and the
+//!   writer gets its update back; new finalizers on a deleting object are 422. Without
+//!   finalizers custom resources and namespaces answer the deleted object, built-ins a `Status`
+//!   of `Success`.
+//! - **Garbage collection** (kube-controller-manager's collector, in a background task of the
+//!   server woken by the writes that concern it): a dependent whose owner references all name
+//!   objects that are gone (or have another uid) is deleted; references to gone owners are
+//!   dropped while another owner lives. `propagationPolicy` (and the deprecated
+//!   `orphanDependents`; unknown values are 422 on `DeleteOptions`) sets the owner's finalizers
+//!   as the registry does: `Foreground` adds `foregroundDeletion` (dependents are deleted and the
+//!   owner goes once no dependent with `blockOwnerDeletion: true` is left), `Orphan` adds
+//!   `orphan` (dependents lose their references to the owner, then it goes), `Background` (the
+//!   default of every kind served here) deletes the owner at once. Finalizers already on the
+//!   owner decide when no policy is given.
+//! - **Namespaces**: created `Active` with the `kubernetes` spec finalizer; DELETE answers the
+//!   Namespace with `deletionTimestamp` and `status.phase: Terminating`; the namespace
+//!   controller then deletes every object in it (background propagation: objects with
+//!   finalizers get a `deletionTimestamp` and wait, so controllers' cleanup runs), writes the
+//!   `NamespaceDeletionDiscoveryFailure`, `NamespaceDeletionGroupVersionParsingFailure`,
+//!   `NamespaceDeletionContentFailure`, `NamespaceContentRemaining` and
+//!   `NamespaceFinalizersRemaining` conditions with upstream's reasons and messages (`Some
+//!   finalizers are remaining: example.com/x in 1 resource instances`), and removes the
+//!   namespace once nothing is left. `default`, `kube-system` and `kube-public` answer 403
+//!   `this namespace may not be deleted`; creating in a terminating namespace is 403 `unable to
+//!   create new content in namespace X because it is being terminated` (NamespaceLifecycle
+//!   admission, with the `NamespaceTerminating` cause).
 //! - **LIST**: `metadata.resourceVersion` always; `limit`/`continue` (opaque token, 410 Expired
 //!   once compacted; `remainingItemCount` only without selectors);
 //!   `labelSelector`; `fieldSelector` on `metadata.name`/`metadata.namespace` and, for events,
@@ -72,8 +101,14 @@
 //!   [`ApiServer::compact`] drops the history and ends open watches with `ERROR 410`, so watchers
 //!   relist.
 //! - **Discovery and CRDs**: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>[/<v>]` (legacy
-//!   documents; kubectl falls back to them from aggregated discovery); a minimal `/openapi/v3`
-//!   so `kubectl create` delegates field validation to the server. A CRD (POSTed or
+//!   documents; kubectl falls back to them from aggregated discovery). **OpenAPI** for
+//!   `kubectl explain`: `/openapi/v3` (the index, and a document per group-version) and
+//!   `/openapi/v2` (JSON), with upstream's schemas of the built-in kinds (trimmed from the
+//!   release-1.34 spec, `testing/openapi/`) and each installed CRD version's schema as
+//!   apiextensions-apiserver publishes it (`apiVersion`, `kind`, `metadata` added,
+//!   `x-kubernetes-group-version-kind`; value validations stripped in v2), following CRD changes;
+//!   each kind's `patch` operation carries `fieldValidation`, so `kubectl create` delegates
+//!   field validation to the server. A CRD (POSTed or
 //!   [`ApiServer::install_crd`]) is Established and NamesAccepted at once and served at each
 //!   served version, scope and status subresource as declared. `kubectl get` gets Tables;
 //!   metadata-only clients get `PartialObjectMetadata` (lists, gets and watches).
@@ -146,9 +181,12 @@
 //!   budgets and Kubernetes' own CEL libraries (quantity, URL, IP, `format` functions); the
 //!   validation of a CRD's schema beyond compiling its rules and patterns.
 //! - Conversion between CRD versions (objects are served at the requested version as stored).
-//! - Garbage collection of owner references, propagation policies, graceful deletion periods;
-//!   deleting a namespace deletes its contents at once (no `Terminating` phase); deleting a CRD
-//!   deletes its objects at once.
+//! - Graceful deletion periods (`gracePeriodSeconds`), the `202 Accepted` upstream answers a
+//!   DELETE with `orphanDependents: false`, the namespace `/finalize` subresource, and the
+//!   garbage collector's cycle breaking (unblocking owner references of a dependent whose own
+//!   dependent deletes in the foreground). The controllers react to each write at once, where
+//!   upstream's namespace controller requeues a namespace with remaining finalizers after about
+//!   8 seconds. Deleting a CRD deletes its objects at once.
 //! - Watch caches' consistency rules beyond the above (`resourceVersionMatch` on lists is
 //!   ignored: lists are always served from the latest state; continue tokens expire (410) only
 //!   across [`ApiServer::compact`], not by the history limit),
@@ -158,6 +196,10 @@
 //!   (TokenRequest) — tokens are configured or minted by the test; ClusterRole aggregation
 //!   (`aggregationRule` is stored, not resolved) and the aggregated `admin`/`edit`/`view` roles;
 //!   SubjectAccessReview and LocalSubjectAccessReview; the `Node` authorizer.
+//! - OpenAPI: only each kind's `patch` operation is listed (no other paths, parameters or
+//!   response schemas); `/openapi/v2` is served as JSON only (a protobuf-only `Accept`, which is
+//!   what client-go's `OpenAPISchema` sends, is 406, so `kubectl explain --output
+//!   plaintext-openapiv2` does not work); CRD list kinds are named `<Kind>List`.
 
 #![deny(missing_docs)]
 
@@ -171,7 +213,9 @@ mod events_api;
 mod faults;
 mod handler;
 mod kubeconfig;
+mod lifecycle;
 mod metrics;
+mod negotiation;
 mod openapi;
 mod patch;
 mod protobuf;
@@ -185,6 +229,7 @@ mod server;
 mod shared;
 mod status;
 mod store;
+mod strategic;
 mod table;
 mod validation;
 mod wait;

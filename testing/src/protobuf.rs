@@ -1,10 +1,14 @@
-//! Decoding of the Kubernetes protobuf envelope for the few built-in kinds kubectl's typed
-//! generators send that way (`kubectl create configmap|secret|namespace`). Responses are always
-//! JSON, which those clients accept too; other kinds sent as protobuf get 415.
+//! Decoding of the Kubernetes protobuf envelope for the built-in kinds client-go based clients
+//! send that way: what kubectl's typed generators create (`kubectl create
+//! configmap|secret|namespace|serviceaccount|role|clusterrole|rolebinding|clusterrolebinding`),
+//! the self reviews of `kubectl auth can-i|whoami`, and the Leases and Events of leader election
+//! and event recorders. Responses are always JSON, which those clients accept too; other kinds
+//! sent as protobuf get 415.
 //!
 //! The envelope is the 4-byte magic `k8s\0` followed by a `runtime.Unknown` message
 //! (`typeMeta` = 1 {apiVersion = 1, kind = 2}, `raw` = 2); field numbers of the objects are those
-//! of `k8s.io/api/core/v1/generated.proto` and `apimachinery/pkg/apis/meta/v1/generated.proto`.
+//! of `k8s.io/api/{core,coordination,events,rbac,authorization,authentication}/v1/generated.proto`
+//! and `apimachinery/pkg/apis/meta/v1/generated.proto`.
 
 use serde_json::{Map, Value, json};
 
@@ -82,6 +86,282 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// How a field's wire value becomes JSON. The Go types decode protobuf's always-written zero
+/// values (empty strings, `0`, empty times) into zero values that their JSON omits
+/// (`omitempty`), so those are left out here too; pointer fields (`*string`, `*int32`, `*bool`)
+/// are written only when set, so whatever they carry is kept.
+#[derive(Clone, Copy)]
+enum Type {
+    /// `string` with `omitempty`: an empty one is left out.
+    Str,
+    /// `*string`: kept even when empty.
+    OptStr,
+    /// `*bool`.
+    Bool,
+    /// `int32`/`int64` with `omitempty`: zero is left out.
+    Int,
+    /// `*int32`/`*int64`: kept even when zero.
+    OptInt,
+    /// `metav1.Time`: seconds only (the Go decoder drops the nanoseconds), RFC 3339.
+    Time,
+    /// `metav1.MicroTime`: RFC 3339 with microseconds.
+    MicroTime,
+    /// A nested message.
+    Message(&'static [FieldSpec]),
+    /// `repeated` of a message.
+    Messages(&'static [FieldSpec]),
+    /// `repeated string`.
+    Strings,
+    /// `map<string, string>`.
+    StringMap,
+    /// `map<string, bytes>`, values as base64.
+    BytesMap,
+}
+
+/// A field of a message: number, JSON name, type.
+type FieldSpec = (u32, &'static str, Type);
+
+/// `metav1.OwnerReference`.
+const OWNER_REFERENCE: &[FieldSpec] = &[
+    (1, "kind", Type::Str),
+    (3, "name", Type::Str),
+    (4, "uid", Type::Str),
+    (5, "apiVersion", Type::Str),
+    (6, "controller", Type::Bool),
+    (7, "blockOwnerDeletion", Type::Bool),
+];
+
+/// `metav1.ObjectMeta`, without what only the server sets (`selfLink`, timestamps, managed
+/// fields).
+const OBJECT_META: &[FieldSpec] = &[
+    (1, "name", Type::Str),
+    (2, "generateName", Type::Str),
+    (3, "namespace", Type::Str),
+    (5, "uid", Type::Str),
+    (6, "resourceVersion", Type::Str),
+    (7, "generation", Type::Int),
+    (10, "deletionGracePeriodSeconds", Type::OptInt),
+    (11, "labels", Type::StringMap),
+    (12, "annotations", Type::StringMap),
+    (13, "ownerReferences", Type::Messages(OWNER_REFERENCE)),
+    (14, "finalizers", Type::Strings),
+];
+
+const METADATA: FieldSpec = (1, "metadata", Type::Message(OBJECT_META));
+
+/// `core/v1.ObjectReference`.
+const OBJECT_REFERENCE: &[FieldSpec] = &[
+    (1, "kind", Type::Str),
+    (2, "namespace", Type::Str),
+    (3, "name", Type::Str),
+    (4, "uid", Type::Str),
+    (5, "apiVersion", Type::Str),
+    (6, "resourceVersion", Type::Str),
+    (7, "fieldPath", Type::Str),
+];
+
+/// `core/v1.EventSource`.
+const EVENT_SOURCE: &[FieldSpec] = &[(1, "component", Type::Str), (2, "host", Type::Str)];
+
+/// `EventSeries` of both event versions.
+const EVENT_SERIES: &[FieldSpec] = &[
+    (1, "count", Type::Int),
+    (2, "lastObservedTime", Type::MicroTime),
+];
+
+/// `rbac/v1.PolicyRule`.
+const POLICY_RULE: &[FieldSpec] = &[
+    (1, "verbs", Type::Strings),
+    (2, "apiGroups", Type::Strings),
+    (3, "resources", Type::Strings),
+    (4, "resourceNames", Type::Strings),
+    (5, "nonResourceURLs", Type::Strings),
+];
+
+/// Role and ClusterRole (a ClusterRole's `aggregationRule` is not read).
+const ROLE: &[FieldSpec] = &[METADATA, (2, "rules", Type::Messages(POLICY_RULE))];
+
+/// RoleBinding and ClusterRoleBinding: `subjects` and `roleRef`.
+const BINDING: &[FieldSpec] = &[
+    METADATA,
+    (
+        2,
+        "subjects",
+        Type::Messages(&[
+            (1, "kind", Type::Str),
+            (2, "apiGroup", Type::Str),
+            (3, "name", Type::Str),
+            (4, "namespace", Type::Str),
+        ]),
+    ),
+    (
+        3,
+        "roleRef",
+        Type::Message(&[
+            (1, "apiGroup", Type::Str),
+            (2, "kind", Type::Str),
+            (3, "name", Type::Str),
+        ]),
+    ),
+];
+
+/// `authorization/v1.SelfSubjectAccessReviewSpec`.
+const ACCESS_REVIEW_SPEC: &[FieldSpec] = &[
+    (
+        1,
+        "resourceAttributes",
+        Type::Message(&[
+            (1, "namespace", Type::Str),
+            (2, "verb", Type::Str),
+            (3, "group", Type::Str),
+            (4, "version", Type::Str),
+            (5, "resource", Type::Str),
+            (6, "subresource", Type::Str),
+            (7, "name", Type::Str),
+        ]),
+    ),
+    (
+        2,
+        "nonResourceAttributes",
+        Type::Message(&[(1, "path", Type::Str), (2, "verb", Type::Str)]),
+    ),
+];
+
+/// The kinds decoded, by apiVersion and kind, with their fields (`generated.proto`).
+const KINDS: &[(&str, &str, &[FieldSpec])] = &[
+    ("rbac.authorization.k8s.io/v1", "Role", ROLE),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole", ROLE),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding", BINDING),
+    (
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        BINDING,
+    ),
+    (
+        "authorization.k8s.io/v1",
+        "SelfSubjectAccessReview",
+        &[METADATA, (2, "spec", Type::Message(ACCESS_REVIEW_SPEC))],
+    ),
+    (
+        "authorization.k8s.io/v1",
+        "SelfSubjectRulesReview",
+        &[
+            METADATA,
+            (2, "spec", Type::Message(&[(1, "namespace", Type::Str)])),
+        ],
+    ),
+    ("authentication.k8s.io/v1", "SelfSubjectReview", &[METADATA]),
+    (
+        "v1",
+        "ConfigMap",
+        &[
+            METADATA,
+            (2, "data", Type::StringMap),
+            (3, "binaryData", Type::BytesMap),
+            (4, "immutable", Type::Bool),
+        ],
+    ),
+    (
+        "v1",
+        "Secret",
+        &[
+            METADATA,
+            (2, "data", Type::BytesMap),
+            (3, "type", Type::Str),
+            (4, "stringData", Type::StringMap),
+            (5, "immutable", Type::Bool),
+        ],
+    ),
+    (
+        "v1",
+        "Namespace",
+        &[
+            METADATA,
+            (
+                2,
+                "spec",
+                Type::Message(&[(1, "finalizers", Type::Strings)]),
+            ),
+        ],
+    ),
+    (
+        "v1",
+        "ServiceAccount",
+        &[
+            METADATA,
+            (2, "secrets", Type::Messages(OBJECT_REFERENCE)),
+            (
+                3,
+                "imagePullSecrets",
+                Type::Messages(&[(1, "name", Type::Str)]),
+            ),
+            (4, "automountServiceAccountToken", Type::Bool),
+        ],
+    ),
+    (
+        "coordination.k8s.io/v1",
+        "Lease",
+        &[
+            METADATA,
+            (
+                2,
+                "spec",
+                Type::Message(&[
+                    (1, "holderIdentity", Type::OptStr),
+                    (2, "leaseDurationSeconds", Type::OptInt),
+                    (3, "acquireTime", Type::MicroTime),
+                    (4, "renewTime", Type::MicroTime),
+                    (5, "leaseTransitions", Type::OptInt),
+                    (6, "strategy", Type::OptStr),
+                    (7, "preferredHolder", Type::OptStr),
+                ]),
+            ),
+        ],
+    ),
+    (
+        "v1",
+        "Event",
+        &[
+            METADATA,
+            (2, "involvedObject", Type::Message(OBJECT_REFERENCE)),
+            (3, "reason", Type::Str),
+            (4, "message", Type::Str),
+            (5, "source", Type::Message(EVENT_SOURCE)),
+            (6, "firstTimestamp", Type::Time),
+            (7, "lastTimestamp", Type::Time),
+            (8, "count", Type::Int),
+            (9, "type", Type::Str),
+            (10, "eventTime", Type::MicroTime),
+            (11, "series", Type::Message(EVENT_SERIES)),
+            (12, "action", Type::Str),
+            (13, "related", Type::Message(OBJECT_REFERENCE)),
+            (14, "reportingComponent", Type::Str),
+            (15, "reportingInstance", Type::Str),
+        ],
+    ),
+    (
+        "events.k8s.io/v1",
+        "Event",
+        &[
+            METADATA,
+            (2, "eventTime", Type::MicroTime),
+            (3, "series", Type::Message(EVENT_SERIES)),
+            (4, "reportingController", Type::Str),
+            (5, "reportingInstance", Type::Str),
+            (6, "action", Type::Str),
+            (7, "reason", Type::Str),
+            (8, "regarding", Type::Message(OBJECT_REFERENCE)),
+            (9, "related", Type::Message(OBJECT_REFERENCE)),
+            (10, "note", Type::Str),
+            (11, "type", Type::Str),
+            (12, "deprecatedSource", Type::Message(EVENT_SOURCE)),
+            (13, "deprecatedFirstTimestamp", Type::Time),
+            (14, "deprecatedLastTimestamp", Type::Time),
+            (15, "deprecatedCount", Type::Int),
+        ],
+    ),
+];
+
 /// A `map<string, string>` (or `map<string, bytes>` rendered base64) entry.
 fn map_entry(bytes: &[u8], values_are_bytes: bool) -> Result<(String, Value), String> {
     let mut key = String::new();
@@ -97,58 +377,80 @@ fn map_entry(bytes: &[u8], values_are_bytes: bool) -> Result<(String, Value), St
     Ok((key, value))
 }
 
-fn insert_entry(obj: &mut Map<String, Value>, field: &str, entry: (String, Value)) {
-    let map = obj.entry(field).or_insert_with(|| json!({}));
-    if let Some(m) = map.as_object_mut() {
-        m.insert(entry.0, entry.1);
+/// A `Timestamp` message (`seconds` = 1, `nanos` = 2) as RFC 3339 in UTC, with microseconds for
+/// a `MicroTime`; `None` for the empty message a zero time is written as.
+fn timestamp(bytes: &[u8], micro: bool) -> Result<Option<String>, String> {
+    if bytes.is_empty() {
+        return Ok(None);
     }
-}
-
-fn owner_reference(bytes: &[u8]) -> Result<Value, String> {
-    let mut out = Map::new();
+    let (mut seconds, mut nanos) = (0i64, 0i64);
     for (n, f) in fields(bytes)? {
         match (n, f) {
-            (1, Field::Bytes(b)) => drop(out.insert("kind".into(), json!(string(b)?))),
-            (3, Field::Bytes(b)) => drop(out.insert("name".into(), json!(string(b)?))),
-            (4, Field::Bytes(b)) => drop(out.insert("uid".into(), json!(string(b)?))),
-            (5, Field::Bytes(b)) => drop(out.insert("apiVersion".into(), json!(string(b)?))),
-            (6, Field::Varint(v)) => drop(out.insert("controller".into(), json!(v != 0))),
-            (7, Field::Varint(v)) => drop(out.insert("blockOwnerDeletion".into(), json!(v != 0))),
+            (1, Field::Varint(v)) => seconds = v as i64,
+            (2, Field::Varint(v)) => nanos = i64::from(v as i32),
             _ => {}
         }
     }
-    Ok(Value::Object(out))
+    let at = jiff::Timestamp::from_second(seconds).map_err(|e| e.to_string())?;
+    let whole = at.strftime("%Y-%m-%dT%H:%M:%S");
+    Ok(Some(if micro {
+        format!("{whole}.{:06}Z", nanos / 1000)
+    } else {
+        format!("{whole}Z")
+    }))
 }
 
-pub(crate) fn object_meta(bytes: &[u8]) -> Result<Value, String> {
+/// Decodes one message of the given fields into a JSON object.
+fn message(bytes: &[u8], schema: &[FieldSpec]) -> Result<Map<String, Value>, String> {
     let mut out = Map::new();
     for (n, f) in fields(bytes)? {
-        match (n, f) {
-            (1, Field::Bytes(b)) => drop(out.insert("name".into(), json!(string(b)?))),
-            (2, Field::Bytes(b)) => drop(out.insert("generateName".into(), json!(string(b)?))),
-            (3, Field::Bytes(b)) => drop(out.insert("namespace".into(), json!(string(b)?))),
-            (6, Field::Bytes(b)) => drop(out.insert("resourceVersion".into(), json!(string(b)?))),
-            (11, Field::Bytes(b)) => insert_entry(&mut out, "labels", map_entry(b, false)?),
-            (12, Field::Bytes(b)) => insert_entry(&mut out, "annotations", map_entry(b, false)?),
-            (13, Field::Bytes(b)) => {
-                let refs = out.entry("ownerReferences").or_insert_with(|| json!([]));
-                if let Some(a) = refs.as_array_mut() {
-                    a.push(owner_reference(b)?);
+        let Some(&(_, name, kind)) = schema.iter().find(|(number, _, _)| *number == n) else {
+            continue;
+        };
+        let value = match (kind, f) {
+            (Type::Str, Field::Bytes([])) => continue,
+            (Type::Str | Type::OptStr, Field::Bytes(b)) => json!(string(b)?),
+            (Type::Bool, Field::Varint(v)) => json!(v != 0),
+            (Type::Int, Field::Varint(0)) => continue,
+            // Varints carry negative numbers in two's complement.
+            (Type::Int | Type::OptInt, Field::Varint(v)) => json!(v as i64),
+            (Type::Time | Type::MicroTime, Field::Bytes(b)) => {
+                match timestamp(b, matches!(kind, Type::MicroTime))? {
+                    Some(t) => json!(t),
+                    None => continue,
                 }
             }
-            (14, Field::Bytes(b)) => {
-                let list = out.entry("finalizers").or_insert_with(|| json!([]));
-                if let Some(a) = list.as_array_mut() {
-                    a.push(json!(string(b)?));
-                }
+            (Type::Message(inner), Field::Bytes(b)) => Value::Object(message(b, inner)?),
+            (Type::Messages(inner), Field::Bytes(b)) => {
+                push(&mut out, name, Value::Object(message(b, inner)?));
+                continue;
             }
-            _ => {}
-        }
+            (Type::Strings, Field::Bytes(b)) => {
+                push(&mut out, name, json!(string(b)?));
+                continue;
+            }
+            (Type::StringMap | Type::BytesMap, Field::Bytes(b)) => {
+                let (key, value) = map_entry(b, matches!(kind, Type::BytesMap))?;
+                if let Some(map) = out.entry(name).or_insert_with(|| json!({})).as_object_mut() {
+                    map.insert(key, value);
+                }
+                continue;
+            }
+            _ => return Err(format!("field {name} has the wrong wire type")),
+        };
+        out.insert(name.into(), value);
     }
-    Ok(Value::Object(out))
+    Ok(out)
 }
 
-/// Decodes a protobuf request body into the JSON object, for the kinds listed in the module docs.
+/// Appends to the array at `name`.
+fn push(out: &mut Map<String, Value>, name: &str, item: Value) {
+    if let Some(items) = out.entry(name).or_insert_with(|| json!([])).as_array_mut() {
+        items.push(item);
+    }
+}
+
+/// Decodes a protobuf request body into the JSON object, for the kinds of [`KINDS`].
 pub fn decode(body: &[u8]) -> Result<Value, String> {
     let envelope = body
         .strip_prefix(MAGIC)
@@ -169,64 +471,15 @@ pub fn decode(body: &[u8]) -> Result<Value, String> {
             _ => {}
         }
     }
-    if let Some(decoded) = super::auth::proto::decode(&api_version, &kind, raw) {
-        return decoded;
-    }
+    let schema = KINDS
+        .iter()
+        .find(|(v, k, _)| *v == api_version && *k == kind)
+        .map(|(_, _, schema)| *schema)
+        .ok_or_else(|| format!("protobuf is not supported for {api_version}/{kind}"))?;
     let mut out = Map::new();
     out.insert("apiVersion".into(), json!(api_version));
     out.insert("kind".into(), json!(kind));
-    let fields = fields(raw)?;
-    match (api_version.as_str(), kind.as_str()) {
-        ("v1", "ConfigMap") => {
-            for (n, f) in fields {
-                match (n, f) {
-                    (1, Field::Bytes(b)) => drop(out.insert("metadata".into(), object_meta(b)?)),
-                    (2, Field::Bytes(b)) => insert_entry(&mut out, "data", map_entry(b, false)?),
-                    (3, Field::Bytes(b)) => {
-                        insert_entry(&mut out, "binaryData", map_entry(b, true)?)
-                    }
-                    (4, Field::Varint(v)) => drop(out.insert("immutable".into(), json!(v != 0))),
-                    _ => {}
-                }
-            }
-        }
-        ("v1", "Secret") => {
-            for (n, f) in fields {
-                match (n, f) {
-                    (1, Field::Bytes(b)) => drop(out.insert("metadata".into(), object_meta(b)?)),
-                    (2, Field::Bytes(b)) => insert_entry(&mut out, "data", map_entry(b, true)?),
-                    (3, Field::Bytes(b)) => drop(out.insert("type".into(), json!(string(b)?))),
-                    (4, Field::Bytes(b)) => {
-                        insert_entry(&mut out, "stringData", map_entry(b, false)?)
-                    }
-                    (5, Field::Varint(v)) => drop(out.insert("immutable".into(), json!(v != 0))),
-                    _ => {}
-                }
-            }
-        }
-        ("v1", "Namespace") => {
-            for (n, f) in fields {
-                match (n, f) {
-                    (1, Field::Bytes(b)) => drop(out.insert("metadata".into(), object_meta(b)?)),
-                    (2, Field::Bytes(spec)) => {
-                        let mut finalizers = Vec::new();
-                        for (n, f) in self::fields(spec)? {
-                            if let (1, Field::Bytes(b)) = (n, f) {
-                                finalizers.push(json!(string(b)?));
-                            }
-                        }
-                        out.insert("spec".into(), json!({"finalizers": finalizers}));
-                    }
-                    _ => {}
-                }
-            }
-        }
-        _ => {
-            return Err(format!(
-                "protobuf is not supported for {api_version}/{kind}"
-            ));
-        }
-    }
+    out.extend(message(raw, schema)?);
     Ok(Value::Object(out))
 }
 
@@ -269,11 +522,138 @@ mod tests {
         );
     }
 
+    fn varint_field(n: u32, v: u64) -> Vec<u8> {
+        let mut out = vec![(n << 3) as u8];
+        let mut v = v;
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+        out
+    }
+
+    fn envelope(api_version: &[u8], kind: &[u8], raw: &[u8]) -> Vec<u8> {
+        let unknown = [
+            field(1, &[field(1, api_version), field(2, kind)].concat()),
+            field(2, raw),
+        ]
+        .concat();
+        [MAGIC, &unknown[..]].concat()
+    }
+
+    #[test]
+    fn empty_strings_are_the_omitted_zero_values_the_go_types_decode() {
+        // gogo-protobuf writes every non-pointer string, empty or not.
+        let meta = [field(1, b"robot"), field(2, b""), field(3, b"default")].concat();
+        let sa = [
+            field(1, &meta),
+            field(3, &field(1, b"registry")),
+            varint_field(4, 0),
+        ]
+        .concat();
+        assert_eq!(
+            decode(&envelope(b"v1", b"ServiceAccount", &sa)).unwrap(),
+            json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                "metadata": {"name": "robot", "namespace": "default"},
+                "imagePullSecrets": [{"name": "registry"}],
+                "automountServiceAccountToken": false})
+        );
+    }
+
+    #[test]
+    fn lease_times_are_micro_times_and_pointer_fields_keep_zero_values() {
+        // 2026-01-01T00:00:00.123456789Z
+        let renew = [varint_field(1, 1_767_225_600), varint_field(2, 123_456_789)].concat();
+        let spec = [
+            field(1, b""),
+            varint_field(2, 15),
+            field(4, &renew),
+            varint_field(5, 0),
+        ]
+        .concat();
+        let lease = [field(1, &field(1, b"leader")), field(2, &spec)].concat();
+        assert_eq!(
+            decode(&envelope(b"coordination.k8s.io/v1", b"Lease", &lease)).unwrap(),
+            json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": "leader"},
+                "spec": {"holderIdentity": "", "leaseDurationSeconds": 15,
+                    "renewTime": "2026-01-01T00:00:00.123456Z", "leaseTransitions": 0}})
+        );
+    }
+
+    #[test]
+    fn core_event_times_drop_nanoseconds_and_zero_times_are_left_out() {
+        let first = [varint_field(1, 1_767_225_600), varint_field(2, 5)].concat();
+        let event = [
+            field(1, &field(1, b"web.1")),
+            field(2, &[field(1, b"ConfigMap"), field(3, b"web")].concat()),
+            field(3, b"Synced"),
+            field(6, &first),
+            field(7, b""),
+            varint_field(8, 2),
+            field(10, b""),
+        ]
+        .concat();
+        assert_eq!(
+            decode(&envelope(b"v1", b"Event", &event)).unwrap(),
+            json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web.1"},
+                "involvedObject": {"kind": "ConfigMap", "name": "web"}, "reason": "Synced",
+                "firstTimestamp": "2026-01-01T00:00:00Z", "count": 2})
+        );
+    }
+
     #[test]
     fn base64_pads_like_the_standard_encoding() {
         assert_eq!(base64(b"f"), "Zg==");
         assert_eq!(base64(b"fo"), "Zm8=");
         assert_eq!(base64(b"foo"), "Zm9v");
+    }
+
+    #[test]
+    fn rbac_kinds_decode_their_rules_subjects_and_role_refs() {
+        let subject = [
+            field(1, b"ServiceAccount"),
+            field(3, b"op"),
+            field(4, b"demo"),
+        ]
+        .concat();
+        let role_ref = [
+            field(1, b"rbac.authorization.k8s.io"),
+            field(2, b"ClusterRole"),
+            field(3, b"view"),
+        ]
+        .concat();
+        let raw = [
+            field(1, &field(1, b"ops")),
+            field(2, &subject),
+            field(3, &role_ref),
+        ]
+        .concat();
+        let body = envelope(b"rbac.authorization.k8s.io/v1", b"ClusterRoleBinding", &raw);
+        assert_eq!(
+            decode(&body).unwrap(),
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": "ops"},
+                "subjects": [{"kind": "ServiceAccount", "name": "op", "namespace": "demo"}],
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+            })
+        );
+        let rule = [
+            field(1, b"get"),
+            field(1, b"list"),
+            field(2, b""),
+            field(3, b"configmaps"),
+        ]
+        .concat();
+        let raw = [field(1, &field(1, b"r")), field(2, &rule)].concat();
+        let role = decode(&envelope(b"rbac.authorization.k8s.io/v1", b"Role", &raw)).unwrap();
+        assert_eq!(
+            role["rules"],
+            json!([{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["configmaps"]}])
+        );
     }
 
     #[test]

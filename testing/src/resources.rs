@@ -118,6 +118,29 @@ impl ResourceInfo {
         fields
     }
 
+    /// Whether a collection DELETE is served: not for namespaces, whose storage (upstream
+    /// `pkg/registry/core/namespace/storage`) has no `DeleteCollection`.
+    pub fn deletes_collections(&self) -> bool {
+        !(self.group.is_empty() && self.plural == "namespaces")
+    }
+
+    /// The verbs discovery lists for the resource.
+    fn verbs(&self) -> Vec<&'static str> {
+        [
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ]
+        .into_iter()
+        .filter(|v| *v != "deletecollection" || self.deletes_collections())
+        .collect()
+    }
+
     /// The APIResource entries (main resource and subresources) for discovery.
     pub fn discovery_entries(&self) -> Vec<Value> {
         let mut main = json!({
@@ -125,7 +148,7 @@ impl ResourceInfo {
             "singularName": self.singular,
             "namespaced": self.namespaced,
             "kind": self.kind,
-            "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+            "verbs": self.verbs(),
         });
         if !self.short_names.is_empty() {
             main["shortNames"] = json!(self.short_names);
@@ -265,6 +288,30 @@ impl Registry {
             }
         }
         out
+    }
+
+    /// One served resource per store, presenting objects as stored (the view in the store's own
+    /// group; for custom resources, any served version): what controllers that walk every
+    /// object (namespace deletion, garbage collection) read and delete through.
+    pub fn per_storage(&self) -> Vec<Arc<ResourceInfo>> {
+        let mut out: BTreeMap<&StorageKey, Arc<ResourceInfo>> = BTreeMap::new();
+        for info in self.resources.values() {
+            let own_view = info.view == View::Native && info.group == info.storage.group;
+            if own_view {
+                out.entry(&info.storage).or_insert_with(|| info.clone());
+            }
+        }
+        out.into_values().collect()
+    }
+
+    /// The resource of `kind` served at `api_version` (`v1`, `group/version`), as an owner
+    /// reference names it.
+    pub fn by_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        self.resources
+            .iter()
+            .find(|((g, v, _), i)| g == group && v == version && i.kind == kind)
+            .map(|(_, i)| i.clone())
     }
 
     /// The resources served at `group/version`.

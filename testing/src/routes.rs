@@ -13,6 +13,8 @@ pub(crate) enum Route {
     Group(String),
     GroupVersion(String, String),
     OpenApi(String),
+    /// `/openapi/v2`.
+    OpenApiV2,
     Resource(ResourcePath),
     Unknown,
 }
@@ -40,6 +42,7 @@ pub(crate) fn parse_route(path: &str) -> Route {
         ["healthz" | "readyz" | "livez", ..] => return Route::Health,
         ["openapi", "v3"] => return Route::OpenApi(String::new()),
         ["openapi", "v3", rest @ ..] => return Route::OpenApi(rest.join("/")),
+        ["openapi", "v2"] => return Route::OpenApiV2,
         ["openapi", ..] => return Route::Unknown,
         ["api"] => return Route::CoreVersions,
         ["api", v] => return Route::GroupVersion(String::new(), v.to_string()),

@@ -185,12 +185,14 @@ impl ApiServerBuilder {
             url: format!("http://{addr}"),
         });
         let sweeper = tokio::spawn(sweep_events(Arc::downgrade(&shared)));
+        let controllers = tokio::spawn(super::lifecycle::run(Arc::downgrade(&shared)));
         let accept = tokio::spawn(accept_loop(listener, shared.clone()));
         Ok(ApiServer {
             shared,
             addr,
             accept: Mutex::new(Some(accept)),
             sweeper,
+            controllers,
         })
     }
 }
@@ -213,6 +215,8 @@ pub struct ApiServer {
     addr: SocketAddr,
     accept: Mutex<Option<JoinHandle<()>>>,
     sweeper: JoinHandle<()>,
+    /// The namespace controller and the garbage collector.
+    controllers: JoinHandle<()>,
 }
 
 impl std::fmt::Debug for ApiServer {
@@ -402,6 +406,7 @@ impl ApiServer {
     /// open watches) is dropped. Dropping the server does the same without waiting.
     pub async fn shutdown(self) {
         self.sweeper.abort();
+        self.controllers.abort();
         let handle = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(handle) = handle {
             handle.abort();
@@ -432,6 +437,7 @@ impl ApiServer {
 impl Drop for ApiServer {
     fn drop(&mut self) {
         self.sweeper.abort();
+        self.controllers.abort();
         if let Some(handle) = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take() {
             handle.abort();
         }

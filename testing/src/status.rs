@@ -157,6 +157,16 @@ impl ApiError {
         }
     }
 
+    /// 406 NotAcceptable (`negotiation.errNotAcceptable`: no `details`).
+    pub fn not_acceptable(message: String) -> Self {
+        Self {
+            code: 406,
+            reason: "NotAcceptable",
+            message,
+            details: None,
+        }
+    }
+
     /// 415 UnsupportedMediaType listing the accepted patch types.
     pub fn unsupported_media_type(content_type: &str, accepted: &[&str]) -> Self {
         let _ = content_type;
@@ -191,11 +201,46 @@ impl ApiError {
         }
     }
 
+    /// 403 Forbidden about one object, as admission plugins answer (`errors.NewForbidden`):
+    /// `namespaces "default" is forbidden: this namespace may not be deleted`.
+    pub fn forbidden_object(resource: Qualified<'_>, name: &str, why: &str) -> Self {
+        Self {
+            code: 403,
+            reason: "Forbidden",
+            message: format!("{} \"{name}\" is forbidden: {why}", resource.display()),
+            details: Some(details(resource, name)),
+        }
+    }
+
     /// 410 Expired, sent only inside a watch stream as an `ERROR` event.
     pub fn expired(message: impl Into<String>) -> Self {
         Self {
             code: 410,
             reason: "Expired",
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// 422 with the generic message `errors.NewGenericServerResponse(422, "", ...)` sends for an
+    /// error it does not know: the cause keeps the original text.
+    pub fn generic_unprocessable(cause: impl Into<String>) -> Self {
+        Self {
+            code: 422,
+            reason: "Invalid",
+            message: "the server rejected our request due to an error in our request".into(),
+            details: Some(
+                json!({"causes": [{"reason": "UnexpectedServerResponse", "message": cause.into()}]}),
+            ),
+        }
+    }
+
+    /// 500 with no reason: an error a handler returns without converting it to a Status
+    /// (`ErrorToAPIStatus` keeps its text as the message).
+    pub fn unconverted(message: impl Into<String>) -> Self {
+        Self {
+            code: 500,
+            reason: "",
             message: message.into(),
             details: None,
         }
@@ -240,12 +285,7 @@ impl ApiError {
     /// 500 with no reason: the storage layer's refusal to create an object that carries a
     /// resourceVersion (etcd3 `store.Create`, passed through `ToAPIStatus` unconverted).
     pub fn resource_version_on_create() -> Self {
-        Self {
-            code: 500,
-            reason: "",
-            message: "resourceVersion should not be set on objects to be created".into(),
-            details: None,
-        }
+        Self::unconverted("resourceVersion should not be set on objects to be created")
     }
 
     /// The `Status` body.

@@ -133,18 +133,6 @@ impl Store {
             .filter(move |((ns, _), _)| namespace.is_none_or(|n| n == ns))
     }
 
-    /// Every object of every store (for namespace deletion).
-    pub fn keys_in_namespace(&self, namespace: &str) -> Vec<(StorageKey, String)> {
-        self.objects
-            .iter()
-            .flat_map(|(k, m)| {
-                m.keys()
-                    .filter(|(ns, _)| ns == namespace)
-                    .map(move |(_, n)| (k.clone(), n.clone()))
-            })
-            .collect()
-    }
-
     /// Stores `object` (whose metadata names it) with a new resourceVersion and records the change.
     pub fn put(&mut self, key: &StorageKey, mut object: Value) -> Value {
         self.rv += 1;

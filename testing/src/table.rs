@@ -1,11 +1,10 @@
 //! The alternative representations clients negotiate with `Accept: ...;as=<Kind>;g=meta.k8s.io;v=v1`:
 //! `Table` (`kubectl get`) and `PartialObjectMetadata` (kube's metadata watches and lists).
 
-use std::collections::HashMap;
-
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
+use super::negotiation::IncludeObject;
 use super::resources::ResourceInfo;
 
 /// A human age like kubectl's (apimachinery `duration.HumanDuration`, shortened).
@@ -312,43 +311,53 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
     }
 }
 
-/// The table of `objects` (already in the served view).
+/// The table of `objects` (already in the served view), as the table convertors build it: the
+/// list's metadata, or for one object its resourceVersion; the column definitions unless
+/// `headers` is off (`TableOptions.noHeaders`, which the watch encoder sets after its first
+/// event: they are then `null`); each row's `object` as `include` says.
 pub fn table(
     info: &ResourceInfo,
     objects: &[Value],
     list_meta: Option<&Value>,
-    query: &HashMap<String, String>,
+    include: IncludeObject,
+    headers: bool,
     now: Timestamp,
 ) -> Value {
     let columns = columns(info);
-    let definitions: Vec<Value> = columns
-        .iter()
-        .map(|c| {
-            json!({"name": c.name, "type": c.kind, "format": c.format, "description": "",
-                "priority": c.priority})
-        })
-        .collect();
-    let include = query
-        .get("includeObject")
-        .map(String::as_str)
-        .unwrap_or("Metadata");
+    let definitions: Option<Vec<Value>> = headers.then(|| {
+        columns
+            .iter()
+            .map(|c| {
+                json!({"name": c.name, "type": c.kind, "format": c.format, "description": "",
+                    "priority": c.priority})
+            })
+            .collect()
+    });
     let rows: Vec<Value> = objects
         .iter()
         .map(|obj| {
             let cells: Vec<Value> = columns.iter().map(|c| (c.cell)(obj, now)).collect();
             let mut row = json!({"cells": cells});
             match include {
-                "None" => {}
-                "Object" => row["object"] = obj.clone(),
-                _ => row["object"] = partial(obj),
+                IncludeObject::None => {}
+                IncludeObject::Object => row["object"] = obj.clone(),
+                IncludeObject::Metadata => row["object"] = partial(obj),
             }
             row
         })
         .collect();
+    let metadata = match (list_meta, objects) {
+        (Some(meta), _) => meta.clone(),
+        (None, [one]) => match &one["metadata"]["resourceVersion"] {
+            Value::String(rv) => json!({"resourceVersion": rv}),
+            _ => json!({}),
+        },
+        (None, _) => json!({}),
+    };
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
-        "metadata": list_meta.cloned().unwrap_or_else(|| json!({})),
+        "metadata": metadata,
         "columnDefinitions": definitions,
         "rows": rows,
     })

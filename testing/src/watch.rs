@@ -5,16 +5,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
+use kubeward::clock::SharedClock;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
 use super::api::{Filter, State};
+use super::negotiation::Representation;
 use super::resources::ResourceInfo;
 use super::status::ApiError;
 use super::store::{Change, ChangeType};
 
 /// What a watch request asked for.
-#[derive(Debug)]
 pub struct WatchRequest {
     /// The watched resource.
     pub info: Arc<ResourceInfo>,
@@ -30,8 +31,10 @@ pub struct WatchRequest {
     pub timeout: Option<Duration>,
     /// Label and field selectors.
     pub filter: Filter,
-    /// Send objects as `PartialObjectMetadata` (metadata watches).
-    pub metadata_only: bool,
+    /// How events carry their objects (the representation `Accept` negotiated).
+    pub representation: Representation,
+    /// The clock Table rows' ages are computed with.
+    pub clock: SharedClock,
 }
 
 /// Timing knobs of watches.
@@ -48,31 +51,74 @@ fn line(event_type: &str, object: &Value) -> Bytes {
     Bytes::from(s)
 }
 
-fn object_line(req: &WatchRequest, event_type: &str, view: &Value) -> Bytes {
-    if req.metadata_only {
-        line(event_type, &super::table::partial(view))
-    } else {
-        line(event_type, view)
-    }
+/// Serializes one watch's events in the representation the client negotiated, as the
+/// apiserver's watch encoder does: every object (bookmarks included, `ERROR` statuses not) is
+/// transformed, and a Table watch sends its column definitions with the first event only
+/// (the encoder sets `TableOptions.noHeaders` once it encoded one; later events carry `null`).
+struct Encoder {
+    info: Arc<ResourceInfo>,
+    representation: Representation,
+    clock: SharedClock,
+    encoded_one: bool,
 }
 
-fn bookmark(info: &ResourceInfo, rv: u64, initial_end: bool) -> Bytes {
-    let mut meta = json!({"resourceVersion": rv.to_string()});
-    if initial_end {
-        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+impl Encoder {
+    fn new(req: &WatchRequest) -> Self {
+        Self {
+            info: req.info.clone(),
+            representation: req.representation,
+            clock: req.clock.clone(),
+            encoded_one: false,
+        }
     }
-    line(
-        "BOOKMARK",
-        &json!({"kind": info.kind, "apiVersion": info.api_version(), "metadata": meta}),
-    )
+
+    /// An event carrying `object` (in the served view).
+    fn object(&mut self, event_type: &str, object: &Value) -> Bytes {
+        let headers = !std::mem::replace(&mut self.encoded_one, true);
+        match self.representation {
+            Representation::Object => line(event_type, object),
+            Representation::PartialObjectMetadata => {
+                line(event_type, &super::table::partial(object))
+            }
+            Representation::Table(include) => line(
+                event_type,
+                &super::table::table(
+                    &self.info,
+                    std::slice::from_ref(object),
+                    None,
+                    include,
+                    headers,
+                    self.clock.now(),
+                ),
+            ),
+        }
+    }
+
+    /// An `ERROR` event: the `Status` is sent as it is.
+    fn error(&mut self, err: &ApiError) -> Bytes {
+        self.encoded_one = true;
+        line("ERROR", &err.to_status())
+    }
+
+    /// A `BOOKMARK` at `rv`, annotated `k8s.io/initial-events-end` when it ends a streaming
+    /// list's initial events.
+    fn bookmark(&mut self, rv: u64, initial_end: bool) -> Bytes {
+        let mut meta = json!({"resourceVersion": rv.to_string()});
+        if initial_end {
+            meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let object = json!({"kind": self.info.kind, "apiVersion": self.info.api_version(), "metadata": meta});
+        self.object("BOOKMARK", &object)
+    }
+
+    /// The `410 Expired` that tells a watcher to start over.
+    fn expired(&mut self, requested: u64, oldest: u64) -> Bytes {
+        self.error(&expired_error(requested, oldest))
+    }
 }
 
 fn expired_error(requested: u64, oldest: u64) -> ApiError {
     ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
-}
-
-fn expired(requested: u64, oldest: u64) -> Bytes {
-    line("ERROR", &expired_error(requested, oldest).to_status())
 }
 
 fn in_scope(req: &WatchRequest, object: &Value) -> bool {
@@ -82,28 +128,31 @@ fn in_scope(req: &WatchRequest, object: &Value) -> bool {
     }
 }
 
-/// Translates a change into the event this watch sees, if any: objects entering the selector are
-/// ADDED, objects leaving it DELETED (as the watch cache does).
-fn event_for(req: &WatchRequest, change: &Change) -> Option<Bytes> {
+/// Translates a change into the event this watch sees, if any, as the watch cache's
+/// `convertToWatchEvent` does: objects entering the selector are ADDED; an object leaving it is
+/// DELETED carrying its previous state stamped with the change's resourceVersion.
+fn event_for(req: &WatchRequest, change: &Change) -> Option<(ChangeType, Value)> {
     if change.storage != req.info.storage || !in_scope(req, &change.object) {
         return None;
     }
     let now = State::to_view(&req.info, &change.object);
     let now_matches = req.filter.matches(&now);
-    let before_matches = change
+    let before = change
         .previous
         .as_ref()
-        .map(|p| req.filter.matches(&State::to_view(&req.info, p)))
-        .unwrap_or(false);
-    let kind = match change.kind {
-        ChangeType::Added if now_matches => ChangeType::Added,
-        ChangeType::Modified if now_matches && before_matches => ChangeType::Modified,
-        ChangeType::Modified if now_matches => ChangeType::Added,
-        ChangeType::Modified if before_matches => ChangeType::Deleted,
-        ChangeType::Deleted if before_matches => ChangeType::Deleted,
-        _ => return None,
-    };
-    Some(object_line(req, kind.as_str(), &now))
+        .map(|p| State::to_view(&req.info, p))
+        .filter(|before| req.filter.matches(before));
+    match (change.kind, before) {
+        (ChangeType::Added, _) if now_matches => Some((ChangeType::Added, now)),
+        (ChangeType::Modified, Some(_)) if now_matches => Some((ChangeType::Modified, now)),
+        (ChangeType::Modified, None) if now_matches => Some((ChangeType::Added, now)),
+        (ChangeType::Modified, Some(mut before)) => {
+            before["metadata"]["resourceVersion"] = json!(change.rv.to_string());
+            Some((ChangeType::Deleted, before))
+        }
+        (ChangeType::Deleted, Some(_)) => Some((ChangeType::Deleted, now)),
+        _ => None,
+    }
 }
 
 /// What a watch starts with, taken under the state lock: only cheap copies (the objects, or
@@ -171,21 +220,26 @@ pub fn start(
     };
     compactions.mark_unchanged();
     tokio::spawn(async move {
+        let mut encoder = Encoder::new(&req);
         let initial: Vec<Bytes> = match opening {
             Opening::Objects(objects) => {
                 let mut lines: Vec<Bytes> = objects
                     .iter()
                     .map(|stored| State::to_view(&req.info, stored))
                     .filter(|view| req.filter.matches(view))
-                    .map(|view| object_line(&req, "ADDED", &view))
+                    .map(|view| encoder.object("ADDED", &view))
                     .collect();
                 if req.send_initial_events {
-                    lines.push(bookmark(&req.info, last_rv, true));
+                    lines.push(encoder.bookmark(last_rv, true));
                 }
                 lines
             }
-            Opening::Replay(replay) => replay.iter().filter_map(|c| event_for(&req, c)).collect(),
-            Opening::Error(err) => vec![line("ERROR", &err.to_status())],
+            Opening::Replay(replay) => replay
+                .iter()
+                .filter_map(|c| event_for(&req, c))
+                .map(|(kind, object)| encoder.object(kind.as_str(), &object))
+                .collect(),
+            Opening::Error(err) => vec![encoder.error(&err)],
         };
         for event in initial {
             if tx.send(event).await.is_err() {
@@ -211,8 +265,8 @@ pub fn start(
                 change = changes.recv() => match change {
                     Ok(change) => {
                         last_rv = last_rv.max(change.rv);
-                        if let Some(event) = event_for(&req, &change)
-                            && tx.send(event).await.is_err()
+                        if let Some((kind, object)) = event_for(&req, &change)
+                            && tx.send(encoder.object(kind.as_str(), &object)).await.is_err()
                         {
                             return;
                         }
@@ -220,19 +274,19 @@ pub fn start(
                     Err(broadcast::error::RecvError::Lagged(_)) => {
                         // The watcher fell too far behind to be caught up: like the watch cache,
                         // tell it to start over.
-                        let _ = tx.send(expired(last_rv, last_rv + 1)).await;
+                        let _ = tx.send(encoder.expired(last_rv, last_rv + 1)).await;
                         return;
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
                 _ = ticks.tick(), if req.bookmarks => {
-                    if tx.send(bookmark(&req.info, last_rv, false)).await.is_err() {
+                    if tx.send(encoder.bookmark(last_rv, false)).await.is_err() {
                         return;
                     }
                 }
                 changed = compactions.changed() => {
                     if changed.is_ok() {
-                        let _ = tx.send(expired(last_rv, last_rv + 1)).await;
+                        let _ = tx.send(encoder.expired(last_rv, last_rv + 1)).await;
                     }
                     return;
                 }

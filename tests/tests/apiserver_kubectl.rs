@@ -4,8 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod apiserver_support;
+
 use k8s_openapi::api::events::v1::Event;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use kubeward_testing::ApiServer;
 use serde_json::json;
 
@@ -276,6 +278,33 @@ async fn kubectl_works_with_built_in_configmaps_and_events() {
         .object("v1", "configmaps", Some("default"), "settings")
         .expect("stored");
     assert_eq!(stored["data"]["mode"], "fast");
+    // The empty generateName of the protobuf body decodes to Go's zero value, which JSON omits.
+    assert!(stored["metadata"].get("generateName").is_none(), "{stored}");
+
+    let kc = k.clone_for_blocking();
+    let created =
+        tokio::task::spawn_blocking(move || kc.ok(&["create", "serviceaccount", "robot"], None))
+            .await
+            .unwrap();
+    assert!(
+        created.contains("serviceaccount/robot created"),
+        "{created}"
+    );
+    let posted = server
+        .requests()
+        .into_iter()
+        .find(|r| r.method == http::Method::POST && r.path.ends_with("/serviceaccounts"))
+        .expect("the serviceaccount POST");
+    assert_eq!(
+        posted.content_type.as_deref(),
+        Some("application/vnd.kubernetes.protobuf"),
+        "kubectl sends protobuf"
+    );
+    assert!(
+        server
+            .object("v1", "serviceaccounts", Some("default"), "robot")
+            .is_some()
+    );
 
     let events: Api<Event> = Api::namespaced(server.client().unwrap(), "default");
     let event: Event = serde_json::from_value(json!({
@@ -332,4 +361,122 @@ async fn kubectl_works_with_built_in_configmaps_and_events() {
             .object("v1", "configmaps", Some("default"), "settings")
             .is_none()
     );
+}
+
+impl Kubectl {
+    /// Starts a long-running kubectl (`get -w`); its stdout lines arrive on the receiver.
+    fn spawn_lines(&self, args: &[&str]) -> (KilledOnDrop, std::sync::mpsc::Receiver<String>) {
+        use std::io::BufRead;
+        let mut child = Command::new(&self.bin)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("kubectl starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        (KilledOnDrop(child), rx)
+    }
+}
+
+/// A child process killed when the test ends, however it ends.
+struct KilledOnDrop(std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The next `n` lines, within a generous bound.
+fn next_lines(lines: &std::sync::mpsc::Receiver<String>, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| {
+            lines
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .expect("kubectl printed a line before the deadline")
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_get_watch_prints_updates_as_rows_under_the_lists_header() {
+    let bin = kubectl_path();
+    let server = ApiServer::start().await.unwrap();
+    let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let mut crd = apiserver_support::rollout_crd_json(true);
+    crd["spec"]["versions"][0]["additionalPrinterColumns"] = json!([
+        {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+    ]);
+    server
+        .install_crd(&serde_json::from_value(crd).unwrap())
+        .unwrap();
+    let api = apiserver_support::rollouts(&server.client().unwrap(), "default");
+    api.create(
+        &PostParams::default(),
+        &apiserver_support::rollout("web", json!({"replicas": 3})),
+    )
+    .await
+    .unwrap();
+    let k = Kubectl {
+        bin,
+        kubeconfig,
+        cache: dir.join("cache"),
+    };
+    let (_kubectl, lines) = k.spawn_lines(&["get", "rollouts", "-w"]);
+    let (lines, listed) = tokio::task::spawn_blocking(move || {
+        let listed = next_lines(&lines, 2);
+        (lines, listed)
+    })
+    .await
+    .unwrap();
+    let columns =
+        |line: &str| -> Vec<String> { line.split_whitespace().map(str::to_string).collect() };
+    assert_eq!(
+        columns(&listed[0]),
+        ["NAME", "REPLICAS", "AGE"],
+        "{listed:?}"
+    );
+    assert_eq!(columns(&listed[1])[..2], ["web", "3"], "{listed:?}");
+
+    api.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 4}})),
+    )
+    .await
+    .unwrap();
+    api.create(
+        &PostParams::default(),
+        &apiserver_support::rollout("api", json!({"replicas": 1})),
+    )
+    .await
+    .unwrap();
+    let updates = tokio::task::spawn_blocking(move || next_lines(&lines, 2))
+        .await
+        .unwrap();
+    // The updates are rows of the same table: no second header, the same three columns.
+    let rows: Vec<Vec<String>> = updates.iter().map(|l| columns(l)).collect();
+    assert_eq!(rows[0].len(), 3, "{updates:?}");
+    assert_eq!(rows[0][..2], ["web", "4"], "{updates:?}");
+    assert_eq!(rows[1][..2], ["api", "1"], "{updates:?}");
 }

@@ -179,17 +179,33 @@ async fn watch_label_selector_turns_leaving_objects_into_deleted() {
     cms.create(&PostParams::default(), &cm("unlabelled"))
         .await
         .unwrap();
-    cms.patch(
-        "a",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"metadata": {"labels": {"app": "db"}}})),
-    )
-    .await
-    .unwrap();
-    let left = next_event(&mut stream).await;
-    assert!(
-        matches!(&left, WatchEvent::Deleted(o) if o.metadata.name.as_deref() == Some("a")),
-        "{left:?}"
+    let relabelled = cms
+        .patch(
+            "a",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"app": "db"}}})),
+        )
+        .await
+        .unwrap();
+    // The watch cache's `convertToWatchEvent` (apiserver storage/cacher/cache_watcher.go): for
+    // an object that no longer passes the filter it sends DELETED "with the previous object
+    // content, but with the event's resource version".
+    let WatchEvent::Deleted(left) = next_event(&mut stream).await else {
+        panic!("the object leaving the selector is DELETED");
+    };
+    assert_eq!(left.metadata.name.as_deref(), Some("a"));
+    assert_eq!(
+        left.metadata
+            .labels
+            .unwrap_or_default()
+            .get("app")
+            .map(String::as_str),
+        Some("web"),
+        "the previous object's content"
+    );
+    assert_eq!(
+        left.metadata.resource_version, relabelled.metadata.resource_version,
+        "the resourceVersion of the change"
     );
 }
 
@@ -482,4 +498,144 @@ async fn metadata_lists_and_watches_are_served_as_partial_object_metadata() {
     .unwrap()
     .unwrap();
     assert_eq!(first.metadata.name.as_deref(), Some("a"));
+}
+
+/// The rollout CRD with printer columns, as `kubectl get` shows them.
+fn rollout_crd_with_columns()
+-> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+    let mut crd = apiserver_support::rollout_crd_json(true);
+    crd["spec"]["versions"][0]["additionalPrinterColumns"] = json!([
+        {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+    ]);
+    serde_json::from_value(crd).unwrap()
+}
+
+async fn next_raw<S>(stream: &mut S) -> WatchEvent<serde_json::Value>
+where
+    S: futures::Stream<Item = kube::Result<WatchEvent<serde_json::Value>>> + Unpin,
+{
+    tokio::time::timeout(DEADLINE, stream.next())
+        .await
+        .expect("event before deadline")
+        .expect("stream open")
+        .expect("event")
+}
+
+#[tokio::test]
+async fn table_watches_send_one_row_tables_with_the_lists_columns_in_the_first_event_only() {
+    let server = ApiServer::start().await.unwrap();
+    server.install_crd(&rollout_crd_with_columns()).unwrap();
+    let client = server.client().unwrap();
+    let api = rollouts(&client, "default");
+    api.create(
+        &PostParams::default(),
+        &rollout("web", json!({"replicas": 1})),
+    )
+    .await
+    .unwrap();
+    let path = "/apis/demo.kubeward.dev/v1/namespaces/default/rollouts";
+    let (code, list) =
+        apiserver_support::raw_accept(&client, path, apiserver_support::KUBECTL_TABLE_ACCEPT).await;
+    assert_eq!((code, list["kind"].as_str()), (200, Some("Table")));
+    let names: Vec<&str> = list["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Name", "Replicas", "Age"]);
+    let rv = list["metadata"]["resourceVersion"].as_str().unwrap();
+    let mut events = apiserver_support::raw_watch(
+        &client,
+        &format!("{path}?watch=true&resourceVersion={rv}"),
+        apiserver_support::KUBECTL_TABLE_ACCEPT,
+    )
+    .await;
+
+    let scaled = api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .unwrap();
+    let WatchEvent::Modified(first) = next_raw(&mut events).await else {
+        panic!("MODIFIED first");
+    };
+    // apiserver endpoints/handlers/response.go watchEmbeddedEncoder: each event's object is the
+    // table convertor's Table of that one object; headers only until one event was encoded.
+    assert_eq!(first["kind"], "Table");
+    assert_eq!(first["apiVersion"], "meta.k8s.io/v1");
+    assert_eq!(first["columnDefinitions"], list["columnDefinitions"]);
+    assert_eq!(
+        first["metadata"]["resourceVersion"].as_str(),
+        scaled.metadata.resource_version.as_deref()
+    );
+    let row = &first["rows"][0];
+    assert_eq!(first["rows"].as_array().map(Vec::len), Some(1));
+    assert_eq!(row["cells"][0], "web");
+    assert_eq!(row["cells"][1], 2);
+    assert_eq!(row["object"]["kind"], "PartialObjectMetadata");
+    assert_eq!(row["object"]["metadata"]["name"], "web");
+    assert!(
+        row["object"].get("spec").is_none(),
+        "includeObject=Metadata"
+    );
+
+    api.create(
+        &PostParams::default(),
+        &rollout("api", json!({"replicas": 3})),
+    )
+    .await
+    .unwrap();
+    let WatchEvent::Added(second) = next_raw(&mut events).await else {
+        panic!("ADDED second");
+    };
+    assert_eq!(second["kind"], "Table");
+    assert_eq!(
+        second["columnDefinitions"],
+        json!(null),
+        "no headers after the first"
+    );
+    assert_eq!(second["rows"][0]["cells"][0], "api");
+    assert_eq!(second["rows"][0]["cells"][1], 3);
+
+    api.delete("web", &DeleteParams::default()).await.unwrap();
+    let WatchEvent::Deleted(third) = next_raw(&mut events).await else {
+        panic!("DELETED third");
+    };
+    assert_eq!(third["rows"][0]["cells"][0], "web");
+}
+
+#[tokio::test]
+async fn table_watches_of_built_ins_use_their_printers_columns_and_include_object() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let mut settings = cm("settings");
+    settings.data = Some([("mode".to_string(), "fast".to_string())].into());
+    cms.create(&PostParams::default(), &settings).await.unwrap();
+    let mut events = apiserver_support::raw_watch(
+        &client,
+        "/api/v1/namespaces/default/configmaps?watch=true&includeObject=Object",
+        apiserver_support::KUBECTL_TABLE_ACCEPT,
+    )
+    .await;
+    let WatchEvent::Added(added) = next_raw(&mut events).await else {
+        panic!("the current state replays as ADDED");
+    };
+    let names: Vec<&str> = added["columnDefinitions"]
+        .as_array()
+        .expect("headers in the first event")
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Name", "Data", "Age"]);
+    let row = &added["rows"][0];
+    assert_eq!(row["cells"][0], "settings");
+    assert_eq!(row["cells"][1], 1);
+    assert_eq!(row["object"]["kind"], "ConfigMap", "includeObject=Object");
+    assert_eq!(row["object"]["data"]["mode"], "fast");
 }

@@ -329,3 +329,180 @@ async fn abandoned_inside_status_write(faults: &[FaultAction]) -> (ApiServer, ku
     running.stop().await;
     (server, client)
 }
+
+/// The lag of a watch shorter than the runtime's wait for its cache to deliver its own write.
+const SHORT_LAG: Duration = Duration::from_secs(2);
+/// A lag longer than that wait (5 s).
+const LONG_LAG: Duration = Duration::from_secs(8);
+
+/// Soak seed 11's double publish. The controller's watch lags: a pass stores a transition, and
+/// the requeued pass that follows still finds the old version in the cache. It recomputes the
+/// same transition within the same second (a frozen clock), so its write (refused: 409) carries
+/// exactly the stored conditions. Taken for an in-doubt write of its own and read back as
+/// "stored", it published the transition a second time. A lag the runtime waits out.
+#[tokio::test]
+async fn a_pass_on_a_lagging_cache_does_not_publish_a_stored_transition_again() {
+    let writes = pass_on_a_lagging_cache(SHORT_LAG).await;
+    assert_eq!(
+        writes,
+        [200],
+        "the pass waited for its cache: no stale write"
+    );
+}
+
+/// The same with a lag the runtime does not wait out: the pass runs on the old version, its
+/// write is refused, and that is a conflict, not a stored write.
+#[tokio::test]
+async fn a_pass_on_a_cache_lagging_past_the_wait_does_not_publish_a_stored_transition_again() {
+    let writes = pass_on_a_lagging_cache(LONG_LAG).await;
+    assert_eq!(writes[0], 200);
+    assert!(
+        writes.len() >= 2 && writes[1..].iter().all(|s| *s == 409),
+        "passes on the replaced version wrote and were refused: {writes:?}"
+    );
+}
+
+/// Runs the widgets controller (requeue every 50 ms, a frozen clock) over `w1` while its watch
+/// delivers events `lag` late, until passes run on the version its status write stored; checks
+/// the transition has one event counted once, and returns the status writes' answers.
+async fn pass_on_a_lagging_cache(lag: Duration) -> Vec<u16> {
+    let (server, client) = server_with_widgets().await;
+    // Created with the finalizer (no init pass) before the controller lists it.
+    let spec = WidgetSpec {
+        requeue_ms: Some(50),
+        ..WidgetSpec::ready(Mode::Requeue, "True", "Applied", "rolled out")
+    };
+    let mut w1 = Widget::new("w1", spec);
+    w1.metadata.finalizers = Some(vec![FINALIZER.into()]);
+    widgets(&client)
+        .create(&Default::default(), &w1)
+        .await
+        .unwrap();
+    server.faults().add(
+        Fault::new(FaultAction::DelayWatchEvents(lag))
+            .resource("test.kubeward.dev", "widgets")
+            .times(1),
+    );
+    let observer = Recording::new();
+    let clock = kubeward::clock::ManualClock::new(jiff::Timestamp::now());
+    let running = Running::start(
+        kubeward::controller::Controller::new(Widgets::default(), client.clone())
+            .with_observer(observer.clone())
+            .with_event_recorder(recorder(&client))
+            .with_clock(std::sync::Arc::new(clock))
+            .with_shutdown_grace(Duration::from_millis(200)),
+    );
+    eventually("the transition event", || async {
+        !events_about(&client, "w1").await.is_empty()
+    })
+    .await;
+    // Watch events arrive in order: once the controller saw `marker`, its cache holds the
+    // version of w1 its write stored, and the second pass of w1 after that runs on it.
+    create_widget(&client, "marker", WidgetSpec::default()).await;
+    eventually("the lagging watch delivers the marker", || async {
+        !observer.passes_of("marker").is_empty()
+    })
+    .await;
+    let seen = observer.passes_of("w1").len();
+    eventually("two more passes of w1", || async {
+        observer.passes_of("w1").len() >= seen + 2
+    })
+    .await;
+    running.stop().await;
+    let events = events_about(&client, "w1").await;
+    let reasons: Vec<_> = events.iter().map(|e| e.reason.clone()).collect();
+    assert_eq!(reasons, [Some("Applied".to_owned())], "{events:#?}");
+    assert_eq!(count(&events[0]), 1, "published once: {events:#?}");
+    status_writes(&server, "w1")
+}
+
+/// The status write timeout of the hung-write tests: short, so that they run quickly.
+const STATUS_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A status PATCH the server never answers (and never serves) does not wedge the pass: after the
+/// status write timeout it is in doubt, read back, found not stored, and the pass fails with a
+/// failure event; the retry writes the status and publishes the transition, once.
+#[tokio::test]
+async fn a_hung_status_write_that_did_not_commit_fails_the_pass_and_is_retried() {
+    let (server, client, observer, running) = hung_status_write(FaultAction::Hang).await;
+    eventually("the transition event", || async {
+        events_about(&client, "w1")
+            .await
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Applied"))
+    })
+    .await;
+    running.stop().await;
+    assert_eq!(status_writes(&server, "w1"), [0, 200], "hung, then retried");
+    let events = events_about(&client, "w1").await;
+    let failure = events
+        .iter()
+        .find(|e| e.reason.as_deref() == Some("ReconcileFailed"))
+        .unwrap_or_else(|| panic!("a failure event: {events:#?}"));
+    assert_eq!(
+        failure.note.as_deref(),
+        Some("failed to write status: ServiceError: no answer within 1s")
+    );
+    let applied: Vec<_> = events
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some("Applied"))
+        .collect();
+    assert_eq!(applied.len(), 1, "{events:#?}");
+    assert_eq!(count(applied[0]), 1);
+    assert!(observer.count("w1", Outcome::Failed) >= 1);
+}
+
+/// A status PATCH that commits and is never answered: after the timeout, the read-back finds it
+/// stored, so the pass completes and publishes the transition, once, without a failure.
+#[tokio::test]
+async fn a_hung_status_write_that_committed_publishes_its_transition_once() {
+    let (server, client, observer, running) = hung_status_write(FaultAction::CommitThenHang).await;
+    running.stop().await;
+    assert_eq!(status_writes(&server, "w1"), [0], "one write, unanswered");
+    let events = events_about(&client, "w1").await;
+    let reasons: Vec<_> = events.iter().map(|e| e.reason.clone()).collect();
+    assert_eq!(reasons, [Some("Applied".to_owned())], "{events:#?}");
+    assert_eq!(count(&events[0]), 1);
+    assert_eq!(observer.count("w1", Outcome::Failed), 0);
+}
+
+/// Runs the widgets controller with a [`STATUS_TIMEOUT`] status write timeout; the first status
+/// write of `w1` (which sets `Applied`) meets `fault`. Returns once the pass that made it ended.
+async fn hung_status_write(
+    fault: FaultAction,
+) -> (ApiServer, kube::Client, std::sync::Arc<Recording>, Running) {
+    let (server, client) = server_with_widgets().await;
+    server.faults().add(
+        Fault::new(fault)
+            .method(Method::PATCH)
+            .path_prefix(&status_path("w1"))
+            .times(1),
+    );
+    let observer = Recording::new();
+    let running = Running::start(
+        kubeward::controller::Controller::new(Widgets::default(), client.clone())
+            .with_observer(observer.clone())
+            .with_event_recorder(recorder(&client))
+            .with_status_write_timeout(STATUS_TIMEOUT)
+            .with_shutdown_grace(Duration::from_millis(200)),
+    );
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec::ready(Mode::Complete, "True", "Applied", "rolled out"),
+    )
+    .await;
+    eventually("the first status write was sent", || async {
+        !status_writes(&server, "w1").is_empty()
+    })
+    .await;
+    // The pass is not wedged: it ends, one way or the other.
+    eventually("the apply pass ends", || async {
+        observer
+            .passes_of("w1")
+            .iter()
+            .any(|(phase, _)| *phase == kubeward::observe::Phase::Apply)
+    })
+    .await;
+    (server, client, observer, running)
+}

@@ -26,6 +26,9 @@ use crate::observe::{ControllerInfo, Observers, ReconcileObserver};
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 /// How many objects are reconciled at once by default.
 pub const DEFAULT_CONCURRENCY: u16 = 16;
+/// How long a status write's request may go unanswered by default before it is taken as lost
+/// (the write is then in doubt, and read back).
+pub const DEFAULT_STATUS_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why a controller could not run.
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +102,7 @@ pub struct Controller<R: Reconciler> {
     events: Events,
     concurrency: u16,
     shutdown_grace: Duration,
+    status_timeout: Duration,
     clock: SharedClock,
     watcher_config: watcher::Config,
     shutdown: Option<ShutdownSignal>,
@@ -118,6 +122,7 @@ impl<R: Reconciler> Controller<R> {
             events: Events::Own(OwnRecorder::default()),
             concurrency: DEFAULT_CONCURRENCY,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            status_timeout: DEFAULT_STATUS_WRITE_TIMEOUT,
             clock: Arc::new(SystemClock),
             watcher_config: watcher::Config::default(),
             shutdown: None,
@@ -202,6 +207,17 @@ impl<R: Reconciler> Controller<R> {
     #[must_use]
     pub fn with_shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+
+    /// Gives up waiting for the answer to a status write's request after `timeout` (default
+    /// [`DEFAULT_STATUS_WRITE_TIMEOUT`]): the write is then in doubt and read back (each read
+    /// bounded the same way), so a PATCH the API server never answers cannot hold up the pass.
+    /// A write read back as stored publishes its transitions; one that is not fails the pass,
+    /// which is retried with backoff.
+    #[must_use]
+    pub fn with_status_write_timeout(mut self, timeout: Duration) -> Self {
+        self.status_timeout = timeout;
         self
     }
 
@@ -292,7 +308,7 @@ impl<R: Reconciler> Controller<R> {
                         name: object.name_any(),
                         generation: object.meta().generation,
                         conditions,
-                        suspended: R::is_suspended(object),
+                        suspended: is_suspended::<R>(object),
                         info,
                     }
                 })
@@ -373,6 +389,7 @@ impl<R: Reconciler> Controller<R> {
             observers: self.observers,
             recorder: recorder.clone(),
             clock: self.clock,
+            status_timeout: self.status_timeout,
             memory: ObjectMemory::default(),
             effects: Effects::default(),
             cache: self.cache.subscribe(),
@@ -413,6 +430,21 @@ impl<R: Reconciler> Controller<R> {
         }
         result
     }
+}
+
+/// Whether `object` is suspended, as the reconciler's [`is_suspended`](Reconciler::is_suspended)
+/// says at scrape time; a panic in the hook (a reconciler bug) is logged and the object exported
+/// as not suspended, so that the scrape — every other series of the process — still succeeds.
+#[cfg(feature = "prometheus")]
+fn is_suspended<R: Reconciler>(object: &R::Resource) -> bool {
+    let hook = std::panic::AssertUnwindSafe(|| R::is_suspended(object));
+    std::panic::catch_unwind(hook).unwrap_or_else(|_| {
+        tracing::error!(
+            object = %crate::observe::ObjectRef::from_resource(object),
+            "is_suspended panicked; exporting the object as not suspended"
+        );
+        false
+    })
 }
 
 /// SIGTERM (what Kubernetes sends a terminating pod) or Ctrl-C.

@@ -21,6 +21,8 @@ pub(super) struct Context<R: Reconciler> {
     pub(super) observers: Observers,
     pub(super) recorder: Option<EventRecorder>,
     pub(super) clock: SharedClock,
+    /// The bound of each request of a status write (and of its read-back).
+    pub(super) status_timeout: std::time::Duration,
     /// Per-object retries (the backoff) and finalized objects, by uid.
     pub(super) memory: ObjectMemory,
     /// The passes' effect units still running (awaited by shutdown before the final flush).

@@ -2,7 +2,8 @@
 //! delete), runs each pass inside a [`PassGuard`], and turns how it ended into the next action.
 //!
 //! - Failures (an `Err`, a panic, a failed write) and conflicts (409 on the status write or the
-//!   finalizer patch) are retried through the object's backoff, counted per uid in
+//!   finalizer patch, [`PassError::Conflict`]) are retried after the reconciler's `error_backoff`
+//!   (by default the exponential backoff), their attempts counted per uid in
 //!   [`ObjectMemory`](super::memory::ObjectMemory): a stale cache no longer hot-loops, and a
 //!   success resets the count.
 //! - The finalizer is removed only when cleanup *returned* `Ok(Action::await_change())`, whatever
@@ -12,8 +13,10 @@
 //!   panic in the `failure_event` or `error_backoff` hook falls back to the default.
 //! - A pass never starts from the version its object had before this controller's last stored
 //!   status write when the watch is about to deliver the newer one: it waits (bounded) for the
-//!   cache, so a requeue or retry that fires early does not recompute — and republish — a stored
-//!   transition.
+//!   cache, so a requeue or retry that fires early does not recompute a stored transition. If the
+//!   cache lags longer, the pass runs on the old version, and its status write is known to build
+//!   on a replaced version ([`status::Basis::Replaced`]): its 409 is a conflict, never read back
+//!   as stored, so the transition is not published twice.
 //! - Once the reconciler returned, the status write and the events it makes durable run as one
 //!   [unit](super::effects) that is not cancelled with the pass: a persisted transition always
 //!   gets its event, also when the pass is abandoned.
@@ -47,7 +50,10 @@ enum Next {
         resource_version: Option<String>,
     },
     /// A write met a conflict (409): nothing was stored; retry with the object's backoff.
-    Conflict,
+    Conflict {
+        /// `status` or `finalizer`.
+        write: &'static str,
+    },
 }
 
 /// The error policy kube-runtime calls after a failed pass: the object's next backoff delay.
@@ -56,7 +62,18 @@ pub(super) fn error_policy<R: Reconciler>(
     error: &PassError<R::Error>,
     context: Arc<Context<R>>,
 ) -> Action {
-    let attempt = context.memory.retry(&*object, |w| context.cached(w));
+    retry::<R>(&context, &object, error)
+}
+
+/// Counts one more retry of `object` (after a failure or a conflict, `error`) and requeues it
+/// after the reconciler's [`error_backoff`](Reconciler::error_backoff) for that attempt, or
+/// after the default backoff if the hook panics.
+fn retry<R: Reconciler>(
+    context: &Context<R>,
+    object: &R::Resource,
+    error: &PassError<R::Error>,
+) -> Action {
+    let attempt = context.memory.retry(object, |w| context.cached(w));
     let hook = AssertUnwindSafe(|| context.reconciler.error_backoff(error, attempt));
     let delay = std::panic::catch_unwind(hook).unwrap_or_else(|_| {
         tracing::error!("error_backoff panicked; using the default backoff");
@@ -102,10 +119,7 @@ pub(super) async fn reconcile<R: Reconciler>(
             context.memory.succeeded(&*object);
             action
         }
-        Next::Conflict => {
-            let attempt = context.memory.retry(&*object, |w| context.cached(w));
-            Action::requeue(backoff_delay(attempt))
-        }
+        Next::Conflict { write } => retry::<R>(&context, &object, &PassError::Conflict { write }),
     })
 }
 
@@ -115,8 +129,9 @@ const CATCH_UP: Duration = Duration::from_secs(5);
 /// The version of `object` a pass should start from. When `object` is the version this
 /// controller's last stored status write replaced (a requeue or retry fired before the watch
 /// delivered the write), waits up to [`CATCH_UP`] for the cache to hold a newer version of the
-/// same object and returns that; otherwise (or on timeout, which forgets the replaced version so
-/// that no later pass waits for it) `object` itself.
+/// same object and returns that; otherwise (or on timeout) `object` itself. The replaced version
+/// is remembered until a pass starts from a newer one, so that a pass run on it after the
+/// timeout writes its status as [`status::Basis::Replaced`].
 async fn caught_up<R: Reconciler>(
     context: &Context<R>,
     object: Arc<R::Resource>,
@@ -134,19 +149,20 @@ async fn caught_up<R: Reconciler>(
             .clone()
             .and_then(|store| store.get(&reference));
         match cached {
-            Some(fresh)
-                if fresh.uid() == object.uid()
-                    && fresh.resource_version() != object.resource_version() =>
-            {
+            // The object left the cache, or another of its name took its place: nothing to wait for.
+            Some(fresh) if fresh.uid() != object.uid() => return object,
+            None => return object,
+            Some(fresh) if fresh.resource_version() != object.resource_version() => {
                 context.memory.caught_up(&*fresh);
                 return fresh;
             }
             Some(_) if tokio::time::Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
-            _ => {
-                tracing::debug!("the cache did not deliver the written version in time");
-                context.memory.caught_up(&*object);
+            Some(_) => {
+                tracing::debug!(
+                    "the cache did not deliver the written version in time; running on the replaced one"
+                );
                 return object;
             }
         }
@@ -272,9 +288,16 @@ async fn effects<R: Reconciler>(
     // returns the error wants both the condition and the failed pass.
     let mut events = Vec::new();
     if completed && pass.status_needs_write() {
+        let basis = if context.memory.is_superseded(&*object) {
+            status::Basis::Replaced
+        } else {
+            status::Basis::Current
+        };
         match status::write(
             &context.client,
+            context.status_timeout,
             &*object,
+            basis,
             pass.conditions(),
             Some(pass.status_fields()),
         )
@@ -298,7 +321,7 @@ async fn effects<R: Reconciler>(
                 // nothing is published; the object is retried with its backoff.
                 tracing::debug!("status write conflicted; retrying with backoff");
                 if result.is_ok() {
-                    result = Ok(Next::Conflict);
+                    result = Ok(Next::Conflict { write: "status" });
                 }
             }
             Err(error) => {
@@ -317,7 +340,7 @@ async fn effects<R: Reconciler>(
             }
             Outcome::of_pass::<()>(&Ok(action.clone()), pass.outcome_override())
         }
-        Ok(Next::Conflict) => Outcome::Waiting,
+        Ok(Next::Conflict { .. }) => Outcome::Waiting,
         Err(error) => {
             events.extend(failure_event(&context.reconciler, error, pass.phase()));
             Outcome::Failed
@@ -398,7 +421,7 @@ async fn run_finalizer_pass<R: Reconciler>(
         }
         Ok(finalizer::Patched::Stale) => {
             guard.finish(Outcome::Waiting);
-            Ok(Next::Conflict)
+            Ok(Next::Conflict { write: "finalizer" })
         }
         Err(source) => {
             let error = PassError::Finalizer {

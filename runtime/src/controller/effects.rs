@@ -7,7 +7,7 @@
 //! never arrived: kube's client sleeps between retries of a write answered 504). So the pass runs
 //! its effects in a spawned task ([`Effects::spawn`]) and awaits it; dropping the pass does not
 //! abort the task. Each unit is bounded as its parts are: the publishing by the recorder's
-//! timeout, the write by the API server's request timeout. Shutdown waits for the units still
+//! timeout, the write (and the read-back of one in doubt) by the status write timeout. Shutdown waits for the units still
 //! running ([`Effects::settled`], at most [`SETTLE_TIMEOUT`]) before it flushes event series.
 
 use std::future::Future;

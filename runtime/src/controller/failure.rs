@@ -6,7 +6,8 @@ use std::fmt;
 use crate::events::Event;
 use crate::observe::Phase;
 
-/// Why a pass failed: the reconciler's own error, or a request the runtime made for it.
+/// Why a pass failed — the reconciler's own error, or a request the runtime made for it — or, for
+/// [`error_backoff`](super::Reconciler::error_backoff) only, that its write met a conflict.
 #[derive(Debug, thiserror::Error)]
 pub enum PassError<E: StdError + 'static> {
     /// `apply` or `cleanup` returned an error.
@@ -23,9 +24,19 @@ pub enum PassError<E: StdError + 'static> {
         #[source]
         source: kube::Error,
     },
-    /// Writing `status` failed (other than by a conflict, which requeues without failing).
+    /// Writing `status` failed (other than by a conflict, which is [`PassError::Conflict`]).
     #[error("failed to write status")]
     Status(#[source] kube::Error),
+    /// The pass's status write or finalizer patch met a conflict (409): the object changed since
+    /// the pass read it (another writer, or a cache that had not caught up), so nothing was
+    /// stored. Not a failure: the pass ends `waiting`, publishes no failure event (the
+    /// [`failure_event`](super::Reconciler::failure_event) hook never sees it) and the object
+    /// is retried after [`error_backoff`](super::Reconciler::error_backoff).
+    #[error("the {write} write conflicted: the object changed since the pass read it")]
+    Conflict {
+        /// `status` or `finalizer`.
+        write: &'static str,
+    },
     /// `apply` or `cleanup` panicked. The pass is failed (its status is not written) and
     /// retried with backoff; the controller goes on.
     #[error("reconciler panicked: {message}")]

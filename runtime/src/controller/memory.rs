@@ -7,11 +7,12 @@
 //!   object (the watch event of the removal has not arrived yet) never runs cleanup a second time;
 //! - the resourceVersion its last stored status write replaced, until a pass sees a newer version:
 //!   a pass that would start from the replaced version (the watch has not delivered the write yet)
-//!   first waits for the cache to catch up, so it never recomputes a transition the write already
-//!   stored — whose conflicting write would read back as "stored" and publish its event twice.
+//!   first waits for the cache to catch up, and if it does not, knows its own status write is
+//!   stale — so a transition the earlier write stored is never taken for stored again (its
+//!   conflicting write would read back as "stored" and publish the event twice).
 //!
-//! A success drops an object's entry unless it was finalized or awaits its written version. Entries of deleted objects are
-//! dropped by a sweep against the controller's cache (is an object of that uid still there?) each
+//! A success drops an object's entry unless it was finalized or awaits its written version.
+//! Entries of deleted objects are dropped by a sweep against the controller's cache (is an object of that uid still there?) each
 //! time the table has doubled since the last sweep, so it holds at most about twice the entries
 //! of the objects in the cache (and never fewer than 64 before a sweep).
 
@@ -126,7 +127,6 @@ impl ObjectMemory {
             .is_some_and(|entry| entry.finalized)
     }
 
-    /// How many objects are remembered.
     /// Records that a status write stored a new version over `read`, the version the pass read.
     pub(super) fn wrote<K: Resource>(&self, read: &K, exists: impl Fn(Whereabouts<'_>) -> bool) {
         let mut table = self.lock();
@@ -157,6 +157,7 @@ impl ObjectMemory {
         }
     }
 
+    /// How many objects are remembered.
     #[cfg(test)]
     fn len(&self) -> usize {
         self.lock().entries.len()

@@ -24,7 +24,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use self::backoff::{BACKOFF_BASE, BACKOFF_MAX, backoff_delay};
-pub use self::builder::{Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE};
+pub use self::builder::{
+    Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE,
+    DEFAULT_STATUS_WRITE_TIMEOUT,
+};
 pub use self::failure::{ErrorChain, PassError, default_failure_event, default_failure_reason};
 pub use self::pass::Pass;
 use crate::events::Event;
@@ -88,7 +91,8 @@ pub trait Reconciler: Send + Sync + 'static {
     }
 
     /// Whether `object` is suspended: the reconciler skips it on purpose, and the
-    /// `kubeward_object_suspended` metric tells alerts to leave it out. Default: never.
+    /// `kubeward_object_suspended` metric tells alerts to leave it out. Default: never. Called at
+    /// scrape time; a panic in it is logged and the object exported as not suspended.
     fn is_suspended(object: &Self::Resource) -> bool {
         let _ = object;
         false
@@ -102,9 +106,10 @@ pub trait Reconciler: Send + Sync + 'static {
     }
 
     /// How long to wait before retrying an object after a failed pass (an `Err`, a panic, a
-    /// failed write), its `attempt`-th consecutive retry (1-based; retries after conflicts count
-    /// too; reset by a successful pass; kept per object uid). Default: [`backoff_delay`],
-    /// exponential with jitter from 0.5 s to 5 min. Conflicts always use [`backoff_delay`].
+    /// failed write) or a write that met a conflict ([`PassError::Conflict`]), its `attempt`-th
+    /// consecutive retry (1-based, failures and conflicts counted together; reset by a
+    /// successful pass; kept per object uid). Default: [`backoff_delay`], exponential with
+    /// jitter from 0.5 s to 5 min. A panic in this hook falls back to [`backoff_delay`].
     fn error_backoff(&self, error: &PassError<Self::Error>, attempt: u32) -> Duration {
         let _ = error;
         backoff_delay(attempt)

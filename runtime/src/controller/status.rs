@@ -6,6 +6,21 @@
 //! status is stored; a connection dropped after the commit answers nothing. Such a write is
 //! resolved by reading the object back and comparing the stored conditions with the written
 //! ones, never by assuming it failed (a transition event lost for good) or succeeded.
+//!
+//! Every request — the write and each read-back — is bounded by the controller's status write
+//! timeout ([`Controller::with_status_write_timeout`](super::Controller::with_status_write_timeout)):
+//! kube's client has no read timeout of its own, and a PATCH the server never answers would
+//! wedge the pass (and its object) for good. A write that timed out is in doubt like one whose
+//! connection dropped.
+//!
+//! Except when the write builds on a version this controller's own stored write already replaced
+//! ([`Basis::Replaced`]: its cache had not delivered that write yet). Such a write cannot commit,
+//! and a read-back would be fooled: a pass recomputing the earlier write's transition within the
+//! same second writes exactly the stored conditions, so the refused write would pass for stored
+//! and its transition be published a second time.
+
+use std::future::Future;
+use std::time::Duration;
 
 use kube::Resource;
 use kube::api::{Patch, PatchParams};
@@ -26,6 +41,33 @@ pub(crate) enum Written {
     },
     /// The object changed since the pass read it (409): nothing was stored.
     Conflict,
+}
+
+/// What the version a status write builds on (the one its pass read) is known to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Basis {
+    /// The object's current version as far as this controller knows: a write whose answer was
+    /// lost may have committed, and is read back.
+    Current,
+    /// A version this controller's own stored status write replaced: the write cannot commit
+    /// (the server refuses its resourceVersion), so a 409 is a conflict and a lost answer a
+    /// failure, never read back.
+    Replaced,
+}
+
+/// A status request that got no answer within the status write timeout.
+#[derive(Debug, thiserror::Error)]
+#[error("no answer within {0:?}")]
+struct TimedOut(Duration);
+
+/// `request`, or a [`TimedOut`] error (a lost answer) if it takes longer than `timeout`.
+async fn bounded<T>(
+    timeout: Duration,
+    request: impl Future<Output = Result<T, kube::Error>>,
+) -> Result<T, kube::Error> {
+    tokio::time::timeout(timeout, request)
+        .await
+        .unwrap_or_else(|_| Err(kube::Error::Service(Box::new(TimedOut(timeout)))))
 }
 
 /// The stored `status.conditions` of `object`, and its other status fields. Conditions are
@@ -77,10 +119,14 @@ pub(crate) fn transitions<'a>(
 
 /// Writes `conditions` (and any `extra` status fields) to `object`'s status subresource with a
 /// merge patch that carries the object's resourceVersion, so that a write based on a stale read
-/// is refused (409) instead of overwriting someone else's change.
+/// is refused (409) instead of overwriting someone else's change. A write built on a
+/// [`Basis::Current`] version that fails in doubt is read back. Each request is bounded by
+/// `timeout`.
 pub(crate) async fn write<K>(
     client: &kube::Client,
+    timeout: Duration,
     object: &K,
+    basis: Basis,
     conditions: &[Condition],
     extra: Option<&serde_json::Map<String, Value>>,
 ) -> Result<Written, kube::Error>
@@ -105,7 +151,7 @@ where
             &Patch::Merge(&patch),
         )
         .map_err(kube::Error::BuildRequest)?;
-    let error = match client.request::<K>(request).await {
+    let error = match bounded(timeout, client.request::<K>(request)).await {
         Ok(stored) => {
             return Ok(Written::Stored {
                 resource_version: stored.meta().resource_version.clone(),
@@ -114,10 +160,17 @@ where
         Err(error) => error,
     };
     let conflict = matches!(&error, kube::Error::Api(status) if status.code == 409);
+    if basis == Basis::Replaced {
+        return if conflict {
+            Ok(Written::Conflict)
+        } else {
+            Err(error)
+        };
+    }
     if !conflict && !in_doubt(&error) {
         return Err(error);
     }
-    match read_back(client, object, conditions).await {
+    match read_back(client, timeout, object, conditions).await {
         Ok(Some(resource_version)) => Ok(Written::Stored { resource_version }),
         Ok(None) if conflict => Ok(Written::Conflict),
         Ok(None) => Err(error),
@@ -133,7 +186,7 @@ where
 }
 
 /// Whether a write that failed with `error` may have committed: a server error (kube's client
-/// retries 503 and 504 and reports the last answer) or no answer at all.
+/// retries 503 and 504 and reports the last answer) or no answer at all (also none in time).
 fn in_doubt(error: &kube::Error) -> bool {
     match error {
         kube::Error::Api(status) => status.code >= 500,
@@ -147,10 +200,11 @@ const READ_BACK_ATTEMPTS: u32 = 3;
 
 /// Whether the object's stored conditions are exactly `written` (lastTransitionTime included),
 /// that is the in-doubt write persisted: then `Some` of the stored object's resourceVersion. The
-/// read is retried a few times (the server that lost the write's answer may fail a read too),
-/// except on 404 (the object is gone).
+/// read is retried a few times (the server that lost the write's answer may fail a read too, or
+/// not answer within `timeout`), except on 404 (the object is gone).
 async fn read_back<K>(
     client: &kube::Client,
+    timeout: Duration,
     object: &K,
     written: &[Condition],
 ) -> Result<Option<Option<String>>, kube::Error>
@@ -168,7 +222,7 @@ where
     };
     let mut attempt = 1;
     loop {
-        match client.request::<Value>(request()?).await {
+        match bounded(timeout, client.request::<Value>(request()?)).await {
             Ok(stored) => {
                 let resource_version = stored["metadata"]["resourceVersion"]
                     .as_str()

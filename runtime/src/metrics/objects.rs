@@ -1,11 +1,11 @@
 //! Per-object state as Prometheus gauges, read from the controller's cache at scrape time, so a
 //! deleted object leaves no stale series and alerts need no kube-state-metrics.
 
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use prometheus::core::{Collector, Desc};
-use prometheus::proto::MetricFamily;
-use prometheus::{GaugeVec, IntGaugeVec, Opts};
+use prometheus::proto::{Gauge, LabelPair, Metric, MetricFamily, MetricType};
 
 use crate::conditions::{Condition, ConditionStatus};
 use crate::info::{InfoField, RESERVED_LABELS};
@@ -60,64 +60,92 @@ pub struct ObjectMetrics {
     controller: Arc<str>,
     snapshot: Snapshot,
     vocabularies: &'static [&'static Vocabulary],
-    gauges: Mutex<Gauges>,
-    descs: Vec<Desc>,
+    families: Families,
 }
 
-struct Gauges {
-    generation: IntGaugeVec,
-    suspended: IntGaugeVec,
-    condition: IntGaugeVec,
-    reason: IntGaugeVec,
-    observed_generation: IntGaugeVec,
-    last_transition: GaugeVec,
-    info: Option<IntGaugeVec>,
+/// The descriptions of the families. Their samples are built at each scrape straight from the
+/// snapshot and dropped with it: between scrapes nothing per object is held (a `GaugeVec` would
+/// keep every series of the last scrape, several KiB per object).
+struct Families {
+    generation: Desc,
+    suspended: Desc,
+    condition: Desc,
+    reason: Desc,
+    observed_generation: Desc,
+    last_transition: Desc,
+    info: Option<Desc>,
 }
 
-impl Gauges {
-    fn descs(&self) -> Vec<Desc> {
-        let mut descs: Vec<&Desc> = [
-            self.generation.desc(),
-            self.suspended.desc(),
-            self.condition.desc(),
-            self.reason.desc(),
-            self.observed_generation.desc(),
-            self.last_transition.desc(),
-        ]
-        .concat();
-        if let Some(info) = &self.info {
-            descs.extend(info.desc());
+impl Families {
+    fn descs(&self) -> Vec<&Desc> {
+        let mut descs = vec![
+            &self.generation,
+            &self.suspended,
+            &self.condition,
+            &self.reason,
+            &self.observed_generation,
+            &self.last_transition,
+        ];
+        descs.extend(&self.info);
+        descs
+    }
+}
+
+/// A gauge family being filled by one scrape.
+struct Samples<'a> {
+    desc: &'a Desc,
+    metrics: Vec<Metric>,
+}
+
+impl<'a> Samples<'a> {
+    fn new(desc: &'a Desc) -> Self {
+        Self {
+            desc,
+            metrics: Vec::new(),
         }
-        descs.into_iter().cloned().collect()
     }
 
-    fn reset(&self) {
-        self.generation.reset();
-        self.suspended.reset();
-        self.condition.reset();
-        self.reason.reset();
-        self.observed_generation.reset();
-        self.last_transition.reset();
-        if let Some(info) = &self.info {
-            info.reset();
-        }
+    /// Adds the sample of `values` (one per label of the family, in its order).
+    fn push(&mut self, values: &[&str], value: f64) {
+        debug_assert_eq!(values.len(), self.desc.variable_labels.len());
+        let mut pairs: Vec<LabelPair> = self
+            .desc
+            .variable_labels
+            .iter()
+            .zip(values)
+            .map(|(name, value)| {
+                let mut pair = LabelPair::default();
+                pair.set_name(name.clone());
+                pair.set_value((*value).to_owned());
+                pair
+            })
+            .collect();
+        // As the prometheus crate orders a sample's labels: by name.
+        pairs.sort();
+        let mut gauge = Gauge::default();
+        gauge.set_value(value);
+        let mut metric = Metric::from_label(pairs);
+        metric.set_gauge(gauge);
+        self.metrics.push(metric);
     }
 
-    fn collect(&self) -> Vec<MetricFamily> {
-        let mut families = [
-            self.generation.collect(),
-            self.suspended.collect(),
-            self.condition.collect(),
-            self.reason.collect(),
-            self.observed_generation.collect(),
-            self.last_transition.collect(),
-        ]
-        .concat();
-        if let Some(info) = &self.info {
-            families.extend(info.collect());
-        }
-        families
+    fn family(self) -> MetricFamily {
+        let mut family = MetricFamily::default();
+        family.set_name(self.desc.fq_name.clone());
+        family.set_help(self.desc.help.clone());
+        family.set_field_type(MetricType::GAUGE);
+        family.set_metric(self.metrics);
+        family
     }
+}
+
+fn gauge_desc(name: String, help: &str, labels: &[&str]) -> Result<Desc, prometheus::Error> {
+    Desc::new(
+        name,
+        help.to_owned(),
+        labels.iter().map(|l| (*l).to_owned()).collect(),
+        HashMap::new(),
+    )
 }
 
 impl std::fmt::Debug for ObjectMetrics {
@@ -155,46 +183,35 @@ impl ObjectMetrics {
     ) -> Result<Self, prometheus::Error> {
         let object = ["controller", "namespace", "name"];
         let condition = ["controller", "namespace", "name", "type"];
-        let opts = |suffix: &str, help: &str| Opts::new(format!("{prefix}_object_{suffix}"), help);
-        let gauges = Gauges {
-            generation: IntGaugeVec::new(
-                opts("generation", "metadata.generation of the object."),
+        let desc = |suffix: &str, help: &str, labels: &[&str]| {
+            gauge_desc(format!("{prefix}_object_{suffix}"), help, labels)
+        };
+        let families = Families {
+            generation: desc("generation", "metadata.generation of the object.", &object)?,
+            suspended: desc(
+                "suspended",
+                "Whether the object is suspended (1) or not (0).",
                 &object,
             )?,
-            suspended: IntGaugeVec::new(
-                opts(
-                    "suspended",
-                    "Whether the object is suspended (1) or not (0).",
-                ),
-                &object,
-            )?,
-            condition: IntGaugeVec::new(
-                opts(
-                    "condition",
-                    "1 for the condition's current status, 0 for the others.",
-                ),
+            condition: desc(
+                "condition",
+                "1 for the condition's current status, 0 for the others.",
                 &["controller", "namespace", "name", "type", "status"],
             )?,
-            reason: IntGaugeVec::new(
-                opts(
-                    "condition_reason",
-                    "1 for the condition's current reason, 0 for the other reasons of its vocabulary; \
-                     class: progressing, waiting (on a human), failed or done.",
-                ),
+            reason: desc(
+                "condition_reason",
+                "1 for the condition's current reason, 0 for the other reasons of its vocabulary; \
+                 class: progressing, waiting (on a human), failed or done.",
                 &["controller", "namespace", "name", "type", "reason", "class"],
             )?,
-            observed_generation: IntGaugeVec::new(
-                opts(
-                    "condition_observed_generation",
-                    "The generation the condition was computed from.",
-                ),
+            observed_generation: desc(
+                "condition_observed_generation",
+                "The generation the condition was computed from.",
                 &condition,
             )?,
-            last_transition: GaugeVec::new(
-                opts(
-                    "condition_last_transition_time_seconds",
-                    "When the condition's status last changed, in Unix seconds.",
-                ),
+            last_transition: desc(
+                "condition_last_transition_time_seconds",
+                "When the condition's status last changed, in Unix seconds.",
                 &condition,
             )?,
             info: None,
@@ -204,8 +221,7 @@ impl ObjectMetrics {
             controller: controller.into(),
             snapshot,
             vocabularies: &[],
-            descs: gauges.descs(),
-            gauges: Mutex::new(gauges),
+            families,
         })
     }
 
@@ -236,88 +252,78 @@ impl ObjectMetrics {
             }
             labels.push(field.label);
         }
-        let info = IntGaugeVec::new(
-            Opts::new(
-                format!("{}_object_info", self.prefix),
-                "1, labelled with the object's declared info fields.",
-            ),
+        self.families.info = Some(gauge_desc(
+            format!("{}_object_info", self.prefix),
+            "1, labelled with the object's declared info fields.",
             &labels,
-        )?;
-        let gauges = self.gauges.get_mut().unwrap_or_else(|p| p.into_inner());
-        gauges.info = Some(info);
-        self.descs = gauges.descs();
+        )?);
         Ok(self)
     }
 }
 
 impl Collector for ObjectMetrics {
     fn desc(&self) -> Vec<&Desc> {
-        self.descs.iter().collect()
+        self.families.descs()
     }
 
     fn collect(&self) -> Vec<MetricFamily> {
-        let gauges = self.gauges.lock().unwrap_or_else(|p| p.into_inner());
-        gauges.reset();
+        let families = &self.families;
+        let mut generation = Samples::new(&families.generation);
+        let mut suspended = Samples::new(&families.suspended);
+        let mut condition_status = Samples::new(&families.condition);
+        let mut reason = Samples::new(&families.reason);
+        let mut observed_generation = Samples::new(&families.observed_generation);
+        let mut last_transition = Samples::new(&families.last_transition);
+        let mut info = families.info.as_ref().map(Samples::new);
         let controller = &*self.controller;
         for object in (self.snapshot)() {
             let labels = [controller, object.namespace.as_str(), object.name.as_str()];
-            if let Some(generation) = object.generation {
-                gauges.generation.with_label_values(&labels).set(generation);
+            if let Some(value) = object.generation {
+                generation.push(&labels, value as f64);
             }
-            gauges
-                .suspended
-                .with_label_values(&labels)
-                .set(i64::from(object.suspended));
-            if let Some(info) = &gauges.info {
+            suspended.push(&labels, f64::from(u8::from(object.suspended)));
+            // A snapshot listing fewer or more values than labels is a bug of its author: leave
+            // the object's info series out rather than fail the whole scrape.
+            if let Some(info) = &mut info
+                && object.info.len() + labels.len() == info.desc.variable_labels.len()
+            {
                 let mut values: Vec<&str> = labels.to_vec();
                 values.extend(object.info.iter().map(String::as_str));
-                // A snapshot listing fewer or more values than labels is a bug of its author:
-                // leave the object's info series out rather than fail the whole scrape.
-                if let Ok(series) = info.get_metric_with_label_values(&values) {
-                    series.set(1);
-                }
+                info.push(&values, 1.0);
             }
             for condition in &object.conditions {
-                let labels = [
-                    controller,
-                    &object.namespace,
-                    &object.name,
-                    &condition.type_,
-                ];
+                let [c, ns, n] = labels;
+                let t = condition.type_.as_str();
                 for status in ConditionStatus::ALL {
-                    let value = i64::from(condition.status == status.as_str());
-                    let [c, ns, n, t] = labels;
-                    gauges
-                        .condition
-                        .with_label_values(&[c, ns, n, t, status.as_str()])
-                        .set(value);
+                    let value = f64::from(u8::from(condition.status == status.as_str()));
+                    condition_status.push(&[c, ns, n, t, status.as_str()], value);
                 }
-                if let Some(vocabulary) = self
-                    .vocabularies
-                    .iter()
-                    .find(|v| v.type_ == condition.type_)
-                {
-                    for reason in vocabulary.reasons {
-                        let [c, ns, n, t] = labels;
-                        gauges
-                            .reason
-                            .with_label_values(&[c, ns, n, t, reason.name, reason.class().as_str()])
-                            .set(i64::from(condition.reason == reason.name));
+                if let Some(vocabulary) = self.vocabularies.iter().find(|v| v.type_ == t) {
+                    for declared in vocabulary.reasons {
+                        let value = f64::from(u8::from(condition.reason == declared.name));
+                        let class = declared.class().as_str();
+                        reason.push(&[c, ns, n, t, declared.name, class], value);
                     }
                 }
                 if let Some(observed) = condition.observed_generation {
-                    gauges
-                        .observed_generation
-                        .with_label_values(&labels)
-                        .set(observed);
+                    observed_generation.push(&[c, ns, n, t], observed as f64);
                 }
-                gauges
-                    .last_transition
-                    .with_label_values(&labels)
-                    .set(condition.last_transition_time.0.as_second() as f64);
+                last_transition.push(
+                    &[c, ns, n, t],
+                    condition.last_transition_time.0.as_second() as f64,
+                );
             }
         }
-        gauges.collect()
+        let mut collected = vec![
+            generation.family(),
+            suspended.family(),
+            condition_status.family(),
+            reason.family(),
+            observed_generation.family(),
+            last_transition.family(),
+        ];
+        collected.extend(info.map(Samples::family));
+        collected
     }
 }
 

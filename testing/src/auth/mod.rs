@@ -3,14 +3,13 @@
 //! as), authorization ([`authorizer`]: `system:masters`, then RBAC over the stored Roles,
 //! ClusterRoles and bindings, resolved by [`resolver`]), then the self reviews ([`reviews`]) that
 //! ask the same questions; writes of roles and bindings are checked for
-//! privilege escalation ([`escalation`]); [`proto`] reads their protobuf bodies. A fresh server stores the default roles of [`bootstrap`].
+//! privilege escalation ([`escalation`]). A fresh server stores the default roles of [`bootstrap`].
 
 pub(crate) mod authn;
 pub(crate) mod authorizer;
 pub(crate) mod bootstrap;
 pub(crate) mod escalation;
 pub(crate) mod impersonation;
-pub(crate) mod proto;
 pub(crate) mod resolver;
 pub(crate) mod reviews;
 pub(crate) mod user;

@@ -68,14 +68,25 @@ pub async fn raw(
     content_type: Option<&str>,
     body: Option<Value>,
 ) -> (u16, Value) {
+    let bytes = body
+        .map(|b| serde_json::to_vec(&b).expect("json"))
+        .unwrap_or_default();
+    raw_bytes(client, method, path, content_type, bytes).await
+}
+
+/// A raw request with a body of any encoding: the HTTP status and the JSON body.
+pub async fn raw_bytes(
+    client: &Client,
+    method: &str,
+    path: &str,
+    content_type: Option<&str>,
+    body: Vec<u8>,
+) -> (u16, Value) {
     let mut builder = http::Request::builder().method(method).uri(path);
     if let Some(ct) = content_type {
         builder = builder.header("content-type", ct);
     }
-    let bytes = body
-        .map(|b| serde_json::to_vec(&b).expect("json"))
-        .unwrap_or_default();
-    let req = builder.body(Body::from(bytes)).expect("request");
+    let req = builder.body(Body::from(body)).expect("request");
     let resp = client.send(req).await.expect("response");
     let status = resp.status().as_u16();
     let bytes = resp.into_body().collect_bytes().await.expect("body");
@@ -101,3 +112,26 @@ pub async fn raw_accept(client: &Client, path: &str, accept: &str) -> (u16, Valu
         serde_json::from_slice(&bytes).unwrap_or(Value::Null),
     )
 }
+
+/// A raw watch with an `Accept` header: its events, objects as JSON.
+pub async fn raw_watch(
+    client: &Client,
+    path: &str,
+    accept: &str,
+) -> futures::stream::BoxStream<'static, kube::Result<kube::api::WatchEvent<Value>>> {
+    use futures::StreamExt;
+    let req = http::Request::builder()
+        .method("GET")
+        .uri(path)
+        .header("accept", accept)
+        .body(Vec::new())
+        .expect("request");
+    client
+        .request_events::<Value>(req)
+        .await
+        .expect("watch starts")
+        .boxed()
+}
+
+/// What `kubectl get` asks for: a Table, else the objects.
+pub const KUBECTL_TABLE_ACCEPT: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";

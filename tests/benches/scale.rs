@@ -1,0 +1,210 @@
+//! kubeward at scale against the anchor (a hand-written kube-runtime controller, see
+//! `support::anchor`), each started on the same server holding `BENCH_SCALE_OBJECTS` converged
+//! workloads (default 100,000):
+//!
+//! 1. start-up: the time from a controller's start to every object's first pass, and the list
+//!    requests it issued (paged, as kube's watcher lists: 500 per page);
+//! 2. memory after convergence: the bytes a controller holds, counted by a global allocator as
+//!    what is freed when the controller is dropped (the server's storage stays allocated on both
+//!    sides of that difference, so it does not count);
+//! 3. scrape cost: `/metrics` of kubeward's registry with per-object state, bytes and time per
+//!    scrape and series per object, against the same series held in prometheus `GaugeVec`s (what
+//!    a hand-written controller would keep, set in its reconcile), and what holding those costs.
+//!
+//! `cargo bench -p kubeward-tests --bench scale`
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kubeward_testing::ApiServer;
+use prometheus::{GaugeVec, Opts, Registry};
+use support::alloc::{self, Counting};
+use support::drive::{self, DRIVER, size, wait_until};
+use support::requests::Tally;
+use support::workload::Progress;
+use support::{anchor, ward};
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// What one start of a controller on the converged objects measured.
+struct Start {
+    /// Start to every object's first pass.
+    first_passes: Duration,
+    /// Its requests (lists and watches: nothing else at steady state).
+    requests: Tally,
+    /// Bytes held, freed when it was dropped.
+    memory: isize,
+    /// kubeward's registry, scraped before the controller was dropped.
+    scrape: Option<String>,
+}
+
+async fn start(kubeward: bool, server: &ApiServer, n: usize) -> Start {
+    let client = server.client().expect("client");
+    let mark = server.requests().len();
+    let progress = Arc::new(Progress::counting_only());
+    let resync = Duration::from_secs(3600);
+    let started = Instant::now();
+    let (task, registry) = if kubeward {
+        let registry = Registry::new();
+        let controller = ward::controller(&client, &progress, resync, &registry);
+        let task = tokio::spawn(async move { controller.run().await.expect("runs") });
+        (task, Some(registry))
+    } else {
+        let task = tokio::spawn(anchor::run(client.clone(), progress.clone(), resync));
+        (task, None)
+    };
+    drop(client);
+    wait_until("every first pass", TIMEOUT, || progress.passes() >= n).await;
+    let first_passes = started.elapsed();
+    // Scraped before the readings, so that the text is live in both.
+    let scrape = registry.as_ref().map(encode);
+    let requests = Tally::of(&server.requests()[mark..], DRIVER);
+    let held = alloc::settled().await;
+    task.abort();
+    let _ = task.await;
+    drop(registry);
+    let after = alloc::settled().await;
+    Start {
+        first_passes,
+        requests,
+        memory: held - after,
+        scrape,
+    }
+}
+
+fn encode(registry: &Registry) -> String {
+    prometheus::TextEncoder::new()
+        .encode_to_string(&registry.gather())
+        .expect("encodes")
+}
+
+/// Times `scrapes` scrapes of `registry`: the median time and the size of one.
+fn scrape_cost(registry: &Registry, scrapes: usize) -> (Duration, usize) {
+    let mut times = Vec::new();
+    let mut bytes = 0;
+    for _ in 0..scrapes {
+        let start = Instant::now();
+        bytes = encode(registry).len();
+        times.push(start.elapsed());
+    }
+    (drive::median(times), bytes)
+}
+
+/// The labels of a sample, as (name, value).
+type Labels<'a> = Vec<(&'a str, &'a str)>;
+
+/// One sample line of the text format: family, labels, value.
+fn sample(line: &str) -> Option<(&str, Labels<'_>, f64)> {
+    let (name, rest) = line.split_once('{')?;
+    let (labels, value) = rest.rsplit_once("} ")?;
+    let labels = labels
+        .split("\",")
+        .filter_map(|kv| kv.split_once("=\""))
+        .map(|(k, v)| (k, v.trim_end_matches('"')))
+        .collect();
+    Some((name, labels, value.parse().ok()?))
+}
+
+/// The per-object series of a kubeward scrape, held in `GaugeVec`s as a hand-written controller
+/// would hold them.
+fn gauges_like(text: &str) -> Registry {
+    let registry = Registry::new();
+    let mut families: BTreeMap<&str, GaugeVec> = BTreeMap::new();
+    for line in text.lines().filter(|l| l.starts_with("kubeward_object_")) {
+        let Some((name, labels, value)) = sample(line) else {
+            continue;
+        };
+        let family = families.entry(name).or_insert_with(|| {
+            let names: Vec<&str> = labels.iter().map(|(k, _)| *k).collect();
+            let family = GaugeVec::new(Opts::new(name, name), &names).expect("valid family");
+            registry
+                .register(Box::new(family.clone()))
+                .expect("registers");
+            family
+        });
+        let values: Vec<&str> = labels.iter().map(|(_, v)| *v).collect();
+        family.with_label_values(&values).set(value);
+    }
+    registry
+}
+
+fn mib(bytes: isize) -> f64 {
+    bytes as f64 / f64::from(1 << 20)
+}
+
+#[tokio::main]
+async fn main() {
+    let n = size("BENCH_SCALE_OBJECTS", 100_000);
+    let scrapes = size("BENCH_SCRAPES", 3);
+    let (server, driver) = drive::server().await;
+    let seeding = Instant::now();
+    drive::create_converged(&driver, n).await;
+    println!(
+        "seeded {n} converged workloads in {:.1?}",
+        seeding.elapsed()
+    );
+
+    let anchor = start(false, &server, n).await;
+    let kubeward = start(true, &server, n).await;
+
+    let lists = |s: &Start| s.requests.get("list workloads");
+    println!(
+        "start-up at {n} objects: every first pass after kubeward {:.2?}, anchor {:.2?} (ratio {:.2}); \
+         list requests kubeward {}, anchor {}; all requests kubeward {}, anchor {}",
+        kubeward.first_passes,
+        anchor.first_passes,
+        kubeward.first_passes.as_secs_f64() / anchor.first_passes.as_secs_f64(),
+        lists(&kubeward),
+        lists(&anchor),
+        kubeward.requests,
+        anchor.requests,
+    );
+    println!(
+        "memory at {n} converged objects: kubeward {:.1} MiB ({:.0} B/object), anchor {:.1} MiB \
+         ({:.0} B/object), ratio {:.3}x",
+        mib(kubeward.memory),
+        kubeward.memory as f64 / n as f64,
+        mib(anchor.memory),
+        anchor.memory as f64 / n as f64,
+        kubeward.memory as f64 / anchor.memory as f64,
+    );
+
+    // Scrape cost: kubeward's per-object state is read from the cache at scrape time; a
+    // controller of its own would hold the same series. Re-run kubeward to scrape it live.
+    let text = kubeward.scrape.expect("kubeward's scrape");
+    let object_series = text
+        .lines()
+        .filter(|l| l.starts_with("kubeward_object_"))
+        .count();
+    let client = server.client().expect("client");
+    let progress = Arc::new(Progress::counting_only());
+    let registry = Registry::new();
+    let controller = ward::controller(&client, &progress, Duration::from_secs(3600), &registry);
+    let task = tokio::spawn(async move { controller.run().await.expect("runs") });
+    wait_until("every first pass", TIMEOUT, || progress.passes() >= n).await;
+    let (time, bytes) = scrape_cost(&registry, scrapes);
+    task.abort();
+    let before = alloc::settled().await;
+    let gauges = gauges_like(&text);
+    let held = alloc::allocated() - before;
+    let (gauge_time, gauge_bytes) = scrape_cost(&gauges, scrapes);
+    println!(
+        "scrape at {n} objects: kubeward {:.1?} and {:.1} MiB per scrape, {object_series} object \
+         series ({:.1} per object), 0 B held between scrapes; the same series in GaugeVecs: \
+         {:.1?} and {:.1} MiB per scrape, {:.1} MiB held ({:.0} B/object); ratio time {:.2}x",
+        time,
+        mib(bytes as isize),
+        object_series as f64 / n as f64,
+        gauge_time,
+        mib(gauge_bytes as isize),
+        mib(held),
+        held as f64 / n as f64,
+        time.as_secs_f64() / gauge_time.as_secs_f64(),
+    );
+}

@@ -1,0 +1,262 @@
+//! `kubectl explain` (unmodified, from PATH) against the in-process API server, and the OpenAPI
+//! documents it reads: built-in kinds from upstream's schemas, custom resources from their CRD's
+//! schema, updated when the CRD changes.
+
+mod apiserver_support;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use apiserver_support::{raw_accept, rollout_crd_json};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, Patch, PatchParams};
+use kubeward_testing::ApiServer;
+use serde_json::{Value, json};
+
+/// kubectl with a kubeconfig for `server` and a cache of its own.
+struct Kubectl {
+    kubeconfig: PathBuf,
+    cache: PathBuf,
+}
+
+impl Kubectl {
+    fn new(server: &ApiServer, name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("kubeward-explain-{name}-{}", server.addr().port()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let kubeconfig = dir.join("kubeconfig");
+        server.write_kubeconfig(&kubeconfig).unwrap();
+        Kubectl {
+            kubeconfig,
+            cache: dir.join("cache"),
+        }
+    }
+
+    /// Runs kubectl (off the async runtime), asserting success; stdout.
+    async fn ok(&self, args: &[&str]) -> String {
+        let mut cmd = Command::new("kubectl");
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache)
+            .args(args);
+        let printed = format!("kubectl {args:?}");
+        let out = tokio::task::spawn_blocking(move || cmd.output())
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("cannot run {printed} (is kubectl installed?): {e}"));
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{printed} failed:\n{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    }
+}
+
+/// The rollouts CRD with a documented schema (`spec.replicas`, `spec.image`).
+fn documented_crd(extra_spec_field: Option<(&str, Value)>) -> CustomResourceDefinition {
+    let mut crd = rollout_crd_json(true);
+    let mut spec_props = json!({
+        "replicas": {"type": "integer", "minimum": 0, "description": "How many pods run the new version."},
+        "image": {"type": "string", "description": "The image rolled out."},
+    });
+    if let Some((name, schema)) = extra_spec_field {
+        spec_props[name] = schema;
+    }
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({
+        "type": "object",
+        "description": "A Rollout moves pods to a new image.",
+        "properties": {
+            "spec": {"type": "object", "description": "What to roll out.", "properties": spec_props},
+            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+        },
+    });
+    serde_json::from_value(crd).unwrap()
+}
+
+/// The lines of an explain output's `FIELDS:` section that name a field (`name\t<type>`).
+fn fields(explained: &str) -> Vec<String> {
+    explained
+        .split_once("FIELDS:")
+        .map(|(_, f)| f)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains('<'))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_explain_configmap_shows_upstreams_schema() {
+    let server = ApiServer::start().await.unwrap();
+    let k = Kubectl::new(&server, "cm");
+    let out = k.ok(&["explain", "configmap"]).await;
+    assert!(
+        out.starts_with("KIND:       ConfigMap\nVERSION:    v1\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ConfigMap holds configuration data for pods to consume."),
+        "{out}"
+    );
+    assert_eq!(
+        fields(&out),
+        [
+            "apiVersion <string>",
+            "binaryData <map[string]string>",
+            "data <map[string]string>",
+            "immutable <boolean>",
+            "kind <string>",
+            "metadata <ObjectMeta>",
+        ],
+        "{out}"
+    );
+    // Referenced definitions resolve: metadata's own fields.
+    let meta = k
+        .ok(&["explain", "configmap.metadata.ownerReferences"])
+        .await;
+    assert!(
+        meta.contains("FIELD: ownerReferences <[]OwnerReference>"),
+        "{meta}"
+    );
+    assert!(
+        fields(&meta).contains(&"uid <string> -required-".to_string()),
+        "{meta}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_explain_lease_spec_recursive() {
+    let server = ApiServer::start().await.unwrap();
+    let k = Kubectl::new(&server, "lease");
+    let out = k.ok(&["explain", "lease.spec", "--recursive"]).await;
+    assert!(
+        out.starts_with("GROUP:      coordination.k8s.io\nKIND:       Lease\nVERSION:    v1\n"),
+        "{out}"
+    );
+    assert!(out.contains("FIELD: spec <LeaseSpec>"), "{out}");
+    for field in [
+        "acquireTime <string>",
+        "holderIdentity <string>",
+        "leaseDurationSeconds <integer>",
+        "leaseTransitions <integer>",
+        "renewTime <string>",
+    ] {
+        assert!(fields(&out).contains(&field.to_string()), "{field}:\n{out}");
+    }
+    // Both Event kinds are served, each with its own schema.
+    let core = k.ok(&["explain", "events", "--api-version=v1"]).await;
+    assert!(core.contains("involvedObject"), "{core}");
+    let new = k
+        .ok(&["explain", "events", "--api-version=events.k8s.io/v1"])
+        .await;
+    assert!(
+        new.contains("regarding") && !new.contains("involvedObject"),
+        "{new}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_explain_follows_a_crds_schema_as_it_changes() {
+    let server = ApiServer::start().await.unwrap();
+    server.install_crd(&documented_crd(None)).unwrap();
+    let k = Kubectl::new(&server, "crd");
+    let out = k.ok(&["explain", "rollouts.spec"]).await;
+    assert!(
+        out.starts_with("GROUP:      demo.kubeward.dev\nKIND:       Rollout\nVERSION:    v1\n"),
+        "{out}"
+    );
+    assert!(out.contains("FIELD: spec <Object>"), "{out}");
+    assert!(out.contains("What to roll out."), "{out}");
+    assert_eq!(
+        fields(&out),
+        ["image <string>", "replicas <integer>"],
+        "{out}"
+    );
+    let top = k.ok(&["explain", "rollouts"]).await;
+    assert!(
+        top.contains("A Rollout moves pods to a new image."),
+        "{top}"
+    );
+    assert!(
+        fields(&top).contains(&"metadata <ObjectMeta>".to_string()),
+        "{top}"
+    );
+
+    // A new field in the CRD is explained at once.
+    let crds: Api<CustomResourceDefinition> = Api::all(server.client().unwrap());
+    let updated = documented_crd(Some((
+        "paused",
+        json!({"type": "boolean", "description": "Stops the rollout."}),
+    )));
+    crds.patch(
+        "rollouts.demo.kubeward.dev",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": updated.spec})),
+    )
+    .await
+    .unwrap();
+    let k = Kubectl::new(&server, "crd-updated");
+    let out = k.ok(&["explain", "rollouts.spec.paused"]).await;
+    assert!(out.contains("FIELD: paused <boolean>"), "{out}");
+    assert!(out.contains("Stops the rollout."), "{out}");
+}
+
+#[tokio::test]
+async fn openapi_v2_is_json_with_builtin_and_crd_definitions_and_406_for_protobuf_only() {
+    let server = ApiServer::start().await.unwrap();
+    server.install_crd(&documented_crd(None)).unwrap();
+    let client = server.client().unwrap();
+    let (code, doc) = raw_accept(&client, "/openapi/v2", "application/json").await;
+    assert_eq!(code, 200);
+    assert_eq!(doc["swagger"], "2.0");
+    let defs = &doc["definitions"];
+    assert_eq!(
+        defs["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]["properties"]["finalizers"]["x-kubernetes-patch-strategy"],
+        "merge"
+    );
+    let rollout = &defs["dev.kubeward.demo.v1.Rollout"];
+    assert_eq!(
+        rollout["x-kubernetes-group-version-kind"],
+        json!([{"group": "demo.kubeward.dev", "version": "v1", "kind": "Rollout"}])
+    );
+    // v2 drops value validations, and references are v2's.
+    assert_eq!(
+        rollout["properties"]["spec"]["properties"]["replicas"],
+        json!({"type": "integer", "description": "How many pods run the new version."})
+    );
+    assert_eq!(
+        rollout["properties"]["metadata"]["$ref"],
+        "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    );
+    let (code, _) = raw_accept(
+        &client,
+        "/openapi/v2",
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+    )
+    .await;
+    assert_eq!(code, 406);
+
+    // v3 keeps them, with v3 references.
+    let (code, doc) = raw_accept(
+        &client,
+        "/openapi/v3/apis/demo.kubeward.dev/v1",
+        "application/json",
+    )
+    .await;
+    assert_eq!(code, 200);
+    let rollout = &doc["components"]["schemas"]["dev.kubeward.demo.v1.Rollout"];
+    assert_eq!(
+        rollout["properties"]["spec"]["properties"]["replicas"]["minimum"].as_f64(),
+        Some(0.0)
+    );
+    assert_eq!(
+        rollout["properties"]["metadata"]["$ref"],
+        "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    );
+    assert!(
+        doc["components"]["schemas"]["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"].is_object()
+    );
+}

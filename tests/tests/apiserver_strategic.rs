@@ -1,0 +1,224 @@
+//! Strategic merge patch against the in-process API server through a real `kube::Client`:
+//! list strategies and merge keys of the built-in kinds, the directives, and upstream's errors.
+
+mod apiserver_support;
+
+use apiserver_support::{raw, rollout, rollout_crd, rollouts};
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kubeward_testing::ApiServer;
+use serde_json::{Value, json};
+
+const CM_PATH: &str = "/api/v1/namespaces/default/configmaps/app";
+
+fn owner(uid: &str, name: &str) -> OwnerReference {
+    OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: name.into(),
+        uid: uid.into(),
+        ..OwnerReference::default()
+    }
+}
+
+/// A ConfigMap `app` with two finalizers, two owners and some data.
+async fn configmap(client: &kube::Client) -> Api<ConfigMap> {
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("app".into());
+    cm.metadata.finalizers = Some(vec!["a.example.com/one".into(), "b.example.com/two".into()]);
+    cm.metadata.owner_references = Some(vec![owner("uid-1", "one"), owner("uid-2", "two")]);
+    cm.data = Some([("k".to_string(), "v".to_string())].into());
+    cms.create(&PostParams::default(), &cm).await.unwrap();
+    cms
+}
+
+async fn strategic(cms: &Api<ConfigMap>, patch: Value) -> ConfigMap {
+    cms.patch("app", &PatchParams::default(), &Patch::Strategic(patch))
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn finalizers_merge_as_a_union_so_another_controllers_finalizer_is_kept() {
+    let server = ApiServer::start().await.unwrap();
+    let cms = configmap(&server.client().unwrap()).await;
+    let patched = strategic(
+        &cms,
+        json!({"metadata": {"finalizers": ["c.example.com/three"]}}),
+    )
+    .await;
+    let stored = cms.get("app").await.unwrap();
+    assert_eq!(stored.metadata.finalizers, patched.metadata.finalizers);
+    assert_eq!(
+        stored.metadata.finalizers.unwrap(),
+        [
+            "c.example.com/three",
+            "a.example.com/one",
+            "b.example.com/two"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn delete_from_primitive_list_removes_only_the_named_finalizer() {
+    let server = ApiServer::start().await.unwrap();
+    let cms = configmap(&server.client().unwrap()).await;
+    strategic(
+        &cms,
+        json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["a.example.com/one"]}}),
+    )
+    .await;
+    let stored = cms.get("app").await.unwrap();
+    assert_eq!(stored.metadata.finalizers.unwrap(), ["b.example.com/two"]);
+    // The directive is consumed, never stored as a key.
+    let (_, raw_stored) = raw(&server.client().unwrap(), "GET", CM_PATH, None, None).await;
+    assert!(
+        raw_stored["metadata"]
+            .get("$deleteFromPrimitiveList/finalizers")
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn owner_references_merge_by_uid_and_patch_delete_removes_one() {
+    let server = ApiServer::start().await.unwrap();
+    let cms = configmap(&server.client().unwrap()).await;
+    strategic(
+        &cms,
+        json!({"metadata": {"ownerReferences": [
+            {"uid": "uid-2", "controller": true},
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "three", "uid": "uid-3"},
+        ]}}),
+    )
+    .await;
+    let owners = cms
+        .get("app")
+        .await
+        .unwrap()
+        .metadata
+        .owner_references
+        .unwrap();
+    let mut two = owner("uid-2", "two");
+    two.controller = Some(true);
+    assert_eq!(
+        owners,
+        [owner("uid-1", "one"), two.clone(), owner("uid-3", "three")]
+    );
+
+    strategic(
+        &cms,
+        json!({"metadata": {"ownerReferences": [{"uid": "uid-1", "$patch": "delete"}]}}),
+    )
+    .await;
+    let owners = cms
+        .get("app")
+        .await
+        .unwrap()
+        .metadata
+        .owner_references
+        .unwrap();
+    assert_eq!(owners, [two, owner("uid-3", "three")]);
+}
+
+#[tokio::test]
+async fn patch_replace_and_null_on_maps() {
+    let server = ApiServer::start().await.unwrap();
+    let cms = configmap(&server.client().unwrap()).await;
+    strategic(&cms, json!({"data": {"$patch": "replace", "n": "1"}})).await;
+    assert_eq!(
+        cms.get("app").await.unwrap().data.unwrap(),
+        [("n".to_string(), "1".to_string())].into()
+    );
+    strategic(&cms, json!({"data": {"n": null, "m": "2"}})).await;
+    assert_eq!(
+        cms.get("app").await.unwrap().data.unwrap(),
+        [("m".to_string(), "2".to_string())].into()
+    );
+}
+
+#[tokio::test]
+async fn malformed_directives_and_missing_merge_keys_answer_as_upstream() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    configmap(&client).await;
+    let smp = Some("application/strategic-merge-patch+json");
+    // mergepatch.ErrBadPatchFormatForPrimitiveList: 400.
+    let (code, status) = raw(
+        &client,
+        "PATCH",
+        CM_PATH,
+        smp,
+        Some(json!({"metadata": {"$deleteFromPrimitiveListfinalizers": ["x"]}})),
+    )
+    .await;
+    assert_eq!((code, status["reason"].as_str()), (400, Some("BadRequest")));
+    assert_eq!(status["message"], "invalid patch format of primitive list");
+    // An item without the merge key: apimachinery's error, unconverted (500, no reason).
+    let (code, status) = raw(
+        &client,
+        "PATCH",
+        CM_PATH,
+        smp,
+        Some(json!({"metadata": {"ownerReferences": [{"name": "x"}]}})),
+    )
+    .await;
+    assert_eq!(code, 500);
+    assert_eq!(
+        status["message"],
+        "map: map[name:x] does not contain declared merge key: uid"
+    );
+    // Items of another type than the live list's.
+    let (code, status) = raw(
+        &client,
+        "PATCH",
+        CM_PATH,
+        smp,
+        Some(json!({"metadata": {"finalizers": [["x"]]}})),
+    )
+    .await;
+    assert_eq!(code, 500);
+    assert_eq!(
+        status["message"],
+        "list element types are not identical: [[a.example.com/one b.example.com/two] [[x]]]"
+    );
+    // Nothing was stored by the failed patches.
+    let stored: Api<ConfigMap> = Api::namespaced(client, "default");
+    assert_eq!(
+        stored
+            .get("app")
+            .await
+            .unwrap()
+            .metadata
+            .finalizers
+            .unwrap(),
+        ["a.example.com/one", "b.example.com/two"]
+    );
+}
+
+#[tokio::test]
+async fn custom_resources_still_answer_415() {
+    let server = ApiServer::start().await.unwrap();
+    server.install_crd(&rollout_crd(true)).unwrap();
+    let client = server.client().unwrap();
+    let api = rollouts(&client, "default");
+    api.create(
+        &PostParams::default(),
+        &rollout("web", json!({"replicas": 1})),
+    )
+    .await
+    .unwrap();
+    let err = api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"metadata": {"finalizers": ["x.example.com/y"]}})),
+        )
+        .await
+        .unwrap_err();
+    match err {
+        kube::Error::Api(status) => assert_eq!(status.code, 415),
+        other => panic!("expected a 415, got {other}"),
+    }
+}
