@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 use super::api::{ListParams, PatchType, State, WriteOptions};
 use super::apply::manager_or_user_agent;
 use super::auth::authorizer::{self, Identity};
+use super::auth::user::UserInfo;
 use super::auth::{impersonation, reviews};
 use super::faults::FaultAction;
 use super::negotiation::{self, Representation};
@@ -112,6 +113,7 @@ fn error_response(err: &ApiError) -> Response<Body> {
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     req: Request<Incoming>,
+    client: Option<&UserInfo>,
 ) -> Result<Response<Body>, std::io::Error> {
     let (parts, body) = req.into_parts();
     // A body over the limit is not read further; it is refused below, once faults had their say.
@@ -132,7 +134,7 @@ pub(crate) async fn handle(
     // faults had their say, with no user recorded.
     let identity = shared
         .authn
-        .authenticate(&parts.headers)
+        .authenticate(&parts.headers, client)
         .and_then(|requestor| {
             let state = shared.lock();
             impersonation::impersonate(&state.store, requestor, &parts.headers)
@@ -439,7 +441,12 @@ fn route_request(
             .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync())),
         Route::CoreVersions => json_response(
             200,
-            &discovery::core_versions(&shared.url.replace("http://", "")),
+            &discovery::core_versions(
+                shared
+                    .url
+                    .split_once("://")
+                    .map_or(shared.url.as_str(), |(_, address)| address),
+            ),
         ),
         Route::Groups => json_response(200, &discovery::group_list(&state().registry)),
         Route::Group(g) => match discovery::group(&state().registry, g) {

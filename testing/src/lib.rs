@@ -140,8 +140,12 @@
 //!   [`ApiServerBuilder::anonymous_auth`]), and [`ApiServer::client`] carries an administrator
 //!   token. Without configured tokens, requests without a known token are `system:admin` in
 //!   `system:masters`. [`ApiServer::client_as`] mints a token for any user;
-//!   [`ApiServer::write_kubeconfig_with_token`] writes a kubeconfig bearing one (kube-rs sends it;
-//!   kubectl sends credentials only over TLS, so with kubectl use `--as`).
+//!   [`ApiServer::write_kubeconfig_with_token`] writes a kubeconfig bearing one. With
+//!   [`ApiServerBuilder::tls`] the server serves https from a CA minted at start, and client
+//!   certificates it issues ([`ApiServer::client_with_certificate`],
+//!   [`ApiServer::write_kubeconfig_with_certificate`]) authenticate as their common name. kubectl
+//!   sends a kubeconfig's token or certificate only to https servers; over plain http it reaches
+//!   other identities with `--as`.
 //! - **Impersonation**: `Impersonate-User`, `-Group`, `-Uid` and `-Extra-*` headers (kubectl
 //!   `--as`, `--as-group`), each value checked with the `impersonate` verb on `users`, `groups`,
 //!   `serviceaccounts`, `uids` or `userextras/<key>` and refused with upstream's 403 message;
@@ -191,8 +195,8 @@
 //!   ignored: lists are always served from the latest state; continue tokens expire (410) only
 //!   across [`ApiServer::compact`], not by the history limit),
 //!   protobuf beyond those kinds, `/api/v1/watch/...` legacy paths, aggregated discovery.
-//! - Of access control: TLS and so client certificates (the server is plain HTTP, so kubectl
-//!   sends no kubeconfig credentials to it); service-account tokens issued by the server
+//! - Of access control: client certificates not issued by the server (and more than one
+//!   organization per certificate); service-account tokens issued by the server
 //!   (TokenRequest) — tokens are configured or minted by the test; ClusterRole aggregation
 //!   (`aggregationRule` is stored, not resolved) and the aggregated `admin`/`edit`/`view` roles;
 //!   SubjectAccessReview and LocalSubjectAccessReview; the `Node` authorizer.

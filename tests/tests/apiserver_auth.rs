@@ -882,3 +882,94 @@ async fn roles_and_bindings_cannot_grant_more_than_the_writer_holds_without_esca
         .await
         .expect("escalate on roles");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_kubectl_uses_token_and_certificate_kubeconfigs() {
+    let server = ApiServer::builder()
+        .tls(true)
+        .token(ALICE, "alice", &["devs"])
+        .start()
+        .await
+        .unwrap();
+    assert!(server.url().starts_with("https://127.0.0.1:"));
+    // kube clients trust the server's CA; a certificate names its user.
+    let admin = server.client().unwrap();
+    let robot = server
+        .client_with_certificate("robot", &["robots"])
+        .unwrap();
+    let whoami: Api<SelfSubjectReview> = Api::all(robot.clone());
+    let user = whoami
+        .create(&PostParams::default(), &SelfSubjectReview::default())
+        .await
+        .unwrap()
+        .status
+        .and_then(|s| s.user_info)
+        .unwrap();
+    assert_eq!(user.username.as_deref(), Some("robot"));
+    assert_eq!(
+        user.groups.unwrap_or_default(),
+        ["robots", "system:authenticated"]
+    );
+    Api::<ClusterRoleBinding>::all(admin)
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "metadata": {"name": "robots-admin"},
+                "roleRef": {"kind": "ClusterRole", "name": "cluster-admin"},
+                "subjects": [{"kind": "Group", "name": "robots"}],
+            }))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+
+    let dir = std::env::temp_dir().join(format!("kubeward-tls-{}", server.addr().port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (admin_config, alice_config, robot_config, bogus_config) = (
+        dir.join("admin.kubeconfig"),
+        dir.join("alice.kubeconfig"),
+        dir.join("robot.kubeconfig"),
+        dir.join("bogus.kubeconfig"),
+    );
+    server.write_kubeconfig(&admin_config).unwrap();
+    server
+        .write_kubeconfig_with_token(&alice_config, ALICE)
+        .unwrap();
+    server
+        .write_kubeconfig_with_certificate(&robot_config, "robot", &["robots"])
+        .unwrap();
+    server
+        .write_kubeconfig_with_token(&bogus_config, "bogus")
+        .unwrap();
+    tokio::task::spawn_blocking(move || {
+        let (admin, alice, robot, bogus) = (
+            Kubectl::new(&admin_config),
+            Kubectl::new(&alice_config),
+            Kubectl::new(&robot_config),
+            Kubectl::new(&bogus_config),
+        );
+        admin.ok(&["create", "configmap", "web", "--from-literal=a=b"]);
+        let whoami = |k: &Kubectl| {
+            k.ok(&["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"])
+        };
+        assert_eq!(whoami(&admin), "system:admin");
+        assert_eq!(whoami(&alice), "alice");
+        assert_eq!(whoami(&robot), "robot");
+        let refused = alice.fails(&["get", "configmaps"]);
+        assert!(
+            refused.contains(r#"Error from server (Forbidden): configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "default""#),
+            "{refused}"
+        );
+        assert!(robot.ok(&["get", "configmaps"]).contains("web"));
+        let refused = bogus.fails(&["get", "configmaps"]);
+        assert!(
+            refused.contains(
+                "error: You must be logged in to the server (the server has asked for the client to provide credentials)"
+            ),
+            "{refused}"
+        );
+    })
+    .await
+    .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
