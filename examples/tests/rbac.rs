@@ -68,6 +68,25 @@ async fn scenario_on(
     )
 }
 
+/// Runs the scenarios of `removals` at once (they are independent); each yields what it took away,
+/// whether the scenario failed and whether the server answered the operator with a 403. Every
+/// one must have done both.
+async fn assert_each_removal_breaks(
+    removals: impl IntoIterator<Item = impl std::future::Future<Output = (String, bool, bool)>>,
+    how: &str,
+) {
+    let outcomes = futures::future::join_all(removals).await;
+    let unneeded: Vec<&String> = outcomes
+        .iter()
+        .filter(|(_, failed, forbidden)| !(*failed && *forbidden))
+        .map(|(what, _, _)| what)
+        .collect();
+    assert!(
+        unneeded.is_empty(),
+        "the scenario completes (or fails without a 403){how} without: {unneeded:#?}"
+    );
+}
+
 fn describe(rule: &PolicyRule) -> String {
     format!(
         "{:?} {:?}",
@@ -107,16 +126,7 @@ async fn the_printed_role_is_sufficient_and_every_verb_of_it_is_needed() {
             });
         }
     }
-    let outcomes = futures::future::join_all(removals).await;
-    let unneeded: Vec<&String> = outcomes
-        .iter()
-        .filter(|(_, failed, forbidden)| !(*failed && *forbidden))
-        .map(|(what, _, _)| what)
-        .collect();
-    assert!(
-        unneeded.is_empty(),
-        "the scenario completes (or fails without a 403) without: {unneeded:#?}"
-    );
+    assert_each_removal_breaks(removals, "").await;
 }
 
 /// Timings short enough that a lost lease shows within the scenario: renewals every 200 ms,
@@ -157,19 +167,10 @@ async fn with_leader_election_the_lease_rule_is_sufficient_and_each_of_its_verbs
         async move {
             let (result, forbidden, _) =
                 scenario_with(reduced, Duration::from_secs(5), Some(fast_lease())).await;
-            (verb, result.is_err(), forbidden)
+            (format!("{verb} on leases"), result.is_err(), forbidden)
         }
     });
-    let outcomes = futures::future::join_all(removals).await;
-    let unneeded: Vec<&String> = outcomes
-        .iter()
-        .filter(|(_, failed, forbidden)| !(*failed && *forbidden))
-        .map(|(verb, _, _)| verb)
-        .collect();
-    assert!(
-        unneeded.is_empty(),
-        "the scenario completes without the lease verbs {unneeded:?}"
-    );
+    assert_each_removal_breaks(removals, " with leader election").await;
 }
 
 /// The ClusterRoleBinding of the printed role to the operator's service account.
@@ -328,14 +329,5 @@ async fn through_rbac_a_role_missing_any_one_printed_rule_breaks_the_scenario() 
             (removed, result.is_err(), forbidden)
         }
     });
-    let outcomes = futures::future::join_all(removals).await;
-    let unneeded: Vec<&String> = outcomes
-        .iter()
-        .filter(|(_, failed, forbidden)| !(*failed && *forbidden))
-        .map(|(what, _, _)| what)
-        .collect();
-    assert!(
-        unneeded.is_empty(),
-        "the scenario completes (or fails without a 403) through RBAC without: {unneeded:#?}"
-    );
+    assert_each_removal_breaks(removals, " through RBAC").await;
 }

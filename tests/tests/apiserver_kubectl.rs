@@ -6,6 +6,8 @@ use std::process::Command;
 
 mod apiserver_support;
 
+use apiserver_support::kubectl::kubectl_path;
+
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kubeward_testing::ApiServer;
@@ -43,22 +45,6 @@ metadata:
 spec:
   replicas: 3
 "#;
-
-fn kubectl_path() -> PathBuf {
-    let found = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|dir| dir.join("kubectl"))
-        .find(|p| p.is_file());
-    match found {
-        Some(p) => p,
-        None => panic!(
-            "kubectl is not installed, and this test needs it. Install it, e.g.: \
-             curl -LO https://dl.k8s.io/release/v1.34.0/bin/linux/amd64/kubectl && \
-             sudo install -m 0755 kubectl /usr/local/bin/kubectl"
-        ),
-    }
-}
 
 struct Kubectl {
     bin: PathBuf,
