@@ -205,9 +205,90 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
     let stdout = String::from_utf8_lossy(&children.stdout);
     assert!(stdout.contains("configmap/web-live"), "{stdout}");
 
+    get_watch_prints_updates_under_the_lists_header(&kubeconfig);
     namespace_deletion_waits_for_the_operators_cleanup(&kubeconfig, &dir);
     drop(served);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `kubectl get rollouts -w` prints the list, then each change as a row of the same table:
+/// the server sends watch events as Table rows with the list's columns, so kubectl prints no
+/// second header (before, it printed `NAME AGE` rows of its own).
+fn get_watch_prints_updates_under_the_lists_header(kubeconfig: &Path) {
+    use std::io::BufRead;
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["get", "rollouts", "-w"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("run kubectl get -w");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let watching = Served(child);
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let next = || {
+        lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("kubectl get -w printed a line before the deadline")
+    };
+    let header: Vec<String> = next().split_whitespace().map(str::to_string).collect();
+    assert_eq!(
+        header,
+        ["NAME", "IMAGE", "UPTODATE", "SUSPENDED", "AGE"],
+        "the list's header"
+    );
+    let listed = next();
+    let listed: Vec<&str> = listed.split_whitespace().collect();
+    assert_eq!(listed[0], "web", "{listed:?}");
+    let suspended = listed[3] == "true";
+
+    let patch = |suspend: bool| {
+        let out = kubectl(
+            kubeconfig,
+            &[
+                "patch",
+                "rollout",
+                "web",
+                "--type=merge",
+                "-p",
+                &format!("{{\"spec\":{{\"suspend\":{suspend}}}}}"),
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    patch(!suspended);
+    // Rows until the one showing the change (the operator may write status in between), each
+    // a row of the list's table.
+    loop {
+        let line = next();
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            cells.len(),
+            header.len(),
+            "a row of the list's table: {line}"
+        );
+        assert_eq!(cells[0], "web", "{line}");
+        if cells[3] == (!suspended).to_string() {
+            break;
+        }
+    }
+    drop(watching);
+    patch(suspended);
 }
 
 /// A finalizer the test holds on its Rollout, so the namespace deletion is observably waiting.

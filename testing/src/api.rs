@@ -16,7 +16,6 @@ use super::events_api::{
 };
 use super::lifecycle::namespace;
 use super::lifecycle::propagation::{Propagation, deletion_finalizers};
-use super::openapi::definitions::Definitions;
 use super::patch::{MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch};
 use super::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
 use super::schema::{self, Decoding};
@@ -143,16 +142,20 @@ fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
     obj["metadata"][field].as_str()
 }
 
-/// The `metadata.finalizers` of an object.
-pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
-    obj["metadata"]["finalizers"]
-        .as_array()
+/// The strings of a JSON list (none if it is not one).
+pub(crate) fn string_list(list: &Value) -> Vec<String> {
+    list.as_array()
         .map(|a| {
             a.iter()
                 .filter_map(|f| f.as_str().map(str::to_string))
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The `metadata.finalizers` of an object.
+pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
+    string_list(&obj["metadata"]["finalizers"])
 }
 
 /// `metadata` as a map, made one if it is not.
@@ -190,27 +193,6 @@ fn patch_error(err: PatchError) -> ApiError {
         // errors.NewGenericServerResponse(422, ...) in the patch handler.
         PatchError::Failed(m) => ApiError::generic_unprocessable(m),
     }
-}
-
-/// A strategic merge patch of a built-in object, by its kind's OpenAPI definition.
-fn strategic_patch(
-    info: &ResourceInfo,
-    old_view: &Value,
-    patch: Map<String, Value>,
-) -> Result<Value, ApiError> {
-    let defs = Definitions::builtin();
-    let definition = defs
-        .name_of_kind(&info.group, &info.version, &info.kind)
-        .ok_or_else(|| {
-            ApiError::internal(format!(
-                "no OpenAPI definition of {} for strategic merge patch",
-                info.api_version()
-            ))
-        })?;
-    let original = old_view.as_object().cloned().unwrap_or_default();
-    Ok(Value::Object(strategic::apply(
-        original, patch, definition,
-    )?))
 }
 
 fn apply_error(err: ApplyError) -> ApiError {
@@ -950,7 +932,7 @@ impl State {
                     ));
                 };
                 if patch_type == PatchType::Strategic {
-                    strategic_patch(info, &old_view, patch)?
+                    strategic::patch_object(info, &old_view, patch)?
                 } else {
                     let mut v = old_view.clone();
                     apply_merge_patch(&mut v, &Value::Object(patch));
@@ -1231,13 +1213,17 @@ impl State {
         }
     }
 
-    /// DELETE of a collection: every matching object is deleted as by [`State::delete`].
+    /// DELETE of a collection: every matching object is deleted as by [`State::delete`], with
+    /// the same options.
     pub fn delete_collection(
         &mut self,
         info: &ResourceInfo,
         namespace: Option<&str>,
         params: &ListParams<'_>,
+        options: &Value,
     ) -> Result<Value, ApiError> {
+        // ValidateDeleteOptions runs before anything is listed.
+        Propagation::from_options(options)?;
         let list = self.list(
             info,
             namespace,
@@ -1251,7 +1237,7 @@ impl State {
         for item in list["items"].as_array().cloned().unwrap_or_default() {
             let ns = meta_str(&item, "namespace").map(str::to_string);
             let name = meta_str(&item, "name").unwrap_or_default().to_string();
-            match self.delete(info, ns.as_deref(), &name, &Value::Null) {
+            match self.delete(info, ns.as_deref(), &name, options) {
                 Ok(v) if v["kind"] != "Status" => items.push(v),
                 Ok(_) => items.push(item),
                 Err(e) if e.code == 404 => {}

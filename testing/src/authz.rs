@@ -63,7 +63,8 @@ pub(crate) fn resource_attributes(
 ///
 /// `new` is the object the request writes and `old` the stored one (`None` on create); the caller
 /// passes what it can know before the write: request bodies of creates, updates and merge
-/// patches (JSON patches and applies that touch owner references are not checked).
+/// patches, and the result of strategic merge patches (JSON patches and applies that touch
+/// owner references are not checked).
 pub(crate) fn owner_references_admission(
     user: &str,
     allowed: impl Fn(&RequestAttributes) -> bool,

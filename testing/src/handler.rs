@@ -22,6 +22,7 @@ use super::auth::authorizer::{self, Identity};
 use super::auth::user::UserInfo;
 use super::auth::{impersonation, reviews};
 use super::faults::FaultAction;
+use super::lifecycle::namespace;
 use super::negotiation::{self, Representation};
 use super::requests::RequestRecord;
 use super::routes::{ResourcePath, Route, parse_query, parse_route};
@@ -382,27 +383,36 @@ fn owner_references_admission(
     path: &ResourcePath,
 ) -> Result<(), String> {
     let method = request.method;
-    let merge_patch =
-        media_type(request.headers).as_deref() == Some("application/merge-patch+json");
+    let media = media_type(request.headers);
+    let merge_patch = media.as_deref() == Some("application/merge-patch+json");
+    let strategic = media.as_deref() == Some("application/strategic-merge-patch+json");
     let checked = *method == Method::POST
         || *method == Method::PUT
-        || (*method == Method::PATCH && merge_patch);
+        || (*method == Method::PATCH && (merge_patch || strategic));
     if !checked || path.subresource.is_some() {
         return Ok(());
     }
     let Ok(mut new) = serde_json::from_slice::<Value>(request.body) else {
         return Ok(()); // protobuf or YAML bodies: not checked
     };
-    let old = match (
-        &path.name,
-        state.resource(&path.group, &path.version, &path.plural),
-    ) {
+    let info = state.resource(&path.group, &path.version, &path.plural);
+    let old = match (&path.name, &info) {
         (Some(name), Some(info)) if *method != Method::POST => {
-            state.get(&info, path.namespace.as_deref(), name).ok()
+            state.get(info, path.namespace.as_deref(), name).ok()
         }
         _ => None,
     };
-    if *method == Method::PATCH {
+    if *method == Method::PATCH && strategic {
+        // The owner references the strategic merge produces; a patch that does not apply is
+        // answered by the patch itself.
+        let (Some(info), Some(old), Value::Object(patch)) = (&info, &old, new) else {
+            return Ok(());
+        };
+        let Ok(patched) = super::strategic::patch_object(info, old, patch) else {
+            return Ok(());
+        };
+        new = patched;
+    } else if *method == Method::PATCH {
         // A merge patch without owner references leaves them as they are.
         let Some(refs) = new["metadata"].get("ownerReferences").cloned() else {
             return Ok(());
@@ -659,6 +669,23 @@ fn decode_body(headers: &HeaderMap, body: &Bytes) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("the object provided is unrecognized: {e}")))
 }
 
+/// The `DeleteOptions` of a DELETE: the body (which may carry `dryRun` too), or without one
+/// the query's `propagationPolicy` and `orphanDependents`.
+fn delete_options(body: &Bytes, query: &HashMap<String, String>) -> Result<Value, ApiError> {
+    if !body.is_empty() {
+        return serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")));
+    }
+    let mut options = json!({});
+    if let Some(policy) = query.get("propagationPolicy") {
+        options["propagationPolicy"] = json!(policy);
+    }
+    if let Some(orphan) = query.get("orphanDependents") {
+        options["orphanDependents"] = json!(orphan == "true");
+    }
+    Ok(options)
+}
+
 fn resource_request(
     shared: &Arc<Shared>,
     method: &Method,
@@ -707,6 +734,8 @@ fn resource_request(
     match r.subresource.as_deref() {
         None => {}
         Some("status") if info.status_subresource => {}
+        // Namespaces' spec finalizers are written through `/finalize`, by PUT only.
+        Some("finalize") if namespace::is_namespaces(&info) && *method == Method::PUT => {}
         Some(_) => return Err(ApiError::no_route()),
     }
     let ns = r.namespace.as_deref();
@@ -847,24 +876,29 @@ fn resource_request(
             (if created { 201 } else { 200 }, out)
         }
         (&Method::DELETE, Some(name)) if r.subresource.is_none() => {
-            let options: Value = if body.is_empty() {
-                Value::Null
-            } else {
-                serde_json::from_slice(body).map_err(|e| {
-                    ApiError::bad_request(format!("error decoding DeleteOptions: {e}"))
-                })?
-            };
-            // DeleteOptions may carry dryRun in the body instead of the query.
+            let options = delete_options(body, query)?;
             if options["dryRun"]
                 .as_array()
                 .is_some_and(|d| d.iter().any(|v| v == "All"))
             {
                 state.dry_run = true;
             }
-            (200, state.delete(&info, ns, name, &options)?)
+            let deleted = state.delete(&info, ns, name, &options)?;
+            // `orphanDependents: false` (foreground deletion) is answered 202 Accepted, as the
+            // object then always waits for its dependents.
+            let code = if options["orphanDependents"] == false {
+                202
+            } else {
+                200
+            };
+            (code, deleted)
         }
         (&Method::DELETE, None) if info.deletes_collections() => {
-            (200, state.delete_collection(&info, ns, &list_params)?)
+            let options = delete_options(body, query)?;
+            (
+                200,
+                state.delete_collection(&info, ns, &list_params, &options)?,
+            )
         }
         _ => return Err(ApiError::method_not_allowed()),
     };

@@ -74,7 +74,9 @@
 //!   owner goes once no dependent with `blockOwnerDeletion: true` is left), `Orphan` adds
 //!   `orphan` (dependents lose their references to the owner, then it goes), `Background` (the
 //!   default of every kind served here) deletes the owner at once. Finalizers already on the
-//!   owner decide when no policy is given.
+//!   owner decide when no policy is given; the policy may come in the body or the query;
+//!   `orphanDependents: false` is answered `202 Accepted`. A foreground chain that loops has its
+//!   owner references unblocked, as upstream breaks cycles.
 //! - **Namespaces**: created `Active` with the `kubernetes` spec finalizer; DELETE answers the
 //!   Namespace with `deletionTimestamp` and `status.phase: Terminating`; the namespace
 //!   controller then deletes every object in it (background propagation: objects with
@@ -83,7 +85,9 @@
 //!   `NamespaceDeletionContentFailure`, `NamespaceContentRemaining` and
 //!   `NamespaceFinalizersRemaining` conditions with upstream's reasons and messages (`Some
 //!   finalizers are remaining: example.com/x in 1 resource instances`), and removes the
-//!   namespace once nothing is left. `default`, `kube-system` and `kube-public` answer 403
+//!   namespace once nothing is left. Spec finalizers change only through `PUT .../finalize`
+//!   (which removes a terminating namespace at once, leaving any content stored, as etcd
+//!   would). `default`, `kube-system` and `kube-public` answer 403
 //!   `this namespace may not be deleted`; creating in a terminating namespace is 403 `unable to
 //!   create new content in namespace X because it is being terminated` (NamespaceLifecycle
 //!   admission, with the `NamespaceTerminating` cause).
@@ -91,11 +95,15 @@
 //!   once compacted; `remainingItemCount` only without selectors);
 //!   `labelSelector`; `fieldSelector` on `metadata.name`/`metadata.namespace` and, for events,
 //!   the `involvedObject.*`/`regarding.*`, `reason`, `type`, `source`, `reportingComponent`
-//!   fields (`field label not supported: X` otherwise).
+//!   fields (`field label not supported: X` otherwise). Integer parameters (`limit`,
+//!   `timeoutSeconds`) that are not integers are 400 with the parameter codec's
+//!   `strconv.ParseInt: parsing "abc": invalid syntax`. Namespaces serve no `deletecollection`
+//!   (405, and discovery does not list it), as upstream's namespace storage has none.
 //! - **WATCH**: JSON lines flushed at once; resourceVersion unset or `0` replays the current state
 //!   as ADDED; `N` replays the retained changes after `N`; older than the retained history is
-//!   HTTP 200 then an `ERROR` event with a 410 `Expired` Status; objects entering or leaving a
-//!   selector are ADDED/DELETED; `allowWatchBookmarks` (periodic BOOKMARKs), `timeoutSeconds`,
+//!   HTTP 200 then an `ERROR` event with a 410 `Expired` Status; objects entering a selector are
+//!   ADDED, objects leaving it DELETED with their previous content stamped with the change's
+//!   resourceVersion (the watch cache's `convertToWatchEvent`); `allowWatchBookmarks` (periodic BOOKMARKs), `timeoutSeconds`,
 //!   streaming lists (`sendInitialEvents=true` + `resourceVersionMatch=NotOlderThan`: initial
 //!   ADDED events, then a BOOKMARK annotated `k8s.io/initial-events-end: "true"`).
 //!   [`ApiServer::compact`] drops the history and ends open watches with `ERROR 410`, so watchers
@@ -110,8 +118,12 @@
 //!   each kind's `patch` operation carries `fieldValidation`, so `kubectl create` delegates
 //!   field validation to the server. A CRD (POSTed or
 //!   [`ApiServer::install_crd`]) is Established and NamesAccepted at once and served at each
-//!   served version, scope and status subresource as declared. `kubectl get` gets Tables;
-//!   metadata-only clients get `PartialObjectMetadata` (lists, gets and watches).
+//!   served version, scope and status subresource as declared. `kubectl get` gets Tables (the
+//!   built-in printers' columns, or a CRD's `additionalPrinterColumns`; `includeObject`), and
+//!   `kubectl get -w` gets watch events whose objects are one-row Tables with the same columns,
+//!   `columnDefinitions` in the first event only, as upstream's watch encoder sends them, so
+//!   kubectl prints updates under the list's header; metadata-only clients get
+//!   `PartialObjectMetadata` (lists, gets and watches).
 //! - **Custom resources follow their CRD's structural schema** (apiextensions-apiserver): on
 //!   create, update, patch and apply, of the object and of its status, unknown fields are pruned
 //!   (kept under `x-kubernetes-preserve-unknown-fields` and in embedded resources' envelopes) and
@@ -160,18 +172,27 @@
 //!   [`ApiServer::client_with_rules`] are decided by their own rules only (non-resource requests
 //!   unchecked). The `OwnerReferencesPermissionEnforcement` admission (blocking an owner's
 //!   deletion needs `update` on its `finalizers`; changing an object's owner references needs
-//!   `delete` on it) applies to everyone but `system:masters`, on creates, updates and merge
-//!   patches. Writing a role or binding that grants more than the writer holds is 403 (`user
-//!   "u" (groups=[…]) is attempting to grant RBAC permissions not currently held:` and the
-//!   missing rules) unless the writer may `escalate` the role or `bind` the bound one.
+//!   `delete` on it) applies to everyone but `system:masters`, on creates, updates, merge
+//!   patches and strategic merge patches (on the references the merge produces). Writing a role
+//!   or binding that grants more than the writer holds is 403 (`user "u" (groups=[…]) is
+//!   attempting to grant RBAC permissions not currently held:` and the missing rules) unless the
+//!   writer may `escalate` the role or `bind` the bound one.
 //! - **Self reviews**: `SelfSubjectAccessReview`, `SelfSubjectRulesReview` and
 //!   `SelfSubjectReview` answer with the same decisions and rules, so `kubectl auth can-i`
 //!   (`--list`) and `kubectl auth whoami` work, with `--as` too.
 //! - **Errors** are `Status` objects with the real reason, code, details and message.
 //! - **Content types**: JSON everywhere; YAML request bodies for creates, updates and apply
-//!   patches; protobuf request bodies for ConfigMap, Secret and Namespace (what
-//!   `kubectl create configmap|secret|namespace` sends), the RBAC kinds and the self reviews;
-//!   responses are JSON.
+//!   patches; protobuf request bodies for ConfigMap, Secret, Namespace and ServiceAccount (what
+//!   `kubectl create configmap|secret|namespace|serviceaccount` sends), Lease and both Event
+//!   versions (client-go's leader election and event recorders), the RBAC kinds (`kubectl create
+//!   role|clusterrole|rolebinding|clusterrolebinding`) and the self reviews, decoded as the Go types do
+//!   (empty strings and zero values their JSON omits are not stored, so no `generateName: ""`).
+//!   `Accept` is negotiated as the apiserver does (quality order, `as=Table`/
+//!   `as=PartialObjectMetadata[List]` with `g=meta.k8s.io` and `v=v1`/`v1beta1`, Tables only as
+//!   JSON or YAML, custom resources not as protobuf); nothing acceptable is 406 NotAcceptable
+//!   `only the following media types are accepted: application/json, application/yaml,
+//!   application/vnd.kubernetes.protobuf` (the `;stream=watch` types for watches). Responses are
+//!   JSON whatever was negotiated.
 //!
 //! # Alert rules
 //!
@@ -185,16 +206,15 @@
 //!   budgets and Kubernetes' own CEL libraries (quantity, URL, IP, `format` functions); the
 //!   validation of a CRD's schema beyond compiling its rules and patterns.
 //! - Conversion between CRD versions (objects are served at the requested version as stored).
-//! - Graceful deletion periods (`gracePeriodSeconds`), the `202 Accepted` upstream answers a
-//!   DELETE with `orphanDependents: false`, the namespace `/finalize` subresource, and the
-//!   garbage collector's cycle breaking (unblocking owner references of a dependent whose own
-//!   dependent deletes in the foreground). The controllers react to each write at once, where
-//!   upstream's namespace controller requeues a namespace with remaining finalizers after about
-//!   8 seconds. Deleting a CRD deletes its objects at once.
+//! - Graceful deletion periods (`gracePeriodSeconds`); discovery does not list
+//!   `namespaces/finalize`. The controllers react to each write at once, where upstream's
+//!   namespace controller requeues a namespace with remaining finalizers after about 8 seconds.
+//!   Deleting a CRD deletes its objects at once.
 //! - Watch caches' consistency rules beyond the above (`resourceVersionMatch` on lists is
 //!   ignored: lists are always served from the latest state; continue tokens expire (410) only
 //!   across [`ApiServer::compact`], not by the history limit),
-//!   protobuf beyond those kinds, `/api/v1/watch/...` legacy paths, aggregated discovery.
+//!   protobuf request bodies of other kinds (415), YAML or protobuf responses (a client that
+//!   negotiates them gets JSON), `/api/v1/watch/...` legacy paths, aggregated discovery.
 //! - Of access control: client certificates not issued by the server (and more than one
 //!   organization per certificate); service-account tokens issued by the server
 //!   (TokenRequest) — tokens are configured or minted by the test; ClusterRole aggregation

@@ -22,10 +22,14 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use kubeward_testing::ApiServer;
+use support::alloc::{self, Counting};
 use support::drive::{self, DRIVER, size, wait_until};
 use support::requests::Tally;
 use support::workload::{Progress, minimum};
 use support::{anchor, ward};
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 /// One controller under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,8 +217,19 @@ fn requests_per_lifecycle() {
     );
 }
 
-/// How long `n` new workloads take to converge from a controller's start, and its passes.
-async fn converge(side: Side, n: usize) -> (Duration, usize) {
+/// One convergence of new workloads from a controller's start.
+#[derive(Debug, Clone, Copy)]
+struct Converged {
+    elapsed: Duration,
+    passes: usize,
+    /// The bytes the controller held once converged, freed when it was dropped (its event
+    /// caches included).
+    memory: isize,
+}
+
+/// How long `n` new workloads take to converge from a controller's start, its passes, and the
+/// memory it holds then.
+async fn converge(side: Side, n: usize) -> Converged {
     let (server, driver) = drive::server().await;
     drive::create(&driver, n).await;
     let client = server.client().expect("client");
@@ -226,8 +241,16 @@ async fn converge(side: Side, n: usize) -> (Duration, usize) {
     })
     .await;
     let elapsed = started.elapsed();
+    let held = alloc::settled().await;
     running.task.abort();
-    (elapsed, progress.passes())
+    let _ = running.task.await;
+    drop(running.registry);
+    let memory = held - alloc::settled().await;
+    Converged {
+        elapsed,
+        passes: progress.passes(),
+        memory,
+    }
 }
 
 fn throughput() {
@@ -239,25 +262,35 @@ fn throughput() {
         anchor.push(rt.block_on(converge(Side::Anchor, n)));
         kubeward.push(rt.block_on(converge(Side::Kubeward, n)));
     }
-    let best = |runs: &[(Duration, usize)]| *runs.iter().min_by_key(|(d, _)| *d).unwrap();
+    let best = |runs: &[Converged]| *runs.iter().min_by_key(|r| r.elapsed).unwrap();
     let (k, a) = (best(&kubeward), best(&anchor));
-    let rate = |(d, _): (Duration, usize)| n as f64 / d.as_secs_f64();
-    let passes = |(d, p): (Duration, usize)| p as f64 / d.as_secs_f64();
+    let rate = |r: Converged| n as f64 / r.elapsed.as_secs_f64();
+    let passes = |r: Converged| r.passes as f64 / r.elapsed.as_secs_f64();
     println!(
         "throughput with real work: {n} objects converged (best of {runs}): kubeward {:.1?} \
          ({:.0} objects/s, {} passes, {:.0} passes/s), anchor {:.1?} ({:.0} objects/s, {} passes, \
          {:.0} passes/s); ratio {:.3}x objects/s; all runs kubeward {:?}, anchor {:?}",
-        k.0,
+        k.elapsed,
         rate(k),
-        k.1,
+        k.passes,
         passes(k),
-        a.0,
+        a.elapsed,
         rate(a),
-        a.1,
+        a.passes,
         passes(a),
         rate(k) / rate(a),
-        kubeward.iter().map(|r| r.0).collect::<Vec<_>>(),
-        anchor.iter().map(|r| r.0).collect::<Vec<_>>(),
+        kubeward.iter().map(|r| r.elapsed).collect::<Vec<_>>(),
+        anchor.iter().map(|r| r.elapsed).collect::<Vec<_>>(),
+    );
+    let mib = |r: Converged| r.memory as f64 / f64::from(1 << 20);
+    println!(
+        "memory once {n} objects converged (event caches included): kubeward {:.1} MiB ({:.0} B/object), \
+         anchor {:.1} MiB ({:.0} B/object), ratio {:.3}x",
+        mib(k),
+        k.memory as f64 / n as f64,
+        mib(a),
+        a.memory as f64 / n as f64,
+        k.memory as f64 / a.memory as f64,
     );
 }
 

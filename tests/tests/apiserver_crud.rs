@@ -2,7 +2,7 @@
 
 mod apiserver_support;
 
-use apiserver_support::{raw, rollout, rollout_crd, rollouts};
+use apiserver_support::{raw, rollout, rollout_server, server_with_web};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kubeward_testing::ApiServer;
@@ -19,10 +19,7 @@ fn rv(obj: &kube::api::DynamicObject) -> u64 {
 
 #[tokio::test]
 async fn create_fills_server_owned_metadata_and_generation_one() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
-    let client = server.client().unwrap();
-    let api = rollouts(&client, "default");
+    let (_server, api) = rollout_server(true).await;
     let mut obj = rollout("", json!({"replicas": 1}));
     obj.metadata.name = None;
     obj.metadata.generate_name = Some("web-".into());
@@ -47,15 +44,14 @@ async fn create_fills_server_owned_metadata_and_generation_one() {
 
 #[tokio::test]
 async fn resource_version_is_one_cluster_wide_counter() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
+    let (server, rollouts) = rollout_server(true).await;
     let client = server.client().unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some("a".into());
     let cm = cms.create(&PostParams::default(), &cm).await.unwrap();
     let cm_rv: u64 = cm.metadata.resource_version.unwrap().parse().unwrap();
-    let r = rollouts(&client, "default")
+    let r = rollouts
         .create(&PostParams::default(), &rollout("web", json!({})))
         .await
         .unwrap();
@@ -74,17 +70,8 @@ async fn resource_version_is_one_cluster_wide_counter() {
 
 #[tokio::test]
 async fn put_with_stale_resource_version_is_a_409_conflict_status() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
+    let (server, api, created) = server_with_web(json!({"replicas": 1})).await;
     let client = server.client().unwrap();
-    let api = rollouts(&client, "default");
-    let created = api
-        .create(
-            &PostParams::default(),
-            &rollout("web", json!({"replicas": 1})),
-        )
-        .await
-        .unwrap();
     let mut first = created.clone();
     first.data["spec"]["replicas"] = json!(2);
     api.replace("web", &PostParams::default(), &first)
@@ -121,16 +108,7 @@ async fn put_with_stale_resource_version_is_a_409_conflict_status() {
 
 #[tokio::test]
 async fn patch_conflicts_only_when_it_carries_a_resource_version() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
-    let api = rollouts(&server.client().unwrap(), "default");
-    let created = api
-        .create(
-            &PostParams::default(),
-            &rollout("web", json!({"replicas": 1})),
-        )
-        .await
-        .unwrap();
+    let (_server, api, created) = server_with_web(json!({"replicas": 1})).await;
     api.patch(
         "web",
         &PatchParams::default(),
@@ -157,16 +135,7 @@ async fn patch_conflicts_only_when_it_carries_a_resource_version() {
 
 #[tokio::test]
 async fn a_write_that_changes_nothing_keeps_the_resource_version() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
-    let api = rollouts(&server.client().unwrap(), "default");
-    let created = api
-        .create(
-            &PostParams::default(),
-            &rollout("web", json!({"replicas": 1})),
-        )
-        .await
-        .unwrap();
+    let (server, api, created) = server_with_web(json!({"replicas": 1})).await;
     let before = server.resource_version();
     let same = api
         .patch(
@@ -193,15 +162,7 @@ async fn a_write_that_changes_nothing_keeps_the_resource_version() {
 
 #[tokio::test]
 async fn generation_bumps_only_on_changes_outside_metadata_and_status() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
-    let api = rollouts(&server.client().unwrap(), "default");
-    api.create(
-        &PostParams::default(),
-        &rollout("web", json!({"replicas": 1})),
-    )
-    .await
-    .unwrap();
+    let (_server, api, _) = server_with_web(json!({"replicas": 1})).await;
     let labelled = api
         .patch(
             "web",
@@ -241,9 +202,7 @@ async fn generation_bumps_only_on_changes_outside_metadata_and_status() {
 
 #[tokio::test]
 async fn without_status_subresource_status_is_part_of_the_object() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(false)).unwrap();
-    let api = rollouts(&server.client().unwrap(), "default");
+    let (_server, api) = rollout_server(false).await;
     let mut obj = rollout("web", json!({"replicas": 1}));
     obj.data["status"] = json!({"ready": true});
     let created = api.create(&PostParams::default(), &obj).await.unwrap();
@@ -267,9 +226,7 @@ async fn without_status_subresource_status_is_part_of_the_object() {
 
 #[tokio::test]
 async fn status_subresource_isolates_both_ways() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
-    let api = rollouts(&server.client().unwrap(), "default");
+    let (_server, api) = rollout_server(true).await;
     let mut obj = rollout("web", json!({"replicas": 1}));
     obj.data["status"] = json!({"ready": true});
     let created = api.create(&PostParams::default(), &obj).await.unwrap();
@@ -311,8 +268,7 @@ async fn status_subresource_isolates_both_ways() {
 
 #[tokio::test]
 async fn errors_are_status_objects_of_the_real_shape() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
+    let (server, _) = rollout_server(true).await;
     let client = server.client().unwrap();
     let (code, body) = raw(
         &client,
@@ -454,12 +410,7 @@ async fn list_supports_label_selectors_and_limit_continue() {
 
 #[tokio::test]
 async fn unsupported_field_selector_is_a_400_with_the_real_message() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
-    let api = rollouts(&server.client().unwrap(), "default");
-    api.create(&PostParams::default(), &rollout("web", json!({})))
-        .await
-        .unwrap();
+    let (_server, api, _) = server_with_web(json!({})).await;
     api.create(&PostParams::default(), &rollout("api", json!({})))
         .await
         .unwrap();
@@ -484,13 +435,8 @@ async fn unsupported_field_selector_is_a_400_with_the_real_message() {
 
 #[tokio::test]
 async fn delete_without_finalizers_removes_and_returns_like_the_real_server() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
+    let (server, api, _) = server_with_web(json!({})).await;
     let client = server.client().unwrap();
-    let api = rollouts(&client, "default");
-    api.create(&PostParams::default(), &rollout("web", json!({})))
-        .await
-        .unwrap();
     let deleted = api.delete("web", &DeleteParams::default()).await.unwrap();
     assert!(
         deleted.is_left(),
@@ -511,9 +457,7 @@ async fn delete_without_finalizers_removes_and_returns_like_the_real_server() {
 
 #[tokio::test]
 async fn dry_run_writes_answer_but_store_nothing() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
-    let api = rollouts(&server.client().unwrap(), "default");
+    let (server, api) = rollout_server(true).await;
     let before = server.resource_version();
     let pp = PostParams {
         dry_run: true,

@@ -4,8 +4,7 @@
 
 mod apiserver_support;
 
-use apiserver_support::{raw, raw_accept, raw_bytes, rollout, rollout_crd, rollouts};
-use kube::api::PostParams;
+use apiserver_support::{raw, raw_accept, raw_bytes, rollout_crd, server_with_web};
 use kubeward_testing::ApiServer;
 use serde_json::{Value, json};
 
@@ -50,13 +49,8 @@ async fn an_unacceptable_accept_header_is_406_naming_the_served_media_types() {
 
 #[tokio::test]
 async fn tables_of_one_object_carry_its_resource_version_and_include_object_is_checked() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
+    let (server, _, created) = server_with_web(json!({})).await;
     let client = server.client().unwrap();
-    let created = rollouts(&client, "default")
-        .create(&PostParams::default(), &rollout("web", json!({})))
-        .await
-        .unwrap();
     let path = "/apis/demo.kubeward.dev/v1/namespaces/default/rollouts/web";
     let table = "application/json;as=Table;v=v1;g=meta.k8s.io";
     let (code, one) = raw_accept(&client, path, table).await;

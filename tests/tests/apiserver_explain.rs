@@ -128,7 +128,7 @@ async fn kubectl_explain_configmap_shows_upstreams_schema() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kubectl_explain_lease_spec_recursive() {
+async fn kubectl_explain_lease_spec_recursive_rbac_and_events() {
     let server = ApiServer::start().await.unwrap();
     let k = Kubectl::new(&server, "lease");
     let out = k.ok(&["explain", "lease.spec", "--recursive"]).await;
@@ -146,6 +146,17 @@ async fn kubectl_explain_lease_spec_recursive() {
     ] {
         assert!(fields(&out).contains(&field.to_string()), "{field}:\n{out}");
     }
+    // RBAC kinds are served, so explained.
+    let rules = k.ok(&["explain", "clusterroles.rules"]).await;
+    assert!(
+        rules.starts_with("GROUP:      rbac.authorization.k8s.io\nKIND:       ClusterRole\n"),
+        "{rules}"
+    );
+    assert!(rules.contains("FIELD: rules <[]PolicyRule>"), "{rules}");
+    assert!(
+        fields(&rules).contains(&"verbs <[]string> -required-".to_string()),
+        "{rules}"
+    );
     // Both Event kinds are served, each with its own schema.
     let core = k.ok(&["explain", "events", "--api-version=v1"]).await;
     assert!(core.contains("involvedObject"), "{core}");

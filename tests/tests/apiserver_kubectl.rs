@@ -1,12 +1,9 @@
 //! `kubectl` (unmodified, from PATH) against the in-process API server: create a CRD and an
 //! object from YAML, get it, describe it with its events, delete it.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 mod apiserver_support;
 
-use apiserver_support::kubectl::kubectl_path;
+use apiserver_support::kubectl::{Kubectl, next_lines};
 
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -46,62 +43,20 @@ spec:
   replicas: 3
 "#;
 
-struct Kubectl {
-    bin: PathBuf,
-    kubeconfig: PathBuf,
-    cache: PathBuf,
-}
-
-impl Kubectl {
-    fn run(&self, args: &[&str], stdin_file: Option<&Path>) -> (bool, String) {
-        let mut cmd = Command::new(&self.bin);
-        cmd.arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(&self.cache);
-        cmd.args(args);
-        if let Some(f) = stdin_file {
-            cmd.arg("-f").arg(f);
-        }
-        let out = cmd.output().expect("kubectl runs");
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.success(), text)
-    }
-
-    fn ok(&self, args: &[&str], file: Option<&Path>) -> String {
-        let (ok, text) = self.run(args, file);
-        assert!(ok, "kubectl {args:?} failed:\n{text}");
-        text
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
-    let bin = kubectl_path();
     let server = ApiServer::start().await.unwrap();
-    let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    let (k, dir) = Kubectl::for_server(&server);
     let crd = dir.join("crd.yaml");
     std::fs::write(&crd, CRD_YAML).unwrap();
     let obj = dir.join("rollout.yaml");
     std::fs::write(&obj, ROLLOUT_YAML).unwrap();
-    let k = Kubectl {
-        bin,
-        kubeconfig,
-        cache: dir.join("cache"),
-    };
 
-    let kc = k.clone_for_blocking();
+    let kc = k.clone();
     let (crd2, obj2) = (crd.clone(), obj.clone());
     let created = tokio::task::spawn_blocking(move || {
-        let a = kc.ok(&["create"], Some(&crd2));
-        let b = kc.ok(&["create"], Some(&obj2));
+        let a = kc.ok(&["create", "-f", crd2.to_str().unwrap()]);
+        let b = kc.ok(&["create", "-f", obj2.to_str().unwrap()]);
         (a, b)
     })
     .await
@@ -145,10 +100,16 @@ async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
     std::fs::write(&scaled, ROLLOUT_YAML.replace("replicas: 3", "replicas: 4")).unwrap();
     let ssa = dir.join("rollout-5.yaml");
     std::fs::write(&ssa, ROLLOUT_YAML.replace("replicas: 3", "replicas: 5")).unwrap();
-    let kc = k.clone_for_blocking();
+    let kc = k.clone();
     let applied = tokio::task::spawn_blocking(move || {
-        let client_side = kc.ok(&["apply"], Some(&scaled));
-        let server_side = kc.ok(&["apply", "--server-side", "--force-conflicts"], Some(&ssa));
+        let client_side = kc.ok(&["apply", "-f", scaled.to_str().unwrap()]);
+        let server_side = kc.ok(&[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "-f",
+            ssa.to_str().unwrap(),
+        ]);
         (client_side, server_side)
     })
     .await
@@ -179,12 +140,12 @@ async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
         stored["metadata"]["managedFields"]
     );
 
-    let kc = k.clone_for_blocking();
+    let kc = k.clone();
     let (get, describe, deleted, after) = tokio::task::spawn_blocking(move || {
-        let get = kc.ok(&["get", "rollouts", "web"], None);
-        let describe = kc.ok(&["describe", "rollout", "web"], None);
-        let deleted = kc.ok(&["delete", "rollout", "web"], None);
-        let after = kc.run(&["get", "rollout", "web"], None);
+        let get = kc.ok(&["get", "rollouts", "web"]);
+        let describe = kc.ok(&["describe", "rollout", "web"]);
+        let deleted = kc.ok(&["delete", "rollout", "web"]);
+        let after = kc.run(&["get", "rollout", "web"]);
         (get, describe, deleted, after)
     })
     .await
@@ -221,41 +182,19 @@ async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
     );
 }
 
-impl Kubectl {
-    fn clone_for_blocking(&self) -> Self {
-        Self {
-            bin: self.bin.clone(),
-            kubeconfig: self.kubeconfig.clone(),
-            cache: self.cache.clone(),
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_works_with_built_in_configmaps_and_events() {
-    let bin = kubectl_path();
     let server = ApiServer::start().await.unwrap();
-    let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
-    let k = Kubectl {
-        bin,
-        kubeconfig,
-        cache: dir.join("cache"),
-    };
-    let kc = k.clone_for_blocking();
+    let (k, _) = Kubectl::for_server(&server);
+    let kc = k.clone();
     // kubectl's typed generators send protobuf.
     let created = tokio::task::spawn_blocking(move || {
-        kc.ok(
-            &[
-                "create",
-                "configmap",
-                "settings",
-                "--from-literal=mode=fast",
-            ],
-            None,
-        )
+        kc.ok(&[
+            "create",
+            "configmap",
+            "settings",
+            "--from-literal=mode=fast",
+        ])
     })
     .await
     .unwrap();
@@ -267,9 +206,9 @@ async fn kubectl_works_with_built_in_configmaps_and_events() {
     // The empty generateName of the protobuf body decodes to Go's zero value, which JSON omits.
     assert!(stored["metadata"].get("generateName").is_none(), "{stored}");
 
-    let kc = k.clone_for_blocking();
+    let kc = k.clone();
     let created =
-        tokio::task::spawn_blocking(move || kc.ok(&["create", "serviceaccount", "robot"], None))
+        tokio::task::spawn_blocking(move || kc.ok(&["create", "serviceaccount", "robot"]))
             .await
             .unwrap();
     assert!(
@@ -308,12 +247,12 @@ async fn kubectl_works_with_built_in_configmaps_and_events() {
     .unwrap();
     events.create(&PostParams::default(), &event).await.unwrap();
 
-    let kc = k.clone_for_blocking();
+    let kc = k.clone();
     let (describe, listed, deleted) = tokio::task::spawn_blocking(move || {
         (
-            kc.ok(&["describe", "configmap", "settings"], None),
-            kc.ok(&["get", "events"], None),
-            kc.ok(&["delete", "configmap", "settings"], None),
+            kc.ok(&["describe", "configmap", "settings"]),
+            kc.ok(&["get", "events"]),
+            kc.ok(&["delete", "configmap", "settings"]),
         )
     })
     .await
@@ -349,72 +288,12 @@ async fn kubectl_works_with_built_in_configmaps_and_events() {
     );
 }
 
-impl Kubectl {
-    /// Starts a long-running kubectl (`get -w`); its stdout lines arrive on the receiver.
-    fn spawn_lines(&self, args: &[&str]) -> (KilledOnDrop, std::sync::mpsc::Receiver<String>) {
-        use std::io::BufRead;
-        let mut child = Command::new(&self.bin)
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(&self.cache)
-            .args(args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
-            .spawn()
-            .expect("kubectl starts");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        (KilledOnDrop(child), rx)
-    }
-}
-
-/// A child process killed when the test ends, however it ends.
-struct KilledOnDrop(std::process::Child);
-
-impl Drop for KilledOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The next `n` lines, within a generous bound.
-fn next_lines(lines: &std::sync::mpsc::Receiver<String>, n: usize) -> Vec<String> {
-    (0..n)
-        .map(|_| {
-            lines
-                .recv_timeout(std::time::Duration::from_secs(60))
-                .expect("kubectl printed a line before the deadline")
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_get_watch_prints_updates_as_rows_under_the_lists_header() {
-    let bin = kubectl_path();
     let server = ApiServer::start().await.unwrap();
-    let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
-    let mut crd = apiserver_support::rollout_crd_json(true);
-    crd["spec"]["versions"][0]["additionalPrinterColumns"] = json!([
-        {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
-        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
-    ]);
+    let (k, _) = Kubectl::for_server(&server);
     server
-        .install_crd(&serde_json::from_value(crd).unwrap())
+        .install_crd(&apiserver_support::rollout_crd_with_columns())
         .unwrap();
     let api = apiserver_support::rollouts(&server.client().unwrap(), "default");
     api.create(
@@ -423,11 +302,6 @@ async fn kubectl_get_watch_prints_updates_as_rows_under_the_lists_header() {
     )
     .await
     .unwrap();
-    let k = Kubectl {
-        bin,
-        kubeconfig,
-        cache: dir.join("cache"),
-    };
     let (_kubectl, lines) = k.spawn_lines(&["get", "rollouts", "-w"]);
     let (lines, listed) = tokio::task::spawn_blocking(move || {
         let listed = next_lines(&lines, 2);

@@ -115,6 +115,17 @@ async fn create_namespace(client: &Client, name: &str) -> Namespace {
     nss.create(&PostParams::default(), &ns).await.unwrap()
 }
 
+async fn create(cms: &Api<ConfigMap>, obj: &ConfigMap) -> ConfigMap {
+    cms.create(&PostParams::default(), obj).await.unwrap()
+}
+
+/// DELETE of a ConfigMap in `default` with optional `DeleteOptions`: the code and the body.
+async fn delete_cm(client: &Client, name: &str, options: Option<Value>) -> (u16, Value) {
+    let content_type = options.is_some().then_some("application/json");
+    let path = format!("/api/v1/namespaces/default/configmaps/{name}");
+    raw(client, "DELETE", &path, content_type, options).await
+}
+
 async fn remove_finalizers(api: &Api<ConfigMap>, name: &str) {
     api.patch(
         name,
@@ -136,12 +147,8 @@ async fn deleting_a_namespace_terminates_it_deletes_its_content_and_waits_for_fi
     assert_eq!(created.status.unwrap().phase.as_deref(), Some("Active"));
 
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "shop");
-    cms.create(&PostParams::default(), &cm("plain"))
-        .await
-        .unwrap();
-    cms.create(&PostParams::default(), &held("held"))
-        .await
-        .unwrap();
+    create(&cms, &cm("plain")).await;
+    create(&cms, &held("held")).await;
     let rv = server.resource_version().to_string();
     let mut ns_events = nss
         .watch(&WatchParams::default().fields("metadata.name=shop"), &rv)
@@ -223,6 +230,25 @@ async fn deleting_a_namespace_terminates_it_deletes_its_content_and_waits_for_fi
         status["details"]["causes"],
         json!([{"reason": "NamespaceTerminating", "message": "namespace shop is being terminated",
                 "field": "metadata.namespace"}])
+    );
+    // Before a name is generated, admission names the object by its prefix.
+    let (code, status) = raw(
+        &client,
+        "POST",
+        "/api/v1/namespaces/shop/configmaps",
+        Some("application/json"),
+        Some(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "late-"}}),
+        ),
+    )
+    .await;
+    assert_eq!(code, 403, "{status}");
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("configmaps \"late-\" is forbidden: unable to create new content"),
+        "{status}"
     );
     // Repeating the DELETE changes nothing and answers the namespace.
     let (code, again) = raw(&client, "DELETE", "/api/v1/namespaces/shop", None, None).await;
@@ -371,23 +397,14 @@ async fn removing_the_last_finalizer_sends_only_deleted() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    cms.create(&PostParams::default(), &held("a"))
-        .await
-        .unwrap();
+    create(&cms, &held("a")).await;
     let rv = server.resource_version().to_string();
     let mut events = cms
         .watch(&WatchParams::default(), &rv)
         .await
         .unwrap()
         .boxed();
-    let (code, _) = raw(
-        &client,
-        "DELETE",
-        "/api/v1/namespaces/default/configmaps/a",
-        None,
-        None,
-    )
-    .await;
+    let (code, _) = delete_cm(&client, "a", None).await;
     assert_eq!(code, 200);
     let (code, answer) = raw(
         &client,
@@ -419,17 +436,9 @@ async fn background_collection_deletes_dependents_whose_owners_are_gone() {
     server.install_crd(&rollout_crd(true)).unwrap();
     let client = server.client().unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let owner = cms
-        .create(&PostParams::default(), &cm("owner"))
-        .await
-        .unwrap();
-    let other = cms
-        .create(&PostParams::default(), &cm("other"))
-        .await
-        .unwrap();
-    cms.create(&PostParams::default(), &owned_by("child", &owner, false))
-        .await
-        .unwrap();
+    let owner = create(&cms, &cm("owner")).await;
+    let other = create(&cms, &cm("other")).await;
+    create(&cms, &owned_by("child", &owner, false)).await;
     // Two owners: losing one leaves the dependent with the other's reference only.
     let mut shared = owned_by("shared", &owner, false);
     shared
@@ -438,7 +447,7 @@ async fn background_collection_deletes_dependents_whose_owners_are_gone() {
         .as_mut()
         .unwrap()
         .push(owner_ref(&other, false));
-    cms.create(&PostParams::default(), &shared).await.unwrap();
+    create(&cms, &shared).await;
     // A dependent of a custom resource.
     let rollout_owner = rollouts(&client, "default")
         .create(&PostParams::default(), &rollout("web", json!({})))
@@ -452,27 +461,18 @@ async fn background_collection_deletes_dependents_whose_owners_are_gone() {
         uid: rollout_owner.metadata.uid.clone().unwrap(),
         ..Default::default()
     }]);
-    cms.create(&PostParams::default(), &of_rollout)
-        .await
-        .unwrap();
+    create(&cms, &of_rollout).await;
     // An owner reference whose uid matches nothing (same name as a live object): collected.
     let mut stray = cm("stray");
     let mut wrong = owner_ref(&owner, false);
     wrong.uid = "00000000-0000-0000-0000-000000000000".into();
     stray.metadata.owner_references = Some(vec![wrong]);
-    cms.create(&PostParams::default(), &stray).await.unwrap();
+    create(&cms, &stray).await;
     eventually("the stray dependent is collected", || gone(&cms, "stray")).await;
     assert!(!gone(&cms, "child").await);
 
     // The default policy of every kind here is background: the owner goes at once.
-    let (code, status) = raw(
-        &client,
-        "DELETE",
-        "/api/v1/namespaces/default/configmaps/owner",
-        None,
-        None,
-    )
-    .await;
+    let (code, status) = delete_cm(&client, "owner", None).await;
     assert_eq!((code, &status["kind"]), (200, &json!("Status")));
     eventually("the child is collected", || gone(&cms, "child")).await;
     eventually("the shared dependent keeps only its live owner", || async {
@@ -497,16 +497,11 @@ async fn foreground_deletion_waits_for_blocking_dependents() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let owner = cms
-        .create(&PostParams::default(), &cm("owner"))
-        .await
-        .unwrap();
+    let owner = create(&cms, &cm("owner")).await;
     let mut blocking = owned_by("blocking", &owner, true);
     blocking.metadata.finalizers = Some(vec![HOLD.into()]);
-    cms.create(&PostParams::default(), &blocking).await.unwrap();
-    cms.create(&PostParams::default(), &owned_by("loose", &owner, false))
-        .await
-        .unwrap();
+    create(&cms, &blocking).await;
+    create(&cms, &owned_by("loose", &owner, false)).await;
     let rv = server.resource_version().to_string();
     let mut events = cms
         .watch(&WatchParams::default().fields("metadata.name=owner"), &rv)
@@ -514,11 +509,9 @@ async fn foreground_deletion_waits_for_blocking_dependents() {
         .unwrap()
         .boxed();
 
-    let (code, answer) = raw(
+    let (code, answer) = delete_cm(
         &client,
-        "DELETE",
-        "/api/v1/namespaces/default/configmaps/owner",
-        Some("application/json"),
+        "owner",
         Some(json!({"propagationPolicy": "Foreground"})),
     )
     .await;
@@ -567,18 +560,11 @@ async fn orphan_propagation_keeps_dependents_without_the_reference() {
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
 
     // By policy.
-    let owner = cms
-        .create(&PostParams::default(), &cm("owner"))
-        .await
-        .unwrap();
-    cms.create(&PostParams::default(), &owned_by("child", &owner, true))
-        .await
-        .unwrap();
-    let (code, answer) = raw(
+    let owner = create(&cms, &cm("owner")).await;
+    create(&cms, &owned_by("child", &owner, true)).await;
+    let (code, answer) = delete_cm(
         &client,
-        "DELETE",
-        "/api/v1/namespaces/default/configmaps/owner",
-        Some("application/json"),
+        "owner",
         Some(json!({"propagationPolicy": "Orphan"})),
     )
     .await;
@@ -591,18 +577,9 @@ async fn orphan_propagation_keeps_dependents_without_the_reference() {
     // By the `orphan` finalizer the owner carries, with the default policy.
     let mut owner = cm("owner2");
     owner.metadata.finalizers = Some(vec!["orphan".into()]);
-    let owner = cms.create(&PostParams::default(), &owner).await.unwrap();
-    cms.create(&PostParams::default(), &owned_by("child2", &owner, false))
-        .await
-        .unwrap();
-    let (code, _) = raw(
-        &client,
-        "DELETE",
-        "/api/v1/namespaces/default/configmaps/owner2",
-        None,
-        None,
-    )
-    .await;
+    let owner = create(&cms, &owner).await;
+    create(&cms, &owned_by("child2", &owner, false)).await;
+    let (code, _) = delete_cm(&client, "owner2", None).await;
     assert_eq!(code, 200);
     eventually("the second owner goes", || gone(&cms, "owner2")).await;
     assert_eq!(
@@ -616,15 +593,8 @@ async fn unknown_propagation_policies_are_invalid_delete_options() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    cms.create(&PostParams::default(), &cm("a")).await.unwrap();
-    let (code, status) = raw(
-        &client,
-        "DELETE",
-        "/api/v1/namespaces/default/configmaps/a",
-        Some("application/json"),
-        Some(json!({"propagationPolicy": "Later"})),
-    )
-    .await;
+    create(&cms, &cm("a")).await;
+    let (code, status) = delete_cm(&client, "a", Some(json!({"propagationPolicy": "Later"}))).await;
     assert_eq!(code, 422, "{status}");
     assert_eq!(status["reason"], "Invalid");
     assert_eq!(
@@ -632,4 +602,146 @@ async fn unknown_propagation_policies_are_invalid_delete_options() {
         "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"Later\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
     );
     assert!(!gone(&cms, "a").await);
+}
+
+#[tokio::test]
+async fn orphan_dependents_false_is_foreground_and_answered_202_and_policies_read_from_the_query() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    create(&cms, &cm("a")).await;
+    let (code, answer) = delete_cm(&client, "a", Some(json!({"orphanDependents": false}))).await;
+    assert_eq!(code, 202, "{answer}");
+    assert_eq!(
+        answer["metadata"]["finalizers"],
+        json!(["foregroundDeletion"])
+    );
+    eventually("a goes without dependents", || gone(&cms, "a")).await;
+
+    create(&cms, &cm("b")).await;
+    let (code, answer) = raw(
+        &client,
+        "DELETE",
+        "/api/v1/namespaces/default/configmaps/b?propagationPolicy=Orphan",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(answer["metadata"]["finalizers"], json!(["orphan"]));
+    eventually("b goes once orphaned", || gone(&cms, "b")).await;
+}
+
+#[tokio::test]
+async fn foreground_deletion_breaks_a_cycle_of_blocking_owner_references() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let a = create(&cms, &cm("a")).await;
+    let b = create(&cms, &owned_by("b", &a, true)).await;
+    cms.patch(
+        "a",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"ownerReferences": [owner_ref(&b, true)]}})),
+    )
+    .await
+    .unwrap();
+    let (code, _) = delete_cm(
+        &client,
+        "a",
+        Some(json!({"propagationPolicy": "Foreground"})),
+    )
+    .await;
+    assert_eq!(code, 200);
+    eventually("both objects of the cycle go", || async {
+        gone(&cms, "a").await && gone(&cms, "b").await
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn finalize_removes_a_namespace_whatever_content_remains() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let nss: Api<Namespace> = Api::all(client.clone());
+    create_namespace(&client, "stuck").await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "stuck");
+    create(&cms, &held("held")).await;
+    raw(&client, "DELETE", "/api/v1/namespaces/stuck", None, None).await;
+    eventually("the namespace reports the remaining content", || async {
+        let ns = serde_json::to_value(nss.get("stuck").await.unwrap()).unwrap();
+        condition(&ns, "NamespaceContentRemaining")["status"] == "True"
+    })
+    .await;
+    // Main-resource writes do not change spec finalizers; /finalize does.
+    let mut ns = serde_json::to_value(nss.get("stuck").await.unwrap()).unwrap();
+    ns["spec"]["finalizers"] = json!([]);
+    let (code, kept) = raw(
+        &client,
+        "PUT",
+        "/api/v1/namespaces/stuck",
+        Some("application/json"),
+        Some(ns.clone()),
+    )
+    .await;
+    assert_eq!(code, 200, "{kept}");
+    assert_eq!(kept["spec"]["finalizers"], json!(["kubernetes"]));
+    let (code, answer) = raw(
+        &client,
+        "PUT",
+        "/api/v1/namespaces/stuck/finalize",
+        Some("application/json"),
+        Some(ns),
+    )
+    .await;
+    assert_eq!(code, 200, "{answer}");
+    assert!(gone(&nss, "stuck").await);
+    // As on a cluster, the content is left in storage.
+    assert!(
+        server
+            .object("v1", "configmaps", Some("stuck"), "held")
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn delete_collection_applies_its_propagation_policy_to_every_object() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let owner = create(&cms, &cm("owner")).await;
+    create(&cms, &owned_by("child", &owner, false)).await;
+    let (code, list) = raw(
+        &client,
+        "DELETE",
+        "/api/v1/namespaces/default/configmaps",
+        Some("application/json"),
+        Some(json!({"propagationPolicy": "Orphan"})),
+    )
+    .await;
+    assert_eq!(code, 200, "{list}");
+    let finalizers: Vec<&Value> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| &o["metadata"]["finalizers"])
+        .collect();
+    assert_eq!(finalizers, [&json!(["orphan"]), &json!(["orphan"])]);
+    eventually("both go once orphaned", || async {
+        cms.list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    })
+    .await;
+    let (code, status) = raw(
+        &client,
+        "DELETE",
+        "/api/v1/namespaces/default/configmaps",
+        Some("application/json"),
+        Some(json!({"propagationPolicy": "Later"})),
+    )
+    .await;
+    assert_eq!((code, &status["reason"]), (422, &json!("Invalid")));
 }

@@ -2,7 +2,7 @@
 
 mod apiserver_support;
 
-use apiserver_support::{raw, rollout, rollout_crd, rollouts};
+use apiserver_support::{raw, rollout_crd, rollout_server, rollouts, server_with_web};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kubeward_testing::ApiServer;
@@ -11,16 +11,8 @@ use serde_json::json;
 const ROLLOUT: &str = "/apis/demo.kubeward.dev/v1/namespaces/default/rollouts/web";
 
 async fn server_with_rollout() -> (ApiServer, kube::Client) {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
+    let (server, _, _) = server_with_web(json!({"replicas": 1, "paused": true})).await;
     let client = server.client().unwrap();
-    rollouts(&client, "default")
-        .create(
-            &PostParams::default(),
-            &rollout("web", json!({"replicas": 1, "paused": true})),
-        )
-        .await
-        .unwrap();
     (server, client)
 }
 
@@ -371,9 +363,7 @@ async fn a_json_patch_replacing_the_whole_object_with_a_non_object_is_rejected_n
 
 #[tokio::test]
 async fn an_identical_apply_is_a_no_op_but_sharing_ownership_is_a_write() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
-    let api = rollouts(&server.client().unwrap(), "default");
+    let (_server, api) = rollout_server(true).await;
     let body = json!({"apiVersion": "demo.kubeward.dev/v1", "kind": "Rollout", "metadata": {"name": "web"}, "spec": {"replicas": 1}});
     let first = api
         .patch("web", &PatchParams::apply("a"), &Patch::Apply(body.clone()))

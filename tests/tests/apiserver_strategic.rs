@@ -5,6 +5,7 @@ mod apiserver_support;
 
 use apiserver_support::{raw, rollout, rollout_crd, rollouts};
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::rbac::v1::PolicyRule;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kubeward_testing::ApiServer;
@@ -22,16 +23,38 @@ fn owner(uid: &str, name: &str) -> OwnerReference {
     }
 }
 
-/// A ConfigMap `app` with two finalizers, two owners and some data.
-async fn configmap(client: &kube::Client) -> Api<ConfigMap> {
+/// The uids of the owner ConfigMaps `one`, `two` and `three` (real objects, so that garbage
+/// collection leaves their dependents alone).
+struct Owners([String; 3]);
+
+impl Owners {
+    fn uid(&self, i: usize) -> &str {
+        &self.0[i]
+    }
+
+    fn owner(&self, i: usize) -> OwnerReference {
+        owner(self.uid(i), ["one", "two", "three"][i])
+    }
+}
+
+/// A ConfigMap `app` with two finalizers, owned by `one` and `two`, with some data.
+async fn configmap(client: &kube::Client) -> (Api<ConfigMap>, Owners) {
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let mut uids = Vec::new();
+    for name in ["one", "two", "three"] {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some(name.into());
+        let created = cms.create(&PostParams::default(), &cm).await.unwrap();
+        uids.push(created.metadata.uid.unwrap());
+    }
+    let owners = Owners(uids.try_into().unwrap());
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some("app".into());
     cm.metadata.finalizers = Some(vec!["a.example.com/one".into(), "b.example.com/two".into()]);
-    cm.metadata.owner_references = Some(vec![owner("uid-1", "one"), owner("uid-2", "two")]);
+    cm.metadata.owner_references = Some(vec![owners.owner(0), owners.owner(1)]);
     cm.data = Some([("k".to_string(), "v".to_string())].into());
     cms.create(&PostParams::default(), &cm).await.unwrap();
-    cms
+    (cms, owners)
 }
 
 async fn strategic(cms: &Api<ConfigMap>, patch: Value) -> ConfigMap {
@@ -43,7 +66,7 @@ async fn strategic(cms: &Api<ConfigMap>, patch: Value) -> ConfigMap {
 #[tokio::test]
 async fn finalizers_merge_as_a_union_so_another_controllers_finalizer_is_kept() {
     let server = ApiServer::start().await.unwrap();
-    let cms = configmap(&server.client().unwrap()).await;
+    let (cms, _) = configmap(&server.client().unwrap()).await;
     let patched = strategic(
         &cms,
         json!({"metadata": {"finalizers": ["c.example.com/three"]}}),
@@ -64,7 +87,7 @@ async fn finalizers_merge_as_a_union_so_another_controllers_finalizer_is_kept() 
 #[tokio::test]
 async fn delete_from_primitive_list_removes_only_the_named_finalizer() {
     let server = ApiServer::start().await.unwrap();
-    let cms = configmap(&server.client().unwrap()).await;
+    let (cms, _) = configmap(&server.client().unwrap()).await;
     strategic(
         &cms,
         json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["a.example.com/one"]}}),
@@ -84,48 +107,85 @@ async fn delete_from_primitive_list_removes_only_the_named_finalizer() {
 #[tokio::test]
 async fn owner_references_merge_by_uid_and_patch_delete_removes_one() {
     let server = ApiServer::start().await.unwrap();
-    let cms = configmap(&server.client().unwrap()).await;
+    let (cms, owners) = configmap(&server.client().unwrap()).await;
     strategic(
         &cms,
         json!({"metadata": {"ownerReferences": [
-            {"uid": "uid-2", "controller": true},
-            {"apiVersion": "v1", "kind": "ConfigMap", "name": "three", "uid": "uid-3"},
+            {"uid": owners.uid(1), "controller": true},
+            owners.owner(2),
         ]}}),
     )
     .await;
-    let owners = cms
-        .get("app")
-        .await
-        .unwrap()
-        .metadata
-        .owner_references
-        .unwrap();
-    let mut two = owner("uid-2", "two");
+    let stored = cms.get("app").await.unwrap().metadata.owner_references;
+    let mut two = owners.owner(1);
     two.controller = Some(true);
     assert_eq!(
-        owners,
-        [owner("uid-1", "one"), two.clone(), owner("uid-3", "three")]
+        stored.unwrap(),
+        [owners.owner(0), two.clone(), owners.owner(2)]
     );
 
     strategic(
         &cms,
-        json!({"metadata": {"ownerReferences": [{"uid": "uid-1", "$patch": "delete"}]}}),
+        json!({"metadata": {"ownerReferences": [{"uid": owners.uid(0), "$patch": "delete"}]}}),
     )
     .await;
-    let owners = cms
-        .get("app")
+    let stored = cms.get("app").await.unwrap().metadata.owner_references;
+    assert_eq!(stored.unwrap(), [two, owners.owner(2)]);
+}
+
+/// OwnerReferencesPermissionEnforcement judges the owner references a strategic merge
+/// produces: adding one (merged by uid) needs `delete` on the object, a patch that leaves them
+/// alone does not.
+#[tokio::test]
+async fn owner_reference_admission_sees_the_merged_references() {
+    let server = ApiServer::start().await.unwrap();
+    let (cms, owners) = configmap(&server.client().unwrap()).await;
+    let rule = |verbs: &[&str]| PolicyRule {
+        api_groups: Some(vec!["".into()]),
+        resources: Some(vec!["configmaps".into()]),
+        verbs: verbs.iter().map(|v| v.to_string()).collect(),
+        ..Default::default()
+    };
+    let limited: Api<ConfigMap> = Api::namespaced(
+        server
+            .client_with_rules("op", vec![rule(&["get", "patch"])])
+            .unwrap(),
+        "default",
+    );
+    let add_owner = json!({"metadata": {"ownerReferences": [
+        owners.owner(2),
+    ]}});
+    match limited
+        .patch(
+            "app",
+            &PatchParams::default(),
+            &Patch::Strategic(&add_owner),
+        )
         .await
-        .unwrap()
-        .metadata
-        .owner_references
+    {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 403);
+            assert_eq!(
+                status.message,
+                "configmaps \"app\" is forbidden: cannot set an ownerRef on a resource you can't delete: , <nil>"
+            );
+        }
+        other => panic!("expected 403, got {other:?}"),
+    }
+    // Restating an existing reference merges to the same list: no change, no check.
+    let same = json!({"metadata": {"ownerReferences": [{"uid": owners.uid(0), "name": "one"}]}, "data": {"x": "1"}});
+    limited
+        .patch("app", &PatchParams::default(), &Patch::Strategic(&same))
+        .await
         .unwrap();
-    assert_eq!(owners, [two, owner("uid-3", "three")]);
+    let stored = cms.get("app").await.unwrap();
+    assert_eq!(stored.metadata.owner_references.unwrap().len(), 2);
 }
 
 #[tokio::test]
 async fn patch_replace_and_null_on_maps() {
     let server = ApiServer::start().await.unwrap();
-    let cms = configmap(&server.client().unwrap()).await;
+    let (cms, _) = configmap(&server.client().unwrap()).await;
     strategic(&cms, json!({"data": {"$patch": "replace", "n": "1"}})).await;
     assert_eq!(
         cms.get("app").await.unwrap().data.unwrap(),
@@ -138,30 +198,29 @@ async fn patch_replace_and_null_on_maps() {
     );
 }
 
+/// A strategic merge patch of `app` as sent: the status code and body.
+async fn raw_strategic(client: &kube::Client, patch: Value) -> (u16, Value) {
+    let smp = Some("application/strategic-merge-patch+json");
+    raw(client, "PATCH", CM_PATH, smp, Some(patch)).await
+}
+
 #[tokio::test]
 async fn malformed_directives_and_missing_merge_keys_answer_as_upstream() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
     configmap(&client).await;
-    let smp = Some("application/strategic-merge-patch+json");
     // mergepatch.ErrBadPatchFormatForPrimitiveList: 400.
-    let (code, status) = raw(
+    let (code, status) = raw_strategic(
         &client,
-        "PATCH",
-        CM_PATH,
-        smp,
-        Some(json!({"metadata": {"$deleteFromPrimitiveListfinalizers": ["x"]}})),
+        json!({"metadata": {"$deleteFromPrimitiveListfinalizers": ["x"]}}),
     )
     .await;
     assert_eq!((code, status["reason"].as_str()), (400, Some("BadRequest")));
     assert_eq!(status["message"], "invalid patch format of primitive list");
     // An item without the merge key: apimachinery's error, unconverted (500, no reason).
-    let (code, status) = raw(
+    let (code, status) = raw_strategic(
         &client,
-        "PATCH",
-        CM_PATH,
-        smp,
-        Some(json!({"metadata": {"ownerReferences": [{"name": "x"}]}})),
+        json!({"metadata": {"ownerReferences": [{"name": "x"}]}}),
     )
     .await;
     assert_eq!(code, 500);
@@ -170,14 +229,7 @@ async fn malformed_directives_and_missing_merge_keys_answer_as_upstream() {
         "map: map[name:x] does not contain declared merge key: uid"
     );
     // Items of another type than the live list's.
-    let (code, status) = raw(
-        &client,
-        "PATCH",
-        CM_PATH,
-        smp,
-        Some(json!({"metadata": {"finalizers": [["x"]]}})),
-    )
-    .await;
+    let (code, status) = raw_strategic(&client, json!({"metadata": {"finalizers": [["x"]]}})).await;
     assert_eq!(code, 500);
     assert_eq!(
         status["message"],

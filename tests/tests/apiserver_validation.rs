@@ -4,7 +4,7 @@
 
 mod apiserver_support;
 
-use apiserver_support::{raw, rollout, rollout_crd, rollouts};
+use apiserver_support::{raw, rollout, rollout_server, server_with_web};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
@@ -110,9 +110,7 @@ async fn names_follow_the_kinds_rule() {
         );
     }
     // Custom resources are named by the same rule.
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(false)).unwrap();
-    let crs = rollouts(&server.client().unwrap(), "default");
+    let (_server, crs) = rollout_server(false).await;
     let s = status(
         crs.create(&PostParams::default(), &rollout("Web", json!({})))
             .await,
@@ -593,16 +591,7 @@ async fn lease_durations_are_positive_and_times_parse() {
 
 #[tokio::test]
 async fn custom_resource_puts_must_name_a_resource_version() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd(true)).unwrap();
-    let api = rollouts(&server.client().unwrap(), "default");
-    let created = api
-        .create(
-            &PostParams::default(),
-            &rollout("web", json!({"replicas": 1})),
-        )
-        .await
-        .unwrap();
+    let (server, api, created) = server_with_web(json!({"replicas": 1})).await;
     let mut unconditional = created.clone();
     unconditional.metadata.resource_version = None;
     unconditional.data["spec"]["replicas"] = json!(2);

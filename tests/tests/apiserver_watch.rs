@@ -27,9 +27,9 @@ fn cm(name: &str) -> ConfigMap {
     cm
 }
 
-async fn next_event<S>(stream: &mut S) -> WatchEvent<ConfigMap>
+async fn next_event<S, K>(stream: &mut S) -> WatchEvent<K>
 where
-    S: futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Unpin,
+    S: futures::Stream<Item = kube::Result<WatchEvent<K>>> + Unpin,
 {
     tokio::time::timeout(DEADLINE, stream.next())
         .await
@@ -209,14 +209,20 @@ async fn watch_label_selector_turns_leaving_objects_into_deleted() {
     );
 }
 
-#[tokio::test]
-async fn watch_bookmarks_are_sent_when_allowed() {
+/// A server sending bookmarks every 20 ms, and the ConfigMaps of `default`.
+async fn bookmarking_server() -> (ApiServer, Api<ConfigMap>) {
     let server = ApiServer::builder()
         .bookmark_interval(Duration::from_millis(20))
         .start()
         .await
         .unwrap();
-    let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
+    let cms = Api::namespaced(server.client().unwrap(), "default");
+    (server, cms)
+}
+
+#[tokio::test]
+async fn watch_bookmarks_are_sent_when_allowed() {
+    let (_server, cms) = bookmarking_server().await;
     let created = cms.create(&PostParams::default(), &cm("a")).await.unwrap();
     let mut stream = cms
         .watch(
@@ -500,40 +506,14 @@ async fn metadata_lists_and_watches_are_served_as_partial_object_metadata() {
     assert_eq!(first.metadata.name.as_deref(), Some("a"));
 }
 
-/// The rollout CRD with printer columns, as `kubectl get` shows them.
-fn rollout_crd_with_columns()
--> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
-    let mut crd = apiserver_support::rollout_crd_json(true);
-    crd["spec"]["versions"][0]["additionalPrinterColumns"] = json!([
-        {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
-        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
-    ]);
-    serde_json::from_value(crd).unwrap()
-}
-
-async fn next_raw<S>(stream: &mut S) -> WatchEvent<serde_json::Value>
-where
-    S: futures::Stream<Item = kube::Result<WatchEvent<serde_json::Value>>> + Unpin,
-{
-    tokio::time::timeout(DEADLINE, stream.next())
-        .await
-        .expect("event before deadline")
-        .expect("stream open")
-        .expect("event")
-}
-
 #[tokio::test]
 async fn table_watches_send_one_row_tables_with_the_lists_columns_in_the_first_event_only() {
-    let server = ApiServer::start().await.unwrap();
-    server.install_crd(&rollout_crd_with_columns()).unwrap();
-    let client = server.client().unwrap();
-    let api = rollouts(&client, "default");
-    api.create(
-        &PostParams::default(),
-        &rollout("web", json!({"replicas": 1})),
+    let (server, api, _) = apiserver_support::server_of_crd_with_web(
+        &apiserver_support::rollout_crd_with_columns(),
+        json!({"replicas": 1}),
     )
-    .await
-    .unwrap();
+    .await;
+    let client = server.client().unwrap();
     let path = "/apis/demo.kubeward.dev/v1/namespaces/default/rollouts";
     let (code, list) =
         apiserver_support::raw_accept(&client, path, apiserver_support::KUBECTL_TABLE_ACCEPT).await;
@@ -561,7 +541,7 @@ async fn table_watches_send_one_row_tables_with_the_lists_columns_in_the_first_e
         )
         .await
         .unwrap();
-    let WatchEvent::Modified(first) = next_raw(&mut events).await else {
+    let WatchEvent::Modified(first) = next_event(&mut events).await else {
         panic!("MODIFIED first");
     };
     // apiserver endpoints/handlers/response.go watchEmbeddedEncoder: each event's object is the
@@ -590,7 +570,7 @@ async fn table_watches_send_one_row_tables_with_the_lists_columns_in_the_first_e
     )
     .await
     .unwrap();
-    let WatchEvent::Added(second) = next_raw(&mut events).await else {
+    let WatchEvent::Added(second) = next_event(&mut events).await else {
         panic!("ADDED second");
     };
     assert_eq!(second["kind"], "Table");
@@ -603,7 +583,7 @@ async fn table_watches_send_one_row_tables_with_the_lists_columns_in_the_first_e
     assert_eq!(second["rows"][0]["cells"][1], 3);
 
     api.delete("web", &DeleteParams::default()).await.unwrap();
-    let WatchEvent::Deleted(third) = next_raw(&mut events).await else {
+    let WatchEvent::Deleted(third) = next_event(&mut events).await else {
         panic!("DELETED third");
     };
     assert_eq!(third["rows"][0]["cells"][0], "web");
@@ -623,7 +603,7 @@ async fn table_watches_of_built_ins_use_their_printers_columns_and_include_objec
         apiserver_support::KUBECTL_TABLE_ACCEPT,
     )
     .await;
-    let WatchEvent::Added(added) = next_raw(&mut events).await else {
+    let WatchEvent::Added(added) = next_event(&mut events).await else {
         panic!("the current state replays as ADDED");
     };
     let names: Vec<&str> = added["columnDefinitions"]
@@ -638,4 +618,33 @@ async fn table_watches_of_built_ins_use_their_printers_columns_and_include_objec
     assert_eq!(row["cells"][1], 1);
     assert_eq!(row["object"]["kind"], "ConfigMap", "includeObject=Object");
     assert_eq!(row["object"]["data"]["mode"], "fast");
+}
+
+#[tokio::test]
+async fn metadata_watches_get_their_bookmarks_as_partial_object_metadata_too() {
+    let (_server, cms) = bookmarking_server().await;
+    let mut stream = cms
+        .watch_metadata(&WatchParams::default().timeout(60), "0")
+        .await
+        .unwrap()
+        .boxed();
+    // The watch encoder transforms every object it sends, bookmarks included.
+    let bookmark = loop {
+        if let WatchEvent::Bookmark(b) = next_event(&mut stream).await {
+            break b;
+        }
+    };
+    assert_eq!(bookmark.types.kind, "PartialObjectMetadata");
+    assert_eq!(bookmark.types.api_version, "meta.k8s.io/v1");
+    cms.create(&PostParams::default(), &cm("after"))
+        .await
+        .unwrap();
+    let added = loop {
+        match next_event(&mut stream).await {
+            WatchEvent::Added(o) => break o,
+            WatchEvent::Bookmark(_) => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(added.metadata.name.as_deref(), Some("after"));
 }

@@ -116,6 +116,35 @@ async fn an_event_create_whose_connection_dropped_after_commit_is_not_duplicated
     assert_eq!(event_creates(&server), [0], "one create, never repeated");
 }
 
+/// The event create commits and is answered 504; kube's client retries it into `409
+/// AlreadyExists`, and the read-back meets a 404 — answers that contradict each other (the name
+/// exists). The create stays in doubt instead of being renamed into a second event, and the next
+/// write resolves it: one event, counted once.
+#[tokio::test]
+async fn an_event_create_whose_read_back_contradicts_already_exists_is_not_duplicated() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let recorder = patient_recorder(&client);
+    server.faults().add(
+        Fault::new(FaultAction::CommitThenStatus(504))
+            .method(Method::POST)
+            .resource("events.k8s.io", "events")
+            .times(1),
+    );
+    server.faults().add(
+        Fault::new(FaultAction::Status(404))
+            .method(Method::GET)
+            .resource("events.k8s.io", "events")
+            .times(1),
+    );
+    let event = Event::warning("FailedDeploy", "Deploy").with_note("image pull failed");
+    let _ = recorder.publish(&event, &web()).await;
+    recorder.flush().await.unwrap();
+    let events = stored_events(&client).await;
+    assert_eq!(events.len(), 1, "no second event: {events:#?}");
+    assert_eq!(count(&events[0]), 1);
+}
+
 /// A create that fails without committing (the connection drops first) is read back, found
 /// absent, and kept counted: the next publish creates the one event carrying both occurrences.
 #[tokio::test]

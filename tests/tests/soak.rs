@@ -32,6 +32,10 @@ use serde::{Deserialize, Serialize};
 const NAMESPACE: &str = "default";
 const CONTROLLER: &str = "soak.kubeward.dev/items";
 const FINALIZER: &str = "soak.kubeward.dev/cleanup";
+/// The driver's own finalizer on every item: a deleted item stays (Terminating) after the
+/// controller removed its finalizer until the driver has read its final status, so that the
+/// transition checks cover deleted items too.
+const AUDIT: &str = "soak.kubeward.dev/audit";
 const REPLICAS: [&str; 2] = ["replica-a", "replica-b"];
 /// The reasons of transition events (failure events have others).
 const TRANSITION_REASONS: [&str; 3] = ["Applying", "WaitingForApproval", "Applied"];
@@ -343,6 +347,8 @@ struct Figures {
     faults: BTreeMap<&'static str, usize>,
     passes: usize,
     abandoned: usize,
+    /// Deleted items whose final status was read before they went.
+    deleted_audited: usize,
     /// How long convergence took once the faults stopped, and stopping both replicas.
     settle: Duration,
     stop: Duration,
@@ -378,6 +384,11 @@ impl std::fmt::Display for Figures {
         )?;
         writeln!(f, "passes started: {}", self.passes)?;
         writeln!(f, "passes abandoned: {}", self.abandoned)?;
+        writeln!(
+            f,
+            "deleted objects audited (final status read before they went): {}",
+            self.deleted_audited
+        )?;
         writeln!(
             f,
             "converged {:.1} s after the faults stopped; replicas stopped in {:.1} s",
@@ -435,6 +446,56 @@ fn replica(
     )
 }
 
+/// The final status of a deleted item, read once the controller let it go.
+struct Released {
+    name: String,
+    history: Vec<String>,
+}
+
+/// Reads the final status of every deleted item the controller let go (only the driver's
+/// finalizer is left: no write of the controller can land any more, as each carries a
+/// resourceVersion older than its finalizer removal) and removes the driver's finalizer, so the
+/// item goes. Keyed by uid into `released`.
+async fn release(items: &Api<Item>, released: &mut HashMap<String, Released>) {
+    let list = retry(|| async { items.list(&ListParams::default()).await })
+        .await
+        .items;
+    for item in list {
+        let let_go = item.metadata.deletion_timestamp.is_some()
+            && item.finalizers().iter().all(|f| f == AUDIT);
+        let Some(uid) = item.uid().filter(|_| let_go) else {
+            continue;
+        };
+        released.entry(uid).or_insert_with(|| Released {
+            name: item.name_any(),
+            history: item
+                .status
+                .as_ref()
+                .map(|s| s.history.clone())
+                .unwrap_or_default(),
+        });
+        let patch = serde_json::json!({
+            "metadata": { "finalizers": null, "resourceVersion": item.resource_version() }
+        });
+        // A conflict (someone wrote since the list) leaves it for the next round.
+        let _ = retry(|| async {
+            match items
+                .patch(
+                    &item.name_any(),
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await
+            {
+                Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => Ok(()),
+                Ok(_) => Ok(()),
+                Err(error) => Err(error),
+            }
+        })
+        .await;
+    }
+}
+
 async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
     let mut figures = Figures::default();
     let mut rng = Rng(seed);
@@ -467,7 +528,9 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
                 deleted: false,
             },
         );
-        Item::new(&name, spec)
+        let mut item = Item::new(&name, spec);
+        item.metadata.finalizers = Some(vec![AUDIT.into()]);
+        item
     };
     for _ in 0..objects {
         let item = create(&mut rng, &mut driven);
@@ -476,9 +539,15 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
     figures.objects = objects;
 
     // Faults and operations, interleaved, for `secs`.
+    let mut released: HashMap<String, Released> = HashMap::new();
     let end = tokio::time::Instant::now() + Duration::from_secs(secs);
     let mut next_fault = tokio::time::Instant::now();
+    let mut next_release = tokio::time::Instant::now();
     while tokio::time::Instant::now() < end {
+        if tokio::time::Instant::now() >= next_release {
+            release(&items, &mut released).await;
+            next_release = tokio::time::Instant::now() + Duration::from_millis(500);
+        }
         if tokio::time::Instant::now() >= next_fault {
             let kind = inject(&server, &mut rng).await;
             *figures.faults.entry(kind).or_default() += 1;
@@ -564,20 +633,31 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
         .map(|(n, d)| (n.clone(), d.spec.clone()))
         .collect();
     let converged = |list: &[Item]| {
-        list.iter().all(|item| {
-            let Some(spec) = live.get(&item.name_any()) else {
-                return false; // a deleted item still there
-            };
-            let (status, reason, message) = desired(spec);
-            item.status.as_ref().is_some_and(|s| {
-                s.conditions.iter().any(|c| {
-                    c.type_ == "Ready"
-                        && c.status == status.to_string()
-                        && c.reason == reason
-                        && c.message == message
+        let live_items: Vec<&Item> = list
+            .iter()
+            .filter(|item| live.contains_key(&item.name_any()))
+            .collect();
+        // A deleted item may wait for the driver's finalizer, not for the controller's.
+        let let_go = list
+            .iter()
+            .filter(|item| !live.contains_key(&item.name_any()))
+            .all(|item| item.finalizers().iter().all(|f| f == AUDIT));
+        let_go
+            && live_items.len() == live.len()
+            && live_items.iter().all(|item| {
+                let Some(spec) = live.get(&item.name_any()) else {
+                    return false;
+                };
+                let (status, reason, message) = desired(spec);
+                item.status.as_ref().is_some_and(|s| {
+                    s.conditions.iter().any(|c| {
+                        c.type_ == "Ready"
+                            && c.status == status.to_string()
+                            && c.reason == reason
+                            && c.message == message
+                    })
                 })
             })
-        }) && list.len() == live.len()
     };
     let mut list = Vec::new();
     let settling = tokio::time::Instant::now();
@@ -613,6 +693,13 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
         );
     }
     let cleaned = ledger.cleaned.lock().unwrap().clone();
+    // The deleted items the controller let go (its finalizer removed) that still wait for the
+    // driver's: their final status is read, then they go too.
+    release(&items, &mut released).await;
+    let list: Vec<Item> = retry(|| async { items.list(&ListParams::default()).await })
+        .await
+        .items;
+    let by_name: HashMap<String, &Item> = list.iter().map(|i| (i.name_any(), i)).collect();
     for name in driven.iter().filter(|(_, d)| d.deleted).map(|(n, _)| n) {
         let left = by_name.get(name);
         figures.check(
@@ -621,6 +708,7 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
             || format!("{name} still there: {:?}", left.map(|i| &i.metadata)),
         );
     }
+    figures.deleted_audited = released.len();
 
     let lease = retry(|| async {
         Api::<Lease>::namespaced(admin.clone(), NAMESPACE)
@@ -661,11 +749,23 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
         retry(|| async { events_api.list(&ListParams::default()).await })
             .await
             .items;
-    let live_uids: HashMap<String, &Item> =
-        list.iter().filter_map(|i| Some((i.uid()?, i))).collect();
+    // Every item, live or deleted (with its final status, read before it went): the name and
+    // the transitions its status recorded as persisted.
+    let mut audited: HashMap<String, (String, Vec<String>)> = list
+        .iter()
+        .filter_map(|item| {
+            let history = item.status.as_ref().map(|s| s.history.clone());
+            Some((item.uid()?, (item.name_any(), history.unwrap_or_default())))
+        })
+        .collect();
+    audited.extend(
+        released
+            .iter()
+            .map(|(uid, r)| (uid.clone(), (r.name.clone(), r.history.clone()))),
+    );
 
-    // Live items: the transitions their status recorded as persisted each have exactly one
-    // event, counted once, and no transition event exists that the status does not record.
+    // The transitions each item's status recorded as persisted each have exactly one event,
+    // counted once, and no transition event exists that the status does not record.
     let mut by_uid: HashMap<&str, Vec<&StoredEvent>> = HashMap::new();
     for event in &events {
         let uid = event.regarding.as_ref().and_then(|r| r.uid.as_deref());
@@ -678,12 +778,7 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
             by_uid.entry(uid).or_default().push(event);
         }
     }
-    for (uid, item) in &live_uids {
-        let history = item
-            .status
-            .as_ref()
-            .map(|s| s.history.clone())
-            .unwrap_or_default();
+    for (uid, (name, history)) in &audited {
         let mut published: HashMap<String, i32> = HashMap::new();
         for event in by_uid.get(uid.as_str()).into_iter().flatten() {
             let key = format!(
@@ -693,16 +788,43 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
             );
             *published.entry(key).or_default() += event.series.as_ref().map_or(1, |s| s.count);
         }
-        let name = item.name_any();
-        for transition in &history {
+        for transition in history {
             let count = published.get(transition).copied().unwrap_or(0);
             figures.check(
                 "every persisted transition has exactly one event, counted once",
                 count == 1,
                 || {
-                    let abandoned = abandoned.iter().filter(|n| **n == name).count();
+                    let abandoned = abandoned.iter().filter(|n| *n == name).count();
+                    let deleted = if released.contains_key(uid) {
+                        ", deleted"
+                    } else {
+                        ""
+                    };
+                    // Which events: two of them (a duplicate create) or one counted twice (two
+                    // publishes of one series)?
+                    let events: Vec<String> = by_uid
+                        .get(uid.as_str())
+                        .into_iter()
+                        .flatten()
+                        .filter(|e| {
+                            format!(
+                                "{}|{}",
+                                e.reason.as_deref().unwrap_or_default(),
+                                e.note.as_deref().unwrap_or_default()
+                            ) == *transition
+                        })
+                        .map(|e| {
+                            format!(
+                                "{} by {} count {}",
+                                e.name_any(),
+                                e.reporting_instance.as_deref().unwrap_or_default(),
+                                e.series.as_ref().map_or(1, |s| s.count)
+                            )
+                        })
+                        .collect();
                     format!(
-                        "{name}: transition {transition:?} published {count} times ({abandoned} passes over it abandoned)"
+                        "{name}{deleted}: transition {transition:?} published {count} times \
+                         ({abandoned} passes over it abandoned): {events:?}"
                     )
                 },
             );

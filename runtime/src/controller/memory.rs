@@ -11,10 +11,15 @@
 //!   stale — so a transition the earlier write stored is never taken for stored again (its
 //!   conflicting write would read back as "stored" and publish the event twice).
 //!
-//! A success drops an object's entry unless it was finalized or awaits its written version.
-//! Entries of deleted objects are dropped by a sweep against the controller's cache (is an object of that uid still there?) each
-//! time the table has doubled since the last sweep, so it holds at most about twice the entries
-//! of the objects in the cache (and never fewer than 64 before a sweep).
+//! A success drops an object's entry unless it was finalized or awaits its written version. The
+//! entry of a deleted object is dropped when the controller observes it gone: on its watch's
+//! delete event ([`ObjectMemory::forget`]), on a relist that no longer holds it
+//! ([`ObjectMemory::sweep`], as a delete that happened while the watch was down has no event),
+//! and when a pass's result would remember an object the cache no longer holds (its delete event
+//! arrived while the pass ran). A sweep against the controller's cache (is an object of that uid
+//! still there?) also runs each time the table has doubled since the last sweep, so it holds at
+//! most about twice the entries of the objects in the cache (and never fewer than 64 before a
+//! sweep) whatever events are missed.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -91,7 +96,9 @@ impl ObjectMemory {
         let mut table = self.lock();
         let entry = table.entry(object, &exists);
         entry.retries = entry.retries.saturating_add(1);
-        entry.retries
+        let attempt = entry.retries;
+        table.drop_if_gone(object, &exists);
+        attempt
     }
 
     /// `object`'s pass succeeded: its next retry is a first attempt again.
@@ -117,6 +124,7 @@ impl ObjectMemory {
         let entry = table.entry(object, &exists);
         entry.finalized = true;
         entry.retries = 0;
+        table.drop_if_gone(object, &exists);
     }
 
     /// Whether this controller already removed its finalizer from `object`.
@@ -131,6 +139,18 @@ impl ObjectMemory {
     pub(super) fn wrote<K: Resource>(&self, read: &K, exists: impl Fn(Whereabouts<'_>) -> bool) {
         let mut table = self.lock();
         table.entry(read, &exists).superseded = read.resource_version();
+        table.drop_if_gone(read, &exists);
+    }
+
+    /// The controller observed `object` deleted (its watch's delete event): forgets it.
+    pub(super) fn forget<K: Resource>(&self, object: &K) {
+        self.lock().entries.remove(&key(object));
+    }
+
+    /// Forgets every object that `exists` no longer finds: after a relist, which has no delete
+    /// events for the objects deleted while the watch was down.
+    pub(super) fn sweep(&self, exists: impl Fn(Whereabouts<'_>) -> bool) {
+        self.lock().sweep(&exists);
     }
 
     /// Whether `object` is the version a stored status write replaced: the cache is behind.
@@ -159,7 +179,7 @@ impl ObjectMemory {
 
     /// How many objects are remembered.
     #[cfg(test)]
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.lock().entries.len()
     }
 
@@ -169,6 +189,32 @@ impl ObjectMemory {
 }
 
 impl Table {
+    /// Drops the entries of objects `exists` does not find.
+    fn sweep(&mut self, exists: &impl Fn(Whereabouts<'_>) -> bool) {
+        self.entries.retain(|uid, entry| {
+            exists(Whereabouts {
+                namespace: entry.namespace.as_deref(),
+                name: &entry.name,
+                uid,
+            })
+        });
+        self.sweep_at = MIN_SWEEP.max(self.entries.len() * 2);
+    }
+
+    /// Drops the entry of `object` if `exists` does not find it: its delete event came already,
+    /// so nothing would ever drop it but a sweep.
+    fn drop_if_gone<K: Resource>(&mut self, object: &K, exists: &impl Fn(Whereabouts<'_>) -> bool) {
+        let key = key(object);
+        let gone = !exists(Whereabouts {
+            namespace: object.meta().namespace.as_deref(),
+            name: object.meta().name.as_deref().unwrap_or_default(),
+            uid: &key,
+        });
+        if gone {
+            self.entries.remove(&key);
+        }
+    }
+
     /// The entry of `object`, created (after a sweep, if the table has doubled) if absent.
     fn entry<K: Resource>(
         &mut self,
@@ -177,14 +223,7 @@ impl Table {
     ) -> &mut Entry {
         let key = key(object);
         if !self.entries.contains_key(&key) && self.entries.len() >= self.sweep_at {
-            self.entries.retain(|uid, entry| {
-                exists(Whereabouts {
-                    namespace: entry.namespace.as_deref(),
-                    name: &entry.name,
-                    uid,
-                })
-            });
-            self.sweep_at = MIN_SWEEP.max(self.entries.len() * 2);
+            self.sweep(exists);
         }
         self.entries.entry(key).or_insert_with(|| Entry {
             namespace: object.namespace(),
@@ -261,34 +300,70 @@ mod tests {
         memory.finalized(&gone, everything_exists);
         memory.succeeded(&gone);
         assert!(memory.is_finalized(&gone), "a success does not forget it");
-        let nothing_exists = |_: Whereabouts<'_>| false;
-        for i in 0..MIN_SWEEP {
+        for i in 1..MIN_SWEEP {
             memory.retry(
                 &object(&format!("o{i}"), &format!("uid-o{i}")),
-                nothing_exists,
+                everything_exists,
             );
         }
+        // All of them left the cache (their delete events missed): the next entry sweeps.
+        let nothing_exists = |_: Whereabouts<'_>| false;
+        memory.retry(&object("next", "uid-next"), nothing_exists);
         assert!(!memory.is_finalized(&gone), "swept with the others");
-        assert_eq!(memory.len(), 1, "only the entry added after the sweep");
+        assert_eq!(memory.len(), 0);
     }
 
     #[test]
     fn entries_of_objects_no_longer_cached_are_swept_when_the_table_doubles() {
         let memory = ObjectMemory::default();
-        let live = |w: Whereabouts<'_>| w.uid.starts_with("live");
         for i in 0..MIN_SWEEP {
             let uid = if i < 10 {
                 format!("live-{i}")
             } else {
                 format!("deleted-{i}")
             };
-            memory.retry(&object(&format!("o{i}"), &uid), live);
+            memory.retry(&object(&format!("o{i}"), &uid), everything_exists);
         }
         assert_eq!(memory.len(), MIN_SWEEP, "no sweep below the threshold");
-        // The next new entry sweeps: only the 10 live objects stay, plus the new one.
+        // Then all but 10 are deleted, their events missed: the next new entry sweeps, and only
+        // the 10 live objects stay, plus the new one.
+        let live = |w: Whereabouts<'_>| w.uid.starts_with("live");
         memory.retry(&object("next", "live-next"), live);
         assert_eq!(memory.len(), 11);
-        // The deleted objects' names can come back as new objects with a fresh count.
-        assert_eq!(memory.retry(&object("o20", "deleted-20"), live), 1);
+    }
+
+    #[test]
+    fn an_object_observed_deleted_is_forgotten_at_once() {
+        let memory = ObjectMemory::default();
+        let web = at_version(object("web", "uid-1"), "10");
+        memory.retry(&web, everything_exists);
+        memory.wrote(&web, everything_exists);
+        memory.finalized(&web, everything_exists);
+        memory.retry(&object("db", "uid-2"), everything_exists);
+        memory.forget(&web);
+        assert!(!memory.is_finalized(&web));
+        assert!(!memory.is_superseded(&web));
+        assert_eq!(memory.len(), 1, "only the other object");
+    }
+
+    #[test]
+    fn a_relist_forgets_the_objects_deleted_while_the_watch_was_down() {
+        let memory = ObjectMemory::default();
+        memory.retry(&object("web", "uid-1"), everything_exists);
+        memory.finalized(&object("db", "uid-2"), everything_exists);
+        memory.sweep(|w| w.uid == "uid-1");
+        assert_eq!(memory.len(), 1);
+        assert_eq!(memory.retry(&object("web", "uid-1"), everything_exists), 2);
+    }
+
+    #[test]
+    fn a_pass_ending_after_its_objects_delete_event_leaves_nothing_behind() {
+        let memory = ObjectMemory::default();
+        let nothing_exists = |_: Whereabouts<'_>| false;
+        let gone = at_version(object("web", "uid-1"), "10");
+        assert_eq!(memory.retry(&gone, nothing_exists), 1);
+        memory.finalized(&gone, nothing_exists);
+        memory.wrote(&gone, nothing_exists);
+        assert_eq!(memory.len(), 0);
     }
 }

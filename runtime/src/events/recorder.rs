@@ -492,14 +492,18 @@ impl Inner {
                         state.stored = Stored::No;
                         return Err(error);
                     }
-                    Ok(ReadBack::Absent | ReadBack::Someone) if !renamed => {
-                        // Someone else's event under our random name (or one the server expired
-                        // between the create and the read): pick another name, once.
+                    // `AlreadyExists`, yet nothing under the name: the answers contradict each
+                    // other (or the event expired in between). Renaming could make a second
+                    // event of one that landed: stay in doubt, and the next write sends the same
+                    // create and reads back again.
+                    Ok(ReadBack::Absent) => return Err(error),
+                    Ok(ReadBack::Someone) if !renamed => {
+                        // Someone else's event under our random name: pick another name, once.
                         renamed = true;
                         state.stored = Stored::No;
                         state.name = event_name(series.regarding.name.as_deref());
                     }
-                    Ok(ReadBack::Absent | ReadBack::Someone) => {
+                    Ok(ReadBack::Someone) => {
                         state.stored = before;
                         return Err(error);
                     }

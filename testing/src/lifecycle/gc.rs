@@ -118,7 +118,7 @@ pub fn collect(state: &mut State) -> HashSet<String> {
             .unwrap_or_default();
         if owner.has(ORPHAN) {
             for dep in deps {
-                remove_refs(state, dep, &[owner.uid.as_str()]);
+                rewrite_refs(state, dep, |refs| refs.retain(|r| ref_uid(r) != owner.uid));
             }
             remove_finalizer(state, owner, ORPHAN);
         } else if owner.has(FOREGROUND) {
@@ -133,8 +133,11 @@ pub fn collect(state: &mut State) -> HashSet<String> {
         }
     }
     for item in nodes.iter().filter(|n| !n.deleting && !n.refs.is_empty()) {
-        let has_dependents = dependents.contains_key(item.uid.as_str());
-        attempt_to_delete(state, item, has_dependents);
+        let deps = dependents
+            .get(item.uid.as_str())
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        attempt_to_delete(state, item, deps);
     }
     dependents.into_keys().map(str::to_string).collect()
 }
@@ -181,7 +184,7 @@ fn classify(state: &State, item: &Node, reference: &Value) -> Option<Owner> {
     })
 }
 
-fn attempt_to_delete(state: &mut State, item: &Node, has_dependents: bool) {
+fn attempt_to_delete(state: &mut State, item: &Node, dependents: &[&Node]) {
     let Some(latest) = item.latest(state) else {
         return;
     };
@@ -203,11 +206,23 @@ fn attempt_to_delete(state: &mut State, item: &Node, has_dependents: bool) {
     if solid {
         let gone: Vec<&str> = dangling.into_iter().chain(waiting).collect();
         if !gone.is_empty() {
-            remove_refs(state, item, &gone);
+            rewrite_refs(state, item, |refs| {
+                refs.retain(|r| !gone.contains(&ref_uid(r)));
+            });
         }
         return;
     }
-    let policy = if !waiting.is_empty() && has_dependents {
+    let policy = if !waiting.is_empty() && !dependents.is_empty() {
+        // An owner waits for this item, which has dependents of its own: it is deleted in the
+        // foreground too. If one of its dependents deletes in the foreground as well, the chain
+        // may be a cycle: this item's references stop blocking first.
+        if dependents.iter().any(|d| d.deleting && d.has(FOREGROUND)) {
+            rewrite_refs(state, item, |refs| {
+                for r in refs.iter_mut().filter(|r| r["blockOwnerDeletion"] == true) {
+                    r["blockOwnerDeletion"] = json!(false);
+                }
+            });
+        }
         Propagation::Foreground
     } else if item.has(ORPHAN) {
         Propagation::Orphan
@@ -224,15 +239,13 @@ fn attempt_to_delete(state: &mut State, item: &Node, has_dependents: bool) {
     let _ = state.delete(&item.info, item.namespace_param(), &item.name, &options);
 }
 
-/// Drops `item`'s owner references to `uids`.
-fn remove_refs(state: &mut State, item: &Node, uids: &[&str]) {
+/// Rewrites `item`'s owner references with `edit` (the garbage collector's patches).
+fn rewrite_refs(state: &mut State, item: &Node, edit: impl FnOnce(&mut Vec<Value>)) {
     let Some(old) = item.latest(state) else {
         return;
     };
-    let kept: Vec<Value> = owner_refs(&old)
-        .into_iter()
-        .filter(|r| !uids.contains(&ref_uid(r)))
-        .collect();
+    let mut kept = owner_refs(&old);
+    edit(&mut kept);
     let mut new = old.clone();
     if let Some(meta) = new["metadata"].as_object_mut() {
         if kept.is_empty() {

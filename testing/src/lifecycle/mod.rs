@@ -136,3 +136,46 @@ pub(crate) async fn run(shared: Weak<Shared>) {
         triggers = reconcile(&mut shared.lock());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::StorageKey;
+    use serde_json::json;
+
+    fn change(kind: ChangeType, resource: &str, object: Value) -> Change {
+        Change {
+            rv: 2,
+            kind,
+            storage: StorageKey {
+                group: String::new(),
+                resource: resource.into(),
+            },
+            object,
+            previous: None,
+        }
+    }
+
+    #[test]
+    fn only_writes_that_concern_the_controllers_wake_them() {
+        let triggers = Triggers {
+            terminating: ["shop".to_string()].into(),
+            referenced: ["owner-uid".to_string()].into(),
+        };
+        let plain = json!({"metadata": {"namespace": "default", "name": "a", "uid": "u"}});
+        assert!(!triggers.wants(&change(ChangeType::Modified, "configmaps", plain.clone())));
+        assert!(!triggers.wants(&change(ChangeType::Deleted, "configmaps", plain)));
+        let owner = json!({"metadata": {"namespace": "default", "name": "o", "uid": "owner-uid"}});
+        assert!(triggers.wants(&change(ChangeType::Deleted, "configmaps", owner)));
+        let dependent = json!({"metadata": {"namespace": "default", "name": "d",
+            "ownerReferences": [{"uid": "x"}]}});
+        assert!(triggers.wants(&change(ChangeType::Added, "configmaps", dependent)));
+        let terminating = json!({"metadata": {"namespace": "shop", "name": "a"}});
+        assert!(triggers.wants(&change(ChangeType::Deleted, "configmaps", terminating)));
+        let foreground = json!({"metadata": {"namespace": "default", "name": "a",
+            "deletionTimestamp": "t", "finalizers": ["foregroundDeletion"]}});
+        assert!(triggers.wants(&change(ChangeType::Modified, "configmaps", foreground)));
+        let ns = json!({"metadata": {"name": "other"}});
+        assert!(triggers.wants(&change(ChangeType::Modified, "namespaces", ns)));
+    }
+}

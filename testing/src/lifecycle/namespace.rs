@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::propagation::{Propagation, deletion_finalizers};
-use crate::api::{State, finalizers, meta_mut, rfc3339};
+use crate::api::{State, finalizers, meta_mut, rfc3339, string_list};
 use crate::resources::ResourceInfo;
 use crate::status::{ApiError, Qualified};
 
@@ -66,14 +66,7 @@ pub fn is_namespaces(info: &ResourceInfo) -> bool {
 }
 
 fn spec_finalizers(ns: &Value) -> Vec<String> {
-    ns["spec"]["finalizers"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|f| f.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+    string_list(&ns["spec"]["finalizers"])
 }
 
 fn is_deleting(obj: &Value) -> bool {
@@ -244,31 +237,31 @@ impl Content {
                 ),
             );
         }
+        let listing = |counts: &BTreeMap<String, usize>, entry: fn(&str, usize) -> String| {
+            let parts: Vec<String> = counts.iter().map(|(k, n)| entry(k, *n)).collect();
+            parts.join(", ")
+        };
         if !self.remaining.is_empty() {
-            let parts: Vec<String> = self
-                .remaining
-                .iter()
-                .map(|(gr, n)| format!("{gr} has {n} resource instances"))
-                .collect();
+            let parts = listing(&self.remaining, |gr, n| {
+                format!("{gr} has {n} resource instances")
+            });
             out.insert(
                 "NamespaceContentRemaining",
                 (
                     "SomeResourcesRemain",
-                    format!("Some resources are remaining: {}", parts.join(", ")),
+                    format!("Some resources are remaining: {parts}"),
                 ),
             );
         }
         if !self.finalizers.is_empty() {
-            let parts: Vec<String> = self
-                .finalizers
-                .iter()
-                .map(|(f, n)| format!("{f} in {n} resource instances"))
-                .collect();
+            let parts = listing(&self.finalizers, |f, n| {
+                format!("{f} in {n} resource instances")
+            });
             out.insert(
                 "NamespaceFinalizersRemaining",
                 (
                     "SomeFinalizerRemain",
-                    format!("Some finalizers are remaining: {}", parts.join(", ")),
+                    format!("Some finalizers are remaining: {parts}"),
                 ),
             );
         }

@@ -86,28 +86,23 @@ impl Propagation {
     }
 }
 
-/// Whether a DELETE leaves `orphan` on the object (`shouldOrphanDependents`): the explicit
-/// policy, else an existing finalizer, else the kind's default — background for every kind
-/// served here (the `OrphanDependents` defaults belong to `extensions/v1beta1` and
-/// `apps/v1beta1|2` workloads).
-fn should_orphan(current: &[String], policy: Option<Propagation>) -> bool {
+/// Whether a DELETE leaves `finalizer` (that of policy `wanted`) on the object
+/// (`shouldOrphanDependents`, `shouldDeleteDependents`): the explicit policy, else an existing
+/// garbage collector finalizer, else the kind's default — background for every kind served here
+/// (the `OrphanDependents` defaults belong to `extensions/v1beta1` and `apps/v1beta1|2`
+/// workloads).
+fn should_have(
+    current: &[String],
+    policy: Option<Propagation>,
+    wanted: Propagation,
+    finalizer: &str,
+) -> bool {
     match policy {
-        Some(p) => p == Propagation::Orphan,
+        Some(p) => p == wanted,
         None => current
             .iter()
             .find(|f| *f == ORPHAN || *f == FOREGROUND)
-            .is_some_and(|f| f == ORPHAN),
-    }
-}
-
-/// Whether a DELETE leaves `foregroundDeletion` on the object (`shouldDeleteDependents`).
-fn should_delete_dependents(current: &[String], policy: Option<Propagation>) -> bool {
-    match policy {
-        Some(p) => p == Propagation::Foreground,
-        None => current
-            .iter()
-            .find(|f| *f == ORPHAN || *f == FOREGROUND)
-            .is_some_and(|f| f == FOREGROUND),
+            .is_some_and(|f| f == finalizer),
     }
 }
 
@@ -115,8 +110,8 @@ fn should_delete_dependents(current: &[String], policy: Option<Propagation>) -> 
 /// `foregroundDeletion` removed and added back as the policy says. Returns `None` when the set
 /// does not change (the stored order is kept then).
 pub fn deletion_finalizers(current: &[String], policy: Option<Propagation>) -> Option<Vec<String>> {
-    let orphan = should_orphan(current, policy);
-    let foreground = should_delete_dependents(current, policy);
+    let orphan = should_have(current, policy, Propagation::Orphan, ORPHAN);
+    let foreground = should_have(current, policy, Propagation::Foreground, FOREGROUND);
     let mut next: Vec<String> = current
         .iter()
         .filter(|f| *f != ORPHAN && *f != FOREGROUND)

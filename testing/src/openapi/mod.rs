@@ -18,7 +18,7 @@ mod v3;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use self::definitions::{Definitions, V2_REF_PREFIX, collect_refs};
 use crate::resources::{Registry, ResourceInfo};
@@ -78,6 +78,19 @@ fn item_path(info: &ResourceInfo) -> String {
     } else {
         format!("{base}/{}/{{name}}", info.plural)
     }
+}
+
+/// Each resource's item path with its `patch` operation, the query parameters built by `param`.
+fn patch_paths(infos: &[Arc<ResourceInfo>], param: impl Fn(&str) -> Value) -> Map<String, Value> {
+    infos
+        .iter()
+        .map(|info| {
+            (
+                item_path(info),
+                patch_operation(info, patch_parameters(&param)),
+            )
+        })
+        .collect()
 }
 
 /// The item path's `patch` operation, with the query parameters given.

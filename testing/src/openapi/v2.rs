@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{all_resources, item_path, kind_definitions, patch_operation, patch_parameters};
+use super::{all_resources, kind_definitions, patch_paths};
 use crate::resources::Registry;
 
 /// `/openapi/v2`.
@@ -16,15 +16,7 @@ pub fn document(registry: &Registry) -> Value {
     let infos = all_resources(registry);
     let param =
         |name: &str| json!({"name": name, "in": "query", "type": "string", "uniqueItems": true});
-    let paths: Map<String, Value> = infos
-        .iter()
-        .map(|info| {
-            (
-                item_path(info),
-                patch_operation(info, patch_parameters(param)),
-            )
-        })
-        .collect();
+    let paths = patch_paths(&infos, param);
     // The definitions are in v2 form already.
     let definitions: Map<String, Value> = kind_definitions(&infos, true).into_iter().collect();
     json!({

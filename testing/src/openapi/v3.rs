@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{item_path, kind_definitions, patch_operation, patch_parameters, with_ref_prefix};
+use super::{kind_definitions, patch_paths, with_ref_prefix};
 use crate::resources::Registry;
 
 const V3_REF_PREFIX: &str = "#/components/schemas/";
@@ -48,15 +48,7 @@ pub fn group_version(registry: &Registry, path: &str) -> Option<Value> {
         return None;
     }
     let param = |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string", "uniqueItems": true}});
-    let paths: Map<String, Value> = infos
-        .iter()
-        .map(|info| {
-            (
-                item_path(info),
-                patch_operation(info, patch_parameters(param)),
-            )
-        })
-        .collect();
+    let paths = patch_paths(&infos, param);
     let schemas: Map<String, Value> = kind_definitions(&infos, false)
         .into_iter()
         .map(|(name, def)| (name, with_ref_prefix(def, V3_REF_PREFIX)))

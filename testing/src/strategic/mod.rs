@@ -28,6 +28,7 @@ mod meta;
 use serde_json::{Map, Value};
 
 use crate::openapi::definitions::Definitions;
+use crate::resources::ResourceInfo;
 use crate::status::ApiError;
 
 use self::meta::PatchSchema;
@@ -60,9 +61,29 @@ impl From<SmpError> for ApiError {
     }
 }
 
+/// Applies `patch` to `original`, an object of the built-in resource `info` as served, found
+/// by its kind's OpenAPI definition; errors as the server answers them.
+pub fn patch_object(
+    info: &ResourceInfo,
+    original: &Value,
+    patch: Map<String, Value>,
+) -> Result<Value, ApiError> {
+    let definition = Definitions::builtin()
+        .name_of_kind(&info.group, &info.version, &info.kind)
+        .ok_or_else(|| {
+            ApiError::internal(format!(
+                "no OpenAPI definition of {} {} for strategic merge patch",
+                info.api_version(),
+                info.kind
+            ))
+        })?;
+    let original = original.as_object().cloned().unwrap_or_default();
+    Ok(Value::Object(apply(original, patch, definition)?))
+}
+
 /// Applies `patch` to `original`, an object of the built-in kind whose OpenAPI definition is
 /// `definition` (e.g. `io.k8s.api.core.v1.ConfigMap`).
-pub fn apply(
+fn apply(
     original: Map<String, Value>,
     patch: Map<String, Value>,
     definition: &str,

@@ -73,3 +73,65 @@ impl Kubectl {
         text
     }
 }
+
+impl Kubectl {
+    /// kubectl for `server`: a kubeconfig (and cache) in a directory of the server's own, which
+    /// is returned for the test's files.
+    pub fn for_server(server: &kubeward_testing::ApiServer) -> (Self, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
+        std::fs::create_dir_all(&dir).expect("kubectl's directory");
+        let kubeconfig = dir.join("kubeconfig");
+        server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+        (Self::new(&kubeconfig), dir)
+    }
+
+    /// Starts a long-running kubectl (`get -w`): the process, killed when dropped, and its
+    /// stdout lines as they are printed.
+    pub fn spawn_lines(&self, args: &[&str]) -> (Running, std::sync::mpsc::Receiver<String>) {
+        use std::io::BufRead;
+        let mut child = Command::new(&self.bin)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("kubectl starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        (Running(child), rx)
+    }
+}
+
+/// A kubectl process killed when the test ends, however it ends.
+pub struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The next `n` lines a running kubectl prints, within a generous bound.
+pub fn next_lines(lines: &std::sync::mpsc::Receiver<String>, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| {
+            lines
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .expect("kubectl printed a line before the deadline")
+        })
+        .collect()
+}

@@ -4,8 +4,10 @@
 pub mod kubectl;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::PostParams;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::{Client, client::Body};
+use kubeward_testing::ApiServer;
 use serde_json::{Value, json};
 
 /// The CRD of `rollouts.demo.kubeward.dev` (namespaced, v1, with or without the status
@@ -36,6 +38,17 @@ pub fn rollout_crd(status_subresource: bool) -> CustomResourceDefinition {
     serde_json::from_value(rollout_crd_json(status_subresource)).expect("valid CRD")
 }
 
+/// [`rollout_crd`] (with the status subresource) showing `Replicas` and `Age` columns, as
+/// `kubectl get` prints them.
+pub fn rollout_crd_with_columns() -> CustomResourceDefinition {
+    let mut crd = rollout_crd_json(true);
+    crd["spec"]["versions"][0]["additionalPrinterColumns"] = json!([
+        {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+    ]);
+    serde_json::from_value(crd).expect("valid CRD")
+}
+
 /// The `ApiResource` of rollouts.
 pub fn rollout_resource() -> ApiResource {
     ApiResource::from_gvk_with_plural(
@@ -58,6 +71,39 @@ pub fn rollout(name: &str, spec: Value) -> DynamicObject {
         "spec": spec,
     }))
     .expect("valid rollout")
+}
+
+/// A server serving the rollout CRD ([`rollout_crd`], with or without the status subresource),
+/// and the rollouts of `default`.
+pub async fn rollout_server(status_subresource: bool) -> (ApiServer, Api<DynamicObject>) {
+    serving(&rollout_crd(status_subresource)).await
+}
+
+/// A server serving `crd` (one of rollouts), and the rollouts of `default`.
+async fn serving(crd: &CustomResourceDefinition) -> (ApiServer, Api<DynamicObject>) {
+    let server = ApiServer::start().await.expect("server starts");
+    server.install_crd(crd).expect("CRD installs");
+    let api = rollouts(&server.client().expect("client"), "default");
+    (server, api)
+}
+
+/// [`rollout_server`] with the status subresource, and a `web` rollout created in `default`
+/// with `spec`: the server, the rollouts of `default` and the created object.
+pub async fn server_with_web(spec: Value) -> (ApiServer, Api<DynamicObject>, DynamicObject) {
+    server_of_crd_with_web(&rollout_crd(true), spec).await
+}
+
+/// [`server_with_web`] serving `crd` (a rollout CRD, e.g. [`rollout_crd_with_columns`]).
+pub async fn server_of_crd_with_web(
+    crd: &CustomResourceDefinition,
+    spec: Value,
+) -> (ApiServer, Api<DynamicObject>, DynamicObject) {
+    let (server, api) = serving(crd).await;
+    let created = api
+        .create(&PostParams::default(), &rollout("web", spec))
+        .await
+        .expect("web is created");
+    (server, api, created)
 }
 
 /// A raw request: the HTTP status and the JSON body (Null if empty or not JSON).
