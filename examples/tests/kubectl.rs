@@ -164,8 +164,7 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
     );
 
     // What `rollouts crd` prints is YAML that kubectl reads back as the CRD the operator
-    // declares. (`rollouts rbac` is written by the same code; the embedded server does not serve
-    // ClusterRoles, which kubectl needs to read one.)
+    // declares. (`rollouts rbac` is written by the same code: see `rbac_applies_and_binds`.)
     let printed = Command::new(env!("CARGO_BIN_EXE_rollouts"))
         .arg("crd")
         .output()
@@ -199,6 +198,8 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
         numbers_as_f64(expected),
         "rollouts crd as kubectl reads it"
     );
+
+    rbac_applies_and_binds(&kubeconfig, &dir);
 
     let children = kubectl(&kubeconfig, &["get", "configmaps", "-o", "name"]);
     let stdout = String::from_utf8_lossy(&children.stdout);
@@ -452,6 +453,65 @@ fn namespace_deletion_waits_for_the_operators_cleanup(kubeconfig: &Path, dir: &P
         "{}",
         String::from_utf8_lossy(&after.stderr)
     );
+}
+
+/// `rollouts rbac` applies with kubectl; bound to the operator's service account, `kubectl auth
+/// can-i --as` the account answers yes for what the operator does and no for what it does not.
+fn rbac_applies_and_binds(kubeconfig: &Path, dir: &Path) {
+    let printed = Command::new(env!("CARGO_BIN_EXE_rollouts"))
+        .arg("rbac")
+        .output()
+        .expect("run rollouts rbac");
+    assert!(printed.status.success(), "rollouts rbac failed");
+    let file = dir.join("rbac.yaml");
+    std::fs::write(&file, &printed.stdout).expect("write yaml");
+    let applied = kubectl(kubeconfig, &["apply", "-f", file.to_str().expect("path")]);
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    let bound = kubectl(
+        kubeconfig,
+        &[
+            "create",
+            "clusterrolebinding",
+            "kubeward-rollouts",
+            "--clusterrole=kubeward-rollouts",
+            "--serviceaccount=default:rollouts",
+        ],
+    );
+    assert!(
+        bound.status.success(),
+        "{}",
+        String::from_utf8_lossy(&bound.stderr)
+    );
+    let as_operator = "--as=system:serviceaccount:default:rollouts";
+    for (args, expected) in [
+        (
+            &[
+                "patch",
+                "rollouts.demo.kubeward.dev",
+                "--subresource=status",
+            ][..],
+            "yes",
+        ),
+        (&["create", "events.events.k8s.io"][..], "yes"),
+        (&["delete", "configmaps"][..], "yes"),
+        (&["delete", "rollouts.demo.kubeward.dev"][..], "no"),
+        (&["get", "secrets"][..], "no"),
+    ] {
+        let mut full = vec!["auth", "can-i"];
+        full.extend(args);
+        full.push(as_operator);
+        let answer = kubectl(kubeconfig, &full);
+        assert_eq!(
+            String::from_utf8_lossy(&answer.stdout).trim(),
+            expected,
+            "kubectl {full:?}: {}",
+            String::from_utf8_lossy(&answer.stderr)
+        );
+    }
 }
 
 /// `value` with every number as an f64 (kubectl prints `0.0` back as `0`).

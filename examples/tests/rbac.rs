@@ -1,10 +1,18 @@
 //! The ClusterRole that `rollouts rbac` prints is sufficient and minimal: the scenario completes
 //! with a client restricted to exactly its rules, and fails — with a 403 seen by the API
-//! server — when any single verb of any rule is taken away.
+//! server — when any single verb of any rule is taken away. The same holds through the server's
+//! RBAC: the printed role applied with `kubectl apply` and bound to the operator's service
+//! account lets the operator (authenticated as that account) run the whole scenario, `kubectl
+//! auth can-i --as` the account answers yes for every rule, and a role missing any one rule
+//! breaks the scenario with a 403.
 
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
-use k8s_openapi::api::rbac::v1::PolicyRule;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule};
+use kube::Api;
+use kube::api::PostParams;
 use kubeward_examples::rollouts::operator::LeaseOptions;
 use kubeward_examples::rollouts::rbac;
 use kubeward_examples::rollouts::scenario::{
@@ -22,10 +30,22 @@ async fn scenario_with(
     leader_election: Option<LeaseOptions>,
 ) -> (Result<(), ScenarioError>, bool, String) {
     let server: ApiServer = embedded_server().await.expect("server");
-    let admin = server.client().expect("admin client");
     let restricted = server
         .client_with_rules(USER, rules)
         .expect("restricted client");
+    scenario_on(&server, restricted, stage_timeout, leader_election).await
+}
+
+/// Runs the scenario on `server` with the operator using `operator_client` (authenticated as
+/// [`USER`]); the result and whether the server answered the operator with a 403.
+async fn scenario_on(
+    server: &ApiServer,
+    operator_client: kube::Client,
+    stage_timeout: Duration,
+    leader_election: Option<LeaseOptions>,
+) -> (Result<(), ScenarioError>, bool, String) {
+    let admin = server.client().expect("admin client");
+    let restricted = operator_client;
     let options = ScenarioOptions {
         stage_timeout,
         leader_election,
@@ -46,6 +66,25 @@ async fn scenario_with(
         forbidden,
         String::from_utf8_lossy(&output).into_owned(),
     )
+}
+
+/// Runs the scenarios of `removals` at once (they are independent); each yields what it took away,
+/// whether the scenario failed and whether the server answered the operator with a 403. Every
+/// one must have done both.
+async fn assert_each_removal_breaks(
+    removals: impl IntoIterator<Item = impl std::future::Future<Output = (String, bool, bool)>>,
+    how: &str,
+) {
+    let outcomes = futures::future::join_all(removals).await;
+    let unneeded: Vec<&String> = outcomes
+        .iter()
+        .filter(|(_, failed, forbidden)| !(*failed && *forbidden))
+        .map(|(what, _, _)| what)
+        .collect();
+    assert!(
+        unneeded.is_empty(),
+        "the scenario completes (or fails without a 403){how} without: {unneeded:#?}"
+    );
 }
 
 fn describe(rule: &PolicyRule) -> String {
@@ -87,16 +126,7 @@ async fn the_printed_role_is_sufficient_and_every_verb_of_it_is_needed() {
             });
         }
     }
-    let outcomes = futures::future::join_all(removals).await;
-    let unneeded: Vec<&String> = outcomes
-        .iter()
-        .filter(|(_, failed, forbidden)| !(*failed && *forbidden))
-        .map(|(what, _, _)| what)
-        .collect();
-    assert!(
-        unneeded.is_empty(),
-        "the scenario completes (or fails without a 403) without: {unneeded:#?}"
-    );
+    assert_each_removal_breaks(removals, "").await;
 }
 
 /// Timings short enough that a lost lease shows within the scenario: renewals every 200 ms,
@@ -137,17 +167,167 @@ async fn with_leader_election_the_lease_rule_is_sufficient_and_each_of_its_verbs
         async move {
             let (result, forbidden, _) =
                 scenario_with(reduced, Duration::from_secs(5), Some(fast_lease())).await;
-            (verb, result.is_err(), forbidden)
+            (format!("{verb} on leases"), result.is_err(), forbidden)
         }
     });
-    let outcomes = futures::future::join_all(removals).await;
-    let unneeded: Vec<&String> = outcomes
-        .iter()
-        .filter(|(_, failed, forbidden)| !(*failed && *forbidden))
-        .map(|(verb, _, _)| verb)
-        .collect();
-    assert!(
-        unneeded.is_empty(),
-        "the scenario completes without the lease verbs {unneeded:?}"
+    assert_each_removal_breaks(removals, " with leader election").await;
+}
+
+/// The ClusterRoleBinding of the printed role to the operator's service account.
+const BINDING_YAML: &str = "apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: kubeward-rollouts
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: kubeward-rollouts
+subjects:
+- kind: ServiceAccount
+  name: rollouts
+  namespace: default
+";
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run kubectl {args:?} (is it installed?): {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
+    (out.status.success(), text)
+}
+
+/// `kubectl auth can-i` arguments for each verb of `rule`: `[verb, resource.group,
+/// --subresource=…]`.
+fn can_i_args(rule: &PolicyRule) -> Vec<Vec<String>> {
+    let group = rule.api_groups.as_deref().unwrap_or_default()[0].clone();
+    let mut out = Vec::new();
+    for resource in rule.resources.as_deref().unwrap_or_default() {
+        let (resource, subresource) = resource.split_once('/').unwrap_or((resource, ""));
+        let qualified = if group.is_empty() {
+            resource.to_owned()
+        } else {
+            format!("{resource}.{group}")
+        };
+        for verb in &rule.verbs {
+            let mut args = vec![verb.clone(), qualified.clone()];
+            if !subresource.is_empty() {
+                args.push(format!("--subresource={subresource}"));
+            }
+            out.push(args);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_printed_role_applied_with_kubectl_and_bound_to_the_service_account_runs_the_operator()
+{
+    let server = embedded_server().await.expect("server");
+    let dir = std::env::temp_dir().join(format!("kubeward-rbac-{}", server.addr().port()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let printed = Command::new(env!("CARGO_BIN_EXE_rollouts"))
+        .arg("rbac")
+        .output()
+        .expect("run rollouts rbac");
+    assert!(printed.status.success(), "rollouts rbac failed");
+    let (role_file, binding_file) = (dir.join("role.yaml"), dir.join("binding.yaml"));
+    std::fs::write(&role_file, &printed.stdout).expect("write role");
+    std::fs::write(&binding_file, BINDING_YAML).expect("write binding");
+
+    let config = kubeconfig.clone();
+    let (role, binding) = (role_file.clone(), binding_file.clone());
+    tokio::task::spawn_blocking(move || {
+        let (ok, applied) = kubectl(
+            &config,
+            &[
+                "apply",
+                "-f",
+                role.to_str().unwrap(),
+                "-f",
+                binding.to_str().unwrap(),
+            ],
+        );
+        assert!(ok, "{applied}");
+        assert!(
+            applied.contains("clusterrole.rbac.authorization.k8s.io/kubeward-rollouts created"),
+            "{applied}"
+        );
+        let as_sa = format!("--as={USER}");
+        for args in rbac::rules(false).iter().flat_map(can_i_args) {
+            let mut full: Vec<&str> = vec!["auth", "can-i"];
+            full.extend(args.iter().map(String::as_str));
+            full.push(&as_sa);
+            let (ok, answer) = kubectl(&config, &full);
+            assert!(ok && answer.trim() == "yes", "kubectl {full:?}: {answer}");
+        }
+        // and not more than the role says
+        let (ok, answer) = kubectl(
+            &config,
+            &[
+                "auth",
+                "can-i",
+                "delete",
+                "rollouts.demo.kubeward.dev",
+                &as_sa,
+            ],
+        );
+        assert!(!ok && answer.trim() == "no", "{answer}");
+    })
+    .await
+    .expect("kubectl");
+
+    let operator = server.client_as(USER, &[]).expect("service account client");
+    let (result, forbidden, output) =
+        scenario_on(&server, operator, Duration::from_secs(30), None).await;
+    if let Err(error) = result {
+        panic!("the scenario fails as the bound service account: {error}\n{output}");
+    }
+    assert!(
+        !forbidden,
+        "the operator was refused something through the applied role"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_rbac_a_role_missing_any_one_printed_rule_breaks_the_scenario() {
+    let rules = rbac::rules(false);
+    let removals = (0..rules.len()).map(|index| {
+        let mut role = rbac::cluster_role(false);
+        let rules = role.rules.as_mut().expect("rules");
+        let removed = describe(&rules.remove(index));
+        async move {
+            let server = embedded_server().await.expect("server");
+            let admin = server.client().expect("admin");
+            Api::<ClusterRole>::all(admin.clone())
+                .create(&PostParams::default(), &role)
+                .await
+                .expect("role");
+            let binding: ClusterRoleBinding =
+                serde_json::from_value(serde_json::json!({
+                    "metadata": {"name": "kubeward-rollouts"},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": rbac::ROLE_NAME},
+                    "subjects": [{"kind": "ServiceAccount", "name": "rollouts", "namespace": "default"}],
+                }))
+                .expect("binding");
+            Api::<ClusterRoleBinding>::all(admin)
+                .create(&PostParams::default(), &binding)
+                .await
+                .expect("binding");
+            let operator = server.client_as(USER, &[]).expect("service account client");
+            let (result, forbidden, _) =
+                scenario_on(&server, operator, Duration::from_secs(5), None).await;
+            (removed, result.is_err(), forbidden)
+        }
+    });
+    assert_each_removal_breaks(removals, " through RBAC").await;
 }

@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 use super::api::{ListParams, PatchType, State, WriteOptions};
 use super::apply::manager_or_user_agent;
 use super::auth::authorizer::{self, Identity};
+use super::auth::user::UserInfo;
 use super::auth::{impersonation, reviews};
 use super::faults::FaultAction;
 use super::lifecycle::namespace;
@@ -29,6 +30,7 @@ use super::schema::duplicates::duplicate_fields;
 use super::schema::{Decoding, FieldValidation};
 use super::shared::Shared;
 use super::status::ApiError;
+use super::validation::rbac::RbacKind;
 use super::watch::{self, WatchRequest};
 use super::{authz, discovery, openapi, protobuf, table};
 
@@ -112,6 +114,7 @@ fn error_response(err: &ApiError) -> Response<Body> {
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     req: Request<Incoming>,
+    client: Option<&UserInfo>,
 ) -> Result<Response<Body>, std::io::Error> {
     let (parts, body) = req.into_parts();
     // A body over the limit is not read further; it is refused below, once faults had their say.
@@ -132,7 +135,7 @@ pub(crate) async fn handle(
     // faults had their say, with no user recorded.
     let identity = shared
         .authn
-        .authenticate(&parts.headers)
+        .authenticate(&parts.headers, client)
         .and_then(|requestor| {
             let state = shared.lock();
             impersonation::impersonate(&state.store, requestor, &parts.headers)
@@ -202,7 +205,7 @@ pub(crate) async fn handle(
                 query: &query_map,
                 body: &body,
             };
-            serve_as(&shared, &identity, &request)
+            serve_as(&shared, &identity, &request).await
         }
     };
     record.status = response.status().as_u16();
@@ -249,7 +252,11 @@ struct Served<'a> {
 
 /// Authorizes the request for `identity` (and admits its owner references), then serves it:
 /// the self reviews here, everything else through [`route_request`].
-fn serve_as(shared: &Arc<Shared>, identity: &Identity, request: &Served<'_>) -> Response<Body> {
+async fn serve_as(
+    shared: &Arc<Shared>,
+    identity: &Identity,
+    request: &Served<'_>,
+) -> Response<Body> {
     let user = &identity.user.name;
     let authorized = {
         let state = shared.lock();
@@ -300,6 +307,9 @@ fn serve_as(shared: &Arc<Shared>, identity: &Identity, request: &Served<'_>) -> 
             Err(e) => error_response(&e),
         };
     }
+    if let Err(refused) = escalation_check(shared, identity, request).await {
+        return refused;
+    }
     route_request(
         shared,
         request.method,
@@ -308,6 +318,60 @@ fn serve_as(shared: &Arc<Shared>, identity: &Identity, request: &Served<'_>) -> 
         request.query,
         request.body,
     )
+}
+
+/// [`super::auth::escalation::check`] for a write of a role or binding by a user outside
+/// `system:masters`, on the object the write would store: the request is first served as a dry
+/// run, whose answer (an error such as 422, or the would-be object) tells what to check. `Err` is
+/// the response to send instead of serving the request.
+async fn escalation_check(
+    shared: &Arc<Shared>,
+    identity: &Identity,
+    request: &Served<'_>,
+) -> Result<(), Response<Body>> {
+    let Route::Resource(r) = request.route else {
+        return Ok(());
+    };
+    let writes = matches!(*request.method, Method::POST | Method::PUT | Method::PATCH);
+    let Some(kind) = RbacKind::of(&r.group, &r.plural).filter(|_| writes) else {
+        return Ok(());
+    };
+    if identity.user.is_privileged() || r.subresource.is_some() {
+        return Ok(());
+    }
+    let mut dry_run = request.query.clone();
+    dry_run.insert("dryRun".into(), "All".into());
+    let answer = route_request(
+        shared,
+        request.method,
+        request.headers,
+        request.route,
+        &dry_run,
+        request.body,
+    );
+    if !answer.status().is_success() {
+        return Err(answer);
+    }
+    let bytes = answer
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let object: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let namespace = r.namespace.as_deref().unwrap_or_default();
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let state = shared.lock();
+    super::auth::escalation::check(
+        &state.store,
+        identity,
+        kind,
+        &r.plural,
+        namespace,
+        name,
+        &object,
+    )
+    .map_err(|e| error_response(&e))
 }
 
 /// [`super::authz::owner_references_admission`] for a request, with what can be known before the
@@ -387,7 +451,12 @@ fn route_request(
             .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync())),
         Route::CoreVersions => json_response(
             200,
-            &discovery::core_versions(&shared.url.replace("http://", "")),
+            &discovery::core_versions(
+                shared
+                    .url
+                    .split_once("://")
+                    .map_or(shared.url.as_str(), |(_, address)| address),
+            ),
         ),
         Route::Groups => json_response(200, &discovery::group_list(&state().registry)),
         Route::Group(g) => match discovery::group(&state().registry, g) {

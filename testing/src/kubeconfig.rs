@@ -1,20 +1,50 @@
 //! A kubeconfig for `kubectl --kubeconfig`.
 
-/// The kubeconfig YAML pointing at `url`, bearing `token` when given (without one, the server
-/// treats the requests as the administrator's unless tokens are configured).
-pub fn render(url: &str, token: Option<&str>) -> String {
-    let user = match token {
-        // Tokens are minted or configured by the test author; quoting keeps any of them YAML.
-        Some(token) => format!("{{token: {}}}", serde_json::Value::from(token)),
+use super::auth::tls::ClientCertificate;
+use super::validation::base64;
+
+/// How the kubeconfig's user authenticates.
+#[derive(Debug, Clone, Copy)]
+pub enum Credentials<'a> {
+    /// A bearer token.
+    Token(&'a str),
+    /// A client certificate and its key.
+    Certificate(&'a ClientCertificate),
+}
+
+/// A YAML scalar for `value` (JSON strings are YAML).
+fn quoted(value: &str) -> String {
+    serde_json::Value::from(value).to_string()
+}
+
+/// The kubeconfig YAML pointing at `url`, trusting `ca_pem` when the server serves https, with
+/// `credentials` when given (without them, the server treats the requests as the
+/// administrator's unless tokens are configured).
+pub fn render(url: &str, ca_pem: Option<&str>, credentials: Option<Credentials<'_>>) -> String {
+    let user = match credentials {
+        Some(Credentials::Token(token)) => format!("{{token: {}}}", quoted(token)),
+        Some(Credentials::Certificate(certificate)) => format!(
+            "{{client-certificate-data: {}, client-key-data: {}}}",
+            base64::encode(certificate.cert_pem.as_bytes()),
+            base64::encode(certificate.key_pem.as_bytes())
+        ),
         None => "{}".to_owned(),
     };
+    let authority = ca_pem
+        .map(|pem| {
+            format!(
+                "\n    certificate-authority-data: {}",
+                base64::encode(pem.as_bytes())
+            )
+        })
+        .unwrap_or_default();
     format!(
         "apiVersion: v1
 kind: Config
 clusters:
 - name: kubeward
   cluster:
-    server: {url}
+    server: {url}{authority}
 contexts:
 - name: kubeward
   context:

@@ -147,16 +147,46 @@
 //!   creating in a missing namespace is 404), configmaps, secrets, serviceaccounts, leases,
 //!   events in `events.k8s.io/v1` and `v1` from one store (validation of each version, the core
 //!   field mapping), with a TTL (default 1 h) re-armed by every write.
-//! - **Authorization** of clients from [`ApiServer::client_with_rules`]: RBAC rules with the real
-//!   403 messages, and the `OwnerReferencesPermissionEnforcement` admission (blocking an owner's
+//! - **Authentication**: bearer tokens configured with [`ApiServerBuilder::token`] name users and
+//!   groups (service accounts get theirs, everyone `system:authenticated`); once any are
+//!   configured, an unknown or missing token is 401 `Unauthorized` (or `system:anonymous` with
+//!   [`ApiServerBuilder::anonymous_auth`]), and [`ApiServer::client`] carries an administrator
+//!   token. Without configured tokens, requests without a known token are `system:admin` in
+//!   `system:masters`. [`ApiServer::client_as`] mints a token for any user;
+//!   [`ApiServer::write_kubeconfig_with_token`] writes a kubeconfig bearing one. With
+//!   [`ApiServerBuilder::tls`] the server serves https from a CA minted at start, and client
+//!   certificates it issues ([`ApiServer::client_with_certificate`],
+//!   [`ApiServer::write_kubeconfig_with_certificate`]) authenticate as their common name. kubectl
+//!   sends a kubeconfig's token or certificate only to https servers; over plain http it reaches
+//!   other identities with `--as`.
+//! - **Impersonation**: `Impersonate-User`, `-Group`, `-Uid` and `-Extra-*` headers (kubectl
+//!   `--as`, `--as-group`), each value checked with the `impersonate` verb on `users`, `groups`,
+//!   `serviceaccounts`, `uids` or `userextras/<key>` and refused with upstream's 403 message;
+//!   groups without a user are 400.
+//! - **Authorization** as `--authorization-mode=RBAC` decides: `system:masters` may do anything;
+//!   everyone else is authorized by the Roles, ClusterRoles, RoleBindings and
+//!   ClusterRoleBindings (`rbac.authorization.k8s.io/v1`) stored in the server — validated and
+//!   defaulted as upstream — with the real 403 messages (`: RBAC: clusterrole… "x" not found`
+//!   appended when a bound role is missing). A fresh server stores `cluster-admin` (bound to
+//!   `system:masters`), `system:discovery`, `system:public-info-viewer` and `system:basic-user`.
+//!   Non-resource requests (discovery, `/version`) are authorized too. Clients from
+//!   [`ApiServer::client_with_rules`] are decided by their own rules only (non-resource requests
+//!   unchecked). The `OwnerReferencesPermissionEnforcement` admission (blocking an owner's
 //!   deletion needs `update` on its `finalizers`; changing an object's owner references needs
-//!   `delete` on it), checked on creates, updates, merge patches and strategic merge patches
-//!   (on the references the merge produces).
+//!   `delete` on it) applies to everyone but `system:masters`, on creates, updates, merge
+//!   patches and strategic merge patches (on the references the merge produces). Writing a role
+//!   or binding that grants more than the writer holds is 403 (`user "u" (groups=[…]) is
+//!   attempting to grant RBAC permissions not currently held:` and the missing rules) unless the
+//!   writer may `escalate` the role or `bind` the bound one.
+//! - **Self reviews**: `SelfSubjectAccessReview`, `SelfSubjectRulesReview` and
+//!   `SelfSubjectReview` answer with the same decisions and rules, so `kubectl auth can-i`
+//!   (`--list`) and `kubectl auth whoami` work, with `--as` too.
 //! - **Errors** are `Status` objects with the real reason, code, details and message.
 //! - **Content types**: JSON everywhere; YAML request bodies for creates, updates and apply
 //!   patches; protobuf request bodies for ConfigMap, Secret, Namespace and ServiceAccount (what
 //!   `kubectl create configmap|secret|namespace|serviceaccount` sends), Lease and both Event
-//!   versions (client-go's leader election and event recorders), decoded as the Go types do
+//!   versions (client-go's leader election and event recorders), the RBAC kinds (`kubectl create
+//!   role|clusterrole|rolebinding|clusterrolebinding`) and the self reviews, decoded as the Go types do
 //!   (empty strings and zero values their JSON omits are not stored, so no `generateName: ""`).
 //!   `Accept` is negotiated as the apiserver does (quality order, `as=Table`/
 //!   `as=PartialObjectMetadata[List]` with `g=meta.k8s.io` and `v=v1`/`v1beta1`, Tables only as
@@ -186,14 +216,17 @@
 //!   across [`ApiServer::compact`], not by the history limit),
 //!   protobuf request bodies of other kinds (415), YAML or protobuf responses (a client that
 //!   negotiates them gets JSON), `/api/v1/watch/...` legacy paths, aggregated discovery.
+//! - Of access control: client certificates not issued by the server (and more than one
+//!   organization per certificate); service-account tokens issued by the server
+//!   (TokenRequest) — tokens are configured or minted by the test; ClusterRole aggregation
+//!   (`aggregationRule` is stored, not resolved) and the aggregated `admin`/`edit`/`view` roles;
+//!   SubjectAccessReview and LocalSubjectAccessReview; the `Node` authorizer.
 //! - OpenAPI: only each kind's `patch` operation is listed (no other paths, parameters or
 //!   response schemas); no ETags or `hash` parameters.
 //! - Strategic merge patch: the merged object of a built-in kind is stored as merged, where
 //!   upstream decodes it into the Go type (dropping unknown fields, e.g. a `$setElementOrder`
 //!   key inside a subtree the patch adds whole); server-side apply of built-in kinds does not
 //!   read the definitions' list types (it keeps its own metadata and condition rules).
-//! - Authentication beyond bearer tokens minted by [`ApiServer::client_with_rules`]; clients
-//!   without a token are cluster admins. Non-resource requests are always allowed.
 
 #![deny(missing_docs)]
 

@@ -1,13 +1,14 @@
 //! Decoding of the Kubernetes protobuf envelope for the built-in kinds client-go based clients
 //! send that way: what kubectl's typed generators create (`kubectl create
-//! configmap|secret|namespace|serviceaccount`), and the Leases and Events of leader election and
-//! event recorders. Responses are always JSON, which those clients accept too; other kinds sent
-//! as protobuf get 415.
+//! configmap|secret|namespace|serviceaccount|role|clusterrole|rolebinding|clusterrolebinding`),
+//! the self reviews of `kubectl auth can-i|whoami`, and the Leases and Events of leader election
+//! and event recorders. Responses are always JSON, which those clients accept too; other kinds
+//! sent as protobuf get 415.
 //!
 //! The envelope is the 4-byte magic `k8s\0` followed by a `runtime.Unknown` message
 //! (`typeMeta` = 1 {apiVersion = 1, kind = 2}, `raw` = 2); field numbers of the objects are those
-//! of `k8s.io/api/{core,coordination,events}/v1/generated.proto` and
-//! `apimachinery/pkg/apis/meta/v1/generated.proto`.
+//! of `k8s.io/api/{core,coordination,events,rbac,authorization,authentication}/v1/generated.proto`
+//! and `apimachinery/pkg/apis/meta/v1/generated.proto`.
 
 use serde_json::{Map, Value, json};
 
@@ -168,8 +169,88 @@ const EVENT_SERIES: &[FieldSpec] = &[
     (2, "lastObservedTime", Type::MicroTime),
 ];
 
+/// `rbac/v1.PolicyRule`.
+const POLICY_RULE: &[FieldSpec] = &[
+    (1, "verbs", Type::Strings),
+    (2, "apiGroups", Type::Strings),
+    (3, "resources", Type::Strings),
+    (4, "resourceNames", Type::Strings),
+    (5, "nonResourceURLs", Type::Strings),
+];
+
+/// Role and ClusterRole (a ClusterRole's `aggregationRule` is not read).
+const ROLE: &[FieldSpec] = &[METADATA, (2, "rules", Type::Messages(POLICY_RULE))];
+
+/// RoleBinding and ClusterRoleBinding: `subjects` and `roleRef`.
+const BINDING: &[FieldSpec] = &[
+    METADATA,
+    (
+        2,
+        "subjects",
+        Type::Messages(&[
+            (1, "kind", Type::Str),
+            (2, "apiGroup", Type::Str),
+            (3, "name", Type::Str),
+            (4, "namespace", Type::Str),
+        ]),
+    ),
+    (
+        3,
+        "roleRef",
+        Type::Message(&[
+            (1, "apiGroup", Type::Str),
+            (2, "kind", Type::Str),
+            (3, "name", Type::Str),
+        ]),
+    ),
+];
+
+/// `authorization/v1.SelfSubjectAccessReviewSpec`.
+const ACCESS_REVIEW_SPEC: &[FieldSpec] = &[
+    (
+        1,
+        "resourceAttributes",
+        Type::Message(&[
+            (1, "namespace", Type::Str),
+            (2, "verb", Type::Str),
+            (3, "group", Type::Str),
+            (4, "version", Type::Str),
+            (5, "resource", Type::Str),
+            (6, "subresource", Type::Str),
+            (7, "name", Type::Str),
+        ]),
+    ),
+    (
+        2,
+        "nonResourceAttributes",
+        Type::Message(&[(1, "path", Type::Str), (2, "verb", Type::Str)]),
+    ),
+];
+
 /// The kinds decoded, by apiVersion and kind, with their fields (`generated.proto`).
 const KINDS: &[(&str, &str, &[FieldSpec])] = &[
+    ("rbac.authorization.k8s.io/v1", "Role", ROLE),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole", ROLE),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding", BINDING),
+    (
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        BINDING,
+    ),
+    (
+        "authorization.k8s.io/v1",
+        "SelfSubjectAccessReview",
+        &[METADATA, (2, "spec", Type::Message(ACCESS_REVIEW_SPEC))],
+    ),
+    (
+        "authorization.k8s.io/v1",
+        "SelfSubjectRulesReview",
+        &[
+            METADATA,
+            (2, "spec", Type::Message(&[(1, "namespace", Type::Str)])),
+        ],
+    ),
+    ("authentication.k8s.io/v1", "SelfSubjectReview", &[METADATA]),
     (
         "v1",
         "ConfigMap",
@@ -527,6 +608,52 @@ mod tests {
         assert_eq!(base64(b"f"), "Zg==");
         assert_eq!(base64(b"fo"), "Zm8=");
         assert_eq!(base64(b"foo"), "Zm9v");
+    }
+
+    #[test]
+    fn rbac_kinds_decode_their_rules_subjects_and_role_refs() {
+        let subject = [
+            field(1, b"ServiceAccount"),
+            field(3, b"op"),
+            field(4, b"demo"),
+        ]
+        .concat();
+        let role_ref = [
+            field(1, b"rbac.authorization.k8s.io"),
+            field(2, b"ClusterRole"),
+            field(3, b"view"),
+        ]
+        .concat();
+        let raw = [
+            field(1, &field(1, b"ops")),
+            field(2, &subject),
+            field(3, &role_ref),
+        ]
+        .concat();
+        let body = envelope(b"rbac.authorization.k8s.io/v1", b"ClusterRoleBinding", &raw);
+        assert_eq!(
+            decode(&body).unwrap(),
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": "ops"},
+                "subjects": [{"kind": "ServiceAccount", "name": "op", "namespace": "demo"}],
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+            })
+        );
+        let rule = [
+            field(1, b"get"),
+            field(1, b"list"),
+            field(2, b""),
+            field(3, b"configmaps"),
+        ]
+        .concat();
+        let raw = [field(1, &field(1, b"r")), field(2, &rule)].concat();
+        let role = decode(&envelope(b"rbac.authorization.k8s.io/v1", b"Role", &raw)).unwrap();
+        assert_eq!(
+            role["rules"],
+            json!([{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["configmaps"]}])
+        );
     }
 
     #[test]

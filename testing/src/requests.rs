@@ -15,7 +15,8 @@ pub struct RequestRecord {
     pub query: String,
     /// `Content-Type` of the request, if any.
     pub content_type: Option<String>,
-    /// The user the request was authenticated as.
+    /// The user the request acted as (the impersonated one, if any); empty when it was refused
+    /// before (401, or an impersonation that was not allowed).
     pub user: String,
     /// HTTP status answered (for a watch: 200, sent before the stream), or 0 when the
     /// connection was closed without an answer.

@@ -17,13 +17,15 @@ use super::api::State;
 use super::auth::authn::Authenticator;
 use super::auth::authorizer::Identity;
 use super::auth::bootstrap;
+use super::auth::tls::{ClientCertificate, Tls};
 use super::auth::user::UserInfo;
 use super::faults::Faults;
 use super::handler::handle;
-use super::kubeconfig;
+use super::kubeconfig::{self, Credentials};
 use super::requests::{RequestLog, RequestRecord};
 use super::shared::Shared;
 use super::status::ApiError;
+use super::validation::base64;
 use super::watch::WatchConfig;
 use kubeward::clock::{SharedClock, SystemClock};
 
@@ -44,6 +46,9 @@ pub enum ServerError {
     /// The kubeconfig could not be written.
     #[error("cannot write the kubeconfig: {0}")]
     Kubeconfig(#[source] std::io::Error),
+    /// TLS could not be set up, or a certificate was asked of a server without TLS.
+    #[error("TLS: {0}")]
+    Tls(String),
     /// An object given to the server directly was rejected, as the API would reject it.
     #[error("rejected: {} ({})", .0.message, .0.code)]
     Rejected(ApiError),
@@ -70,6 +75,7 @@ pub struct ApiServerBuilder {
     port: u16,
     tokens: Vec<(String, UserInfo)>,
     anonymous: bool,
+    tls: bool,
 }
 
 impl Default for ApiServerBuilder {
@@ -83,6 +89,7 @@ impl Default for ApiServerBuilder {
             port: 0,
             tokens: Vec::new(),
             anonymous: false,
+            tls: false,
         }
     }
 }
@@ -161,6 +168,19 @@ impl ApiServerBuilder {
         self
     }
 
+    /// Serves https (default: plain http) with a certificate authority minted at start: clients
+    /// from [`ApiServer::client`] and the kubeconfigs written trust it, and
+    /// [`ApiServer::client_with_certificate`] and [`ApiServer::write_kubeconfig_with_certificate`]
+    /// authenticate with client certificates it issues (user = common name, as
+    /// kube-apiserver's x509 authenticator reads them). kubectl sends a kubeconfig's token or
+    /// certificate only to https servers, so this is what kubectl needs to act as a configured
+    /// identity.
+    #[must_use]
+    pub fn tls(mut self, enabled: bool) -> Self {
+        self.tls = enabled;
+        self
+    }
+
     /// Starts serving on `127.0.0.1`.
     pub async fn start(self) -> Result<ApiServer, ServerError> {
         let addr: SocketAddr = ([127, 0, 0, 1], self.port).into();
@@ -170,6 +190,12 @@ impl ApiServerBuilder {
         let addr = listener
             .local_addr()
             .map_err(|source| ServerError::Bind { addr, source })?;
+        let tls = if self.tls {
+            Some(Tls::new().map_err(ServerError::Tls)?)
+        } else {
+            None
+        };
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let (compactions, _) = tokio::sync::watch::channel(0u64);
         let mut state = State::new(self.history, self.event_ttl, self.clock);
         bootstrap::install(&mut state);
@@ -178,11 +204,12 @@ impl ApiServerBuilder {
             faults: Faults::default(),
             requests: RequestLog::default(),
             authn: Authenticator::new(self.tokens, self.anonymous),
+            tls,
             compactions,
             watch_config: WatchConfig {
                 bookmark_interval: self.bookmark_interval,
             },
-            url: format!("http://{addr}"),
+            url: format!("{scheme}://{addr}"),
         });
         let sweeper = tokio::spawn(sweep_events(Arc::downgrade(&shared)));
         let controllers = tokio::spawn(super::lifecycle::run(Arc::downgrade(&shared)));
@@ -238,7 +265,7 @@ impl ApiServer {
         ApiServerBuilder::default()
     }
 
-    /// The base URL, `http://127.0.0.1:<port>`.
+    /// The base URL, `http://127.0.0.1:<port>` (`https` with [`ApiServerBuilder::tls`]).
     pub fn url(&self) -> String {
         self.shared.url.clone()
     }
@@ -253,6 +280,9 @@ impl ApiServer {
         // The URL is built from a SocketAddr, so it always parses.
         let uri: http::Uri = self.shared.url.parse().expect("server URL parses");
         let mut config = kube::Config::new(uri);
+        if let Some(tls) = &self.shared.tls {
+            config.root_cert = Some(vec![tls.ca_der()]);
+        }
         if let Some(token) = token {
             let value = http::HeaderValue::from_str(&format!("Bearer {token}"))
                 .map_err(|e| ServerError::Kubeconfig(std::io::Error::other(e)))?;
@@ -316,8 +346,55 @@ impl ApiServer {
     /// cluster administrator (see [`ApiServer::client`]).
     pub fn write_kubeconfig(&self, path: impl AsRef<Path>) -> Result<(), ServerError> {
         let token = self.shared.authn.admin_token();
-        std::fs::write(path, kubeconfig::render(&self.shared.url, token))
-            .map_err(ServerError::Kubeconfig)
+        self.write_kubeconfig_as(path, token.map(Credentials::Token))
+    }
+
+    fn write_kubeconfig_as(
+        &self,
+        path: impl AsRef<Path>,
+        credentials: Option<Credentials<'_>>,
+    ) -> Result<(), ServerError> {
+        let ca = self.shared.tls.as_ref().map(Tls::ca_pem);
+        let text = kubeconfig::render(&self.shared.url, ca.as_deref(), credentials);
+        std::fs::write(path, text).map_err(ServerError::Kubeconfig)
+    }
+
+    /// A client certificate for `user` in `groups` (plus `system:authenticated` and a
+    /// service account's groups), issued by the server's CA.
+    fn certificate(&self, user: &str, groups: &[&str]) -> Result<ClientCertificate, ServerError> {
+        let tls = self.shared.tls.as_ref().ok_or_else(|| {
+            ServerError::Tls("the server serves plain http: start it with .tls(true)".into())
+        })?;
+        tls.issue(&UserInfo::authenticated(user, groups))
+            .map_err(ServerError::Tls)
+    }
+
+    /// A client authenticated by a client certificate for `user` in `groups` (see
+    /// [`ApiServerBuilder::tls`]), authorized by RBAC from the stored objects.
+    pub fn client_with_certificate(
+        &self,
+        user: &str,
+        groups: &[&str],
+    ) -> Result<kube::Client, ServerError> {
+        let certificate = self.certificate(user, groups)?;
+        let mut config = self.config(None)?;
+        config.auth_info.client_certificate_data =
+            Some(base64::encode(certificate.cert_pem.as_bytes()));
+        config.auth_info.client_key_data =
+            Some(base64::encode(certificate.key_pem.as_bytes()).into());
+        Ok(kube::Client::try_from(config)?)
+    }
+
+    /// Writes a kubeconfig that points `kubectl --kubeconfig <path>` at this server with a client
+    /// certificate for `user` in `groups` (see [`ApiServerBuilder::tls`]).
+    pub fn write_kubeconfig_with_certificate(
+        &self,
+        path: impl AsRef<Path>,
+        user: &str,
+        groups: &[&str],
+    ) -> Result<(), ServerError> {
+        let certificate = self.certificate(user, groups)?;
+        self.write_kubeconfig_as(path, Some(Credentials::Certificate(&certificate)))
     }
 
     /// Writes a kubeconfig that points `kubectl --kubeconfig <path>` at this server bearing
@@ -327,8 +404,7 @@ impl ApiServer {
         path: impl AsRef<Path>,
         token: &str,
     ) -> Result<(), ServerError> {
-        std::fs::write(path, kubeconfig::render(&self.shared.url, Some(token)))
-            .map_err(ServerError::Kubeconfig)
+        self.write_kubeconfig_as(path, Some(Credentials::Token(token)))
     }
 
     /// The fault rules.
@@ -455,6 +531,22 @@ async fn sweep_events(shared: std::sync::Weak<Shared>) {
     }
 }
 
+/// Serves HTTP/1.1 requests on one connection, whose verified client certificate (if any)
+/// names `client`.
+async fn serve_connection<S>(stream: S, shared: Arc<Shared>, client: Option<UserInfo>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let client = client.map(Arc::new);
+    let service = hyper::service::service_fn(move |req| {
+        let (shared, client) = (shared.clone(), client.clone());
+        async move { handle(shared, req, client.as_deref()).await }
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
 /// Accepts connections until aborted; aborting drops the `JoinSet`, which aborts every
 /// connection task (and so every open watch).
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
@@ -466,13 +558,20 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 let _ = stream.set_nodelay(true);
                 let shared = shared.clone();
                 connections.spawn(async move {
-                    let service = hyper::service::service_fn(move |req| {
-                        let shared = shared.clone();
-                        async move { handle(shared, req).await }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
+                    let Some(tls) = &shared.tls else {
+                        return serve_connection(stream, shared, None).await;
+                    };
+                    // A failed handshake (an unknown client certificate) ends the connection.
+                    let Ok(stream) = tls.acceptor().accept(stream).await else {
+                        return;
+                    };
+                    let client = stream
+                        .get_ref()
+                        .1
+                        .peer_certificates()
+                        .and_then(|certs| certs.first())
+                        .and_then(|cert| tls.user_of(cert));
+                    serve_connection(stream, shared, client).await;
                 });
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}

@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use super::api::State;
 use super::auth::authn::Authenticator;
+use super::auth::tls::Tls;
 use super::faults::Faults;
 use super::requests::RequestLog;
 use super::watch::WatchConfig;
@@ -16,6 +17,8 @@ pub(crate) struct Shared {
     pub(crate) requests: RequestLog,
     /// The identities behind bearer tokens.
     pub(crate) authn: Authenticator,
+    /// TLS, when the server serves https.
+    pub(crate) tls: Option<Tls>,
     pub(crate) compactions: tokio::sync::watch::Sender<u64>,
     pub(crate) watch_config: WatchConfig,
     pub(crate) url: String,

@@ -744,3 +744,232 @@ async fn clients_as_a_user_are_authorized_by_rbac_without_configured_tokens() {
         .await
         .expect("bound through the service account's namespace group");
 }
+
+#[tokio::test]
+async fn roles_and_bindings_cannot_grant_more_than_the_writer_holds_without_escalate_or_bind() {
+    let server = server().await;
+    let admin = server.client().unwrap();
+    // alice may manage roles and bindings in default and read configmaps there.
+    Api::<Role>::namespaced(admin.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &role(
+                "default",
+                "rbac-manager",
+                json!([
+                    {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"], "verbs": ["create", "update"]},
+                    {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]},
+                ]),
+            ),
+        )
+        .await
+        .unwrap();
+    let admin_bindings: Api<RoleBinding> = Api::namespaced(admin.clone(), "default");
+    admin_bindings
+        .create(
+            &PostParams::default(),
+            &role_binding(
+                "default",
+                "alice-manages",
+                json!({"kind": "Role", "name": "rbac-manager"}),
+                json!([{"kind": "User", "name": "alice"}]),
+            ),
+        )
+        .await
+        .unwrap();
+    let alice = server.client_with_token(ALICE).unwrap();
+    let roles: Api<Role> = Api::namespaced(alice.clone(), "default");
+    roles
+        .create(
+            &PostParams::default(),
+            &role(
+                "default",
+                "reader",
+                json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]),
+            ),
+        )
+        .await
+        .expect("a role within what alice holds");
+    let too_much = role(
+        "default",
+        "too-much",
+        json!([{"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get", "delete"]}]),
+    );
+    assert_eq!(
+        status_of(roles.create(&PostParams::default(), &too_much).await),
+        (
+            403,
+            "Forbidden".into(),
+            "roles.rbac.authorization.k8s.io \"too-much\" is forbidden: user \"alice\" (groups=[\"devs\" \"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n\
+             {APIGroups:[\"\"], Resources:[\"configmaps\"], Verbs:[\"delete\"]}\n\
+             {APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\" \"delete\"]}"
+                .into()
+        )
+    );
+    assert!(
+        server
+            .object(
+                "rbac.authorization.k8s.io/v1",
+                "roles",
+                Some("default"),
+                "too-much"
+            )
+            .is_none(),
+        "nothing stored"
+    );
+
+    let bindings: Api<RoleBinding> = Api::namespaced(alice.clone(), "default");
+    let to_admin = role_binding(
+        "default",
+        "alice-admin",
+        json!({"kind": "ClusterRole", "name": "cluster-admin"}),
+        json!([{"kind": "User", "name": "alice"}]),
+    );
+    let (code, _, message) = status_of(bindings.create(&PostParams::default(), &to_admin).await);
+    assert_eq!(code, 403);
+    assert!(
+        message.starts_with("rolebindings.rbac.authorization.k8s.io \"alice-admin\" is forbidden: user \"alice\" (groups=[\"devs\" \"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"*\"], Resources:[\"*\"], Verbs:[\"*\"]}"),
+        "{message}"
+    );
+    let to_missing = role_binding(
+        "default",
+        "alice-missing",
+        json!({"kind": "ClusterRole", "name": "missing"}),
+        json!([{"kind": "User", "name": "alice"}]),
+    );
+    assert_eq!(
+        status_of(bindings.create(&PostParams::default(), &to_missing).await),
+        (
+            404,
+            "NotFound".into(),
+            r#"clusterroles.rbac.authorization.k8s.io "missing" not found"#.into()
+        )
+    );
+
+    // `bind` on the role and `escalate` on roles lift the checks.
+    Api::<Role>::namespaced(admin.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &role(
+                "default",
+                "delegate",
+                json!([
+                    {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "resourceNames": ["cluster-admin"], "verbs": ["bind"]},
+                    {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"], "verbs": ["escalate"]},
+                ]),
+            ),
+        )
+        .await
+        .unwrap();
+    admin_bindings
+        .create(
+            &PostParams::default(),
+            &role_binding(
+                "default",
+                "alice-delegates",
+                json!({"kind": "Role", "name": "delegate"}),
+                json!([{"kind": "User", "name": "alice"}]),
+            ),
+        )
+        .await
+        .unwrap();
+    bindings
+        .create(&PostParams::default(), &to_admin)
+        .await
+        .expect("bind on cluster-admin");
+    roles
+        .create(&PostParams::default(), &too_much)
+        .await
+        .expect("escalate on roles");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_kubectl_uses_token_and_certificate_kubeconfigs() {
+    let server = ApiServer::builder()
+        .tls(true)
+        .token(ALICE, "alice", &["devs"])
+        .start()
+        .await
+        .unwrap();
+    assert!(server.url().starts_with("https://127.0.0.1:"));
+    // kube clients trust the server's CA; a certificate names its user.
+    let admin = server.client().unwrap();
+    let robot = server
+        .client_with_certificate("robot", &["robots"])
+        .unwrap();
+    let whoami: Api<SelfSubjectReview> = Api::all(robot.clone());
+    let user = whoami
+        .create(&PostParams::default(), &SelfSubjectReview::default())
+        .await
+        .unwrap()
+        .status
+        .and_then(|s| s.user_info)
+        .unwrap();
+    assert_eq!(user.username.as_deref(), Some("robot"));
+    assert_eq!(
+        user.groups.unwrap_or_default(),
+        ["robots", "system:authenticated"]
+    );
+    Api::<ClusterRoleBinding>::all(admin)
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "metadata": {"name": "robots-admin"},
+                "roleRef": {"kind": "ClusterRole", "name": "cluster-admin"},
+                "subjects": [{"kind": "Group", "name": "robots"}],
+            }))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+
+    let dir = std::env::temp_dir().join(format!("kubeward-tls-{}", server.addr().port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (admin_config, alice_config, robot_config, bogus_config) = (
+        dir.join("admin.kubeconfig"),
+        dir.join("alice.kubeconfig"),
+        dir.join("robot.kubeconfig"),
+        dir.join("bogus.kubeconfig"),
+    );
+    server.write_kubeconfig(&admin_config).unwrap();
+    server
+        .write_kubeconfig_with_token(&alice_config, ALICE)
+        .unwrap();
+    server
+        .write_kubeconfig_with_certificate(&robot_config, "robot", &["robots"])
+        .unwrap();
+    server
+        .write_kubeconfig_with_token(&bogus_config, "bogus")
+        .unwrap();
+    tokio::task::spawn_blocking(move || {
+        let (admin, alice, robot, bogus) = (
+            Kubectl::new(&admin_config),
+            Kubectl::new(&alice_config),
+            Kubectl::new(&robot_config),
+            Kubectl::new(&bogus_config),
+        );
+        admin.ok(&["create", "configmap", "web", "--from-literal=a=b"]);
+        let whoami = |k: &Kubectl| {
+            k.ok(&["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"])
+        };
+        assert_eq!(whoami(&admin), "system:admin");
+        assert_eq!(whoami(&alice), "alice");
+        assert_eq!(whoami(&robot), "robot");
+        let refused = alice.fails(&["get", "configmaps"]);
+        assert!(
+            refused.contains(r#"Error from server (Forbidden): configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "default""#),
+            "{refused}"
+        );
+        assert!(robot.ok(&["get", "configmaps"]).contains("web"));
+        let refused = bogus.fails(&["get", "configmaps"]);
+        assert!(
+            refused.contains(
+                "error: You must be logged in to the server (the server has asked for the client to provide credentials)"
+            ),
+            "{refused}"
+        );
+    })
+    .await
+    .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,7 +1,8 @@
 //! Authentication: which identity a request's credentials name.
 //!
-//! The server is plain HTTP on loopback, so bearer tokens are the credentials (client
-//! certificates need TLS, which it does not serve). Two modes:
+//! Credentials are bearer tokens and, over TLS ([`super::tls`]), client certificates (checked
+//! first, as kube-apiserver's x509 authenticator comes before its token authenticators). Two
+//! modes:
 //!
 //! - **No credentials configured** (the default): requests without a known token are the cluster
 //!   administrator (`system:admin` in `system:masters`), so an unconfigured `kube::Client` or
@@ -97,8 +98,16 @@ impl Authenticator {
         self.admin_token.as_deref()
     }
 
-    /// The identity of a request, or the 401 for it.
-    pub(crate) fn authenticate(&self, headers: &HeaderMap) -> Result<Identity, ApiError> {
+    /// The identity of a request — the user of its verified client certificate (`client`),
+    /// else of its bearer token — or the 401 for it.
+    pub(crate) fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        client: Option<&UserInfo>,
+    ) -> Result<Identity, ApiError> {
+        if let Some(user) = client {
+            return Ok(Identity::rbac(user.clone()));
+        }
         let token = bearer_token(headers);
         if let Some(token) = token {
             let known = self
@@ -136,11 +145,15 @@ mod tests {
     fn without_configured_tokens_everyone_is_the_administrator() {
         let authn = Authenticator::new(vec![], false);
         assert_eq!(
-            authn.authenticate(&HeaderMap::new()).unwrap().user.name,
+            authn
+                .authenticate(&HeaderMap::new(), None)
+                .unwrap()
+                .user
+                .name,
             "system:admin"
         );
         assert_eq!(
-            authn.authenticate(&bearer("nope")).unwrap().user.name,
+            authn.authenticate(&bearer("nope"), None).unwrap().user.name,
             "system:admin"
         );
         assert!(authn.admin_token().is_none());
@@ -150,19 +163,19 @@ mod tests {
     fn with_configured_tokens_unknown_and_missing_ones_are_401() {
         let alice = UserInfo::authenticated("alice", &["devs"]);
         let authn = Authenticator::new(vec![("t1".into(), alice.clone())], false);
-        assert_eq!(authn.authenticate(&bearer("t1")).unwrap().user, alice);
+        assert_eq!(authn.authenticate(&bearer("t1"), None).unwrap().user, alice);
         assert_eq!(
-            authn.authenticate(&bearer("nope")).unwrap_err(),
+            authn.authenticate(&bearer("nope"), None).unwrap_err(),
             unauthorized()
         );
         assert_eq!(
-            authn.authenticate(&HeaderMap::new()).unwrap_err(),
+            authn.authenticate(&HeaderMap::new(), None).unwrap_err(),
             unauthorized()
         );
         let admin = authn.admin_token().expect("an admin token").to_owned();
         assert!(
             authn
-                .authenticate(&bearer(&admin))
+                .authenticate(&bearer(&admin), None)
                 .unwrap()
                 .user
                 .is_privileged()
@@ -170,17 +183,20 @@ mod tests {
         // the scheme is case-insensitive
         let mut headers = HeaderMap::new();
         headers.insert(header::AUTHORIZATION, "bearer t1".parse().unwrap());
-        assert_eq!(authn.authenticate(&headers).unwrap().user.name, "alice");
+        assert_eq!(
+            authn.authenticate(&headers, None).unwrap().user.name,
+            "alice"
+        );
     }
 
     #[test]
     fn anonymous_auth_admits_requests_without_credentials_only() {
         let authn =
             Authenticator::new(vec![("t1".into(), UserInfo::authenticated("a", &[]))], true);
-        let anonymous = authn.authenticate(&HeaderMap::new()).unwrap();
+        let anonymous = authn.authenticate(&HeaderMap::new(), None).unwrap();
         assert_eq!(anonymous.user, UserInfo::anonymous());
         assert_eq!(
-            authn.authenticate(&bearer("nope")).unwrap_err(),
+            authn.authenticate(&bearer("nope"), None).unwrap_err(),
             unauthorized()
         );
     }

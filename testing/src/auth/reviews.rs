@@ -20,7 +20,6 @@ use http::Method;
 use serde_json::{Map, Value, json};
 
 use super::authorizer::{self, Identity};
-use crate::protobuf::{self, Field};
 use crate::rbac::RequestAttributes;
 use crate::routes::ResourcePath;
 use crate::status::{ApiError, Cause, Qualified};
@@ -85,69 +84,6 @@ pub(crate) fn is_review(path: &ResourcePath) -> bool {
     review(&path.group, &path.version, &path.plural).is_some()
 }
 
-/// A protobuf message's fields that a review reads: number, JSON name, and the message type of
-/// a nested message (strings otherwise). Field numbers are `k8s.io/api/authorization/v1`'s
-/// `generated.proto`.
-struct Message(&'static [(u32, &'static str, Option<&'static Message>)]);
-
-const RESOURCE_ATTRIBUTES: Message = Message(&[
-    (1, "namespace", None),
-    (2, "verb", None),
-    (3, "group", None),
-    (4, "version", None),
-    (5, "resource", None),
-    (6, "subresource", None),
-    (7, "name", None),
-]);
-const NON_RESOURCE_ATTRIBUTES: Message = Message(&[(1, "path", None), (2, "verb", None)]);
-const ACCESS_REVIEW_SPEC: Message = Message(&[
-    (1, "resourceAttributes", Some(&RESOURCE_ATTRIBUTES)),
-    (2, "nonResourceAttributes", Some(&NON_RESOURCE_ATTRIBUTES)),
-]);
-const RULES_REVIEW_SPEC: Message = Message(&[(1, "namespace", None)]);
-
-fn decode_message(bytes: &[u8], message: &Message) -> Result<Value, String> {
-    let mut out = Map::new();
-    for (number, field) in protobuf::fields(bytes)? {
-        let (Some((_, name, nested)), Field::Bytes(b)) =
-            (message.0.iter().find(|(n, _, _)| *n == number), field)
-        else {
-            continue;
-        };
-        let value = match nested {
-            Some(nested) => decode_message(b, nested)?,
-            None => Value::String(protobuf::string(b)?),
-        };
-        out.insert((*name).to_owned(), value);
-    }
-    Ok(Value::Object(out))
-}
-
-/// A review sent as protobuf (kubectl's typed clients send them so): its `spec` (metadata is not
-/// read), in the `k8s\0` envelope whose `raw` holds the object (metadata = 1, spec = 2).
-fn decode_protobuf(body: &[u8], review: &Review) -> Result<Value, String> {
-    let envelope = body
-        .strip_prefix(protobuf::MAGIC)
-        .ok_or("the protobuf body lacks the k8s envelope")?;
-    let mut object = json!({});
-    for (number, field) in protobuf::fields(envelope)? {
-        let (2, Field::Bytes(raw)) = (number, field) else {
-            continue;
-        };
-        let spec = match review.kind {
-            "SelfSubjectAccessReview" => &ACCESS_REVIEW_SPEC,
-            "SelfSubjectRulesReview" => &RULES_REVIEW_SPEC,
-            _ => continue,
-        };
-        for (number, field) in protobuf::fields(raw)? {
-            if let (2, Field::Bytes(b)) = (number, field) {
-                object["spec"] = decode_message(b, spec)?;
-            }
-        }
-    }
-    Ok(object)
-}
-
 /// Answers a request to a review resource: the review with its status (201), or the error.
 /// `media_type` is the body's (JSON or protobuf); `now` is the creation timestamp upstream's
 /// SelfSubjectReview carries.
@@ -169,16 +105,12 @@ pub(crate) fn serve(
     if *method != Method::POST {
         return Err(ApiError::method_not_allowed());
     }
-    let mut object: Value = match media_type {
-        Some("application/vnd.kubernetes.protobuf") => {
-            decode_protobuf(body, review).map_err(|e| {
-                ApiError::bad_request(format!("the object provided is unrecognized: {e}"))
-            })?
-        }
-        _ => serde_json::from_slice(body).map_err(|e| {
-            ApiError::bad_request(format!("the object provided is unrecognized: {e}"))
-        })?,
+    let decoded = match media_type {
+        Some("application/vnd.kubernetes.protobuf") => crate::protobuf::decode(body),
+        _ => serde_json::from_slice(body).map_err(|e| e.to_string()),
     };
+    let mut object = decoded
+        .map_err(|e| ApiError::bad_request(format!("the object provided is unrecognized: {e}")))?;
     if !object.is_object() {
         return Err(ApiError::bad_request("the object provided is unrecognized"));
     }
