@@ -66,6 +66,31 @@ fn role_binding(namespace: &str, name: &str, role_ref: Value, subjects: Value) -
     .expect("binding")
 }
 
+/// Stores a Role through `roles` (whose client must be allowed to write it).
+async fn store_role(roles: &Api<Role>, namespace: &str, name: &str, rules: Value) -> Role {
+    roles
+        .create(&PostParams::default(), &role(namespace, name, rules))
+        .await
+        .unwrap_or_else(|e| panic!("create role {name}: {e}"))
+}
+
+/// Stores a RoleBinding through `bindings` (whose client must be allowed to write it).
+async fn store_role_binding(
+    bindings: &Api<RoleBinding>,
+    namespace: &str,
+    name: &str,
+    role_ref: Value,
+    subjects: Value,
+) -> RoleBinding {
+    bindings
+        .create(
+            &PostParams::default(),
+            &role_binding(namespace, name, role_ref, subjects),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("create role binding {name}: {e}"))
+}
+
 #[tokio::test]
 async fn unknown_and_missing_tokens_are_401_once_tokens_are_configured() {
     let server = server().await;
@@ -168,30 +193,22 @@ async fn token_users_are_authorized_by_the_stored_roles_and_bindings() {
     );
 
     let roles: Api<Role> = Api::namespaced(admin.clone(), "default");
-    roles
-        .create(
-            &PostParams::default(),
-            &role(
-                "default",
-                "cm-reader",
-                json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]),
-            ),
-        )
-        .await
-        .expect("role");
+    store_role(
+        &roles,
+        "default",
+        "cm-reader",
+        json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]),
+    )
+    .await;
     let bindings: Api<RoleBinding> = Api::namespaced(admin.clone(), "default");
-    let binding = bindings
-        .create(
-            &PostParams::default(),
-            &role_binding(
-                "default",
-                "devs-read",
-                json!({"kind": "Role", "name": "cm-reader"}),
-                json!([{"kind": "Group", "name": "devs"}]),
-            ),
-        )
-        .await
-        .expect("binding");
+    let binding = store_role_binding(
+        &bindings,
+        "default",
+        "devs-read",
+        json!({"kind": "Role", "name": "cm-reader"}),
+        json!([{"kind": "Group", "name": "devs"}]),
+    )
+    .await;
     // defaulted as upstream's v1 defaults do
     assert_eq!(binding.role_ref.api_group, "rbac.authorization.k8s.io");
     assert_eq!(
@@ -209,18 +226,14 @@ async fn token_users_are_authorized_by_the_stored_roles_and_bindings() {
     );
 
     // A binding to a missing role: the denial names the resolution error.
-    bindings
-        .create(
-            &PostParams::default(),
-            &role_binding(
-                "default",
-                "dangling",
-                json!({"kind": "ClusterRole", "name": "missing"}),
-                json!([{"kind": "User", "name": "alice"}]),
-            ),
-        )
-        .await
-        .expect("a binding may name a role that does not exist yet");
+    store_role_binding(
+        &bindings,
+        "default",
+        "dangling",
+        json!({"kind": "ClusterRole", "name": "missing"}),
+        json!([{"kind": "User", "name": "alice"}]),
+    )
+    .await;
     assert_eq!(
         status_of(cms.delete("x", &Default::default()).await).2,
         r#"configmaps "x" is forbidden: User "alice" cannot delete resource "configmaps" in API group "" in the namespace "default": RBAC: clusterrole.rbac.authorization.k8s.io "missing" not found"#
@@ -337,29 +350,15 @@ async fn impersonation_needs_the_impersonate_verb_and_acts_as_the_impersonated_u
     let admin = server.client().unwrap();
     let roles: Api<Role> = Api::namespaced(admin.clone(), "default");
     let bindings: Api<RoleBinding> = Api::namespaced(admin.clone(), "default");
-    roles
-        .create(
-            &PostParams::default(),
-            &role(
-                "default",
-                "impersonate-op",
-                json!([{"apiGroups": [""], "resources": ["serviceaccounts"], "resourceNames": ["op"], "verbs": ["impersonate"]}]),
-            ),
-        )
-        .await
-        .unwrap();
-    bindings
-        .create(
-            &PostParams::default(),
-            &role_binding(
-                "default",
-                "alice-impersonates-op",
-                json!({"kind": "Role", "name": "impersonate-op"}),
-                json!([{"kind": "User", "name": "alice"}]),
-            ),
-        )
-        .await
-        .unwrap();
+    store_role(&roles, "default", "impersonate-op", json!([{"apiGroups": [""], "resources": ["serviceaccounts"], "resourceNames": ["op"], "verbs": ["impersonate"]}])).await;
+    store_role_binding(
+        &bindings,
+        "default",
+        "alice-impersonates-op",
+        json!({"kind": "Role", "name": "impersonate-op"}),
+        json!([{"kind": "User", "name": "alice"}]),
+    )
+    .await;
     // Now alice acts as the service account, which may do nothing yet.
     assert_eq!(
         status_of(cms.list(&ListParams::default()).await).2,
@@ -507,34 +506,20 @@ async fn self_subject_rules_reviews_list_the_bound_rules_and_missing_roles() {
     let server = server().await;
     let admin = server.client().unwrap();
     let roles: Api<Role> = Api::namespaced(admin.clone(), "default");
-    roles
-        .create(
-            &PostParams::default(),
-            &role(
-                "default",
-                "cm-reader",
-                json!([{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["web"], "verbs": ["get"]}]),
-            ),
-        )
-        .await
-        .unwrap();
+    store_role(&roles, "default", "cm-reader", json!([{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["web"], "verbs": ["get"]}])).await;
     let bindings: Api<RoleBinding> = Api::namespaced(admin.clone(), "default");
     for (name, role_ref) in [
         ("read", json!({"kind": "Role", "name": "cm-reader"})),
         ("dangling", json!({"kind": "Role", "name": "gone"})),
     ] {
-        bindings
-            .create(
-                &PostParams::default(),
-                &role_binding(
-                    "default",
-                    name,
-                    role_ref,
-                    json!([{"kind": "User", "name": "alice"}]),
-                ),
-            )
-            .await
-            .unwrap();
+        store_role_binding(
+            &bindings,
+            "default",
+            name,
+            role_ref,
+            json!([{"kind": "User", "name": "alice"}]),
+        )
+        .await;
     }
     let alice = server.client_with_token(ALICE).unwrap();
     let reviews: Api<SelfSubjectRulesReview> = Api::all(alice.clone());
@@ -728,18 +713,14 @@ async fn clients_as_a_user_are_authorized_by_rbac_without_configured_tokens() {
     );
     let admin = server.client().unwrap();
     let bindings: Api<RoleBinding> = Api::namespaced(admin, "default");
-    bindings
-        .create(
-            &PostParams::default(),
-            &role_binding(
-                "default",
-                "sa-admin",
-                json!({"kind": "ClusterRole", "name": "cluster-admin"}),
-                json!([{"kind": "Group", "name": "system:serviceaccounts:default"}]),
-            ),
-        )
-        .await
-        .unwrap();
+    store_role_binding(
+        &bindings,
+        "default",
+        "sa-admin",
+        json!({"kind": "ClusterRole", "name": "cluster-admin"}),
+        json!([{"kind": "Group", "name": "system:serviceaccounts:default"}]),
+    )
+    .await;
     cms.list(&ListParams::default())
         .await
         .expect("bound through the service account's namespace group");
@@ -765,31 +746,23 @@ async fn roles_and_bindings_cannot_grant_more_than_the_writer_holds_without_esca
         .await
         .unwrap();
     let admin_bindings: Api<RoleBinding> = Api::namespaced(admin.clone(), "default");
-    admin_bindings
-        .create(
-            &PostParams::default(),
-            &role_binding(
-                "default",
-                "alice-manages",
-                json!({"kind": "Role", "name": "rbac-manager"}),
-                json!([{"kind": "User", "name": "alice"}]),
-            ),
-        )
-        .await
-        .unwrap();
+    store_role_binding(
+        &admin_bindings,
+        "default",
+        "alice-manages",
+        json!({"kind": "Role", "name": "rbac-manager"}),
+        json!([{"kind": "User", "name": "alice"}]),
+    )
+    .await;
     let alice = server.client_with_token(ALICE).unwrap();
     let roles: Api<Role> = Api::namespaced(alice.clone(), "default");
-    roles
-        .create(
-            &PostParams::default(),
-            &role(
-                "default",
-                "reader",
-                json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]),
-            ),
-        )
-        .await
-        .expect("a role within what alice holds");
+    store_role(
+        &roles,
+        "default",
+        "reader",
+        json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]),
+    )
+    .await;
     let too_much = role(
         "default",
         "too-much",
@@ -861,18 +834,14 @@ async fn roles_and_bindings_cannot_grant_more_than_the_writer_holds_without_esca
         )
         .await
         .unwrap();
-    admin_bindings
-        .create(
-            &PostParams::default(),
-            &role_binding(
-                "default",
-                "alice-delegates",
-                json!({"kind": "Role", "name": "delegate"}),
-                json!([{"kind": "User", "name": "alice"}]),
-            ),
-        )
-        .await
-        .unwrap();
+    store_role_binding(
+        &admin_bindings,
+        "default",
+        "alice-delegates",
+        json!({"kind": "Role", "name": "delegate"}),
+        json!([{"kind": "User", "name": "alice"}]),
+    )
+    .await;
     bindings
         .create(&PostParams::default(), &to_admin)
         .await
