@@ -214,7 +214,9 @@ impl<R: Reconciler> Controller<R> {
     /// [`DEFAULT_STATUS_WRITE_TIMEOUT`]): the write is then in doubt and read back (each read
     /// bounded the same way), so a PATCH the API server never answers cannot hold up the pass.
     /// A write read back as stored publishes its transitions; one that is not fails the pass,
-    /// which is retried with backoff.
+    /// which is retried with backoff. The finalizer patches (add and remove) are bounded the
+    /// same way: one in doubt is done if the read-back finds the finalizer present (added) or
+    /// absent (removed), and fails the pass otherwise.
     #[must_use]
     pub fn with_status_write_timeout(mut self, timeout: Duration) -> Self {
         self.status_timeout = timeout;

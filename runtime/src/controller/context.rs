@@ -21,7 +21,7 @@ pub(super) struct Context<R: Reconciler> {
     pub(super) observers: Observers,
     pub(super) recorder: Option<EventRecorder>,
     pub(super) clock: SharedClock,
-    /// The bound of each request of a status write (and of its read-back).
+    /// The bound of each request of a status write or finalizer patch (and of its read-back).
     pub(super) status_timeout: std::time::Duration,
     /// Per-object retries (the backoff) and finalized objects, by uid.
     pub(super) memory: ObjectMemory,
