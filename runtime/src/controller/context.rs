@@ -46,4 +46,20 @@ impl<R: Reconciler> Context<R> {
             .get(&reference)
             .is_some_and(|object| object.uid().as_deref() == Some(whereabouts.uid))
     }
+
+    /// Whether the watch observed `object` deleted: the cache of the current watch term no
+    /// longer holds it (as the same object). `false` between watch terms, and for an object
+    /// without a uid.
+    pub(super) fn observed_gone(&self, object: &R::Resource) -> bool {
+        let Some(uid) = object.uid() else {
+            return false;
+        };
+        let name = object.name_any();
+        let namespace = object.namespace();
+        !self.cached(Whereabouts {
+            namespace: namespace.as_deref(),
+            name: &name,
+            uid: &uid,
+        })
+    }
 }

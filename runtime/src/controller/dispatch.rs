@@ -304,9 +304,11 @@ async fn effects<R: Reconciler>(
         } else {
             status::Basis::Current
         };
+        let observed_gone = || context.observed_gone(&object);
         match status::write(
             &context.client,
             context.status_timeout,
+            &observed_gone,
             &*object,
             basis,
             pass.conditions(),
@@ -394,12 +396,14 @@ async fn run_finalizer_pass<R: Reconciler>(
         phase,
         context.observers.clone(),
     );
+    let observed_gone = || context.observed_gone(object);
     let (action, patched) = match &patch {
         FinalizerPatch::Add => (
             "add",
             finalizer::add(
                 &context.client,
                 context.status_timeout,
+                &observed_gone,
                 &**object,
                 finalizer_name,
             )
@@ -411,6 +415,7 @@ async fn run_finalizer_pass<R: Reconciler>(
             finalizer::remove(
                 &context.client,
                 context.status_timeout,
+                &observed_gone,
                 &**object,
                 resource_version.as_deref(),
                 finalizer_name,

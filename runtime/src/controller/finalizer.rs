@@ -46,6 +46,7 @@ pub(crate) fn has<K: Resource>(object: &K, finalizer: &str) -> bool {
 pub(crate) async fn add<K>(
     client: &kube::Client,
     timeout: Duration,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
     object: &K,
     finalizer: &str,
 ) -> Result<Patched, kube::Error>
@@ -62,6 +63,7 @@ where
     patch(
         client,
         timeout,
+        observed_gone,
         object,
         resource_version,
         finalizers,
@@ -76,6 +78,7 @@ where
 pub(crate) async fn remove<K>(
     client: &kube::Client,
     timeout: Duration,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
     object: &K,
     resource_version: Option<&str>,
     finalizer: &str,
@@ -99,6 +102,7 @@ where
     match patch(
         client,
         timeout,
+        observed_gone,
         object,
         resource_version,
         finalizers,
@@ -123,6 +127,7 @@ struct Intended<'a> {
 async fn patch<K>(
     client: &kube::Client,
     timeout: Duration,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
     object: &K,
     resource_version: Option<&str>,
     finalizers: Vec<String>,
@@ -146,7 +151,7 @@ where
         Ok(_) => Ok(Patched::Stored),
         Err(kube::Error::Api(status)) if status.code == 409 => Ok(Patched::Stale),
         Err(error) if in_doubt::in_doubt(&error) => {
-            resolve(client, timeout, object, intended, error).await
+            resolve(client, timeout, observed_gone, object, intended, error).await
         }
         Err(error) => Err(error),
     }
@@ -154,11 +159,12 @@ where
 
 /// Resolves a patch that failed in doubt with `error` by reading `object` back: [`Patched::Stored`]
 /// if the same object (same uid) has the finalizer as `intended`, else `error` (the pass is
-/// retried). A 404 is the object gone, which a removal intended (the removal of the last
+/// retried). A 404 the watch confirmed (`observed_gone`) is the object gone, which a removal intended (the removal of the last
 /// finalizer lets the server delete it) and an addition did not.
 async fn resolve<K>(
     client: &kube::Client,
     timeout: Duration,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
     object: &K,
     intended: Intended<'_>,
     error: kube::Error,
@@ -166,7 +172,7 @@ async fn resolve<K>(
 where
     K: Resource<DynamicType = ()>,
 {
-    let stored = match in_doubt::read_back(client, timeout, object).await {
+    let stored = match in_doubt::read_back(client, timeout, object, observed_gone).await {
         Ok(stored) => stored,
         Err(kube::Error::Api(status)) if status.code == 404 => {
             // `remove` turns the 404 into `Patched::Gone`.

@@ -41,16 +41,24 @@ pub(super) fn in_doubt(error: &kube::Error) -> bool {
     }
 }
 
+/// A read-back answered 404 while the controller's watch still holds the object.
+#[derive(Debug, thiserror::Error)]
+#[error("the object was not found, but the watch has not observed its deletion")]
+struct Unconfirmed;
+
 /// How many times an in-doubt write is read back before it is given up as failed.
 const READ_BACK_ATTEMPTS: u32 = 3;
 
 /// The stored `object`, read to resolve an in-doubt write. The read is retried a few times (the
-/// server that lost the write's answer may fail a read too, or not answer within `timeout`),
-/// except on 404, which is returned at once (the caller decides what a missing object means).
+/// server that lost the write's answer may fail a read too, or not answer within `timeout`).
+/// A 404 is returned at once if `observed_gone` (the watch observed the object deleted: the
+/// caller decides what a missing object means); otherwise it is not believed — a failed read
+/// like any other, and if every read fails so, an error that is not a 404.
 pub(super) async fn read_back<K>(
     client: &kube::Client,
     timeout: Duration,
     object: &K,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
 ) -> Result<Value, kube::Error>
 where
     K: Resource<DynamicType = ()>,
@@ -68,12 +76,15 @@ where
     loop {
         match bounded(timeout, client.request::<Value>(request()?)).await {
             Ok(stored) => return Ok(stored),
-            Err(kube::Error::Api(status)) if status.code == 404 => {
+            Err(kube::Error::Api(status)) if status.code == 404 && observed_gone() => {
                 return Err(kube::Error::Api(status));
             }
             Err(_) if attempt < READ_BACK_ATTEMPTS => {
                 tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
                 attempt += 1;
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                return Err(kube::Error::Service(Box::new(Unconfirmed)));
             }
             Err(error) => return Err(error),
         }

@@ -104,10 +104,12 @@ pub(crate) fn transitions<'a>(
 /// merge patch that carries the object's resourceVersion, so that a write based on a stale read
 /// is refused (409) instead of overwriting someone else's change. A write built on a
 /// [`Basis::Current`] version that fails in doubt is read back. Each request is bounded by
-/// `timeout`.
+/// `timeout`; a read-back answered 404 is believed only if `observed_gone` (the watch observed
+/// the object deleted).
 pub(crate) async fn write<K>(
     client: &kube::Client,
     timeout: Duration,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
     object: &K,
     basis: Basis,
     conditions: &[Condition],
@@ -153,7 +155,7 @@ where
     if !conflict && !in_doubt::in_doubt(&error) {
         return Err(error);
     }
-    match read_back(client, timeout, object, conditions).await {
+    match read_back(client, timeout, observed_gone, object, conditions).await {
         Ok(Some(resource_version)) => Ok(Written::Stored { resource_version }),
         Ok(None) if conflict => Ok(Written::Conflict),
         Ok(None) => Err(error),
@@ -173,13 +175,14 @@ where
 async fn read_back<K>(
     client: &kube::Client,
     timeout: Duration,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
     object: &K,
     written: &[Condition],
 ) -> Result<Option<Option<String>>, kube::Error>
 where
     K: Resource<DynamicType = ()>,
 {
-    let stored = in_doubt::read_back(client, timeout, object).await?;
+    let stored = in_doubt::read_back(client, timeout, object, observed_gone).await?;
     let resource_version = stored["metadata"]["resourceVersion"]
         .as_str()
         .map(str::to_owned);
