@@ -26,8 +26,8 @@ use crate::observe::{ControllerInfo, Observers, ReconcileObserver};
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 /// How many objects are reconciled at once by default.
 pub const DEFAULT_CONCURRENCY: u16 = 16;
-/// How long a status write's request may go unanswered by default before it is taken as lost
-/// (the write is then in doubt, and read back).
+/// How long a status write's or finalizer patch's request may go unanswered by default before it
+/// is taken as lost (the write is then in doubt, and read back).
 pub const DEFAULT_STATUS_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why a controller could not run.

@@ -99,7 +99,8 @@ pub(super) async fn reconcile<R: Reconciler>(
                 return Ok(Action::await_change());
             }
             if context.memory.is_cleaned_up(&*object) {
-                // Cleanup finished; its finalizer removal failed or met a conflict: retry that alone.
+                // Cleanup finished; its finalizer removal failed or met a conflict: retry that
+                // alone.
                 let removal = FinalizerPatch::Remove {
                     resource_version: None,
                 };

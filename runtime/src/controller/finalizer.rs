@@ -157,10 +157,11 @@ where
     }
 }
 
-/// Resolves a patch that failed in doubt with `error` by reading `object` back: [`Patched::Stored`]
-/// if the same object (same uid) has the finalizer as `intended`, else `error` (the pass is
-/// retried). A 404 the watch confirmed (`observed_gone`) is the object gone, which a removal intended (the removal of the last
-/// finalizer lets the server delete it) and an addition did not.
+/// Resolves a patch that failed in doubt with `error` by reading `object` back:
+/// [`Patched::Stored`] if the same object (same uid) has the finalizer as `intended`, else
+/// `error` (the pass is retried). A 404 the watch confirmed (`observed_gone`) is the object gone,
+/// which a removal intended (the removal of the last finalizer lets the server delete it) and an
+/// addition did not.
 async fn resolve<K>(
     client: &kube::Client,
     timeout: Duration,
