@@ -325,6 +325,22 @@ mod tests {
     }
 
     #[test]
+    fn a_finished_cleanup_is_remembered_through_retries_and_catching_up_until_deletion() {
+        let memory = ObjectMemory::default();
+        let deleting = at_version(object("web", "uid-1"), "10");
+        memory.cleaned_up(&deleting, everything_exists);
+        // The finalizer removal failed: retried, then the cache catches up with a newer version.
+        assert_eq!(memory.retry(&deleting, everything_exists), 1);
+        memory.caught_up(&at_version(object("web", "uid-1"), "11"));
+        memory.succeeded(&deleting);
+        assert!(memory.is_cleaned_up(&deleting));
+        assert!(!memory.is_cleaned_up(&object("web", "uid-2")), "a stranger");
+        memory.forget(&deleting);
+        assert!(!memory.is_cleaned_up(&deleting));
+        assert_eq!(memory.len(), 0);
+    }
+
+    #[test]
     fn a_finalized_object_is_remembered_until_it_leaves_the_cache() {
         let memory = ObjectMemory::default();
         let gone = object("web", "uid-1");
