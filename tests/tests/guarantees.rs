@@ -421,6 +421,124 @@ async fn one_delete_runs_one_cleanup_even_when_cleanup_writes_status() {
     assert_eq!(reasons, ["CleaningUp"], "one transition event: {events:#?}");
 }
 
+/// The write timeout of the hung finalizer patch tests: short, so that they run quickly.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A finalizer removal the server never answers (and never serves) does not wedge the delete:
+/// after the write timeout it is in doubt, read back, found not stored (the finalizer is still
+/// there), and the pass fails; the retry removes the finalizer without running cleanup again.
+#[tokio::test]
+async fn a_hung_finalizer_removal_that_did_not_commit_is_retried_and_cleanup_runs_once() {
+    let (server, client, reconciler, observer, running) =
+        hung_finalizer_removal(FaultAction::Hang).await;
+    wait_gone(&client, "w1").await;
+    eventually("the completed delete pass", || async {
+        observer
+            .passes_of("w1")
+            .contains(&(Phase::Delete, Outcome::Completed))
+    })
+    .await;
+    running.stop().await;
+    assert_eq!(
+        finalizer_writes(&server, "w1"),
+        [200, 0, 200],
+        "added; removal unanswered, then retried"
+    );
+    assert_eq!(
+        reconciler.calls("w1", Phase::Cleanup),
+        1,
+        "one delete, one cleanup"
+    );
+    assert_eq!(
+        observer.passes_of("w1")[2..],
+        [
+            (Phase::Cleanup, Outcome::Completed),
+            (Phase::Delete, Outcome::Failed),
+            (Phase::Delete, Outcome::Completed),
+        ]
+    );
+    let events = events_about(&client, "w1").await;
+    let failure = events
+        .iter()
+        .find(|e| e.reason.as_deref() == Some("CleanupFailed"))
+        .unwrap_or_else(|| panic!("a failure event: {events:#?}"));
+    assert_eq!(
+        failure.note.as_deref(),
+        Some(
+            "failed to remove finalizer \"test.kubeward.dev/cleanup\": ServiceError: no answer within 1s"
+        )
+    );
+}
+
+/// A finalizer removal that commits (the object goes) and is never answered: after the write
+/// timeout, the read-back finds the object gone, so the delete pass completes without a failure
+/// and without a second cleanup.
+#[tokio::test]
+async fn a_hung_finalizer_removal_that_committed_completes_without_a_second_cleanup() {
+    let (server, client, reconciler, observer, running) =
+        hung_finalizer_removal(FaultAction::CommitThenHang).await;
+    wait_gone(&client, "w1").await;
+    eventually("the delete pass", || async {
+        observer.passes_of("w1").len() == 4
+    })
+    .await;
+    // Give a second cleanup every chance to show up: another widget's whole life after it.
+    create_widget(&client, "w2", WidgetSpec::default()).await;
+    delete_widget(&client, "w2").await;
+    wait_gone(&client, "w2").await;
+    running.stop().await;
+    assert_eq!(
+        finalizer_writes(&server, "w1"),
+        [200, 0],
+        "added; removed, unanswered"
+    );
+    assert_eq!(
+        reconciler.calls("w1", Phase::Cleanup),
+        1,
+        "one delete, one cleanup"
+    );
+    assert_eq!(
+        observer.passes_of("w1")[2..],
+        [
+            (Phase::Cleanup, Outcome::Completed),
+            (Phase::Delete, Outcome::Completed),
+        ]
+    );
+    assert_eq!(events_about(&client, "w1").await, []);
+}
+
+/// Runs the scripted controller with a [`WRITE_TIMEOUT`] write timeout, creates `w1`, and once it
+/// is applied, deletes it with its finalizer removal (the next PATCH of `w1`) meeting `fault`.
+async fn hung_finalizer_removal(
+    fault: FaultAction,
+) -> (ApiServer, kube::Client, Scripted, Arc<Recording>, Running) {
+    let (server, client) = server_with_widgets().await;
+    let reconciler = Scripted::new(&client, Script::Complete, Script::Complete);
+    let observer = Recording::new();
+    let running = Running::start(
+        Controller::new(reconciler.clone(), client.clone())
+            .with_observer(observer.clone())
+            .with_event_recorder(recorder(&client))
+            .with_status_write_timeout(WRITE_TIMEOUT)
+            .with_shutdown_grace(Duration::from_millis(200)),
+    );
+    create_widget(&client, "w1", WidgetSpec::default()).await;
+    eventually("apply", || async {
+        observer
+            .passes_of("w1")
+            .contains(&(Phase::Apply, Outcome::Completed))
+    })
+    .await;
+    server.faults().add(
+        Fault::new(fault)
+            .method(Method::PATCH)
+            .path_prefix("/apis/test.kubeward.dev/v1/namespaces/default/widgets/w1")
+            .times(1),
+    );
+    delete_widget(&client, "w1").await;
+    (server, client, reconciler, observer, running)
+}
+
 /// Item 5: under a persistent 409 on status writes, the object is retried with a growing
 /// per-object backoff, not at a fixed 5 requests a second; conflicts are waiting passes that
 /// publish nothing.

@@ -219,19 +219,41 @@ async fn stored_counts_equal_publishes_once_a_flaky_events_api_recovers() {
 /// transition event is published, once, and the pass is not a conflict.
 #[tokio::test]
 async fn a_status_write_answered_504_after_commit_publishes_its_transition_once() {
-    in_doubt_status_write(FaultAction::CommitThenStatus(504), &[504, 409]).await;
+    in_doubt_status_write(FaultAction::CommitThenStatus(504), &[504, 409], &[]).await;
 }
 
 /// The status write commits and the connection drops: the same, without a failed pass.
 #[tokio::test]
 async fn a_status_write_whose_connection_dropped_after_commit_publishes_its_transition_once() {
-    in_doubt_status_write(FaultAction::CommitThenCloseConnection, &[0]).await;
+    in_doubt_status_write(FaultAction::CommitThenCloseConnection, &[0], &[]).await;
 }
 
-async fn in_doubt_status_write(fault: FaultAction, first_answers: &[u16]) {
+/// The status write commits and is answered 504 (then 409), and the first read-back is answered
+/// 404 although the object exists (the watch never saw it deleted): the 404 is not taken for the
+/// object gone, the read is retried, finds the status stored, and the transition is published.
+#[tokio::test]
+async fn a_read_back_answered_404_for_an_object_the_watch_holds_does_not_lose_the_transition() {
+    let spurious_404 = Fault::new(FaultAction::Status(404))
+        .method(Method::GET)
+        .path_prefix("/apis/test.kubeward.dev/v1/namespaces/default/widgets/w1")
+        .times(1);
+    in_doubt_status_write(
+        FaultAction::CommitThenStatus(504),
+        &[504, 409],
+        &[spurious_404],
+    )
+    .await;
+}
+
+/// Runs the widgets controller; the first status write of `w1` (which sets `Applied`) meets
+/// `fault` and is answered `first_answers`; `other_faults` are added too.
+async fn in_doubt_status_write(fault: FaultAction, first_answers: &[u16], other_faults: &[Fault]) {
     let (server, client) = server_with_widgets().await;
     let observer = Recording::new();
     let running = start_widgets(&client, &Widgets::default(), &observer);
+    for other in other_faults {
+        server.faults().add(other.clone());
+    }
     server.faults().add(
         Fault::new(fault)
             .method(Method::PATCH)

@@ -26,8 +26,8 @@ use crate::observe::{ControllerInfo, Observers, ReconcileObserver};
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 /// How many objects are reconciled at once by default.
 pub const DEFAULT_CONCURRENCY: u16 = 16;
-/// How long a status write's request may go unanswered by default before it is taken as lost
-/// (the write is then in doubt, and read back).
+/// How long a status write's or finalizer patch's request may go unanswered by default before it
+/// is taken as lost (the write is then in doubt, and read back).
 pub const DEFAULT_STATUS_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why a controller could not run.
@@ -214,7 +214,9 @@ impl<R: Reconciler> Controller<R> {
     /// [`DEFAULT_STATUS_WRITE_TIMEOUT`]): the write is then in doubt and read back (each read
     /// bounded the same way), so a PATCH the API server never answers cannot hold up the pass.
     /// A write read back as stored publishes its transitions; one that is not fails the pass,
-    /// which is retried with backoff.
+    /// which is retried with backoff. The finalizer patches (add and remove) are bounded the
+    /// same way: one in doubt is done if the read-back finds the finalizer present (added) or
+    /// absent (removed), and fails the pass otherwise.
     #[must_use]
     pub fn with_status_write_timeout(mut self, timeout: Duration) -> Self {
         self.status_timeout = timeout;

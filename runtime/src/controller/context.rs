@@ -21,7 +21,7 @@ pub(super) struct Context<R: Reconciler> {
     pub(super) observers: Observers,
     pub(super) recorder: Option<EventRecorder>,
     pub(super) clock: SharedClock,
-    /// The bound of each request of a status write (and of its read-back).
+    /// The bound of each request of a status write or finalizer patch (and of its read-back).
     pub(super) status_timeout: std::time::Duration,
     /// Per-object retries (the backoff) and finalized objects, by uid.
     pub(super) memory: ObjectMemory,
@@ -45,5 +45,21 @@ impl<R: Reconciler> Context<R> {
         store
             .get(&reference)
             .is_some_and(|object| object.uid().as_deref() == Some(whereabouts.uid))
+    }
+
+    /// Whether the watch observed `object` deleted: the cache of the current watch term no
+    /// longer holds it (as the same object). `false` between watch terms, and for an object
+    /// without a uid.
+    pub(super) fn observed_gone(&self, object: &R::Resource) -> bool {
+        let Some(uid) = object.uid() else {
+            return false;
+        };
+        let name = object.name_any();
+        let namespace = object.namespace();
+        !self.cached(Whereabouts {
+            namespace: namespace.as_deref(),
+            name: &name,
+            uid: &uid,
+        })
     }
 }

@@ -8,7 +8,9 @@
 //!   success resets the count.
 //! - The finalizer is removed only when cleanup *returned* `Ok(Action::await_change())`, whatever
 //!   outcome the reconciler reported for its metrics, and the removal builds on the resourceVersion
-//!   of cleanup's own status write: one delete runs cleanup once.
+//!   of cleanup's own status write: one delete runs cleanup once. A removal that fails (a lost
+//!   answer the read-back does not resolve as stored) or conflicts is retried alone: cleanup is
+//!   remembered as finished and does not run again.
 //! - A panic in `apply` or `cleanup` is caught: a failed pass with a failure event and backoff. A
 //!   panic in the `failure_event` or `error_backoff` hook falls back to the default.
 //! - A pass never starts from the version its object had before this controller's last stored
@@ -96,16 +98,26 @@ pub(super) async fn reconcile<R: Reconciler>(
                 // clean up.
                 return Ok(Action::await_change());
             }
-            match run_pass(&context, &object, Phase::Cleanup).await? {
-                Next::Done {
-                    finished: true,
-                    resource_version,
-                    ..
-                } => {
-                    let removal = FinalizerPatch::Remove { resource_version };
-                    run_finalizer_pass(&context, &object, finalizer, removal).await?
+            if context.memory.is_cleaned_up(&*object) {
+                // Cleanup finished; its finalizer removal failed or met a conflict: retry that
+                // alone.
+                let removal = FinalizerPatch::Remove {
+                    resource_version: None,
+                };
+                run_finalizer_pass(&context, &object, finalizer, removal).await?
+            } else {
+                match run_pass(&context, &object, Phase::Cleanup).await? {
+                    Next::Done {
+                        finished: true,
+                        resource_version,
+                        ..
+                    } => {
+                        context.memory.cleaned_up(&*object, |w| context.cached(w));
+                        let removal = FinalizerPatch::Remove { resource_version };
+                        run_finalizer_pass(&context, &object, finalizer, removal).await?
+                    }
+                    next => next,
                 }
-                next => next,
             }
         }
         None if deleting => return Ok(Action::await_change()),
@@ -293,9 +305,11 @@ async fn effects<R: Reconciler>(
         } else {
             status::Basis::Current
         };
+        let observed_gone = || context.observed_gone(&object);
         match status::write(
             &context.client,
             context.status_timeout,
+            &observed_gone,
             &*object,
             basis,
             pass.conditions(),
@@ -383,17 +397,26 @@ async fn run_finalizer_pass<R: Reconciler>(
         phase,
         context.observers.clone(),
     );
+    let observed_gone = || context.observed_gone(object);
     let (action, patched) = match &patch {
         FinalizerPatch::Add => (
             "add",
-            finalizer::add(&context.client, &**object, finalizer_name)
-                .instrument(span.clone())
-                .await,
+            finalizer::add(
+                &context.client,
+                context.status_timeout,
+                &observed_gone,
+                &**object,
+                finalizer_name,
+            )
+            .instrument(span.clone())
+            .await,
         ),
         FinalizerPatch::Remove { resource_version } => (
             "remove",
             finalizer::remove(
                 &context.client,
+                context.status_timeout,
+                &observed_gone,
                 &**object,
                 resource_version.as_deref(),
                 finalizer_name,

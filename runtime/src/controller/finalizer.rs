@@ -5,12 +5,22 @@
 //! object instead of overwriting someone else's finalizer. The removal after a cleanup that wrote
 //! the status carries the resourceVersion of that write, so the cleanup's own write is not taken
 //! for someone else's change (which would run cleanup a second time).
+//!
+//! Each patch is [bounded](super::in_doubt) by the controller's write timeout, like a status
+//! write: a finalizer PATCH the server never answers does not wedge the pass. A patch that failed
+//! in doubt (no answer, none in time, a server error) is resolved by reading the object back:
+//! if the finalizer is present (add) or absent (remove) as intended, the patch is done — whoever
+//! stored it; otherwise the pass fails and is retried with backoff.
+
+use std::time::Duration;
 
 use kube::Resource;
 use kube::api::{Patch, PatchParams};
 use kube::core::Request;
 use serde::de::DeserializeOwned;
-use serde_json::json;
+use serde_json::{Value, json};
+
+use super::in_doubt::{self, bounded};
 
 /// What became of a finalizer patch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,9 +42,11 @@ pub(crate) fn has<K: Resource>(object: &K, finalizer: &str) -> bool {
         .is_some_and(|f| f.iter().any(|x| x == finalizer))
 }
 
-/// Adds `finalizer` to `object`.
+/// Adds `finalizer` to `object`, each request bounded by `timeout`.
 pub(crate) async fn add<K>(
     client: &kube::Client,
+    timeout: Duration,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
     object: &K,
     finalizer: &str,
 ) -> Result<Patched, kube::Error>
@@ -44,13 +56,29 @@ where
     let mut finalizers = object.meta().finalizers.clone().unwrap_or_default();
     finalizers.push(finalizer.to_owned());
     let resource_version = object.meta().resource_version.as_deref();
-    patch(client, object, resource_version, finalizers).await
+    let intended = Intended {
+        finalizer,
+        present: true,
+    };
+    patch(
+        client,
+        timeout,
+        observed_gone,
+        object,
+        resource_version,
+        finalizers,
+        intended,
+    )
+    .await
 }
 
 /// Removes `finalizer` from `object`, whose resourceVersion is `resource_version` if the pass
-/// wrote it since it was read (else the one it was read with).
+/// wrote it since it was read (else the one it was read with). Each request is bounded by
+/// `timeout`.
 pub(crate) async fn remove<K>(
     client: &kube::Client,
+    timeout: Duration,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
     object: &K,
     resource_version: Option<&str>,
     finalizer: &str,
@@ -67,18 +95,43 @@ where
         .cloned()
         .collect();
     let resource_version = resource_version.or(object.meta().resource_version.as_deref());
-    match patch(client, object, resource_version, finalizers).await {
+    let intended = Intended {
+        finalizer,
+        present: false,
+    };
+    match patch(
+        client,
+        timeout,
+        observed_gone,
+        object,
+        resource_version,
+        finalizers,
+        intended,
+    )
+    .await
+    {
         // Someone else removed the last finalizer (or force-deleted the object): it is gone.
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(Patched::Gone),
         result => result,
     }
 }
 
+/// What a finalizer patch is meant to leave stored.
+#[derive(Debug, Clone, Copy)]
+struct Intended<'a> {
+    finalizer: &'a str,
+    /// Whether the finalizer is to be present (added) or absent (removed).
+    present: bool,
+}
+
 async fn patch<K>(
     client: &kube::Client,
+    timeout: Duration,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
     object: &K,
     resource_version: Option<&str>,
     finalizers: Vec<String>,
+    intended: Intended<'_>,
 ) -> Result<Patched, kube::Error>
 where
     K: Resource<DynamicType = ()> + DeserializeOwned,
@@ -94,9 +147,58 @@ where
             &Patch::Merge(&body),
         )
         .map_err(kube::Error::BuildRequest)?;
-    match client.request::<serde_json::Value>(request).await {
+    match bounded(timeout, client.request::<Value>(request)).await {
         Ok(_) => Ok(Patched::Stored),
         Err(kube::Error::Api(status)) if status.code == 409 => Ok(Patched::Stale),
+        Err(error) if in_doubt::in_doubt(&error) => {
+            resolve(client, timeout, observed_gone, object, intended, error).await
+        }
         Err(error) => Err(error),
+    }
+}
+
+/// Resolves a patch that failed in doubt with `error` by reading `object` back:
+/// [`Patched::Stored`] if the same object (same uid) has the finalizer as `intended`, else
+/// `error` (the pass is retried). A 404 the watch confirmed (`observed_gone`) is the object gone,
+/// which a removal intended (the removal of the last finalizer lets the server delete it) and an
+/// addition did not.
+async fn resolve<K>(
+    client: &kube::Client,
+    timeout: Duration,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
+    object: &K,
+    intended: Intended<'_>,
+    error: kube::Error,
+) -> Result<Patched, kube::Error>
+where
+    K: Resource<DynamicType = ()>,
+{
+    let stored = match in_doubt::read_back(client, timeout, object, observed_gone).await {
+        Ok(stored) => stored,
+        Err(kube::Error::Api(status)) if status.code == 404 => {
+            // `remove` turns the 404 into `Patched::Gone`.
+            return Err(if intended.present {
+                error
+            } else {
+                kube::Error::Api(status)
+            });
+        }
+        Err(read_error) => {
+            tracing::debug!(error = %super::ErrorChain(&read_error), "cannot read back an in-doubt finalizer patch");
+            return Err(error);
+        }
+    };
+    let metadata = &stored["metadata"];
+    let same_object = metadata["uid"].as_str() == object.meta().uid.as_deref();
+    let present = metadata["finalizers"]
+        .as_array()
+        .is_some_and(|f| f.iter().any(|x| x.as_str() == Some(intended.finalizer)));
+    if same_object && present == intended.present {
+        Ok(Patched::Stored)
+    } else if !same_object && !intended.present {
+        // Another object of the same name: ours is gone.
+        Ok(Patched::Gone)
+    } else {
+        Err(error)
     }
 }

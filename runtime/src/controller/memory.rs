@@ -3,6 +3,8 @@
 //!
 //! - how many passes in a row had to be retried — failed or met a conflict — which is the attempt
 //!   number of its backoff (client-go's per-item rate limiter), reset by a pass that succeeds;
+//! - whether its cleanup finished (returned `await_change`), so that a pass retrying a finalizer
+//!   removal that failed (or met a conflict) removes the finalizer without running cleanup again;
 //! - whether this controller removed its finalizer, so that a stale cache entry of the deleted
 //!   object (the watch event of the removal has not arrived yet) never runs cleanup a second time;
 //! - the resourceVersion its last stored status write replaced, until a pass sees a newer version:
@@ -11,7 +13,8 @@
 //!   stale — so a transition the earlier write stored is never taken for stored again (its
 //!   conflicting write would read back as "stored" and publish the event twice).
 //!
-//! A success drops an object's entry unless it was finalized or awaits its written version. The
+//! A success drops an object's entry unless it was cleaned up or finalized, or awaits its written
+//! version. The
 //! entry of a deleted object is dropped when the controller observes it gone: on its watch's
 //! delete event ([`ObjectMemory::forget`]), on a relist that no longer holds it
 //! ([`ObjectMemory::sweep`], as a delete that happened while the watch was down has no event),
@@ -49,10 +52,19 @@ struct Entry {
     name: String,
     /// Consecutive retried passes.
     retries: u32,
+    /// Its cleanup finished: only the finalizer removal may be left to do.
+    cleaned_up: bool,
     /// This controller removed its finalizer.
     finalized: bool,
     /// The resourceVersion the last stored status write replaced, until a pass saw a newer one.
     superseded: Option<String>,
+}
+
+impl Entry {
+    /// Whether the entry holds more than a retry count: kept when the object's passes succeed.
+    fn keeps(&self) -> bool {
+        self.cleaned_up || self.finalized || self.superseded.is_some()
+    }
 }
 
 /// Where an object is, to ask the cache whether it still exists.
@@ -106,12 +118,31 @@ impl ObjectMemory {
         let mut table = self.lock();
         let key = key(object);
         match table.entries.get_mut(&key) {
-            Some(entry) if entry.finalized || entry.superseded.is_some() => entry.retries = 0,
+            Some(entry) if entry.keeps() => entry.retries = 0,
             Some(_) => {
                 table.entries.remove(&key);
             }
             None => {}
         }
+    }
+
+    /// `object`'s cleanup finished: a retry of its finalizer removal does not run it again.
+    pub(super) fn cleaned_up<K: Resource>(
+        &self,
+        object: &K,
+        exists: impl Fn(Whereabouts<'_>) -> bool,
+    ) {
+        let mut table = self.lock();
+        table.entry(object, &exists).cleaned_up = true;
+        table.drop_if_gone(object, &exists);
+    }
+
+    /// Whether `object`'s cleanup already finished.
+    pub(super) fn is_cleaned_up<K: Resource>(&self, object: &K) -> bool {
+        self.lock()
+            .entries
+            .get(&key(object))
+            .is_some_and(|entry| entry.cleaned_up)
     }
 
     /// This controller removed its finalizer from `object`: cleanup is done for good.
@@ -171,7 +202,7 @@ impl ObjectMemory {
         let key = key(object);
         if let Some(entry) = table.entries.get_mut(&key) {
             entry.superseded = None;
-            if entry.retries == 0 && !entry.finalized {
+            if entry.retries == 0 && !entry.keeps() {
                 table.entries.remove(&key);
             }
         }
@@ -229,6 +260,7 @@ impl Table {
             namespace: object.namespace(),
             name: object.name_any(),
             retries: 0,
+            cleaned_up: false,
             finalized: false,
             superseded: None,
         })
@@ -290,6 +322,22 @@ mod tests {
         memory.caught_up(&at_version(object("web", "uid-1"), "11"));
         assert!(!memory.is_superseded(&read));
         assert_eq!(memory.len(), 0, "nothing else was remembered");
+    }
+
+    #[test]
+    fn a_finished_cleanup_is_remembered_through_retries_and_catching_up_until_deletion() {
+        let memory = ObjectMemory::default();
+        let deleting = at_version(object("web", "uid-1"), "10");
+        memory.cleaned_up(&deleting, everything_exists);
+        // The finalizer removal failed: retried, then the cache catches up with a newer version.
+        assert_eq!(memory.retry(&deleting, everything_exists), 1);
+        memory.caught_up(&at_version(object("web", "uid-1"), "11"));
+        memory.succeeded(&deleting);
+        assert!(memory.is_cleaned_up(&deleting));
+        assert!(!memory.is_cleaned_up(&object("web", "uid-2")), "a stranger");
+        memory.forget(&deleting);
+        assert!(!memory.is_cleaned_up(&deleting));
+        assert_eq!(memory.len(), 0);
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod dispatch;
 mod effects;
 mod failure;
 mod finalizer;
+mod in_doubt;
 mod memory;
 mod pass;
 mod publish;

@@ -7,11 +7,9 @@
 //! resolved by reading the object back and comparing the stored conditions with the written
 //! ones, never by assuming it failed (a transition event lost for good) or succeeded.
 //!
-//! Every request — the write and each read-back — is bounded by the controller's status write
-//! timeout ([`Controller::with_status_write_timeout`](super::Controller::with_status_write_timeout)):
-//! kube's client has no read timeout of its own, and a PATCH the server never answers would
-//! wedge the pass (and its object) for good. A write that timed out is in doubt like one whose
-//! connection dropped.
+//! Every request — the write and each read-back — is [bounded](super::in_doubt) by the
+//! controller's write timeout: a write that timed out is in doubt like one whose connection
+//! dropped.
 //!
 //! Except when the write builds on a version this controller's own stored write already replaced
 //! ([`Basis::Replaced`]: its cache had not delivered that write yet). Such a write cannot commit,
@@ -19,7 +17,6 @@
 //! same second writes exactly the stored conditions, so the refused write would pass for stored
 //! and its transition be published a second time.
 
-use std::future::Future;
 use std::time::Duration;
 
 use kube::Resource;
@@ -29,6 +26,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
+use super::in_doubt::{self, bounded};
 use crate::conditions::Condition;
 
 /// The result of a status write.
@@ -53,21 +51,6 @@ pub(crate) enum Basis {
     /// (the server refuses its resourceVersion), so a 409 is a conflict and a lost answer a
     /// failure, never read back.
     Replaced,
-}
-
-/// A status request that got no answer within the status write timeout.
-#[derive(Debug, thiserror::Error)]
-#[error("no answer within {0:?}")]
-struct TimedOut(Duration);
-
-/// `request`, or a [`TimedOut`] error (a lost answer) if it takes longer than `timeout`.
-async fn bounded<T>(
-    timeout: Duration,
-    request: impl Future<Output = Result<T, kube::Error>>,
-) -> Result<T, kube::Error> {
-    tokio::time::timeout(timeout, request)
-        .await
-        .unwrap_or_else(|_| Err(kube::Error::Service(Box::new(TimedOut(timeout)))))
 }
 
 /// The stored `status.conditions` of `object`, and its other status fields. Conditions are
@@ -121,10 +104,12 @@ pub(crate) fn transitions<'a>(
 /// merge patch that carries the object's resourceVersion, so that a write based on a stale read
 /// is refused (409) instead of overwriting someone else's change. A write built on a
 /// [`Basis::Current`] version that fails in doubt is read back. Each request is bounded by
-/// `timeout`.
+/// `timeout`; a read-back answered 404 is believed only if `observed_gone` (the watch observed
+/// the object deleted).
 pub(crate) async fn write<K>(
     client: &kube::Client,
     timeout: Duration,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
     object: &K,
     basis: Basis,
     conditions: &[Condition],
@@ -167,10 +152,10 @@ where
             Err(error)
         };
     }
-    if !conflict && !in_doubt(&error) {
+    if !conflict && !in_doubt::in_doubt(&error) {
         return Err(error);
     }
-    match read_back(client, timeout, object, conditions).await {
+    match read_back(client, timeout, observed_gone, object, conditions).await {
         Ok(Some(resource_version)) => Ok(Written::Stored { resource_version }),
         Ok(None) if conflict => Ok(Written::Conflict),
         Ok(None) => Err(error),
@@ -185,61 +170,23 @@ where
     }
 }
 
-/// Whether a write that failed with `error` may have committed: a server error (kube's client
-/// retries 503 and 504 and reports the last answer) or no answer at all (also none in time).
-fn in_doubt(error: &kube::Error) -> bool {
-    match error {
-        kube::Error::Api(status) => status.code >= 500,
-        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
-        _ => false,
-    }
-}
-
-/// How many times an in-doubt write is read back before it is given up as failed.
-const READ_BACK_ATTEMPTS: u32 = 3;
-
 /// Whether the object's stored conditions are exactly `written` (lastTransitionTime included),
-/// that is the in-doubt write persisted: then `Some` of the stored object's resourceVersion. The
-/// read is retried a few times (the server that lost the write's answer may fail a read too, or
-/// not answer within `timeout`), except on 404 (the object is gone).
+/// that is the in-doubt write persisted: then `Some` of the stored object's resourceVersion.
 async fn read_back<K>(
     client: &kube::Client,
     timeout: Duration,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
     object: &K,
     written: &[Condition],
 ) -> Result<Option<Option<String>>, kube::Error>
 where
-    K: Resource<DynamicType = ()> + DeserializeOwned,
+    K: Resource<DynamicType = ()>,
 {
-    let meta = object.meta();
-    let request = || {
-        Request::new(K::url_path(&(), meta.namespace.as_deref()))
-            .get(
-                meta.name.as_deref().unwrap_or_default(),
-                &Default::default(),
-            )
-            .map_err(kube::Error::BuildRequest)
-    };
-    let mut attempt = 1;
-    loop {
-        match bounded(timeout, client.request::<Value>(request()?)).await {
-            Ok(stored) => {
-                let resource_version = stored["metadata"]["resourceVersion"]
-                    .as_str()
-                    .map(str::to_owned);
-                return Ok((status_of(&stored).0 == written).then_some(resource_version));
-            }
-            Err(kube::Error::Api(status)) if status.code == 404 => {
-                return Err(kube::Error::Api(status));
-            }
-            Err(_) if attempt < READ_BACK_ATTEMPTS => {
-                tokio::time::sleep(std::time::Duration::from_millis(100 * u64::from(attempt)))
-                    .await;
-                attempt += 1;
-            }
-            Err(error) => return Err(error),
-        }
-    }
+    let stored = in_doubt::read_back(client, timeout, object, observed_gone).await?;
+    let resource_version = stored["metadata"]["resourceVersion"]
+        .as_str()
+        .map(str::to_owned);
+    Ok((status_of(&stored).0 == written).then_some(resource_version))
 }
 
 #[cfg(test)]

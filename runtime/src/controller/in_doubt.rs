@@ -1,0 +1,92 @@
+//! Writes whose answer was lost, shared by the status write ([`super::status`]) and the finalizer
+//! patches ([`super::finalizer`]).
+//!
+//! kube's client has no read timeout of its own: a PATCH the server never answers would wedge the
+//! pass (and its object) for good. So every request of a write — the write itself and each read
+//! of its read-back — is [`bounded`] by the controller's write timeout
+//! ([`Controller::with_status_write_timeout`](super::Controller::with_status_write_timeout)).
+//! A write that failed [`in_doubt`] (a server error, no answer, none in time) may have committed:
+//! it is resolved by reading the object back ([`read_back`]) and comparing what is stored with
+//! what was written, never by assuming it failed or succeeded.
+
+use std::future::Future;
+use std::time::Duration;
+
+use kube::Resource;
+use kube::core::Request;
+use serde_json::Value;
+
+/// A request that got no answer within the write timeout.
+#[derive(Debug, thiserror::Error)]
+#[error("no answer within {0:?}")]
+struct TimedOut(Duration);
+
+/// `request`, or a [`TimedOut`] error (a lost answer) if it takes longer than `timeout`.
+pub(super) async fn bounded<T>(
+    timeout: Duration,
+    request: impl Future<Output = Result<T, kube::Error>>,
+) -> Result<T, kube::Error> {
+    tokio::time::timeout(timeout, request)
+        .await
+        .unwrap_or_else(|_| Err(kube::Error::Service(Box::new(TimedOut(timeout)))))
+}
+
+/// Whether a write that failed with `error` may have committed: a server error (kube's client
+/// retries 503 and 504 and reports the last answer) or no answer at all (also none in time).
+pub(super) fn in_doubt(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Api(status) => status.code >= 500,
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+/// A read-back answered 404 while the controller's watch still holds the object.
+#[derive(Debug, thiserror::Error)]
+#[error("the object was not found, but the watch has not observed its deletion")]
+struct Unconfirmed;
+
+/// How many times an in-doubt write is read back before it is given up as failed.
+const READ_BACK_ATTEMPTS: u32 = 3;
+
+/// The stored `object`, read to resolve an in-doubt write. The read is retried a few times (the
+/// server that lost the write's answer may fail a read too, or not answer within `timeout`).
+/// A 404 is returned at once if `observed_gone` (the watch observed the object deleted: the
+/// caller decides what a missing object means); otherwise it is not believed — a failed read
+/// like any other, and if every read fails so, an error that is not a 404.
+pub(super) async fn read_back<K>(
+    client: &kube::Client,
+    timeout: Duration,
+    object: &K,
+    observed_gone: &(dyn Fn() -> bool + Send + Sync),
+) -> Result<Value, kube::Error>
+where
+    K: Resource<DynamicType = ()>,
+{
+    let meta = object.meta();
+    let request = || {
+        Request::new(K::url_path(&(), meta.namespace.as_deref()))
+            .get(
+                meta.name.as_deref().unwrap_or_default(),
+                &Default::default(),
+            )
+            .map_err(kube::Error::BuildRequest)
+    };
+    let mut attempt = 1;
+    loop {
+        match bounded(timeout, client.request::<Value>(request()?)).await {
+            Ok(stored) => return Ok(stored),
+            Err(kube::Error::Api(status)) if status.code == 404 && observed_gone() => {
+                return Err(kube::Error::Api(status));
+            }
+            Err(_) if attempt < READ_BACK_ATTEMPTS => {
+                tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
+                attempt += 1;
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 => {
+                return Err(kube::Error::Service(Box::new(Unconfirmed)));
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
