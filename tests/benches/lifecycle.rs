@@ -11,7 +11,7 @@
 //!    deletes: no series of a deleted object may remain.
 //! 2. throughput with that work: `BENCH_THROUGHPUT_OBJECTS` (default 10,000) new workloads
 //!    converged (finalizer, three transitions, child applied and read back) from a controller's
-//!    start, `BENCH_RUNS` alternating runs per side (default 2).
+//!    start, `BENCH_RUNS` alternating runs per side (default 1).
 //!
 //! `cargo bench -p kubeward-tests --bench lifecycle`
 
@@ -255,7 +255,7 @@ async fn converge(side: Side, n: usize) -> Converged {
 
 fn throughput() {
     let n = size("BENCH_THROUGHPUT_OBJECTS", 10_000);
-    let runs = size("BENCH_RUNS", 2);
+    let runs = size("BENCH_RUNS", 1);
     let rt = runtime();
     let (mut kubeward, mut anchor) = (Vec::new(), Vec::new());
     for _ in 0..runs {

@@ -13,6 +13,7 @@ mod memory;
 mod pass;
 mod publish;
 mod status;
+mod status_field;
 mod watch;
 
 use std::fmt::Debug;

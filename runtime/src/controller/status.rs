@@ -57,10 +57,15 @@ pub(crate) enum Basis {
 /// empty if absent or malformed (a malformed list is logged, and replaced by the pass's own on
 /// the next write).
 pub(crate) fn status_of<K: Serialize>(object: &K) -> (Vec<Condition>, Map<String, Value>) {
-    let Ok(Value::Object(mut object)) = serde_json::to_value(object) else {
-        return Default::default();
+    let status = match super::status_field::status_field(object) {
+        Ok(status) => status,
+        // Not a struct or map: serialize it whole, as the API server would see it.
+        Err(_) => match serde_json::to_value(object) {
+            Ok(Value::Object(mut object)) => object.remove("status"),
+            _ => None,
+        },
     };
-    let Some(Value::Object(mut status)) = object.remove("status") else {
+    let Some(Value::Object(mut status)) = status else {
         return Default::default();
     };
     let conditions = match status.remove("conditions") {
