@@ -16,7 +16,8 @@
 //! A success drops an object's entry unless it was cleaned up or finalized, or awaits its written
 //! version. The
 //! entry of a deleted object is dropped when the controller observes it gone: on its watch's
-//! delete event ([`ObjectMemory::forget`]), on a relist that no longer holds it
+//! delete event ([`ObjectMemory::forget`]; the mark of a finalizer this controller removed stays
+//! until the next sweep, for a pass started on the version before the removal), on a relist that no longer holds it
 //! ([`ObjectMemory::sweep`], as a delete that happened while the watch was down has no event),
 //! and when a pass's result would remember an object the cache no longer holds (its delete event
 //! arrived while the pass ran). A sweep against the controller's cache (is an object of that uid
@@ -173,9 +174,24 @@ impl ObjectMemory {
         table.drop_if_gone(read, &exists);
     }
 
-    /// The controller observed `object` deleted (its watch's delete event): forgets it.
+    /// The controller observed `object` deleted (its watch's delete event): forgets it, except
+    /// that this controller removed its finalizer. That mark outlives the delete event until the
+    /// next sweep: kube-runtime may have started a pass on the cached version from before the
+    /// removal just before the delete reached the cache, and that pass must still find the mark
+    /// (or it would run cleanup again on an object that is gone).
     pub(super) fn forget<K: Resource>(&self, object: &K) {
-        self.lock().entries.remove(&key(object));
+        let mut table = self.lock();
+        let key = key(object);
+        match table.entries.get_mut(&key) {
+            Some(entry) if entry.finalized => {
+                entry.retries = 0;
+                entry.cleaned_up = false;
+                entry.superseded = None;
+            }
+            _ => {
+                table.entries.remove(&key);
+            }
+        }
     }
 
     /// Forgets every object that `exists` no longer finds: after a relist, which has no delete
@@ -348,6 +364,11 @@ mod tests {
         memory.finalized(&gone, everything_exists);
         memory.succeeded(&gone);
         assert!(memory.is_finalized(&gone), "a success does not forget it");
+        memory.forget(&gone);
+        assert!(
+            memory.is_finalized(&gone),
+            "nor its delete event: a pass on the version before the removal may be under way"
+        );
         for i in 1..MIN_SWEEP {
             memory.retry(
                 &object(&format!("o{i}"), &format!("uid-o{i}")),
@@ -381,17 +402,36 @@ mod tests {
     }
 
     #[test]
-    fn an_object_observed_deleted_is_forgotten_at_once() {
+    fn an_object_observed_deleted_is_forgotten_at_once_but_for_a_finalizer_it_removed() {
         let memory = ObjectMemory::default();
         let web = at_version(object("web", "uid-1"), "10");
         memory.retry(&web, everything_exists);
         memory.wrote(&web, everything_exists);
-        memory.finalized(&web, everything_exists);
-        memory.retry(&object("db", "uid-2"), everything_exists);
+        let db = object("db", "uid-2");
+        memory.retry(&db, everything_exists);
+        memory.finalized(&db, everything_exists);
+        memory.retry(&object("api", "uid-3"), everything_exists);
         memory.forget(&web);
-        assert!(!memory.is_finalized(&web));
         assert!(!memory.is_superseded(&web));
-        assert_eq!(memory.len(), 1, "only the other object");
+        assert_eq!(
+            memory.retry(&web, everything_exists),
+            1,
+            "its backoff is gone"
+        );
+        memory.forget(&web);
+        memory.forget(&db);
+        assert!(
+            memory.is_finalized(&db),
+            "kept for a pass started before the delete"
+        );
+        assert_eq!(
+            memory.retry(&db, everything_exists),
+            1,
+            "but nothing else of it"
+        );
+        memory.sweep(|w| w.uid == "uid-3");
+        assert!(!memory.is_finalized(&db), "the next sweep drops it");
+        assert_eq!(memory.len(), 1, "only the live object");
     }
 
     #[test]
