@@ -8,8 +8,6 @@
 //!
 //! `cargo bench -p kubeward-tests --bench series_memory`
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -18,31 +16,9 @@ use kube::runtime::events as kr;
 use kubeward::events::{Event, EventRecorder, Reporter};
 use kubeward_testing::ApiServer;
 
-struct Counting;
-
-static ALLOCATED: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: delegates to the system allocator, only counting sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATED.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        ALLOCATED.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATED.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "support/alloc.rs"]
+mod alloc;
+use alloc::Counting;
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -58,12 +34,6 @@ fn regarding(i: usize) -> ObjectReference {
         uid: Some(format!("00000000-0000-0000-0000-{i:012}")),
         ..ObjectReference::default()
     }
-}
-
-async fn settle() -> isize {
-    // Let background tasks (the recorder's sweeper, connection handlers) finish dropping.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    ALLOCATED.load(Ordering::Relaxed)
 }
 
 async fn kubeward(server: &ApiServer, series: usize) -> (isize, Duration) {
@@ -84,9 +54,9 @@ async fn kubeward(server: &ApiServer, series: usize) -> (isize, Duration) {
         .await;
     let elapsed = start.elapsed();
     assert_eq!(recorder.series_in_memory(), series);
-    let with_cache = settle().await;
+    let with_cache = alloc::settled().await;
     drop(recorder);
-    (with_cache - settle().await, elapsed)
+    (with_cache - alloc::settled().await, elapsed)
 }
 
 async fn kube_runtime(server: &ApiServer, series: usize) -> (isize, Duration) {
@@ -115,9 +85,9 @@ async fn kube_runtime(server: &ApiServer, series: usize) -> (isize, Duration) {
         })
         .await;
     let elapsed = start.elapsed();
-    let with_cache = settle().await;
+    let with_cache = alloc::settled().await;
     drop(recorder);
-    (with_cache - settle().await, elapsed)
+    (with_cache - alloc::settled().await, elapsed)
 }
 
 #[tokio::main]
