@@ -8,6 +8,7 @@ use tokio::sync::watch;
 
 use super::Reconciler;
 use super::effects::Effects;
+use super::in_doubt::Writer;
 use super::memory::{ObjectMemory, Whereabouts};
 use crate::clock::SharedClock;
 use crate::events::EventRecorder;
@@ -45,6 +46,19 @@ impl<R: Reconciler> Context<R> {
         store
             .get(&reference)
             .is_some_and(|object| object.uid().as_deref() == Some(whereabouts.uid))
+    }
+
+    /// The [`Writer`] of this controller's writes about an object, `observed_gone` telling
+    /// whether its watch observed that object deleted ([`Self::observed_gone`]).
+    pub(super) fn writer<'a>(
+        &'a self,
+        observed_gone: &'a (dyn Fn() -> bool + Send + Sync),
+    ) -> Writer<'a> {
+        Writer {
+            client: &self.client,
+            timeout: self.status_timeout,
+            observed_gone,
+        }
     }
 
     /// Whether the watch observed `object` deleted: the cache of the current watch term no

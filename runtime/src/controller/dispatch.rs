@@ -307,9 +307,7 @@ async fn effects<R: Reconciler>(
         };
         let observed_gone = || context.observed_gone(&object);
         match status::write(
-            &context.client,
-            context.status_timeout,
-            &observed_gone,
+            context.writer(&observed_gone),
             &*object,
             basis,
             pass.conditions(),
@@ -401,22 +399,14 @@ async fn run_finalizer_pass<R: Reconciler>(
     let (action, patched) = match &patch {
         FinalizerPatch::Add => (
             "add",
-            finalizer::add(
-                &context.client,
-                context.status_timeout,
-                &observed_gone,
-                &**object,
-                finalizer_name,
-            )
-            .instrument(span.clone())
-            .await,
+            finalizer::add(context.writer(&observed_gone), &**object, finalizer_name)
+                .instrument(span.clone())
+                .await,
         ),
         FinalizerPatch::Remove { resource_version } => (
             "remove",
             finalizer::remove(
-                &context.client,
-                context.status_timeout,
-                &observed_gone,
+                context.writer(&observed_gone),
                 &**object,
                 resource_version.as_deref(),
                 finalizer_name,

@@ -12,15 +12,13 @@
 //! if the finalizer is present (add) or absent (remove) as intended, the patch is done — whoever
 //! stored it; otherwise the pass fails and is retried with backoff.
 
-use std::time::Duration;
-
 use kube::Resource;
 use kube::api::{Patch, PatchParams};
 use kube::core::Request;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::in_doubt::{self, bounded};
+use super::in_doubt::{self, Writer};
 
 /// What became of a finalizer patch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,10 +41,8 @@ pub(crate) fn has<K: Resource>(object: &K, finalizer: &str) -> bool {
 }
 
 /// Adds `finalizer` to `object`, each request bounded by `timeout`.
-pub(crate) async fn add<K>(
-    client: &kube::Client,
-    timeout: Duration,
-    observed_gone: &(dyn Fn() -> bool + Send + Sync),
+pub(super) async fn add<K>(
+    writer: Writer<'_>,
     object: &K,
     finalizer: &str,
 ) -> Result<Patched, kube::Error>
@@ -60,25 +56,14 @@ where
         finalizer,
         present: true,
     };
-    patch(
-        client,
-        timeout,
-        observed_gone,
-        object,
-        resource_version,
-        finalizers,
-        intended,
-    )
-    .await
+    patch(writer, object, resource_version, finalizers, intended).await
 }
 
 /// Removes `finalizer` from `object`, whose resourceVersion is `resource_version` if the pass
 /// wrote it since it was read (else the one it was read with). Each request is bounded by
 /// `timeout`.
-pub(crate) async fn remove<K>(
-    client: &kube::Client,
-    timeout: Duration,
-    observed_gone: &(dyn Fn() -> bool + Send + Sync),
+pub(super) async fn remove<K>(
+    writer: Writer<'_>,
     object: &K,
     resource_version: Option<&str>,
     finalizer: &str,
@@ -99,17 +84,7 @@ where
         finalizer,
         present: false,
     };
-    match patch(
-        client,
-        timeout,
-        observed_gone,
-        object,
-        resource_version,
-        finalizers,
-        intended,
-    )
-    .await
-    {
+    match patch(writer, object, resource_version, finalizers, intended).await {
         // Someone else removed the last finalizer (or force-deleted the object): it is gone.
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(Patched::Gone),
         result => result,
@@ -125,9 +100,7 @@ struct Intended<'a> {
 }
 
 async fn patch<K>(
-    client: &kube::Client,
-    timeout: Duration,
-    observed_gone: &(dyn Fn() -> bool + Send + Sync),
+    writer: Writer<'_>,
     object: &K,
     resource_version: Option<&str>,
     finalizers: Vec<String>,
@@ -147,12 +120,10 @@ where
             &Patch::Merge(&body),
         )
         .map_err(kube::Error::BuildRequest)?;
-    match bounded(timeout, client.request::<Value>(request)).await {
+    match writer.send::<Value>(request).await {
         Ok(_) => Ok(Patched::Stored),
         Err(kube::Error::Api(status)) if status.code == 409 => Ok(Patched::Stale),
-        Err(error) if in_doubt::in_doubt(&error) => {
-            resolve(client, timeout, observed_gone, object, intended, error).await
-        }
+        Err(error) if in_doubt::in_doubt(&error) => resolve(writer, object, intended, error).await,
         Err(error) => Err(error),
     }
 }
@@ -163,9 +134,7 @@ where
 /// which a removal intended (the removal of the last finalizer lets the server delete it) and an
 /// addition did not.
 async fn resolve<K>(
-    client: &kube::Client,
-    timeout: Duration,
-    observed_gone: &(dyn Fn() -> bool + Send + Sync),
+    writer: Writer<'_>,
     object: &K,
     intended: Intended<'_>,
     error: kube::Error,
@@ -173,7 +142,7 @@ async fn resolve<K>(
 where
     K: Resource<DynamicType = ()>,
 {
-    let stored = match in_doubt::read_back(client, timeout, object, observed_gone).await {
+    let stored = match in_doubt::read_back(writer, object).await {
         Ok(stored) => stored,
         Err(kube::Error::Api(status)) if status.code == 404 => {
             // `remove` turns the 404 into `Patched::Gone`.

@@ -14,7 +14,28 @@ use std::time::Duration;
 
 use kube::Resource;
 use kube::core::Request;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+/// What every write of a pass shares: the client, the write timeout that bounds each of its
+/// requests, and whether the controller's watch observed the written object deleted (so that a
+/// read-back answered 404 is believed).
+#[derive(Clone, Copy)]
+pub(super) struct Writer<'a> {
+    pub(super) client: &'a kube::Client,
+    pub(super) timeout: Duration,
+    pub(super) observed_gone: &'a (dyn Fn() -> bool + Send + Sync),
+}
+
+impl Writer<'_> {
+    /// Sends `request`, [`bounded`] by the write timeout.
+    pub(super) async fn send<T: DeserializeOwned>(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<T, kube::Error> {
+        bounded(self.timeout, self.client.request::<T>(request)).await
+    }
+}
 
 /// A request that got no answer within the write timeout.
 #[derive(Debug, thiserror::Error)]
@@ -22,7 +43,7 @@ use serde_json::Value;
 struct TimedOut(Duration);
 
 /// `request`, or a [`TimedOut`] error (a lost answer) if it takes longer than `timeout`.
-pub(super) async fn bounded<T>(
+async fn bounded<T>(
     timeout: Duration,
     request: impl Future<Output = Result<T, kube::Error>>,
 ) -> Result<T, kube::Error> {
@@ -50,16 +71,11 @@ struct Unconfirmed;
 const READ_BACK_ATTEMPTS: u32 = 3;
 
 /// The stored `object`, read to resolve an in-doubt write. The read is retried a few times (the
-/// server that lost the write's answer may fail a read too, or not answer within `timeout`).
-/// A 404 is returned at once if `observed_gone` (the watch observed the object deleted: the
-/// caller decides what a missing object means); otherwise it is not believed — a failed read
-/// like any other, and if every read fails so, an error that is not a 404.
-pub(super) async fn read_back<K>(
-    client: &kube::Client,
-    timeout: Duration,
-    object: &K,
-    observed_gone: &(dyn Fn() -> bool + Send + Sync),
-) -> Result<Value, kube::Error>
+/// server that lost the write's answer may fail a read too, or not answer in time).
+/// A 404 is returned at once if the watch observed the object deleted (the caller decides what a
+/// missing object means); otherwise it is not believed — a failed read like any other, and if
+/// every read fails so, an error that is not a 404.
+pub(super) async fn read_back<K>(writer: Writer<'_>, object: &K) -> Result<Value, kube::Error>
 where
     K: Resource<DynamicType = ()>,
 {
@@ -74,9 +90,9 @@ where
     };
     let mut attempt = 1;
     loop {
-        match bounded(timeout, client.request::<Value>(request()?)).await {
+        match writer.send::<Value>(request()?).await {
             Ok(stored) => return Ok(stored),
-            Err(kube::Error::Api(status)) if status.code == 404 && observed_gone() => {
+            Err(kube::Error::Api(status)) if status.code == 404 && (writer.observed_gone)() => {
                 return Err(kube::Error::Api(status));
             }
             Err(_) if attempt < READ_BACK_ATTEMPTS => {

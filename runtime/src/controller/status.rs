@@ -17,8 +17,6 @@
 //! same second writes exactly the stored conditions, so the refused write would pass for stored
 //! and its transition be published a second time.
 
-use std::time::Duration;
-
 use kube::Resource;
 use kube::api::{Patch, PatchParams};
 use kube::core::Request;
@@ -26,7 +24,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use super::in_doubt::{self, bounded};
+use super::in_doubt::{self, Writer};
 use crate::conditions::Condition;
 
 /// The result of a status write.
@@ -108,13 +106,11 @@ pub(crate) fn transitions<'a>(
 /// Writes `conditions` (and any `extra` status fields) to `object`'s status subresource with a
 /// merge patch that carries the object's resourceVersion, so that a write based on a stale read
 /// is refused (409) instead of overwriting someone else's change. A write built on a
-/// [`Basis::Current`] version that fails in doubt is read back. Each request is bounded by
-/// `timeout`; a read-back answered 404 is believed only if `observed_gone` (the watch observed
-/// the object deleted).
-pub(crate) async fn write<K>(
-    client: &kube::Client,
-    timeout: Duration,
-    observed_gone: &(dyn Fn() -> bool + Send + Sync),
+/// [`Basis::Current`] version that fails in doubt is read back. Each request is bounded by the
+/// `writer`'s timeout; a read-back answered 404 is believed only if its watch observed the
+/// object deleted.
+pub(super) async fn write<K>(
+    writer: Writer<'_>,
     object: &K,
     basis: Basis,
     conditions: &[Condition],
@@ -141,7 +137,7 @@ where
             &Patch::Merge(&patch),
         )
         .map_err(kube::Error::BuildRequest)?;
-    let error = match bounded(timeout, client.request::<K>(request)).await {
+    let error = match writer.send::<K>(request).await {
         Ok(stored) => {
             return Ok(Written::Stored {
                 resource_version: stored.meta().resource_version.clone(),
@@ -160,7 +156,7 @@ where
     if !conflict && !in_doubt::in_doubt(&error) {
         return Err(error);
     }
-    match read_back(client, timeout, observed_gone, object, conditions).await {
+    match read_back(writer, object, conditions).await {
         Ok(Some(resource_version)) => Ok(Written::Stored { resource_version }),
         Ok(None) if conflict => Ok(Written::Conflict),
         Ok(None) => Err(error),
@@ -178,16 +174,14 @@ where
 /// Whether the object's stored conditions are exactly `written` (lastTransitionTime included),
 /// that is the in-doubt write persisted: then `Some` of the stored object's resourceVersion.
 async fn read_back<K>(
-    client: &kube::Client,
-    timeout: Duration,
-    observed_gone: &(dyn Fn() -> bool + Send + Sync),
+    writer: Writer<'_>,
     object: &K,
     written: &[Condition],
 ) -> Result<Option<Option<String>>, kube::Error>
 where
     K: Resource<DynamicType = ()>,
 {
-    let stored = in_doubt::read_back(client, timeout, object, observed_gone).await?;
+    let stored = in_doubt::read_back(writer, object).await?;
     let resource_version = stored["metadata"]["resourceVersion"]
         .as_str()
         .map(str::to_owned);
