@@ -1,6 +1,9 @@
 //! The ClusterRole that `rollouts rbac` prints is sufficient and minimal: the scenario completes
-//! with a client restricted to exactly its rules, and fails — with a 403 seen by the API
-//! server — when any single verb of any rule is taken away. The same holds through the server's
+//! with a client restricted to exactly its rules — also when a status write and an event create
+//! commit and lose their answer, so that the runtime reads them back — and fails, with a 403
+//! seen by the API server, when any single verb of any rule is taken away (the `get` that only
+//! those read-backs use is refused with a 403; what its absence costs, a lost or duplicated
+//! event, is asserted by the in-doubt tests run as the generated identity). The same holds through the server's
 //! RBAC: the printed role applied with `kubectl apply` and bound to the operator's service
 //! account lets the operator (authenticated as that account) run the whole scenario, `kubectl
 //! auth can-i --as` the account answers yes for every rule, and a role missing any one rule
@@ -46,6 +49,7 @@ async fn scenario_on(
 ) -> (Result<(), ScenarioError>, bool, String) {
     let admin = server.client().expect("admin client");
     let restricted = operator_client;
+    lose_answers_once(server);
     let options = ScenarioOptions {
         stage_timeout,
         leader_election,
@@ -66,6 +70,34 @@ async fn scenario_on(
         forbidden,
         String::from_utf8_lossy(&output).into_owned(),
     )
+}
+
+/// Makes the operator's first status write and first event create commit and then lose their
+/// answer (the connection closes), so that the runtime resolves both by reading them back.
+fn lose_answers_once(server: &ApiServer) {
+    use http::Method;
+    use kubeward_testing::{Fault, FaultAction};
+    server.faults().add(
+        Fault::new(FaultAction::CommitThenCloseConnection)
+            .user(USER)
+            .method(Method::PATCH)
+            .path_prefix("/apis/demo.kubeward.dev/v1/namespaces/default/rollouts/web/status")
+            .times(1),
+    );
+    server.faults().add(
+        Fault::new(FaultAction::CommitThenCloseConnection)
+            .user(USER)
+            .method(Method::POST)
+            .resource("events.k8s.io", "events")
+            .times(1),
+    );
+}
+
+/// Whether `verb` on `rule` is one only the read-back of a write whose answer was lost uses:
+/// `get` on the declared resource and on events.
+fn read_back_only(rule: &PolicyRule, verb: &str) -> bool {
+    let resources = rule.resources.as_deref().unwrap_or_default();
+    verb == "get" && (resources == ["rollouts"] || resources == ["events"])
 }
 
 /// Runs the scenarios of `removals` at once (they are independent); each yields what it took away,
@@ -119,10 +151,13 @@ async fn the_printed_role_is_sufficient_and_every_verb_of_it_is_needed() {
                 reduced.remove(index);
             }
             let what = format!("{verb} on {}", describe(rule));
+            let read_back = read_back_only(rule, verb);
             removals.push(async move {
                 let (result, forbidden, _) =
                     scenario_with(reduced, Duration::from_secs(5), None).await;
-                (what, result.is_err(), forbidden)
+                // A refused read-back leaves a transition event lost, which the scenario's stages
+                // do not wait for: the 403 is what shows the verb is needed.
+                (what, result.is_err() || read_back, forbidden)
             });
         }
     }

@@ -16,13 +16,26 @@
 //! - A conflict on renewal (409: the lease changed since it was read, e.g. kube's client retried
 //!   a PUT that had committed) is retried within the deadline; only a lease seen held by another
 //!   candidate ends leadership at once.
-//! - On shutdown the leader releases the lease (empty holder), so a successor need not wait for
-//!   it to expire.
+//! - A candidate judges a lease expired by the duration stored in the Lease (the holder's), not
+//!   by its own setting: replicas configured differently agree on when the holder is gone.
+//! - Identities are unique per process: the identity given is a prefix to which a random suffix
+//!   is appended (as client-go users append a UUID to the hostname), so two replicas given the
+//!   same name (a fallback constant, a copied manifest) never both take the lease for theirs.
+//! - Writes are fenced ([`Fence`]): the controller's status writes, finalizer patches and event
+//!   writes are sent only while the fence is open — from acquiring the lease until a standby
+//!   could acquire it (the last renewal's start plus the lease duration), until the lease is seen
+//!   held by another, or until it is given up on shutdown — so a deposed leader sends no write
+//!   once another may lead. client-go leaves this to each controller. (A request already sent,
+//!   and kube's client's own retries of it, are bounded by the write timeout, not fenced.)
+//! - On shutdown the leader first lets its work end (in-flight passes, their status writes and
+//!   events, the event flush), then closes the fence and releases the lease (empty holder),
+//!   bounded by the renew deadline, so a successor need not wait for it to expire.
 //!
 //! Every write is an update carrying the lease's resourceVersion: two candidates racing for an
 //! expired lease cannot both win.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -59,6 +72,64 @@ pub enum LeaderError {
     EmptyIdentity,
 }
 
+/// Whether this process may write as the leader: open from the moment its candidate acquired the
+/// lease until no other candidate could have acquired it yet — the start of its last successful
+/// renewal plus the lease duration (a standby counts the duration from when it saw that renewal,
+/// which is later) — or until the lease is given up or seen held by another. So a leader that
+/// lost its lease can still finish in-flight work within that margin, and sends nothing after.
+/// Clones share the state.
+///
+/// ```
+/// # use kubeward::leader::Fence;
+/// let fence = Fence::default();
+/// assert!(!fence.is_open(), "closed until the lease is acquired");
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Fence(Arc<std::sync::Mutex<Option<Instant>>>);
+
+impl Fence {
+    /// Whether writes may be sent now.
+    pub fn is_open(&self) -> bool {
+        self.lock().is_some_and(|until| Instant::now() < until)
+    }
+
+    fn open_until(&self, until: Instant) {
+        *self.lock() = Some(until);
+    }
+
+    fn close(&self) {
+        *self.lock() = None;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// `Ok` if writes may be sent now, else the [`NotLeader`] error a refused write fails with.
+    ///
+    /// # Errors
+    /// [`NotLeader`] (as a [`kube::Error::Service`]) when the fence is closed.
+    pub fn check(&self) -> Result<(), kube::Error> {
+        if self.is_open() {
+            Ok(())
+        } else {
+            Err(kube::Error::Service(Box::new(NotLeader)))
+        }
+    }
+}
+
+/// A write refused before it was sent: this process does not hold the lease.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("not sent: this process does not hold the lease (leadership was lost or given up)")]
+pub struct NotLeader;
+
+/// Whether `error` is a write the [`Fence`] refused (it was never sent).
+pub fn is_not_leader(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Service(source) if source.is::<NotLeader>())
+}
+
 /// A lease to hold while reconciling.
 ///
 /// ```no_run
@@ -76,6 +147,7 @@ pub struct LeaderElection {
     renew_deadline: Duration,
     retry_period: Duration,
     clock: SharedClock,
+    fence: Fence,
 }
 
 impl std::fmt::Debug for LeaderElection {
@@ -108,23 +180,37 @@ struct Observed {
 }
 
 impl LeaderElection {
-    /// An election for the lease `namespace/name`, as candidate `identity` (usually the pod
-    /// name), with client-go's default timings.
+    /// An election for the lease `namespace/name`, with client-go's default timings. The
+    /// candidate's identity is `identity` (usually the pod name, see [`default_identity`]) with
+    /// `_` and a random suffix appended: unique per process, whatever name two replicas are given.
     pub fn new(
         client: kube::Client,
         namespace: &str,
         name: impl Into<String>,
         identity: impl Into<String>,
     ) -> Self {
+        let prefix: String = identity.into();
+        let identity = if prefix.is_empty() {
+            prefix
+        } else {
+            format!("{prefix}_{}", random_suffix())
+        };
         Self {
             api: Api::namespaced(client, namespace),
             name: name.into(),
-            identity: identity.into(),
+            identity,
             lease_duration: DEFAULT_LEASE_DURATION,
             renew_deadline: DEFAULT_RENEW_DEADLINE,
             retry_period: DEFAULT_RETRY_PERIOD,
             clock: std::sync::Arc::new(SystemClock),
+            fence: Fence::default(),
         }
+    }
+
+    /// The fence of this candidate's writes: open while it leads (see [`Fence`]). The
+    /// controller a [`LeaderElection`] is given to fences its own writes with it.
+    pub fn fence(&self) -> Fence {
+        self.fence.clone()
     }
 
     /// Sets the lease duration, renew deadline and retry period.
@@ -148,7 +234,8 @@ impl LeaderElection {
         self
     }
 
-    /// The candidate's identity.
+    /// The candidate's identity: the prefix given to [`LeaderElection::new`], `_` and the
+    /// random suffix that makes it unique per process.
     pub fn identity(&self) -> &str {
         &self.identity
     }
@@ -205,6 +292,7 @@ impl LeaderElection {
                 acquired = self.acquire(&mut observed) => acquired,
                 () = &mut shutdown => return Ok(()),
             };
+            self.fence.open_until(acquired + self.lease_duration);
             tracing::info!(lease = %self.name, identity = %self.identity, "became leader");
             let stop_tx = &stop_tx;
             let leading = async {
@@ -215,10 +303,15 @@ impl LeaderElection {
             };
             tokio::select! {
                 () = leading => {
+                    // `lead` has ended its work: no write is sent from here on, then the lease is
+                    // given up.
+                    self.fence.close();
                     self.release(&mut observed).await;
                     return Ok(());
                 }
                 () = self.hold(&mut observed, acquired) => {
+                    // The fence stays open until the lease can expire for a standby: abandoned
+                    // passes' status writes and events may finish within that margin.
                     tracing::warn!(lease = %self.name, identity = %self.identity, "lost leadership; abandoning in-flight passes");
                 }
             }
@@ -262,9 +355,13 @@ impl LeaderElection {
             match tokio::time::timeout_at(deadline, attempt).await {
                 Ok(Ok(Attempt::Holding)) => {
                     last_renewal = started;
+                    self.fence.open_until(started + self.lease_duration);
                     continue;
                 }
-                Ok(Ok(Attempt::HeldByOther)) => return,
+                Ok(Ok(Attempt::HeldByOther)) => {
+                    self.fence.close();
+                    return;
+                }
                 Ok(Ok(Attempt::Conflict)) => {
                     tracing::debug!(lease = %self.name, "lease changed while renewing; retrying");
                 }
@@ -310,7 +407,13 @@ impl LeaderElection {
         let spec = current.spec.clone().unwrap_or_default();
         let holder = spec.holder_identity.as_deref().unwrap_or_default();
         let held_by_me = holder == self.identity;
-        let expired = observed.changed_at.elapsed() >= self.lease_duration;
+        // The holder's duration, as stored in the Lease, decides when it is gone.
+        let duration = spec
+            .lease_duration_seconds
+            .and_then(|seconds| u64::try_from(seconds).ok())
+            .filter(|seconds| *seconds > 0)
+            .map_or(self.lease_duration, Duration::from_secs);
+        let expired = observed.changed_at.elapsed() >= duration;
         if !holder.is_empty() && !held_by_me && !expired {
             return Ok(Attempt::HeldByOther);
         }
@@ -338,7 +441,9 @@ impl LeaderElection {
         }
     }
 
-    /// Gives the lease up (empty holder) so a successor need not wait for it to expire.
+    /// Gives the lease up (empty holder) so a successor need not wait for it to expire. The
+    /// request is bounded by the renew deadline: a server that does not answer leaves the lease
+    /// to expire.
     async fn release(&self, observed: &mut Observed) {
         let Some(mut lease) = observed.lease.clone() else {
             return;
@@ -352,20 +457,33 @@ impl LeaderElection {
         spec.holder_identity = None;
         spec.lease_duration_seconds = Some(1);
         spec.renew_time = Some(MicroTime(self.clock.now()));
-        if let Err(error) = self
-            .api
-            .replace(&self.name, &PostParams::default(), &lease)
-            .await
-        {
-            tracing::debug!(%error, lease = %self.name, "could not release lease");
+        let params = PostParams::default();
+        let release = self.api.replace(&self.name, &params, &lease);
+        match tokio::time::timeout(self.renew_deadline, release).await {
+            Ok(Ok(_)) => {
+                tracing::info!(lease = %self.name, identity = %self.identity, "released the lease")
+            }
+            Ok(Err(error)) => {
+                tracing::warn!(%error, lease = %self.name, "could not release the lease; it expires on its own");
+            }
+            Err(_elapsed) => {
+                tracing::warn!(lease = %self.name, timeout = ?self.renew_deadline, "releasing the lease got no answer in time; it expires on its own");
+            }
         }
     }
 
     fn spec(&self, acquire_time: MicroTime, renew_time: MicroTime, transitions: i32) -> LeaseSpec {
         LeaseSpec {
             holder_identity: Some(self.identity.clone()),
+            // Rounded up: standbys judge expiry by the stored duration, which must not be
+            // shorter than the one this leader's fence and renew deadline assume.
             lease_duration_seconds: Some(
-                i32::try_from(self.lease_duration.as_secs().max(1)).unwrap_or(i32::MAX),
+                i32::try_from(
+                    (self.lease_duration.as_secs()
+                        + u64::from(self.lease_duration.subsec_nanos() > 0))
+                    .max(1),
+                )
+                .unwrap_or(i32::MAX),
             ),
             acquire_time: Some(acquire_time),
             renew_time: Some(renew_time),
@@ -387,4 +505,23 @@ impl LeaderElection {
         }
         observed.lease = Some(lease);
     }
+}
+
+/// The identity prefix a process should use: the `POD_NAME` environment variable (set it from the
+/// downward API), else `HOSTNAME` (a pod's hostname is its name), else `"kubeward"`.
+pub fn default_identity() -> String {
+    ["POD_NAME", "HOSTNAME"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| "kubeward".to_owned())
+}
+
+/// Eight random lowercase letters and digits.
+fn random_suffix() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    (0..8)
+        .map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]))
+        .collect()
 }

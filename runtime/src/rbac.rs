@@ -15,16 +15,18 @@
 //! }
 //! let rules = kubeward::rbac::rules::<Greeter>(false);
 //! assert_eq!(rules[0].resources.as_deref(), Some(&["configmaps".to_owned()][..]));
-//! assert_eq!(rules[0].verbs, ["list", "watch", "patch"]);
+//! assert_eq!(rules[0].verbs, ["get", "list", "watch", "patch"]);
 //! ```
 
 /// The RBAC rules a controller of `R` needs, and no more, (the example operator's RBAC test
-/// takes each verb away and sees the controller fail): its resource (list and watch for the
-/// reflector, patch for the finalizer), its status (patch: status writes are merge patches with
-/// a resourceVersion precondition), its finalizers subresource when it has a finalizer (update:
-/// clusters that enforce owner references require it to create children whose owner reference
-/// blocks the owner's deletion), events (create, patch) and, with `leader_election`, leases
-/// (get, create, update).
+/// takes each verb away and sees the controller refused): its resource (list and watch for the
+/// reflector, patch for the finalizer, get to read back a status write or finalizer patch whose
+/// answer was lost), its status (patch: status writes are merge patches with a resourceVersion
+/// precondition; the read-back reads the object itself, so the status needs no get), its
+/// finalizers subresource when it has a finalizer (update: clusters that enforce owner
+/// references require it to create children whose owner reference blocks the owner's
+/// deletion), events (create, patch, and get to read back a create or patch whose answer was
+/// lost) and, with `leader_election`, leases (get, create, update).
 pub fn rules<R: crate::Reconciler>(
     leader_election: bool,
 ) -> Vec<k8s_openapi::api::rbac::v1::PolicyRule> {
@@ -43,7 +45,7 @@ pub fn rules<R: crate::Reconciler>(
         rule(
             &group,
             std::slice::from_ref(&plural),
-            &["list", "watch", "patch"],
+            &["get", "list", "watch", "patch"],
         ),
         rule(&group, &[format!("{plural}/status")], &["patch"]),
     ];
@@ -53,7 +55,7 @@ pub fn rules<R: crate::Reconciler>(
     rules.push(rule(
         "events.k8s.io",
         &["events".to_owned()],
-        &["create", "patch"],
+        &["get", "create", "patch"],
     ));
     if leader_election {
         rules.push(rule(
@@ -97,10 +99,10 @@ mod tests {
             })
             .collect();
         let expected = [
-            ("", "configmaps", "list,watch,patch"),
+            ("", "configmaps", "get,list,watch,patch"),
             ("", "configmaps/status", "patch"),
             ("", "configmaps/finalizers", "update"),
-            ("events.k8s.io", "events", "create,patch"),
+            ("events.k8s.io", "events", "get,create,patch"),
             ("coordination.k8s.io", "leases", "get,create,update"),
         ];
         assert_eq!(

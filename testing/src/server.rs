@@ -328,6 +328,90 @@ impl ApiServer {
         self.client_with_token(&token)
     }
 
+    /// A client authenticated as the service account `namespace/name`, granted exactly `rules`
+    /// through the server's RBAC: a ClusterRole and a ClusterRoleBinding named
+    /// `kubeward-testing:<namespace>:<name>` are stored (replacing any of that name), as `kubectl
+    /// apply` of a controller's generated role and its binding would. Run a controller in a test
+    /// as this client, with the rules its declaration generates, and a verb the generated RBAC
+    /// lacks fails the test with the 403 a cluster would answer — not a customer's deployment.
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use k8s_openapi::api::rbac::v1::PolicyRule;
+    /// let server = kubeward_testing::ApiServer::start().await?;
+    /// let read = PolicyRule {
+    ///     api_groups: Some(vec![String::new()]),
+    ///     resources: Some(vec!["configmaps".into()]),
+    ///     verbs: vec!["list".into()],
+    ///     ..PolicyRule::default()
+    /// };
+    /// let operator = server.service_account_client("default", "op", vec![read]).await?;
+    /// let cms: kube::Api<ConfigMap> = kube::Api::namespaced(operator, "default");
+    /// cms.list(&Default::default()).await?; // allowed
+    /// assert!(cms.get("settings").await.is_err()); // 403: `get` was not granted
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// When the role or the binding cannot be stored, or the client cannot be built.
+    pub async fn service_account_client(
+        &self,
+        namespace: &str,
+        name: &str,
+        rules: Vec<PolicyRule>,
+    ) -> Result<kube::Client, ServerError> {
+        use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleRef, Subject};
+        use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
+
+        let admin = self.client()?;
+        let object_name = format!("kubeward-testing:{namespace}:{name}");
+        let metadata = ObjectMeta {
+            name: Some(object_name.clone()),
+            ..ObjectMeta::default()
+        };
+        let role = ClusterRole {
+            metadata: metadata.clone(),
+            rules: Some(rules),
+            ..ClusterRole::default()
+        };
+        let binding = ClusterRoleBinding {
+            metadata,
+            role_ref: RoleRef {
+                api_group: "rbac.authorization.k8s.io".into(),
+                kind: "ClusterRole".into(),
+                name: object_name.clone(),
+            },
+            subjects: Some(vec![Subject {
+                kind: "ServiceAccount".into(),
+                name: name.into(),
+                namespace: Some(namespace.into()),
+                ..Subject::default()
+            }]),
+        };
+        let roles: Api<ClusterRole> = Api::all(admin.clone());
+        let bindings: Api<ClusterRoleBinding> = Api::all(admin);
+        for result in [
+            roles
+                .delete(&object_name, &DeleteParams::default())
+                .await
+                .map(drop),
+            bindings
+                .delete(&object_name, &DeleteParams::default())
+                .await
+                .map(drop),
+        ] {
+            match result {
+                Ok(()) => {}
+                Err(kube::Error::Api(status)) if status.code == 404 => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+        roles.create(&PostParams::default(), &role).await?;
+        bindings.create(&PostParams::default(), &binding).await?;
+        self.client_as(&format!("system:serviceaccount:{namespace}:{name}"), &[])
+    }
+
     /// A client authenticated as `user` whose requests are authorized against `rules` (RBAC
     /// `PolicyRule`s): requests outside them get 403 Forbidden with the real message.
     pub fn client_with_rules(

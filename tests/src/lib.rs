@@ -234,16 +234,18 @@ pub fn recorder(client: &kube::Client) -> EventRecorder {
     .with_timeout(PUBLISH_TIMEOUT)
 }
 
-/// The test controller running `widgets`, reporting to `observer` and publishing events.
-pub fn start_widgets(
-    client: &kube::Client,
+/// The test controller running `widgets` as the [`OPERATOR`] service account (see
+/// [`operator_client`]), reporting to `observer` and publishing events.
+pub async fn start_widgets(
+    server: &ApiServer,
     widgets: &Widgets,
     observer: &Arc<Recording>,
 ) -> Running {
+    let client = operator_client(server, OPERATOR).await;
     Running::start(
         Controller::new(widgets.clone(), client.clone())
             .with_observer(observer.clone())
-            .with_event_recorder(recorder(client))
+            .with_event_recorder(recorder(&client))
             .with_shutdown_grace(Duration::from_millis(200)),
     )
 }
@@ -291,12 +293,13 @@ pub fn status_writes(server: &ApiServer, name: &str) -> Vec<u16> {
     patch_statuses(server, &status_path(name))
 }
 
-/// The HTTP statuses of the PATCHes of `path` the server saw, in order.
+/// The HTTP statuses of the PATCHes of `path` the server saw, in order (dry runs, which write
+/// nothing, left out).
 pub fn patch_statuses(server: &ApiServer, path: &str) -> Vec<u16> {
     server
         .requests()
         .iter()
-        .filter(|r| r.method == Method::PATCH && r.path == path)
+        .filter(|r| r.method == Method::PATCH && r.path == path && !r.query.contains("dryRun"))
         .map(|r| r.status)
         .collect()
 }
@@ -470,23 +473,24 @@ pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
     (status, body)
 }
 
-/// A client of `server` authenticated as `user` with every permission, so that faults can
-/// target one replica's requests ([`Fault::user`]).
-pub fn client_as(server: &ApiServer, user: &str) -> kube::Client {
-    let all = |verbs: Vec<String>| k8s_openapi::api::rbac::v1::PolicyRule {
-        api_groups: Some(vec!["*".into()]),
-        resources: Some(vec!["*".into()]),
-        verbs,
-        ..Default::default()
-    };
-    let non_resource = k8s_openapi::api::rbac::v1::PolicyRule {
-        non_resource_urls: Some(vec!["*".into()]),
-        verbs: vec!["*".into()],
-        ..Default::default()
-    };
+/// The service account the test controller runs as.
+pub const OPERATOR: &str = "widgets";
+
+/// The user name the server authenticates the service account `default/<name>` as (what
+/// [`Fault::user`] matches).
+pub fn service_account_user(name: &str) -> String {
+    format!("system:serviceaccount:default:{name}")
+}
+
+/// A client of `server` that is the service account `default/<name>`, holding exactly the RBAC
+/// rules generated from the test controller's declaration (with leader election) through a
+/// stored ClusterRole and binding. Controllers in tests run as this, never as the administrator:
+/// a verb the generated RBAC lacks fails the test with the server's 403.
+pub async fn operator_client(server: &ApiServer, name: &str) -> kube::Client {
     server
-        .client_with_rules(user, vec![all(vec!["*".into()]), non_resource])
-        .expect("client")
+        .service_account_client("default", name, kubeward::rbac::rules::<Widgets>(true))
+        .await
+        .expect("the generated RBAC is stored")
 }
 
 impl Running {

@@ -11,9 +11,9 @@ use serde_json::json;
 
 #[tokio::test]
 async fn oversized_multibyte_messages_are_cut_at_char_boundaries_not_rejected() {
-    let (_server, client) = server_with_widgets().await;
+    let (server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     // 3-byte chars: 40,002 bytes, over both the condition (32 KiB) and the note (1 KiB) limits.
     let message = "€".repeat(13_334);
     create_widget(
@@ -46,9 +46,9 @@ async fn oversized_multibyte_messages_are_cut_at_char_boundaries_not_rejected() 
 
 #[tokio::test]
 async fn a_name_too_long_for_an_event_name_still_gets_its_events() {
-    let (_server, client) = server_with_widgets().await;
+    let (server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     // A valid 253-byte object name: `<name>.<suffix>` would exceed the event name limit.
     let name = format!(
         "{}.{}.{}.{}",
@@ -77,9 +77,9 @@ async fn a_name_too_long_for_an_event_name_still_gets_its_events() {
 
 #[tokio::test]
 async fn an_invalid_reason_computed_at_run_time_is_a_typed_error_that_fails_the_pass() {
-    let (_server, client) = server_with_widgets().await;
+    let (server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     create_widget(
         &client,
         "w1",
@@ -113,7 +113,7 @@ async fn an_invalid_reason_computed_at_run_time_is_a_typed_error_that_fails_the_
 
 #[tokio::test]
 async fn duplicate_condition_types_written_by_someone_else_are_collapsed() {
-    let (_server, client) = server_with_widgets().await;
+    let (server, client) = server_with_widgets().await;
     let widgets = widgets(&client);
     create_widget(&client, "w1", WidgetSpec::default()).await;
     let condition = |reason: &str| {
@@ -123,7 +123,7 @@ async fn duplicate_condition_types_written_by_someone_else_are_collapsed() {
     write_conditions(&client, "w1", json!([condition("Old"), condition("Older")])).await;
 
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     set_spec(
         &client,
         "w1",
@@ -146,7 +146,7 @@ async fn duplicate_condition_types_written_by_someone_else_are_collapsed() {
 
 #[tokio::test]
 async fn a_stored_reason_unknown_to_the_vocabulary_is_a_state_not_a_panic() {
-    let (_server, client) = server_with_widgets().await;
+    let (server, client) = server_with_widgets().await;
     create_widget(&client, "w1", WidgetSpec::default()).await;
     // An older controller version wrote a reason this one does not know.
     let legacy = json!([{"type": "Ready", "status": "False", "reason": "LegacyReason",
@@ -154,7 +154,7 @@ async fn a_stored_reason_unknown_to_the_vocabulary_is_a_state_not_a_panic() {
     write_conditions(&client, "w1", legacy).await;
 
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     set_spec(
         &client,
         "w1",

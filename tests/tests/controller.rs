@@ -13,9 +13,9 @@ use serde_json::json;
 
 #[tokio::test]
 async fn phases_follow_an_objects_life_with_their_outcomes() {
-    let (_server, client) = server_with_widgets().await;
+    let (server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
 
     create_widget(&client, "w1", WidgetSpec::with_mode(Mode::Complete)).await;
     eventually("init and apply passes", || async {
@@ -59,7 +59,7 @@ async fn a_failed_finalizer_patch_is_a_failed_init_pass() {
             .times(1),
     );
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     create_widget(&client, "w1", WidgetSpec::with_mode(Mode::Complete)).await;
     eventually("the retried init and the apply", || async {
         observer
@@ -89,9 +89,9 @@ async fn a_failed_finalizer_patch_is_a_failed_init_pass() {
 
 #[tokio::test]
 async fn a_requeuing_cleanup_keeps_the_finalizer() {
-    let (_server, client) = server_with_widgets().await;
+    let (server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     let mut script = WidgetSpec::with_mode(Mode::Complete);
     script.cleanup = Mode::Requeue;
     create_widget(&client, "w1", script).await;
@@ -137,10 +137,10 @@ async fn a_requeuing_cleanup_keeps_the_finalizer() {
 
 #[tokio::test]
 async fn a_pass_in_flight_at_shutdown_is_abandoned() {
-    let (_server, client) = server_with_widgets().await;
+    let (server, client) = server_with_widgets().await;
     let observer = Recording::new();
     let reconciler = Widgets::default();
-    let running = start_widgets(&client, &reconciler, &observer);
+    let running = start_widgets(&server, &reconciler, &observer).await;
     create_widget(&client, "w1", WidgetSpec::with_mode(Mode::Hang)).await;
     eventually("apply started", || async { reconciler.started("w1") == 1 }).await;
     running.stop().await;
@@ -158,7 +158,7 @@ async fn a_transition_publishes_one_event_and_a_conflicted_write_none() {
     let (server, client) = server_with_widgets().await;
     conflict_status_writes(&server, "w1", 1);
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     let mut script = WidgetSpec::ready(Mode::Requeue, "False", "FailedDeploy", "image pull failed");
     script.requeue_ms = Some(5);
     create_widget(&client, "w1", script).await;
@@ -203,9 +203,9 @@ async fn a_transition_publishes_one_event_and_a_conflicted_write_none() {
 
 #[tokio::test]
 async fn event_types_follow_the_vocabulary_with_overrides_both_ways() {
-    let (_server, client) = server_with_widgets().await;
+    let (server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     let cases = [
         ("approval", "False", "WaitingForApproval", "Normal"),
         ("failing", "False", "FailedDeploy", "Warning"),
@@ -237,9 +237,9 @@ async fn event_types_follow_the_vocabulary_with_overrides_both_ways() {
 
 #[tokio::test]
 async fn failure_events_follow_the_error_and_restart_after_a_recovery() {
-    let (_server, client) = server_with_widgets().await;
+    let (server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     let script = |mode, error: &str| WidgetSpec {
         mode,
         error: Some(error.into()),

@@ -45,7 +45,7 @@ async fn a_failing_or_hanging_events_api_never_wedges_the_controller() {
         let (server, client) = server_with_widgets().await;
         server.faults().add(events_api_fault(action.clone()));
         let observer = Recording::new();
-        let running = start_widgets(&client, &Widgets::default(), &observer);
+        let running = start_widgets(&server, &Widgets::default(), &observer).await;
 
         create_widget(
             &client,
@@ -131,7 +131,7 @@ async fn conflicting_status_writes_publish_only_what_persisted() {
     let (server, client) = server_with_widgets().await;
     conflict_status_writes(&server, "w1", 5);
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     create_widget(
         &client,
         "w1",
@@ -182,7 +182,7 @@ async fn conflicting_status_writes_publish_only_what_persisted() {
 async fn cut_watches_expired_history_and_a_restarting_server_lose_no_object() {
     let (server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     create_widget(&client, "before", WidgetSpec::default()).await;
     eventually("reconciled", || async {
         observer
@@ -284,7 +284,7 @@ async fn a_thousand_objects_failing_at_once() {
         create_widget(&client, &format!("w{i}"), failing.clone()).await;
     }
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     eventually("every object failed once", || async {
         (0..OBJECTS).all(|i| observer.count(&format!("w{i}"), Outcome::Failed) >= 1)
     })

@@ -564,7 +564,7 @@ async fn conflicts_back_off(path: &str, phase: Phase) {
             .path_prefix(path),
     );
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     create_widget(
         &client,
         "w1",

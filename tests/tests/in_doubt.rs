@@ -26,10 +26,11 @@ fn web() -> ObjectReference {
     }
 }
 
-/// A recorder whose timeout leaves room for kube's retries (500 ms backoff at least).
-fn patient_recorder(client: &kube::Client) -> EventRecorder {
+/// A recorder whose timeout leaves room for kube's retries (500 ms backoff at least), publishing
+/// as the test controller's service account with its generated RBAC.
+async fn patient_recorder(server: &ApiServer) -> EventRecorder {
     EventRecorder::new(
-        client.clone(),
+        operator_client(server, OPERATOR).await,
         Reporter::new(CONTROLLER, "pod-0").expect("valid reporter"),
     )
     .with_timeout(Duration::from_secs(20))
@@ -74,7 +75,7 @@ fn event_creates(server: &ApiServer) -> Vec<u16> {
 async fn an_event_create_answered_504_after_commit_is_not_duplicated() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
-    let recorder = patient_recorder(&client);
+    let recorder = patient_recorder(&server).await;
     events_fault(
         &server,
         FaultAction::CommitThenStatus(504),
@@ -109,7 +110,7 @@ async fn an_event_create_answered_504_after_commit_is_not_duplicated() {
 async fn an_event_create_whose_connection_dropped_after_commit_is_not_duplicated() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
-    let recorder = patient_recorder(&client);
+    let recorder = patient_recorder(&server).await;
     events_fault(
         &server,
         FaultAction::CommitThenCloseConnection,
@@ -135,7 +136,7 @@ async fn an_event_create_whose_connection_dropped_after_commit_is_not_duplicated
 async fn an_event_create_whose_read_back_contradicts_already_exists_is_not_duplicated() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
-    let recorder = patient_recorder(&client);
+    let recorder = patient_recorder(&server).await;
     events_fault(
         &server,
         FaultAction::CommitThenStatus(504),
@@ -157,7 +158,7 @@ async fn an_event_create_whose_read_back_contradicts_already_exists_is_not_dupli
 async fn an_event_create_that_did_not_commit_is_created_later_with_its_count() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
-    let recorder = patient_recorder(&client);
+    let recorder = patient_recorder(&server).await;
     events_fault(&server, FaultAction::CloseConnection, Method::POST, Some(1));
     let event = Event::warning("FailedDeploy", "Deploy").with_note("image pull failed");
     assert!(recorder.publish(&event, &web()).await.is_err());
@@ -175,7 +176,9 @@ async fn an_event_create_that_did_not_commit_is_created_later_with_its_count() {
 async fn a_first_publish_during_an_events_outage_is_created_once_the_api_recovers() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
-    let recorder = patient_recorder(&client).with_flush_interval(Duration::from_millis(400));
+    let recorder = patient_recorder(&server)
+        .await
+        .with_flush_interval(Duration::from_millis(400));
     events_fault(&server, FaultAction::Status(500), Method::POST, None);
     let event = Event::normal("Applied", "Apply").with_note("generation 2 applied");
     assert!(recorder.publish(&event, &web()).await.is_err());
@@ -197,7 +200,9 @@ async fn a_first_publish_during_an_events_outage_is_created_once_the_api_recover
 async fn stored_counts_equal_publishes_once_a_flaky_events_api_recovers() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
-    let recorder = patient_recorder(&client).with_flush_interval(Duration::ZERO);
+    let recorder = patient_recorder(&server)
+        .await
+        .with_flush_interval(Duration::ZERO);
     let event = Event::warning("FailedDeploy", "Deploy").with_note("image pull failed");
     recorder.publish(&event, &web()).await.unwrap();
     events_fault(&server, FaultAction::Status(500), Method::PATCH, Some(3));
@@ -250,7 +255,7 @@ async fn a_read_back_answered_404_for_an_object_the_watch_holds_does_not_lose_th
 async fn in_doubt_status_write(fault: FaultAction, first_answers: &[u16], other_faults: &[Fault]) {
     let (server, client) = server_with_widgets().await;
     let observer = Recording::new();
-    let running = start_widgets(&client, &Widgets::default(), &observer);
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
     for other in other_faults {
         server.faults().add(other.clone());
     }
@@ -354,9 +359,10 @@ async fn abandoned_inside_status_write(faults: &[FaultAction]) -> (ApiServer, ku
                 .times(1),
         );
     }
+    let operator = operator_client(&server, OPERATOR).await;
     let running = Running::start(
-        kubeward::controller::Controller::new(Widgets::default(), client.clone())
-            .with_event_recorder(recorder(&client))
+        kubeward::controller::Controller::new(Widgets::default(), operator.clone())
+            .with_event_recorder(recorder(&operator))
             .with_shutdown_grace(Duration::ZERO),
     );
     create_widget(
@@ -428,10 +434,11 @@ async fn pass_on_a_lagging_cache(lag: Duration) -> Vec<u16> {
     );
     let observer = Recording::new();
     let clock = kubeward::clock::ManualClock::new(jiff::Timestamp::now());
+    let operator = operator_client(&server, OPERATOR).await;
     let running = Running::start(
-        kubeward::controller::Controller::new(Widgets::default(), client.clone())
+        kubeward::controller::Controller::new(Widgets::default(), operator.clone())
             .with_observer(observer.clone())
-            .with_event_recorder(recorder(&client))
+            .with_event_recorder(recorder(&operator))
             .with_clock(std::sync::Arc::new(clock))
             .with_shutdown_grace(Duration::from_millis(200)),
     );
@@ -522,10 +529,11 @@ async fn hung_status_write(
             .times(1),
     );
     let observer = Recording::new();
+    let operator = operator_client(&server, OPERATOR).await;
     let running = Running::start(
-        kubeward::controller::Controller::new(Widgets::default(), client.clone())
+        kubeward::controller::Controller::new(Widgets::default(), operator.clone())
             .with_observer(observer.clone())
-            .with_event_recorder(recorder(&client))
+            .with_event_recorder(recorder(&operator))
             .with_status_write_timeout(STATUS_TIMEOUT)
             .with_shutdown_grace(Duration::from_millis(200)),
     );

@@ -1,5 +1,8 @@
 //! Leader election: of several replicas only the lease holder reconciles; losing the lease
-//! abandons in-flight passes; a dead leader is replaced once its lease expires.
+//! abandons in-flight passes; a dead leader is replaced once its lease expires; identities are
+//! unique per process; expiry is judged by the holder's stored duration; no write is sent after
+//! the lease is given up. Every replica runs as its own service account holding the generated
+//! RBAC.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,24 +13,42 @@ use kube::api::Api;
 use kubeward::controller::Controller;
 use kubeward::leader::LeaderElection;
 use kubeward::observe::{Outcome, Phase};
-use kubeward_testing::{Fault, FaultAction};
+use kubeward_testing::{ApiServer, Fault, FaultAction};
 use kubeward_tests::*;
 
 const LEASE_DURATION: Duration = Duration::from_millis(3000);
 const RENEW_DEADLINE: Duration = Duration::from_millis(2000);
 const RETRY_PERIOD: Duration = Duration::from_millis(250);
 
-fn replica(
-    client: &kube::Client,
-    identity: &str,
+/// A replica running as the service account `name` (with the generated RBAC), candidate with
+/// the identity prefix `name`.
+async fn replica(
+    server: &ApiServer,
+    name: &str,
     widgets: &Widgets,
     observer: &Arc<Recording>,
 ) -> Running {
+    let timings = (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD);
+    replica_with(server, name, name, timings, widgets, observer).await
+}
+
+/// A replica running as the service account `account`, candidate with the identity prefix
+/// `identity` and the lease `timings` (duration, renew deadline, retry period).
+async fn replica_with(
+    server: &ApiServer,
+    account: &str,
+    identity: &str,
+    (duration, deadline, retry): (Duration, Duration, Duration),
+    widgets: &Widgets,
+    observer: &Arc<Recording>,
+) -> Running {
+    let client = operator_client(server, account).await;
     let election = LeaderElection::new(client.clone(), "default", "widgets-controller", identity)
-        .with_timings(LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD);
+        .with_timings(duration, deadline, retry);
     Running::start(
         Controller::new(widgets.clone(), client.clone())
             .with_observer(observer.clone())
+            .with_event_recorder(recorder(&client))
             .with_leader_election(election)
             .with_shutdown_grace(Duration::from_millis(100)),
     )
@@ -41,17 +62,22 @@ async fn holder(client: &kube::Client) -> Option<String> {
         .and_then(|lease| lease.spec?.holder_identity)
 }
 
+/// Whether the lease is held by a candidate of the identity prefix `prefix` (its identity is the
+/// prefix, `_` and a random suffix).
+async fn held_by(client: &kube::Client, prefix: &str) -> bool {
+    holder(client)
+        .await
+        .is_some_and(|holder| holder.starts_with(&format!("{prefix}_")))
+}
+
 #[tokio::test]
 async fn only_the_leader_reconciles_and_a_dead_leaders_lease_is_taken_over() {
-    let (_server, client) = server_with_widgets().await;
+    let (server, client) = server_with_widgets().await;
     let (a_widgets, a_observer) = (Widgets::default(), Recording::new());
     let (b_widgets, b_observer) = (Widgets::default(), Recording::new());
-    let a = replica(&client, "replica-a", &a_widgets, &a_observer);
-    eventually("a leads", || async {
-        holder(&client).await.as_deref() == Some("replica-a")
-    })
-    .await;
-    let b = replica(&client, "replica-b", &b_widgets, &b_observer);
+    let a = replica(&server, "replica-a", &a_widgets, &a_observer).await;
+    eventually("a leads", || held_by(&client, "replica-a")).await;
+    let b = replica(&server, "replica-b", &b_widgets, &b_observer).await;
 
     create_widget(
         &client,
@@ -78,7 +104,7 @@ async fn only_the_leader_reconciles_and_a_dead_leaders_lease_is_taken_over() {
         b_widgets.started("w1") == 1
     })
     .await;
-    assert_eq!(holder(&client).await.as_deref(), Some("replica-b"));
+    assert!(held_by(&client, "replica-b").await);
     assert_eq!(
         a_observer.passes_of("w1"),
         [
@@ -99,7 +125,7 @@ async fn only_the_leader_reconciles_and_a_dead_leaders_lease_is_taken_over() {
 async fn a_leader_that_cannot_renew_stops_and_abandons_its_passes() {
     let (server, client) = server_with_widgets().await;
     let (widgets, observer) = (Widgets::default(), Recording::new());
-    let running = replica(&client, "replica-a", &widgets, &observer);
+    let running = replica(&server, "replica-a", &widgets, &observer).await;
     create_widget(
         &client,
         "w1",
@@ -145,22 +171,9 @@ async fn a_leader_whose_renewal_hangs_abandons_its_passes_before_a_standby_takes
     let (server, admin) = server_with_widgets().await;
     let (a_widgets, a_observer) = (Widgets::default(), Recording::new());
     let (b_widgets, b_observer) = (Widgets::default(), Recording::new());
-    let a = replica(
-        &client_as(&server, "replica-a"),
-        "replica-a",
-        &a_widgets,
-        &a_observer,
-    );
-    eventually("a leads", || async {
-        holder(&admin).await.as_deref() == Some("replica-a")
-    })
-    .await;
-    let b = replica(
-        &client_as(&server, "replica-b"),
-        "replica-b",
-        &b_widgets,
-        &b_observer,
-    );
+    let a = replica(&server, "replica-a", &a_widgets, &a_observer).await;
+    eventually("a leads", || held_by(&admin, "replica-a")).await;
+    let b = replica(&server, "replica-b", &b_widgets, &b_observer).await;
     create_widget(&admin, "w1", WidgetSpec::with_mode(Mode::Hang)).await;
     eventually("a's apply is in flight", || async {
         a_widgets.started("w1") == 1
@@ -169,7 +182,7 @@ async fn a_leader_whose_renewal_hangs_abandons_its_passes_before_a_standby_takes
 
     server.faults().add(
         Fault::new(FaultAction::Hang)
-            .user("replica-a")
+            .user(&service_account_user("replica-a"))
             .resource("coordination.k8s.io", "leases"),
     );
     eventually("b takes over and reconciles", || async {
@@ -196,7 +209,7 @@ async fn a_leader_whose_renewal_hangs_abandons_its_passes_before_a_standby_takes
 async fn a_single_conflict_on_renewal_does_not_abandon_passes() {
     let (server, client) = server_with_widgets().await;
     let (widgets, observer) = (Widgets::default(), Recording::new());
-    let running = replica(&client, "replica-a", &widgets, &observer);
+    let running = replica(&server, "replica-a", &widgets, &observer).await;
     create_widget(&client, "w1", WidgetSpec::with_mode(Mode::Hang)).await;
     eventually("the apply is in flight", || async {
         widgets.started("w1") == 1
@@ -232,15 +245,19 @@ async fn a_single_conflict_on_renewal_does_not_abandon_passes() {
 
 /// A leader loses its lease while its pass waits for kube's retry of a status write that
 /// committed (answered 504): the pass is abandoned, but the write persisted, so its transition
-/// event is published all the same, once.
+/// event is published all the same, once — within the margin between the leader's renew
+/// deadline and the lease's expiry, when no standby can lead yet.
 #[tokio::test]
 async fn a_pass_abandoned_on_lost_leadership_inside_its_status_write_still_publishes_its_transition()
  {
     let (server, client) = server_with_widgets().await;
     let (widgets, observer) = (Widgets::default(), Recording::new());
+    // A lease that expires 4 s after the renew deadline; the retried write answers 3 s after the
+    // first one, after the deadline and well before the expiry.
+    let timings = (Duration::from_secs(6), Duration::from_secs(2), RETRY_PERIOD);
     for fault in [
         FaultAction::CommitThenStatus(504),
-        FaultAction::Latency(RENEW_DEADLINE * 4),
+        FaultAction::Latency(Duration::from_secs(3)),
     ] {
         server.faults().add(
             Fault::new(fault)
@@ -249,7 +266,15 @@ async fn a_pass_abandoned_on_lost_leadership_inside_its_status_write_still_publi
                 .times(1),
         );
     }
-    let running = replica(&client, "replica-a", &widgets, &observer);
+    let running = replica_with(
+        &server,
+        "replica-a",
+        "replica-a",
+        timings,
+        &widgets,
+        &observer,
+    )
+    .await;
     create_widget(
         &client,
         "w1",
@@ -283,4 +308,213 @@ async fn a_pass_abandoned_on_lost_leadership_inside_its_status_write_still_publi
         [504, 409],
         "one status write, retried once by kube's client, after the pass was abandoned"
     );
+}
+
+/// Two replicas given the same identity (a copied manifest, a fallback constant) are two
+/// candidates: the identity is made unique per process, so only one of them leads.
+#[tokio::test]
+async fn two_replicas_given_the_same_identity_never_both_lead() {
+    let (server, client) = server_with_widgets().await;
+    let (a_widgets, a_observer) = (Widgets::default(), Recording::new());
+    let (b_widgets, b_observer) = (Widgets::default(), Recording::new());
+    let timings = (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD);
+    let a = replica_with(
+        &server,
+        "replica-a",
+        "rollouts",
+        timings,
+        &a_widgets,
+        &a_observer,
+    )
+    .await;
+    eventually("one leads", || held_by(&client, "rollouts")).await;
+    let first = holder(&client).await.expect("held");
+    let b = replica_with(
+        &server,
+        "replica-b",
+        "rollouts",
+        timings,
+        &b_widgets,
+        &b_observer,
+    )
+    .await;
+    create_widget(&client, "w1", WidgetSpec::with_mode(Mode::Hang)).await;
+    eventually("the leader's apply is in flight", || async {
+        a_widgets.started("w1") == 1
+    })
+    .await;
+    // Long enough for the second replica to renew "its" lease if it took the identity as its own.
+    tokio::time::sleep(LEASE_DURATION).await;
+    assert_eq!(
+        b_widgets.started("w1"),
+        0,
+        "the second replica reconciled too"
+    );
+    assert_eq!(holder(&client).await.as_deref(), Some(&*first));
+    a.kill();
+    eventually(
+        "the second takes over under an identity of its own",
+        || async { b_widgets.started("w1") == 1 },
+    )
+    .await;
+    let second = holder(&client).await.expect("held");
+    assert!(
+        second.starts_with("rollouts_") && second != first,
+        "{first} then {second}"
+    );
+    b.stop().await;
+}
+
+/// A candidate configured with a shorter lease duration than the holder's does not take the
+/// lease early: expiry is judged by the duration stored in the Lease.
+#[tokio::test]
+async fn expiry_is_judged_by_the_holders_stored_lease_duration() {
+    use k8s_openapi::api::coordination::v1::LeaseSpec;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+    let (server, client) = server_with_widgets().await;
+    let lease = Lease {
+        metadata: kube::api::ObjectMeta {
+            name: Some("widgets-controller".into()),
+            ..Default::default()
+        },
+        spec: Some(LeaseSpec {
+            holder_identity: Some("another-replica_x1".into()),
+            lease_duration_seconds: Some(3600),
+            renew_time: Some(MicroTime(jiff::Timestamp::now())),
+            ..LeaseSpec::default()
+        }),
+    };
+    Api::<Lease>::namespaced(client.clone(), "default")
+        .create(&Default::default(), &lease)
+        .await
+        .expect("lease stored");
+    let (widgets, observer) = (Widgets::default(), Recording::new());
+    let short = (
+        Duration::from_millis(600),
+        Duration::from_millis(400),
+        Duration::from_millis(100),
+    );
+    let running = replica_with(
+        &server,
+        "replica-b",
+        "replica-b",
+        short,
+        &widgets,
+        &observer,
+    )
+    .await;
+    create_widget(&client, "w1", WidgetSpec::with_mode(Mode::Complete)).await;
+    // Many times its own lease duration, a small part of the holder's hour.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        holder(&client).await.as_deref(),
+        Some("another-replica_x1"),
+        "the lease was taken before the holder's duration ran out"
+    );
+    assert_eq!(widgets.started("w1"), 0);
+    running.stop().await;
+}
+
+/// On shutdown the leader's last writes — the status write of an abandoned pass that is still
+/// under way, its transition event, the flush of event series — are all sent before the lease
+/// is released: none after.
+#[tokio::test]
+async fn no_write_is_sent_after_the_lease_is_released() {
+    let (server, client) = server_with_widgets().await;
+    let (widgets, observer) = (Widgets::default(), Recording::new());
+    server.faults().add(
+        Fault::new(FaultAction::Latency(Duration::from_millis(800)))
+            .method(Method::PATCH)
+            .path_prefix(&status_path("w1"))
+            .times(1),
+    );
+    let running = replica(&server, "replica-a", &widgets, &observer).await;
+    eventually("a leads", || held_by(&client, "replica-a")).await;
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec::ready(Mode::Complete, "True", "Applied", "rolled out"),
+    )
+    .await;
+    eventually("the apply ran", || async { widgets.started("w1") == 1 }).await;
+    // The shutdown grace (100 ms) ends while the status write is delayed.
+    running.stop().await;
+    assert_eq!(holder(&client).await, None, "the lease was released");
+    let user = service_account_user("replica-a");
+    let requests: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.user == user)
+        .collect();
+    let release = requests
+        .iter()
+        .rposition(|r| r.method == Method::PUT && r.path.contains("/leases/"))
+        .expect("the release");
+    let writes_after: Vec<_> = requests[release + 1..]
+        .iter()
+        .filter(|r| r.method != Method::GET)
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(
+        writes_after.is_empty(),
+        "writes after the release: {writes_after:#?}"
+    );
+    assert_eq!(
+        status_writes(&server, "w1"),
+        [200],
+        "the delayed write completed"
+    );
+    let events = events_about(&client, "w1").await;
+    assert_eq!(
+        events.iter().map(|e| e.reason.clone()).collect::<Vec<_>>(),
+        [Some("Applied".to_owned())],
+        "its transition event was published before the release"
+    );
+}
+
+/// A leader whose lease was lost sends nothing once the lease can have expired for a standby:
+/// the status write of an abandoned pass that answers only after that stores its transition,
+/// but the transition event — a new write — is not sent.
+#[tokio::test]
+async fn a_deposed_leader_sends_no_write_once_its_lease_can_have_expired() {
+    let (server, client) = server_with_widgets().await;
+    let (widgets, observer) = (Widgets::default(), Recording::new());
+    server.faults().add(
+        Fault::new(FaultAction::Latency(LEASE_DURATION * 2))
+            .method(Method::PATCH)
+            .path_prefix(&status_path("w1"))
+            .times(1),
+    );
+    let running = replica(&server, "replica-a", &widgets, &observer).await;
+    eventually("a leads", || held_by(&client, "replica-a")).await;
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec::ready(Mode::Complete, "True", "Applied", "rolled out"),
+    )
+    .await;
+    eventually("the apply ran", || async { widgets.started("w1") == 1 }).await;
+    server.faults().add(
+        Fault::new(FaultAction::Hang)
+            .user(&service_account_user("replica-a"))
+            .resource("coordination.k8s.io", "leases"),
+    );
+    eventually("the delayed status write committed", || async {
+        status_writes(&server, "w1") == [200]
+    })
+    .await;
+    // What the effects would send next (the event) is refused by the fence at once.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let user = service_account_user("replica-a");
+    let event_writes = server
+        .requests()
+        .iter()
+        .filter(|r| r.user == user && r.path.contains("/events"))
+        .count();
+    assert_eq!(
+        event_writes, 0,
+        "a deposed leader published after its lease could expire"
+    );
+    server.faults().clear();
+    running.stop().await;
 }

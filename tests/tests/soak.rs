@@ -25,7 +25,7 @@ use kubeward::observe::{Outcome, PassRecord, ReconcileObserver};
 use kubeward::vocabulary::Vocabulary;
 use kubeward::{Action, Pass, Reconciler};
 use kubeward_testing::{ApiServer, Fault, FaultAction};
-use kubeward_tests::{READY, Running, client_as};
+use kubeward_tests::{READY, Running};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -283,7 +283,7 @@ async fn inject(server: &ApiServer, rng: &mut Rng) -> &'static str {
     };
     let mut fault = Fault::new(action)
         .resource(group, resource)
-        .user(user)
+        .user(&format!("system:serviceaccount:{NAMESPACE}:{user}"))
         .times(times);
     if kind.starts_with("commit") {
         fault = fault.method(
@@ -515,10 +515,15 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
     let items: Api<Item> = Api::namespaced(admin.clone(), NAMESPACE);
     let ledger = Arc::new(Ledger::default());
     let abandoned = Arc::new(Abandoned::default());
-    let replicas: Vec<Running> = REPLICAS
-        .iter()
-        .map(|r| replica(client_as(&server, r), r, &ledger, &abandoned))
-        .collect();
+    // Each replica is a service account of its own holding exactly the generated RBAC.
+    let mut replicas: Vec<Running> = Vec::new();
+    for r in REPLICAS {
+        let client = server
+            .service_account_client(NAMESPACE, r, kubeward::rbac::rules::<Items>(true))
+            .await
+            .expect("the generated RBAC is stored");
+        replicas.push(replica(client, r, &ledger, &abandoned));
+    }
 
     let mut driven: BTreeMap<String, Driven> = BTreeMap::new();
     let mut must_clean: HashSet<String> = HashSet::new();

@@ -96,7 +96,7 @@ impl Operator {
             let identity = options
                 .instance
                 .clone()
-                .unwrap_or_else(|| "rollouts".to_owned());
+                .unwrap_or_else(kubeward::leader::default_identity);
             let (duration, deadline, retry) = lease.timings;
             controller = controller.with_leader_election(
                 LeaderElection::new(client, &lease.namespace, LEASE_NAME, identity)

@@ -292,7 +292,7 @@ impl<R: Reconciler> Controller<R> {
                 .state()
                 .iter()
                 .map(|object| {
-                    let (mut conditions, _) = super::status::status_of(&**object);
+                    let mut conditions = super::status::status_of(&**object).conditions;
                     if !R::CONDITIONS.is_empty() {
                         conditions.retain(|c| R::CONDITIONS.iter().any(|v| v.type_ == c.type_));
                     }
@@ -395,7 +395,14 @@ impl<R: Reconciler> Controller<R> {
             memory: ObjectMemory::default(),
             effects: Effects::default(),
             cache: self.cache.subscribe(),
+            fence: self
+                .leader_election
+                .as_ref()
+                .map(leader::LeaderElection::fence),
         });
+        if let (Some(recorder), Some(fence)) = (&recorder, &context.fence) {
+            recorder.fence_with(fence.clone());
+        }
         let watching = Watching {
             client: self.client.clone(),
             context: context.clone(),
@@ -406,30 +413,39 @@ impl<R: Reconciler> Controller<R> {
             cache: self.cache,
             ready_between_terms: self.leader_election.is_some(),
         };
+        // Abandoned passes' status writes and events still run: the series are flushed after
+        // them. With leader election this is the end of the term's work, before the lease is
+        // given up: no write is sent after that.
+        let settle_and_flush = || async {
+            if !context.effects.settled(SETTLE_TIMEOUT).await {
+                tracing::warn!(timeout = ?SETTLE_TIMEOUT, "status writes and events of abandoned passes did not finish in time");
+            }
+            if let Some(recorder) = &recorder
+                && let Err(error) = recorder.flush().await
+            {
+                tracing::warn!(%error, "could not flush event series on shutdown");
+            }
+        };
         let result = match self.leader_election {
             None => {
                 watching.run(shutdown).await;
+                settle_and_flush().await;
                 Ok(())
             }
             Some(election) => {
                 // A standby waiting for the lease is ready.
                 self.ready.send_replace(true);
+                let watching = &watching;
                 election
-                    .run_while_leader(shutdown, |lost| watching.run(lost))
+                    .run_while_leader(shutdown, |stopped| async move {
+                        watching.run(stopped).await;
+                        settle_and_flush().await;
+                    })
                     .await
                     .map_err(ControllerError::from)
             }
         };
         self.ready.send_replace(false);
-        // Abandoned passes' status writes and events still run: flush the series after them.
-        if !context.effects.settled(SETTLE_TIMEOUT).await {
-            tracing::warn!(timeout = ?SETTLE_TIMEOUT, "status writes and events of abandoned passes did not finish in time");
-        }
-        if let Some(recorder) = &recorder
-            && let Err(error) = recorder.flush().await
-        {
-            tracing::warn!(%error, "could not flush event series on shutdown");
-        }
         result
     }
 }

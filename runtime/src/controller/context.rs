@@ -30,6 +30,8 @@ pub(super) struct Context<R: Reconciler> {
     pub(super) effects: Effects,
     /// The cache of the current watch term, if one runs.
     pub(super) cache: watch::Receiver<Option<Store<R::Resource>>>,
+    /// With leader election: writes are sent only while it is open.
+    pub(super) fence: Option<crate::leader::Fence>,
 }
 
 impl<R: Reconciler> Context<R> {
@@ -58,16 +60,27 @@ impl<R: Reconciler> Context<R> {
             client: &self.client,
             timeout: self.status_timeout,
             observed_gone,
+            fence: self.fence.as_ref(),
         }
     }
 
-    /// Whether the watch observed `object` deleted: the cache of the current watch term no
-    /// longer holds it (as the same object). `false` between watch terms, and for an object
-    /// without a uid.
+    /// Whether the watch observed `object` deleted: the cache of the current watch term, once
+    /// it has listed the objects, no longer holds it (as the same object). `false` between watch
+    /// terms, while the cache is still listing (it does not hold every object yet), and for an
+    /// object without a uid.
     pub(super) fn observed_gone(&self, object: &R::Resource) -> bool {
+        use futures::FutureExt;
         let Some(uid) = object.uid() else {
             return false;
         };
+        let listed = self
+            .cache
+            .borrow()
+            .as_ref()
+            .is_some_and(|store| store.wait_until_ready().now_or_never().is_some());
+        if !listed {
+            return false;
+        }
         let name = object.name_any();
         let namespace = object.namespace();
         !self.cached(Whereabouts {

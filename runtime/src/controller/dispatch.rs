@@ -9,13 +9,15 @@
 //! - The finalizer is removed only when cleanup *returned* `Ok(Action::await_change())`, whatever
 //!   outcome the reconciler reported for its metrics, and the removal builds on the resourceVersion
 //!   of cleanup's own status write: one delete runs cleanup once. A removal that fails (a lost
-//!   answer the read-back does not resolve as stored) or conflicts is retried alone: cleanup is
-//!   remembered as finished and does not run again.
+//!   answer the read-back does not resolve as stored) or conflicts is retried alone, and so is
+//!   one after a cleanup whose own status write conflicted or failed (another controller removed
+//!   its finalizer meanwhile): cleanup is remembered as finished and does not run again.
 //! - A panic in `apply` or `cleanup` is caught: a failed pass with a failure event and backoff. A
 //!   panic in the `failure_event` or `error_backoff` hook falls back to the default.
 //! - A pass never starts from the version its object had before this controller's last stored
-//!   status write when the watch is about to deliver the newer one: it waits (bounded) for the
-//!   cache, so a requeue or retry that fires early does not recompute a stored transition. If the
+//!   status write when the watch is about to deliver the newer one: it is put off (bounded, and
+//!   without holding a concurrency slot) until the cache has it, so a requeue or retry that
+//!   fires early does not recompute a stored transition. If the
 //!   cache lags longer, the pass runs on the old version, and its status write is known to build
 //!   on a replaced version ([`status::Basis::Replaced`]): its 409 is a conflict, never read back
 //!   as stored, so the transition is not published twice.
@@ -36,6 +38,7 @@ use tracing::Instrument;
 use super::backoff::backoff_delay;
 use super::context::Context;
 use super::failure::PassError;
+use super::memory::Normalised;
 use super::publish::{failure_event, publish, transition_events};
 use super::{Reconciler, finalizer, status};
 use crate::Pass;
@@ -89,7 +92,10 @@ pub(super) async fn reconcile<R: Reconciler>(
     object: Arc<R::Resource>,
     context: Arc<Context<R>>,
 ) -> Result<Action, PassError<R::Error>> {
-    let object = caught_up(&context, object).await;
+    let object = match caught_up(&context, object) {
+        Start::From(object) => object,
+        Start::Later(delay) => return Ok(Action::requeue(delay)),
+    };
     let deleting = object.meta().deletion_timestamp.is_some();
     let next = match R::FINALIZER {
         Some(finalizer) if deleting => {
@@ -112,7 +118,6 @@ pub(super) async fn reconcile<R: Reconciler>(
                         resource_version,
                         ..
                     } => {
-                        context.memory.cleaned_up(&*object, |w| context.cached(w));
                         let removal = FinalizerPatch::Remove { resource_version };
                         run_finalizer_pass(&context, &object, finalizer, removal).await?
                     }
@@ -135,48 +140,53 @@ pub(super) async fn reconcile<R: Reconciler>(
     })
 }
 
-/// How long a pass waits for the cache to deliver the object its last status write stored.
+/// How long a pass is put off for the cache to deliver the object its last status write stored.
 const CATCH_UP: Duration = Duration::from_secs(5);
+
+/// How soon an object put off for its cache is tried again (the watch delivering the written
+/// version triggers it sooner).
+const CATCH_UP_POLL: Duration = Duration::from_millis(50);
+
+/// Where a pass should start.
+enum Start<K> {
+    /// From this version.
+    From(Arc<K>),
+    /// Not yet: try again after this delay, without holding a concurrency slot meanwhile.
+    Later(Duration),
+}
 
 /// The version of `object` a pass should start from. When `object` is the version this
 /// controller's last stored status write replaced (a requeue or retry fired before the watch
-/// delivered the write), waits up to [`CATCH_UP`] for the cache to hold a newer version of the
-/// same object and returns that; otherwise (or on timeout) `object` itself. The replaced version
-/// is remembered until a pass starts from a newer one, so that a pass run on it after the
-/// timeout writes its status as [`status::Basis::Replaced`].
-async fn caught_up<R: Reconciler>(
-    context: &Context<R>,
-    object: Arc<R::Resource>,
-) -> Arc<R::Resource> {
-    if !context.memory.is_superseded(&*object) {
+/// delivered the write), the pass starts from the newer version if the cache holds it by now, or
+/// is put off ([`Start::Later`]: the slot is freed, and the watch's delivery of the write
+/// triggers the object again) for up to [`CATCH_UP`] after the write; after that it runs on
+/// `object` itself. The replaced version is remembered until a pass starts from a newer one, so
+/// that a pass run on it after the wait writes its status as [`status::Basis::Replaced`].
+fn caught_up<R: Reconciler>(context: &Context<R>, object: Arc<R::Resource>) -> Start<R::Resource> {
+    let Some(waited) = context.memory.superseded_for(&*object) else {
         context.memory.caught_up(&*object);
-        return object;
-    }
+        return Start::From(object);
+    };
     let reference = kube::runtime::reflector::ObjectRef::from_obj(&*object);
-    let deadline = tokio::time::Instant::now() + CATCH_UP;
-    loop {
-        let cached = context
-            .cache
-            .borrow()
-            .clone()
-            .and_then(|store| store.get(&reference));
-        match cached {
-            // The object left the cache, or another of its name took its place: nothing to wait for.
-            Some(fresh) if fresh.uid() != object.uid() => return object,
-            None => return object,
-            Some(fresh) if fresh.resource_version() != object.resource_version() => {
-                context.memory.caught_up(&*fresh);
-                return fresh;
-            }
-            Some(_) if tokio::time::Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            Some(_) => {
-                tracing::debug!(
-                    "the cache did not deliver the written version in time; running on the replaced one"
-                );
-                return object;
-            }
+    let cached = context
+        .cache
+        .borrow()
+        .clone()
+        .and_then(|store| store.get(&reference));
+    match cached {
+        // The object left the cache, or another of its name took its place: nothing to wait for.
+        Some(fresh) if fresh.uid() != object.uid() => Start::From(object),
+        None => Start::From(object),
+        Some(fresh) if fresh.resource_version() != object.resource_version() => {
+            context.memory.caught_up(&*fresh);
+            Start::From(fresh)
+        }
+        Some(_) if waited < CATCH_UP => Start::Later(CATCH_UP_POLL),
+        Some(_) => {
+            tracing::debug!(
+                "the cache did not deliver the written version in time; running on the replaced one"
+            );
+            Start::From(object)
         }
     }
 }
@@ -299,48 +309,85 @@ async fn effects<R: Reconciler>(
     // The status is written whatever the result: a reconciler that sets `FailedDeploy` and
     // returns the error wants both the condition and the failed pass.
     let mut events = Vec::new();
+    let mut gone = false;
+    if pass.phase() == Phase::Cleanup && matches!(result, Ok(Next::Done { finished: true, .. })) {
+        // Cleanup is finished, whatever becomes of its status write: when the write conflicts or
+        // fails, the retry removes the finalizer without running cleanup again (one delete, one
+        // cleanup). A status that did not persist is not retried: the object is going.
+        context.memory.cleaned_up(&*object, |w| context.cached(w));
+    }
     if completed && pass.status_needs_write() {
-        let basis = if context.memory.is_superseded(&*object) {
-            status::Basis::Replaced
-        } else {
-            status::Basis::Current
-        };
-        let observed_gone = || context.observed_gone(&object);
-        match status::write(
-            context.writer(&observed_gone),
-            &*object,
-            basis,
-            pass.conditions(),
-            Some(pass.status_fields()),
-        )
-        .await
+        let status = pass.status_to_write();
+        let sent = status::fingerprint(&status);
+        let stored_fingerprint = || status::fingerprint(&pass.stored_status().to_json());
+        if context
+            .memory
+            .is_normalised_repeat(&*object, sent, stored_fingerprint)
         {
-            Ok(status::Written::Stored { resource_version }) => {
-                if resource_version.is_some() && resource_version != object.resource_version() {
-                    context.memory.wrote(&*object, |w| context.cached(w));
+            // The server made this very write into the status it holds now (it pruned a field,
+            // the type does not model one): sending it again would change nothing.
+            tracing::trace!("status write skipped: the server normalised it to the stored status");
+        } else {
+            let basis = if context.memory.is_superseded(&*object) {
+                status::Basis::Replaced
+            } else {
+                status::Basis::Current
+            };
+            let observed_gone = || context.observed_gone(&object);
+            let written =
+                status::write(context.writer(&observed_gone), &*object, basis, &status).await;
+            match written {
+                Ok(status::Written::Stored {
+                    resource_version,
+                    stored,
+                }) => {
+                    if resource_version.is_some() && resource_version != object.resource_version() {
+                        context.memory.wrote(&*object, |w| context.cached(w));
+                    }
+                    if let Some(stored) = stored {
+                        // A write the server stored as something a repeat of it would not
+                        // match is remembered, so that the repeat is not sent.
+                        let normalised =
+                            status::needs_write(&stored, pass.conditions(), pass.status_fields())
+                                .then(|| Normalised {
+                                    sent,
+                                    stored: status::fingerprint(&stored.to_json()),
+                                });
+                        context
+                            .memory
+                            .normalised(&*object, normalised, |w| context.cached(w));
+                    }
+                    events = transition_events::<R>(&pass);
+                    if let Ok(Next::Done {
+                        resource_version: written,
+                        ..
+                    }) = &mut result
+                    {
+                        *written = resource_version;
+                    }
                 }
-                events = transition_events::<R>(&pass);
-                if let Ok(Next::Done {
-                    resource_version: written,
-                    ..
-                }) = &mut result
+                Ok(status::Written::Conflict) => {
+                    // Someone changed the object since this pass read it: nothing was stored, so
+                    // nothing is published; the object is retried with its backoff.
+                    tracing::debug!("status write conflicted; retrying with backoff");
+                    if result.is_ok() {
+                        result = Ok(Next::Conflict { write: "status" });
+                    }
+                }
+                Err(kube::Error::Api(status))
+                    if status.code == 404 && context.observed_gone(&object) =>
                 {
-                    *written = resource_version;
+                    // The object was deleted while the pass ran: there is nothing to report
+                    // about it, neither the status nor a failure.
+                    tracing::debug!("the object is gone; its status is not written");
+                    gone = true;
                 }
-            }
-            Ok(status::Written::Conflict) => {
-                // Someone changed the object since this pass read it: nothing was stored, so
-                // nothing is published; the object is retried with its backoff.
-                tracing::debug!("status write conflicted; retrying with backoff");
-                if result.is_ok() {
-                    result = Ok(Next::Conflict { write: "status" });
-                }
-            }
-            Err(error) => {
-                if result.is_ok() {
-                    result = Err(PassError::Status(error));
-                } else {
-                    tracing::warn!(error = %super::ErrorChain(&error), "status write failed too");
+                Err(error) => {
+                    if result.is_ok() {
+                        result = Err(PassError::Status(error));
+                    } else {
+                        tracing::warn!(error = %super::ErrorChain(&error), "status write failed too");
+                    }
                 }
             }
         }
@@ -354,7 +401,9 @@ async fn effects<R: Reconciler>(
         }
         Ok(Next::Conflict { .. }) => Outcome::Waiting,
         Err(error) => {
-            events.extend(failure_event(&context.reconciler, error, pass.phase()));
+            if !gone {
+                events.extend(failure_event(&context.reconciler, error, pass.phase()));
+            }
             Outcome::Failed
         }
     };

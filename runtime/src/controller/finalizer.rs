@@ -123,6 +123,11 @@ where
     match writer.send::<Value>(request).await {
         Ok(_) => Ok(Patched::Stored),
         Err(kube::Error::Api(status)) if status.code == 409 => Ok(Patched::Stale),
+        // A 404 is believed once the watch observed the delete (`remove` turns it into
+        // `Patched::Gone`); before that it is read back like an answer that was lost.
+        Err(kube::Error::Api(status)) if status.code == 404 && !(writer.observed_gone)() => {
+            resolve(writer, object, intended, kube::Error::Api(status)).await
+        }
         Err(error) if in_doubt::in_doubt(&error) => resolve(writer, object, intended, error).await,
         Err(error) => Err(error),
     }

@@ -17,22 +17,32 @@ use kube::core::Request;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::leader::Fence;
+
 /// What every write of a pass shares: the client, the write timeout that bounds each of its
-/// requests, and whether the controller's watch observed the written object deleted (so that a
-/// read-back answered 404 is believed).
+/// requests, whether the controller's watch observed the written object deleted (so that a
+/// read-back answered 404 is believed), and with leader election the [`Fence`] that keeps a
+/// process that no longer leads from writing.
 #[derive(Clone, Copy)]
 pub(super) struct Writer<'a> {
     pub(super) client: &'a kube::Client,
     pub(super) timeout: Duration,
     pub(super) observed_gone: &'a (dyn Fn() -> bool + Send + Sync),
+    pub(super) fence: Option<&'a Fence>,
 }
 
 impl Writer<'_> {
-    /// Sends `request`, [`bounded`] by the write timeout.
+    /// Sends `request`, [`bounded`] by the write timeout. A write (anything but a GET) is not
+    /// sent while the fence is closed: it fails with [`NotLeader`](crate::leader::NotLeader).
     pub(super) async fn send<T: DeserializeOwned>(
         &self,
         request: http::Request<Vec<u8>>,
     ) -> Result<T, kube::Error> {
+        if request.method() != http::Method::GET
+            && let Some(fence) = self.fence
+        {
+            fence.check()?;
+        }
         bounded(self.timeout, self.client.request::<T>(request)).await
     }
 }
@@ -57,6 +67,8 @@ async fn bounded<T>(
 pub(super) fn in_doubt(error: &kube::Error) -> bool {
     match error {
         kube::Error::Api(status) => status.code >= 500,
+        // A write the fence refused was never sent.
+        kube::Error::Service(_) if crate::leader::is_not_leader(error) => false,
         kube::Error::HyperError(_) | kube::Error::Service(_) => true,
         _ => false,
     }

@@ -11,7 +11,12 @@
 //!   a pass that would start from the replaced version (the watch has not delivered the write yet)
 //!   first waits for the cache to catch up, and if it does not, knows its own status write is
 //!   stale — so a transition the earlier write stored is never taken for stored again (its
-//!   conflicting write would read back as "stored" and publish the event twice).
+//!   conflicting write would read back as "stored" and publish the event twice);
+//! - what its last status write sent and what the server stored of it, when the two differ (the
+//!   schema pruned a field, the object's type does not model one, a `null` deleted one): a pass
+//!   that would send the same status to the same stored status sends nothing, since the server
+//!   would only make it into what it holds already — steady state is 0 writes whatever the
+//!   server normalises. Only objects whose writes the server normalises have this entry.
 //!
 //! A success drops an object's entry unless it was cleaned up or finalized, or awaits its written
 //! version. The
@@ -59,12 +64,26 @@ struct Entry {
     finalized: bool,
     /// The resourceVersion the last stored status write replaced, until a pass saw a newer one.
     superseded: Option<String>,
+    /// When that write was stored.
+    superseded_at: Option<tokio::time::Instant>,
+    /// The [fingerprints](super::status::fingerprint) of the last status write that the server
+    /// stored as something else, and of what it stored.
+    normalised: Option<Normalised>,
+}
+
+/// A status write the server stored as something other than what was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Normalised {
+    /// The fingerprint of the status sent.
+    pub(super) sent: u64,
+    /// The fingerprint of the status stored, read through the object's type.
+    pub(super) stored: u64,
 }
 
 impl Entry {
     /// Whether the entry holds more than a retry count: kept when the object's passes succeed.
     fn keeps(&self) -> bool {
-        self.cleaned_up || self.finalized || self.superseded.is_some()
+        self.cleaned_up || self.finalized || self.superseded.is_some() || self.normalised.is_some()
     }
 }
 
@@ -170,8 +189,46 @@ impl ObjectMemory {
     /// Records that a status write stored a new version over `read`, the version the pass read.
     pub(super) fn wrote<K: Resource>(&self, read: &K, exists: impl Fn(Whereabouts<'_>) -> bool) {
         let mut table = self.lock();
-        table.entry(read, &exists).superseded = read.resource_version();
+        let entry = table.entry(read, &exists);
+        entry.superseded = read.resource_version();
+        entry.superseded_at = Some(tokio::time::Instant::now());
         table.drop_if_gone(read, &exists);
+    }
+
+    /// Records what `object`'s last stored status write became: `Some` when the server stored
+    /// something other than what was sent, `None` (forgetting an earlier record) when it stored
+    /// what was sent.
+    pub(super) fn normalised<K: Resource>(
+        &self,
+        object: &K,
+        normalised: Option<Normalised>,
+        exists: impl Fn(Whereabouts<'_>) -> bool,
+    ) {
+        let mut table = self.lock();
+        match normalised {
+            Some(normalised) => table.entry(object, &exists).normalised = Some(normalised),
+            None => match table.entries.get_mut(&key(object)) {
+                Some(entry) => entry.normalised = None,
+                None => return,
+            },
+        }
+        table.drop_if_gone(object, &exists);
+    }
+
+    /// Whether sending the status of fingerprint `sent` to `object`, whose stored status has the
+    /// fingerprint `stored()`, is a write the server already made into what it holds.
+    pub(super) fn is_normalised_repeat<K: Resource>(
+        &self,
+        object: &K,
+        sent: u64,
+        stored: impl FnOnce() -> u64,
+    ) -> bool {
+        let last = self
+            .lock()
+            .entries
+            .get(&key(object))
+            .and_then(|entry| entry.normalised);
+        last.is_some_and(|last| last.sent == sent && last.stored == stored())
     }
 
     /// The controller observed `object` deleted (its watch's delete event): forgets it, except
@@ -187,6 +244,7 @@ impl ObjectMemory {
                 entry.retries = 0;
                 entry.cleaned_up = false;
                 entry.superseded = None;
+                entry.normalised = None;
             }
             _ => {
                 table.entries.remove(&key);
@@ -198,6 +256,18 @@ impl ObjectMemory {
     /// events for the objects deleted while the watch was down.
     pub(super) fn sweep(&self, exists: impl Fn(Whereabouts<'_>) -> bool) {
         self.lock().sweep(&exists);
+    }
+
+    /// How long ago the status write that replaced `object` was stored, if `object` is the
+    /// version it replaced (the cache is behind).
+    pub(super) fn superseded_for<K: Resource>(&self, object: &K) -> Option<std::time::Duration> {
+        let version = object.resource_version()?;
+        self.lock()
+            .entries
+            .get(&key(object))
+            .filter(|entry| entry.superseded.as_deref() == Some(&*version))
+            .and_then(|entry| entry.superseded_at)
+            .map(|at| at.elapsed())
     }
 
     /// Whether `object` is the version a stored status write replaced: the cache is behind.
@@ -279,6 +349,8 @@ impl Table {
             cleaned_up: false,
             finalized: false,
             superseded: None,
+            superseded_at: None,
+            normalised: None,
         })
     }
 }

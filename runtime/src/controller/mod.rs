@@ -32,6 +32,7 @@ pub use self::builder::{
 };
 pub use self::failure::{ErrorChain, PassError, default_failure_event, default_failure_reason};
 pub use self::pass::Pass;
+pub use self::status::NoStatusSubresource;
 use crate::events::Event;
 use crate::observe::{Phase, StepName};
 use crate::vocabulary::Vocabulary;

@@ -85,7 +85,10 @@ impl<K> Pass<K> {
             object,
             phase,
             generation,
-            stored: OnceLock::from((conditions, Map::new())),
+            stored: OnceLock::from(StoredStatus {
+                conditions,
+                ..StoredStatus::default()
+            }),
             load_stored: None,
             pending: None,
             status_fields: Map::new(),
@@ -134,12 +137,23 @@ impl<K> Pass<K> {
         if self.pending.is_none() && self.status_fields.is_empty() {
             return false;
         }
-        let (stored, stored_fields) = self.stored();
-        super::status::needs_write(stored, self.conditions())
-            || self
-                .status_fields
-                .iter()
-                .any(|(name, value)| stored_fields.get(name) != Some(value))
+        super::status::needs_write(self.stored(), self.conditions(), &self.status_fields)
+    }
+
+    /// The status the pass writes (a merge patch of it) if [it needs to](Pass::status_needs_write):
+    /// the fields it set, and its conditions with the stored entries that did not parse kept in
+    /// their places.
+    pub(crate) fn status_to_write(&self) -> Map<String, Value> {
+        super::status::status_json(
+            self.conditions(),
+            &self.stored().foreign,
+            &self.status_fields,
+        )
+    }
+
+    /// The status as it was stored when the pass started.
+    pub(crate) fn stored_status(&self) -> &StoredStatus {
+        self.stored()
     }
 
     /// This pass publishing its events through `recorder`, regarding `regarding`.
@@ -193,18 +207,18 @@ impl<K> Pass<K> {
     pub fn conditions(&self) -> &[Condition] {
         match &self.pending {
             Some(pending) => pending,
-            None => &self.stored().0,
+            None => &self.stored().conditions,
         }
     }
 
     /// The conditions as they were stored when the pass started.
     pub fn stored_conditions(&self) -> &[Condition] {
-        &self.stored().0
+        &self.stored().conditions
     }
 
     fn pending_mut(&mut self) -> &mut Vec<Condition> {
         if self.pending.is_none() {
-            self.pending = Some(self.stored().0.clone());
+            self.pending = Some(self.stored().conditions.clone());
         }
         self.pending.get_or_insert_with(Vec::new)
     }
@@ -243,11 +257,12 @@ impl<K> Pass<K> {
         let Some(pending) = self.pending.as_mut() else {
             return;
         };
-        let Some((stored, _)) = self.stored.get() else {
+        let Some(stored) = self.stored.get() else {
             return;
         };
         for condition in pending {
             if let Some(before) = stored
+                .conditions
                 .iter()
                 .find(|s| s.type_ == condition.type_ && s.status == condition.status)
             {
@@ -299,8 +314,7 @@ impl<K> Pass<K> {
     }
 }
 
-/// A stored status: the conditions, and the other fields.
-pub(crate) type StoredStatus = (Vec<Condition>, Map<String, Value>);
+use super::status::StoredStatus;
 
 /// The clock of a pass: every transition of one pass is stamped with the time the pass started.
 struct PassStart(Timestamp);

@@ -22,7 +22,7 @@ use crate::vocabulary::default_event_type;
 
 /// One event per condition whose (status, reason) the pass's stored write changed.
 pub(super) fn transition_events<R: Reconciler>(pass: &Pass<R::Resource>) -> Vec<Event> {
-    status::transitions(pass.stored_conditions(), pass.conditions())
+    status::transitions(pass.stored_status(), pass.conditions())
         .into_iter()
         .map(|condition| {
             let event_type = pass

@@ -20,20 +20,23 @@
 use kube::Resource;
 use kube::api::{Patch, PatchParams};
 use kube::core::Request;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::in_doubt::{self, Writer};
 use crate::conditions::Condition;
 
 /// The result of a status write.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Written {
     /// The server stored the new status; the object now has this resourceVersion.
     Stored {
         /// The resourceVersion of the stored object, which later writes of the pass build on.
         resource_version: Option<String>,
+        /// The status the server answered it stored, read through the object's type; `None` when
+        /// the write was resolved by reading it back.
+        stored: Option<StoredStatus>,
     },
     /// The object changed since the pass read it (409): nothing was stored.
     Conflict,
@@ -51,10 +54,22 @@ pub(crate) enum Basis {
     Replaced,
 }
 
-/// The stored `status.conditions` of `object`, and its other status fields. Conditions are
-/// empty if absent or malformed (a malformed list is logged, and replaced by the pass's own on
-/// the next write).
-pub(crate) fn status_of<K: Serialize>(object: &K) -> (Vec<Condition>, Map<String, Value>) {
+/// An object's stored status as a pass sees it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct StoredStatus {
+    /// The entries of `status.conditions` that parse as conditions.
+    pub(crate) conditions: Vec<Condition>,
+    /// The entries that do not (another writer's malformed condition: a missing field, a time
+    /// that does not parse), with their index in the stored list. They are written back
+    /// untouched ([`with_foreign`]), so that one bad entry never erases the others.
+    pub(crate) foreign: Vec<(usize, Value)>,
+    /// The other fields of `status`.
+    pub(crate) fields: Map<String, Value>,
+}
+
+/// The stored status of `object`: `status.conditions` (absent or not a list: none) and its
+/// other status fields.
+pub(crate) fn status_of<K: Serialize>(object: &K) -> StoredStatus {
     let status = match super::status_field::status_field(object) {
         Ok(status) => status,
         // Not a struct or map: serialize it whole, as the API server would see it.
@@ -63,21 +78,64 @@ pub(crate) fn status_of<K: Serialize>(object: &K) -> (Vec<Condition>, Map<String
             _ => None,
         },
     };
-    let Some(Value::Object(mut status)) = status else {
-        return Default::default();
+    let Some(Value::Object(mut fields)) = status else {
+        return StoredStatus::default();
     };
-    let conditions = match status.remove("conditions") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(conditions) => serde_json::from_value(conditions).unwrap_or_else(|error| {
-            tracing::warn!(%error, "ignoring malformed status.conditions");
-            Vec::new()
-        }),
-    };
-    (conditions, status)
+    let mut stored = StoredStatus::default();
+    match fields.remove("conditions") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(entries)) => {
+            for (index, entry) in entries.into_iter().enumerate() {
+                match Condition::deserialize(&entry) {
+                    Ok(condition) => stored.conditions.push(condition),
+                    Err(error) => {
+                        tracing::warn!(%error, index, "keeping a malformed entry of status.conditions untouched");
+                        stored.foreign.push((index, entry));
+                    }
+                }
+            }
+        }
+        Some(other) => {
+            tracing::warn!(value = %other, "status.conditions is not a list; it will be replaced");
+        }
+    }
+    stored.fields = fields;
+    stored
+}
+
+/// `conditions` as a JSON list with the `foreign` entries put back in their places, except those
+/// whose `type` one of `conditions` now has (the pass replaced them).
+pub(crate) fn with_foreign(conditions: &[Condition], foreign: &[(usize, Value)]) -> Vec<Value> {
+    let mut list: Vec<Value> = conditions
+        .iter()
+        .map(|c| serde_json::to_value(c).unwrap_or(Value::Null))
+        .collect();
+    for (index, entry) in foreign {
+        let replaced = entry["type"]
+            .as_str()
+            .is_some_and(|type_| conditions.iter().any(|c| c.type_ == type_));
+        if !replaced {
+            list.insert((*index).min(list.len()), entry.clone());
+        }
+    }
+    list
+}
+
+/// Whether a status of `pending` conditions and `fields` differs from `stored` in anything but a
+/// condition's `lastTransitionTime`.
+pub(crate) fn needs_write(
+    stored: &StoredStatus,
+    pending: &[Condition],
+    fields: &Map<String, Value>,
+) -> bool {
+    conditions_differ(&stored.conditions, pending)
+        || fields
+            .iter()
+            .any(|(name, value)| stored.fields.get(name) != Some(value))
 }
 
 /// Whether `pending` differs from `stored` in anything but `lastTransitionTime`.
-pub(crate) fn needs_write(stored: &[Condition], pending: &[Condition]) -> bool {
+fn conditions_differ(stored: &[Condition], pending: &[Condition]) -> bool {
     stored.len() != pending.len()
         || stored.iter().zip(pending).any(|(a, b)| {
             a.type_ != b.type_
@@ -89,58 +147,102 @@ pub(crate) fn needs_write(stored: &[Condition], pending: &[Condition]) -> bool {
 }
 
 /// The conditions of `pending` whose (status, reason) is new relative to `stored`: one event each.
+/// A foreign entry (one that did not parse) of the same type, status and reason is not left: a
+/// condition someone else wrote malformed is not republished.
 pub(crate) fn transitions<'a>(
-    stored: &[Condition],
+    stored: &StoredStatus,
     pending: &'a [Condition],
 ) -> Vec<&'a Condition> {
+    let same = |p: &Condition, type_: &str, status: &str, reason: &str| {
+        p.type_ == type_ && p.status == status && p.reason == reason
+    };
     pending
         .iter()
         .filter(|p| {
             !stored
+                .conditions
                 .iter()
-                .any(|s| s.type_ == p.type_ && s.status == p.status && s.reason == p.reason)
+                .any(|s| same(p, &s.type_, &s.status, &s.reason))
+                && !stored.foreign.iter().any(|(_, entry)| {
+                    let field = |name: &str| entry[name].as_str().unwrap_or_default();
+                    same(p, field("type"), field("status"), field("reason"))
+                })
         })
         .collect()
 }
 
-/// Writes `conditions` (and any `extra` status fields) to `object`'s status subresource with a
-/// merge patch that carries the object's resourceVersion, so that a write based on a stale read
-/// is refused (409) instead of overwriting someone else's change. A write built on a
-/// [`Basis::Current`] version that fails in doubt is read back. Each request is bounded by the
-/// `writer`'s timeout; a read-back answered 404 is believed only if its watch observed the
-/// object deleted.
+impl StoredStatus {
+    /// The whole status as JSON: the fields, and the conditions with the foreign entries in their
+    /// places (`conditions` left out when there are none).
+    pub(crate) fn to_json(&self) -> Map<String, Value> {
+        status_json(&self.conditions, &self.foreign, &self.fields)
+    }
+}
+
+/// The status a pass writes: `fields`, and `conditions` with the `foreign` entries put back
+/// (see [`with_foreign`]); `conditions` is left out when the list is empty.
+pub(crate) fn status_json(
+    conditions: &[Condition],
+    foreign: &[(usize, Value)],
+    fields: &Map<String, Value>,
+) -> Map<String, Value> {
+    let mut status = fields.clone();
+    let list = with_foreign(conditions, foreign);
+    if !list.is_empty() {
+        status.insert("conditions".into(), Value::Array(list));
+    }
+    status
+}
+
+/// A digest of a status, to remember what a write sent and what the server made of it without
+/// keeping either.
+pub(crate) fn fingerprint(status: &Map<String, Value>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    // A map's JSON text is deterministic (serde_json's maps are ordered by key).
+    serde_json::to_string(status)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Writes `status` (the pass's conditions and fields, see [`status_json`]) to `object`'s status
+/// subresource with a merge patch that carries the object's resourceVersion, so that a write
+/// based on a stale read is refused (409) instead of overwriting someone else's change. A write
+/// built on a [`Basis::Current`] version that fails in doubt is read back. Each request is
+/// bounded by the `writer`'s timeout; a read-back answered 404 is believed only if its watch
+/// observed the object deleted.
+///
+/// `Written::Stored` carries the status as the server stored it, read through `K` (the fields
+/// `K` does not model, and those the schema pruned, are absent), when the server answered the
+/// write itself.
 pub(super) async fn write<K>(
     writer: Writer<'_>,
     object: &K,
     basis: Basis,
-    conditions: &[Condition],
-    extra: Option<&serde_json::Map<String, Value>>,
+    status: &Map<String, Value>,
 ) -> Result<Written, kube::Error>
 where
-    K: Resource<DynamicType = ()> + DeserializeOwned,
+    K: Resource<DynamicType = ()> + DeserializeOwned + Serialize,
 {
     let meta = object.meta();
-    let mut status = extra.cloned().unwrap_or_default();
-    status.insert(
-        "conditions".into(),
-        serde_json::to_value(conditions).unwrap_or(Value::Null),
-    );
+    // A list left out of a merge patch is kept: an empty one is written as such.
+    let mut status = status.clone();
+    status
+        .entry("conditions")
+        .or_insert_with(|| Value::Array(Vec::new()));
     let patch = json!({
         "metadata": { "resourceVersion": meta.resource_version },
         "status": status,
     });
-    let request = Request::new(K::url_path(&(), meta.namespace.as_deref()))
-        .patch_subresource(
-            "status",
-            meta.name.as_deref().unwrap_or_default(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .map_err(kube::Error::BuildRequest)?;
-    let error = match writer.send::<K>(request).await {
+    let error = match writer
+        .send::<K>(status_patch::<K>(object, &patch, false)?)
+        .await
+    {
         Ok(stored) => {
             return Ok(Written::Stored {
                 resource_version: stored.meta().resource_version.clone(),
+                stored: Some(status_of(&stored)),
             });
         }
         Err(error) => error,
@@ -153,11 +255,17 @@ where
             Err(error)
         };
     }
+    if matches!(&error, kube::Error::Api(status) if status.code == 404) {
+        return Err(not_found(writer, object, error).await);
+    }
     if !conflict && !in_doubt::in_doubt(&error) {
         return Err(error);
     }
-    match read_back(writer, object, conditions).await {
-        Ok(Some(resource_version)) => Ok(Written::Stored { resource_version }),
+    match read_back(writer, object, &status).await {
+        Ok(Some(resource_version)) => Ok(Written::Stored {
+            resource_version,
+            stored: None,
+        }),
         Ok(None) if conflict => Ok(Written::Conflict),
         Ok(None) => Err(error),
         Err(read_error) => {
@@ -171,12 +279,71 @@ where
     }
 }
 
-/// Whether the object's stored conditions are exactly `written` (lastTransitionTime included),
-/// that is the in-doubt write persisted: then `Some` of the stored object's resourceVersion.
+/// A status write answered 404 although the object exists: its CustomResourceDefinition has no
+/// status subresource, so `/status` is not served.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{kind} has no status subresource (its status write was answered 404 although the object exists): add `subresources: {{status: {{}}}}` to the served version of its CustomResourceDefinition (with kube-derive: `#[kube(status = \"...\")]`)"
+)]
+pub struct NoStatusSubresource {
+    /// The object's kind.
+    pub kind: String,
+}
+
+/// What a status write answered 404 (`error`) means: the object is gone, or — when it can be
+/// read — its resource has no status subresource ([`NoStatusSubresource`]).
+async fn not_found<K>(writer: Writer<'_>, object: &K, error: kube::Error) -> kube::Error
+where
+    K: Resource<DynamicType = ()>,
+{
+    if (writer.observed_gone)() {
+        return error;
+    }
+    match in_doubt::read_back(writer, object).await {
+        Ok(_) => kube::Error::Service(Box::new(NoStatusSubresource {
+            kind: K::kind(&()).into_owned(),
+        })),
+        Err(_) => error,
+    }
+}
+
+/// A merge patch of `object`'s status subresource with `patch`, dry run (`dryRun=All`) if asked.
+fn status_patch<K>(
+    object: &K,
+    patch: &Value,
+    dry_run: bool,
+) -> Result<http::Request<Vec<u8>>, kube::Error>
+where
+    K: Resource<DynamicType = ()>,
+{
+    let meta = object.meta();
+    let params = PatchParams {
+        dry_run,
+        ..PatchParams::default()
+    };
+    Request::new(K::url_path(&(), meta.namespace.as_deref()))
+        .patch_subresource(
+            "status",
+            meta.name.as_deref().unwrap_or_default(),
+            &params,
+            &Patch::Merge(patch),
+        )
+        .map_err(kube::Error::BuildRequest)
+}
+
+/// Whether the in-doubt write of `written` persisted: then `Some` of the stored object's
+/// resourceVersion.
+///
+/// The whole status is compared, as the server normalises it: the stored object is read back,
+/// and the same status is patched onto it again as a dry run (no precondition: it applies to
+/// whatever is stored). A merge patch is idempotent, so if the write persisted, the dry run
+/// changes nothing — its answer's status is the stored one, with fields the schema prunes or
+/// defaults treated exactly as the write's were. If the write did not persist, something it
+/// wrote (a condition, any status field) is not there yet, and the dry run's status differs.
 async fn read_back<K>(
     writer: Writer<'_>,
     object: &K,
-    written: &[Condition],
+    written: &Map<String, Value>,
 ) -> Result<Option<Option<String>>, kube::Error>
 where
     K: Resource<DynamicType = ()>,
@@ -185,7 +352,15 @@ where
     let resource_version = stored["metadata"]["resourceVersion"]
         .as_str()
         .map(str::to_owned);
-    Ok((status_of(&stored).0 == written).then_some(resource_version))
+    let again = writer
+        .send::<Value>(status_patch::<K>(
+            object,
+            &json!({ "status": written }),
+            true,
+        )?)
+        .await?;
+    let unchanged = again["status"] == stored["status"];
+    Ok(unchanged.then_some(resource_version))
 }
 
 #[cfg(test)]
@@ -207,16 +382,16 @@ mod tests {
     #[test]
     fn status_is_written_only_when_something_other_than_last_transition_time_changed() {
         let stored = vec![condition("A", "True", "Ready", "", 1)];
-        assert!(!needs_write(
+        assert!(!conditions_differ(
             &stored,
             &[condition("A", "True", "Ready", "", 99)]
         ));
-        assert!(needs_write(
+        assert!(conditions_differ(
             &stored,
             &[condition("A", "True", "Ready", "new message", 1)]
         ));
-        assert!(needs_write(&stored, &[]));
-        assert!(needs_write(&[], &stored));
+        assert!(conditions_differ(&stored, &[]));
+        assert!(conditions_differ(&[], &stored));
     }
 
     #[test]
@@ -230,6 +405,10 @@ mod tests {
             condition("B", "True", "StillOk", "", 1),
             condition("C", "Unknown", "Probing", "", 1),
         ];
+        let stored = StoredStatus {
+            conditions: stored,
+            ..StoredStatus::default()
+        };
         let reasons: Vec<&str> = transitions(&stored, &pending)
             .iter()
             .map(|c| c.reason.as_str())

@@ -43,7 +43,7 @@
 //! ```yaml
 //! - apiGroups: ["events.k8s.io"]
 //!   resources: ["events"]
-//!   verbs: ["create", "patch"]
+//!   verbs: ["get", "create", "patch"]   # get: an in-doubt create or patch is read back
 //! ```
 //!
 //! # Example

@@ -81,6 +81,8 @@ struct Inner {
     sweeper_started: AtomicBool,
     /// Wakes the sweeper early: series were parked, or the recorder was dropped.
     wake: Arc<Notify>,
+    /// Set by a controller with leader election: event writes are sent only while it is open.
+    fence: std::sync::OnceLock<crate::leader::Fence>,
 }
 
 impl EventRecorder {
@@ -106,9 +108,19 @@ impl EventRecorder {
                 cache: Mutex::new(SeriesCache::new(config.max_series)),
                 sweeper_started: AtomicBool::new(false),
                 wake: Arc::new(Notify::new()),
+                fence: std::sync::OnceLock::new(),
                 config,
             }),
         }
+    }
+
+    /// Sends event writes (creates and patches, also the flushes of the background sweep) only
+    /// while `fence` is open: a controller with leader election fences its recorder with its
+    /// lease, so a process that no longer leads publishes nothing. A write refused so fails with
+    /// [`NotLeader`](crate::leader::NotLeader). The first fence set stays: one recorder belongs
+    /// to one controller.
+    pub fn fence_with(&self, fence: crate::leader::Fence) {
+        let _ = self.inner.fence.set(fence);
     }
 
     /// The builder methods configure a recorder before its first publish: each returns a new
@@ -426,6 +438,9 @@ impl Inner {
         let api: Api<K8sEvent> = Api::namespaced(self.config.client.clone(), &series.namespace);
         let mut renamed = false;
         loop {
+            if let Some(fence) = self.fence.get() {
+                fence.check()?;
+            }
             if state.stored == Stored::Yes {
                 let patch = serde_json::json!({ "series": EventSeries {
                     count: state.count,
