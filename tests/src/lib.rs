@@ -76,6 +76,12 @@ pub struct WidgetSpec {
     /// The `Ready` condition to set, if any.
     #[serde(default)]
     pub condition: Option<WantedCondition>,
+    /// The `Ready` condition `cleanup` sets, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleanup_condition: Option<WantedCondition>,
+    /// Status fields `apply` sets (`None`: `null`, which deletes the field).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub status_fields: std::collections::BTreeMap<String, Option<String>>,
 }
 
 impl WidgetSpec {
@@ -107,6 +113,9 @@ pub struct WidgetStatus {
     /// Conditions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+    /// A status field the type models (set through [`WidgetSpec::status_fields`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
 }
 
 /// The error of a scripted failure.
@@ -196,18 +205,11 @@ impl Reconciler for Widgets {
             .unwrap()
             .push(kube::ResourceExt::name_any(widget));
         if let Some(wanted) = &widget.spec.condition {
-            let status: ConditionStatus = wanted
-                .status
-                .parse()
-                .map_err(|e| WidgetError(format!("{e}")))?;
-            let desired = DesiredCondition::new(
-                "Ready",
-                status,
-                wanted.reason.clone(),
-                wanted.message.clone(),
-            )
-            .map_err(|e| WidgetError(e.to_string()))?;
-            pass.set(desired);
+            set_ready(pass, wanted)?;
+        }
+        for (name, value) in &widget.spec.status_fields {
+            let value = value.clone().map_or(serde_json::Value::Null, Into::into);
+            pass.set_status_field(name.clone(), value);
         }
         follow(widget.spec.mode, &widget.spec, pass).await
     }
@@ -217,8 +219,28 @@ impl Reconciler for Widgets {
         widget: &Widget,
         pass: &mut Pass<Widget>,
     ) -> Result<Action, WidgetError> {
+        if let Some(wanted) = &widget.spec.cleanup_condition {
+            set_ready(pass, wanted)?;
+        }
         follow(widget.spec.cleanup, &widget.spec, pass).await
     }
+}
+
+/// Sets `Ready` as `wanted` says.
+fn set_ready(pass: &mut Pass<Widget>, wanted: &WantedCondition) -> Result<(), WidgetError> {
+    let status: ConditionStatus = wanted
+        .status
+        .parse()
+        .map_err(|e| WidgetError(format!("{e}")))?;
+    let desired = DesiredCondition::new(
+        "Ready",
+        status,
+        wanted.reason.clone(),
+        wanted.message.clone(),
+    )
+    .map_err(|e| WidgetError(e.to_string()))?;
+    pass.set(desired);
+    Ok(())
 }
 
 /// The timeout of the test controllers' event recorders: short, so that tests of a hung events

@@ -415,4 +415,65 @@ mod tests {
             .collect();
         assert_eq!(reasons, ["StillOk", "Probing"]);
     }
+
+    /// Another writer's malformed entries (a condition without `lastTransitionTime` or
+    /// `message`, as a CRD with a loose conditions schema stores it) are kept and put back in
+    /// their places when the pass writes its own conditions; an entry of a type the pass now
+    /// sets is replaced by the pass's; and a malformed entry saying what the pass decides is no
+    /// transition.
+    #[test]
+    fn malformed_entries_are_kept_in_place_and_not_republished() {
+        let object: kube::api::DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "test.kubeward.dev/v1",
+            "kind": "Widget",
+            "metadata": { "name": "w1" },
+            "status": {
+                "phase": "One",
+                "conditions": [
+                    { "type": "Synced", "status": "True", "reason": "ByHand" },
+                    { "type": "A", "status": "True", "reason": "Ready", "message": "",
+                      "lastTransitionTime": "2020-01-01T00:00:00Z" },
+                    { "type": "B", "status": "True", "reason": "Ok", "message": "no time" },
+                ],
+            },
+        }))
+        .unwrap();
+        let stored = status_of(&object);
+        assert_eq!(stored.conditions.len(), 1, "A parses");
+        assert_eq!(stored.foreign.len(), 2, "Synced and B do not");
+        assert_eq!(stored.fields["phase"], "One");
+
+        // The pass keeps A, and sets B (as it was, status and reason unchanged).
+        let pending = vec![
+            condition("A", "True", "Ready", "", 1_577_836_800),
+            condition("B", "True", "Ok", "no time", 5),
+        ];
+        assert!(
+            transitions(&stored, &pending).is_empty(),
+            "B says what the malformed entry said: no event"
+        );
+        let written = with_foreign(&pending, &stored.foreign);
+        let types: Vec<&str> = written
+            .iter()
+            .map(|c| c["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            types,
+            ["Synced", "A", "B"],
+            "Synced in its place, B replaced"
+        );
+        assert_eq!(
+            written[0],
+            json!({ "type": "Synced", "status": "True", "reason": "ByHand" }),
+            "untouched"
+        );
+        assert!(
+            written[2]["lastTransitionTime"].is_string(),
+            "B is the pass's now"
+        );
+
+        // A new reason for the malformed B is a transition.
+        let moved = vec![condition("B", "False", "Broken", "", 5)];
+        assert_eq!(transitions(&stored, &moved).len(), 1);
+    }
 }

@@ -171,6 +171,7 @@ mod tests {
             memory: super::super::memory::ObjectMemory::default(),
             effects: super::super::effects::Effects::default(),
             cache: cached,
+            fence: None,
         });
         let watching = Watching {
             client: client.clone(),
