@@ -415,15 +415,15 @@ async fn expiry_is_judged_by_the_holders_stored_lease_duration() {
     running.stop().await;
 }
 
-/// On shutdown the leader's last writes — the status write of an abandoned pass that is still
-/// under way, its transition event, the flush of event series — are all sent before the lease
-/// is released: none after.
-#[tokio::test]
-async fn no_write_is_sent_after_the_lease_is_released() {
+/// `replica-a` leading, and the apply of a widget `w1` that sets `Ready` run, whose status
+/// write the server serves only after `latency`.
+async fn leading_with_delayed_status_write(
+    latency: Duration,
+) -> (ApiServer, kube::Client, Running) {
     let (server, client) = server_with_widgets().await;
     let (widgets, observer) = (Widgets::default(), Recording::new());
     server.faults().add(
-        Fault::new(FaultAction::Latency(Duration::from_millis(800)))
+        Fault::new(FaultAction::Latency(latency))
             .method(Method::PATCH)
             .path_prefix(&status_path("w1"))
             .times(1),
@@ -437,6 +437,16 @@ async fn no_write_is_sent_after_the_lease_is_released() {
     )
     .await;
     eventually("the apply ran", || async { widgets.started("w1") == 1 }).await;
+    (server, client, running)
+}
+
+/// On shutdown the leader's last writes — the status write of an abandoned pass that is still
+/// under way, its transition event, the flush of event series — are all sent before the lease
+/// is released: none after.
+#[tokio::test]
+async fn no_write_is_sent_after_the_lease_is_released() {
+    let (server, client, running) =
+        leading_with_delayed_status_write(Duration::from_millis(800)).await;
     // The shutdown grace (100 ms) ends while the status write is delayed.
     running.stop().await;
     assert_eq!(holder(&client).await, None, "the lease was released");
@@ -477,23 +487,7 @@ async fn no_write_is_sent_after_the_lease_is_released() {
 /// but the transition event — a new write — is not sent.
 #[tokio::test]
 async fn a_deposed_leader_sends_no_write_once_its_lease_can_have_expired() {
-    let (server, client) = server_with_widgets().await;
-    let (widgets, observer) = (Widgets::default(), Recording::new());
-    server.faults().add(
-        Fault::new(FaultAction::Latency(LEASE_DURATION * 2))
-            .method(Method::PATCH)
-            .path_prefix(&status_path("w1"))
-            .times(1),
-    );
-    let running = replica(&server, "replica-a", &widgets, &observer).await;
-    eventually("a leads", || held_by(&client, "replica-a")).await;
-    create_widget(
-        &client,
-        "w1",
-        WidgetSpec::ready(Mode::Complete, "True", "Applied", "rolled out"),
-    )
-    .await;
-    eventually("the apply ran", || async { widgets.started("w1") == 1 }).await;
+    let (server, client, running) = leading_with_delayed_status_write(LEASE_DURATION * 2).await;
     server.faults().add(
         Fault::new(FaultAction::Hang)
             .user(&service_account_user("replica-a"))
