@@ -487,7 +487,7 @@ async fn no_write_is_sent_after_the_lease_is_released() {
 /// but the transition event — a new write — is not sent.
 #[tokio::test]
 async fn a_deposed_leader_sends_no_write_once_its_lease_can_have_expired() {
-    let (server, client, running) = leading_with_delayed_status_write(LEASE_DURATION * 2).await;
+    let (server, _client, running) = leading_with_delayed_status_write(LEASE_DURATION * 2).await;
     server.faults().add(
         Fault::new(FaultAction::Hang)
             .user(&service_account_user("replica-a"))
