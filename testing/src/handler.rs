@@ -21,7 +21,7 @@ use super::apply::manager_or_user_agent;
 use super::auth::authorizer::{self, Identity};
 use super::auth::user::UserInfo;
 use super::auth::{impersonation, reviews};
-use super::faults::FaultAction;
+use super::fault_stage::serve_with_fault;
 use super::lifecycle::namespace;
 use super::negotiation::{self, Representation};
 use super::requests::RequestRecord;
@@ -34,7 +34,7 @@ use super::validation::rbac::RbacKind;
 use super::watch::{self, WatchRequest};
 use super::{authz, discovery, openapi, protobuf, table};
 
-type Body = UnsyncBoxBody<Bytes, Infallible>;
+pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
 
 /// The largest request body read (apiserver `MaxRequestBodyBytes`, 3 MiB); larger ones are
 /// answered 413 RequestEntityTooLarge.
@@ -56,8 +56,12 @@ impl hyper::body::Body for ChannelBody {
 }
 
 /// `body` with each of its frames delivered `delay` after it was produced, in order (a lagging
-/// watch cache). Ends when `body` ends or the client goes away.
-fn delayed(mut body: Body, delay: Duration) -> Body {
+/// watch cache). Ends when `body` ends (or fails) or the client goes away. The fault proxy in
+/// front of a real kube-apiserver delays its watches with this too.
+pub(crate) fn delayed<B>(mut body: B, delay: Duration) -> Body
+where
+    B: hyper::body::Body<Data = Bytes> + Send + Unpin + 'static,
+{
     let (due_tx, mut due_rx) = mpsc::unbounded_channel::<(tokio::time::Instant, Bytes)>();
     let (tx, rx) = mpsc::channel::<Bytes>(256);
     tokio::spawn(async move {
@@ -90,7 +94,7 @@ fn delayed(mut body: Body, delay: Duration) -> Body {
     ChannelBody(rx).boxed_unsync()
 }
 
-fn json_response(status: u16, body: &Value) -> Response<Body> {
+pub(crate) fn json_response(status: u16, body: &Value) -> Response<Body> {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     Response::builder()
         .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
@@ -107,7 +111,7 @@ fn empty_response(status: u16) -> Response<Body> {
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
 }
 
-fn error_response(err: &ApiError) -> Response<Body> {
+pub(crate) fn error_response(err: &ApiError) -> Response<Body> {
     json_response(err.code, &err.to_status())
 }
 
@@ -144,7 +148,7 @@ pub(crate) async fn handle(
         .as_ref()
         .map(|i| i.user.name.clone())
         .unwrap_or_default();
-    let mut record = RequestRecord {
+    let record = RequestRecord {
         method: parts.method.clone(),
         path: path.clone(),
         query: query.clone(),
@@ -164,80 +168,27 @@ pub(crate) async fn handle(
         user: &user,
         watch: is_watch(&query_map),
     });
-    match &fault {
-        Some(FaultAction::Latency(d)) => tokio::time::sleep(*d).await,
-        Some(FaultAction::Hang) => {
-            shared.requests.push(record);
-            std::future::pending::<()>().await;
-            unreachable!("pending never completes");
-        }
-        Some(FaultAction::Status(code)) => {
-            record.status = *code;
-            shared.requests.push(record);
-            return Ok(error_response(&ApiError::for_code(*code)));
-        }
-        Some(FaultAction::CloseConnection) => {
-            shared.requests.push(record);
-            return Err(std::io::Error::other("injected fault: connection closed"));
-        }
-        Some(
-            FaultAction::CommitThenStatus(_)
-            | FaultAction::CommitThenCloseConnection
-            | FaultAction::CommitThenHang
-            | FaultAction::DelayWatchEvents(_),
-        )
-        | None => {}
-    }
-    let Some(body) = body else {
-        let err = ApiError::too_large(format_args!("limit is {MAX_REQUEST_BODY_BYTES}"));
-        record.status = err.code;
-        shared.requests.push(record);
-        return Ok(error_response(&err));
+    let serve = async {
+        let Some(body) = body else {
+            let err = ApiError::too_large(format_args!("limit is {MAX_REQUEST_BODY_BYTES}"));
+            return Ok(error_response(&err));
+        };
+        Ok(match identity {
+            Err(e) => error_response(&e),
+            Ok(identity) => {
+                let request = Served {
+                    method: &parts.method,
+                    headers: &parts.headers,
+                    route: &route,
+                    path: &path,
+                    query: &query_map,
+                    body: &body,
+                };
+                serve_as(&shared, &identity, &request).await
+            }
+        })
     };
-    let response = match identity {
-        Err(e) => error_response(&e),
-        Ok(identity) => {
-            let request = Served {
-                method: &parts.method,
-                headers: &parts.headers,
-                route: &route,
-                path: &path,
-                query: &query_map,
-                body: &body,
-            };
-            serve_as(&shared, &identity, &request).await
-        }
-    };
-    record.status = response.status().as_u16();
-    // The request was served (a write committed); its answer is replaced or lost.
-    match fault {
-        Some(FaultAction::CommitThenStatus(code)) => {
-            record.status = code;
-            shared.requests.push(record);
-            Ok(error_response(&ApiError::for_code(code)))
-        }
-        Some(FaultAction::CommitThenCloseConnection) => {
-            record.status = 0;
-            shared.requests.push(record);
-            Err(std::io::Error::other(
-                "injected fault: connection closed after the request was served",
-            ))
-        }
-        Some(FaultAction::CommitThenHang) => {
-            record.status = 0;
-            shared.requests.push(record);
-            std::future::pending::<()>().await;
-            unreachable!("pending never completes");
-        }
-        Some(FaultAction::DelayWatchEvents(delay)) => {
-            shared.requests.push(record);
-            Ok(response.map(|body| delayed(body, delay)))
-        }
-        _ => {
-            shared.requests.push(record);
-            Ok(response)
-        }
-    }
+    serve_with_fault(fault, &shared.requests, record, serve).await
 }
 
 /// A request as the pipeline sees it once its identity is known.
@@ -584,7 +535,7 @@ fn validate_watch_options(query: &HashMap<String, String>) -> Result<(), ApiErro
 }
 
 /// Whether a collection GET is a watch (`watch=true` or `watch=1`).
-fn is_watch(query: &HashMap<String, String>) -> bool {
+pub(crate) fn is_watch(query: &HashMap<String, String>) -> bool {
     matches!(query.get("watch").map(String::as_str), Some("true" | "1"))
 }
 

@@ -1,6 +1,6 @@
 //! A kubeconfig for `kubectl --kubeconfig`.
 
-use super::auth::tls::ClientCertificate;
+use super::auth::tls::IssuedCertificate;
 use super::validation::base64;
 
 /// How the kubeconfig's user authenticates.
@@ -9,7 +9,7 @@ pub enum Credentials<'a> {
     /// A bearer token.
     Token(&'a str),
     /// A client certificate and its key.
-    Certificate(&'a ClientCertificate),
+    Certificate(&'a IssuedCertificate),
 }
 
 /// A YAML scalar for `value` (JSON strings are YAML).

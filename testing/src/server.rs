@@ -17,7 +17,7 @@ use super::api::State;
 use super::auth::authn::Authenticator;
 use super::auth::authorizer::Identity;
 use super::auth::bootstrap;
-use super::auth::tls::{ClientCertificate, Tls};
+use super::auth::tls::{IssuedCertificate, Tls};
 use super::auth::user::UserInfo;
 use super::faults::Faults;
 use super::handler::handle;
@@ -52,6 +52,12 @@ pub enum ServerError {
     /// An object given to the server directly was rejected, as the API would reject it.
     #[error("rejected: {} ({})", .0.message, .0.code)]
     Rejected(ApiError),
+    /// `KUBEWARD_TEST_APISERVER` names no backend.
+    #[error("{0}")]
+    Backend(String),
+    /// The real control plane could not be found, started or reached.
+    #[error("the real control plane: {0}")]
+    ControlPlane(String),
 }
 
 /// Options of an [`ApiServer`].
@@ -361,54 +367,7 @@ impl ApiServer {
         name: &str,
         rules: Vec<PolicyRule>,
     ) -> Result<kube::Client, ServerError> {
-        use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleRef, Subject};
-        use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
-
-        let admin = self.client()?;
-        let object_name = format!("kubeward-testing:{namespace}:{name}");
-        let metadata = ObjectMeta {
-            name: Some(object_name.clone()),
-            ..ObjectMeta::default()
-        };
-        let role = ClusterRole {
-            metadata: metadata.clone(),
-            rules: Some(rules),
-            ..ClusterRole::default()
-        };
-        let binding = ClusterRoleBinding {
-            metadata,
-            role_ref: RoleRef {
-                api_group: "rbac.authorization.k8s.io".into(),
-                kind: "ClusterRole".into(),
-                name: object_name.clone(),
-            },
-            subjects: Some(vec![Subject {
-                kind: "ServiceAccount".into(),
-                name: name.into(),
-                namespace: Some(namespace.into()),
-                ..Subject::default()
-            }]),
-        };
-        let roles: Api<ClusterRole> = Api::all(admin.clone());
-        let bindings: Api<ClusterRoleBinding> = Api::all(admin);
-        for result in [
-            roles
-                .delete(&object_name, &DeleteParams::default())
-                .await
-                .map(drop),
-            bindings
-                .delete(&object_name, &DeleteParams::default())
-                .await
-                .map(drop),
-        ] {
-            match result {
-                Ok(()) => {}
-                Err(kube::Error::Api(status)) if status.code == 404 => {}
-                Err(error) => return Err(error.into()),
-            }
-        }
-        roles.create(&PostParams::default(), &role).await?;
-        bindings.create(&PostParams::default(), &binding).await?;
+        super::grant::grant(self.client()?, namespace, name, rules).await?;
         self.client_as(&format!("system:serviceaccount:{namespace}:{name}"), &[])
     }
 
@@ -445,7 +404,7 @@ impl ApiServer {
 
     /// A client certificate for `user` in `groups` (plus `system:authenticated` and a
     /// service account's groups), issued by the server's CA.
-    fn certificate(&self, user: &str, groups: &[&str]) -> Result<ClientCertificate, ServerError> {
+    fn certificate(&self, user: &str, groups: &[&str]) -> Result<IssuedCertificate, ServerError> {
         let tls = self.shared.tls.as_ref().ok_or_else(|| {
             ServerError::Tls("the server serves plain http: start it with .tls(true)".into())
         })?;

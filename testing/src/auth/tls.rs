@@ -24,9 +24,9 @@ use tokio_rustls::TlsAcceptor;
 
 use super::user::UserInfo;
 
-/// A client certificate and its key, PEM-encoded.
+/// A certificate issued by the server's CA and its key, PEM-encoded.
 #[derive(Debug, Clone)]
-pub(crate) struct ClientCertificate {
+pub(crate) struct IssuedCertificate {
     /// The certificate.
     pub(crate) cert_pem: String,
     /// Its private key (PKCS#8).
@@ -66,15 +66,7 @@ impl Tls {
         ];
         let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().map_err(err)?)
             .map_err(err)?;
-        let server_key = KeyPair::generate().map_err(err)?;
-        let mut server_params =
-            CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
-                .map_err(err)?;
-        server_params
-            .distinguished_name
-            .push(DnType::CommonName, "kube-apiserver");
-        server_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        let server_cert = server_params.signed_by(&server_key, &ca).map_err(err)?;
+        let (server_cert, server_key) = serving_certificate(&ca)?;
 
         let mut roots = RootCertStore::empty();
         roots.add(ca.der().clone()).map_err(err)?;
@@ -114,9 +106,26 @@ impl Tls {
         self.ca.der().to_vec()
     }
 
+    /// Issues another serving certificate for `127.0.0.1` and `localhost` (a real
+    /// kube-apiserver's, behind the fault proxy that serves this one's).
+    pub(crate) fn issue_serving(&self) -> Result<IssuedCertificate, String> {
+        let (cert, key) = serving_certificate(&self.ca)?;
+        Ok(IssuedCertificate {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        })
+    }
+
+    /// The CA's root store (to verify a server whose certificate this CA issued).
+    pub(crate) fn roots(&self) -> Result<RootCertStore, String> {
+        let mut roots = RootCertStore::empty();
+        roots.add(self.ca.der().clone()).map_err(err)?;
+        Ok(roots)
+    }
+
     /// Issues a client certificate for `user`: common name the user name, organization the
     /// first group.
-    pub(crate) fn issue(&self, user: &UserInfo) -> Result<ClientCertificate, String> {
+    pub(crate) fn issue(&self, user: &UserInfo) -> Result<IssuedCertificate, String> {
         let key = KeyPair::generate().map_err(err)?;
         let mut params = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
         params
@@ -133,7 +142,7 @@ impl Tls {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(cert.der().to_vec(), user.clone());
-        Ok(ClientCertificate {
+        Ok(IssuedCertificate {
             cert_pem: cert.pem(),
             key_pem: key.serialize_pem(),
         })
@@ -147,4 +156,19 @@ impl Tls {
             .get(cert.as_ref())
             .cloned()
     }
+}
+
+/// A serving certificate for `127.0.0.1` and `localhost` issued by `ca`, and its key.
+fn serving_certificate(
+    ca: &CertifiedIssuer<'static, KeyPair>,
+) -> Result<(rcgen::Certificate, KeyPair), String> {
+    let key = KeyPair::generate().map_err(err)?;
+    let mut params = CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+        .map_err(err)?;
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "kube-apiserver");
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let cert = params.signed_by(&key, ca).map_err(err)?;
+    Ok((cert, key))
 }

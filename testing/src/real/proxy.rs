@@ -1,0 +1,226 @@
+//! The fault proxy: a TLS listener on loopback that forwards every request to a real
+//! kube-apiserver, through the same fault stage as the in-process server's pipeline, logging
+//! each request with the user it acts as. Clients reach the real backend only through it, so
+//! `faults()` and `requests()` mean the same on both backends.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::{HeaderMap, Request, Response, header};
+use http_body_util::BodyExt;
+use hyper::body::{Frame, Incoming};
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::ServerName;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::{JoinHandle, JoinSet};
+use tokio_rustls::{TlsAcceptor, TlsConnector};
+
+use crate::ServerError;
+use crate::auth::tls::Tls;
+use crate::fault_stage::serve_with_fault;
+use crate::faults::{Faults, Matched};
+use crate::handler::{Body, is_watch};
+use crate::requests::{RequestLog, RequestRecord};
+use crate::routes::{Route, parse_query, parse_route};
+
+/// What the proxy's connections share.
+pub(crate) struct ProxyState {
+    upstream: SocketAddr,
+    connector: TlsConnector,
+    acceptor: TlsAcceptor,
+    pub(crate) faults: Faults,
+    pub(crate) requests: RequestLog,
+    /// Bearer tokens handed out by the cluster, and whom they authenticate.
+    users: Mutex<HashMap<String, String>>,
+}
+
+impl ProxyState {
+    /// Remembers that `token` authenticates `user` (for the request log and `Fault::user`).
+    pub(crate) fn name_token(&self, token: &str, user: &str) {
+        self.users
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(token.to_owned(), user.to_owned());
+    }
+
+    /// The user a request acts as: the impersonated one, else its token's.
+    fn user_of(&self, headers: &HeaderMap) -> String {
+        if let Some(user) = headers
+            .get("impersonate-user")
+            .and_then(|v| v.to_str().ok())
+        {
+            return user.to_owned();
+        }
+        headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .and_then(|token| {
+                self.users
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(token.trim())
+                    .cloned()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// A running proxy; dropping it closes the listener and every connection.
+pub(crate) struct Proxy {
+    pub(crate) addr: SocketAddr,
+    pub(crate) state: Arc<ProxyState>,
+    accept: JoinHandle<()>,
+}
+
+impl Proxy {
+    /// Listens on a free loopback port, serving `tls`'s certificate, forwarding to `upstream`
+    /// (whose certificate `tls`'s CA issued).
+    pub(crate) async fn start(tls: &Tls, upstream: SocketAddr) -> Result<Self, ServerError> {
+        let bind = SocketAddr::from(([127, 0, 0, 1], 0));
+        let listener = TcpListener::bind(bind)
+            .await
+            .map_err(|source| ServerError::Bind { addr: bind, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| ServerError::Bind { addr: bind, source })?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut client = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| ServerError::Tls(e.to_string()))?
+            .with_root_certificates(tls.roots().map_err(ServerError::Tls)?)
+            .with_no_client_auth();
+        client.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let state = Arc::new(ProxyState {
+            upstream,
+            connector: TlsConnector::from(Arc::new(client)),
+            acceptor: tls.acceptor(),
+            faults: Faults::default(),
+            requests: RequestLog::default(),
+            users: Mutex::new(HashMap::new()),
+        });
+        let accept = tokio::spawn(accept_loop(listener, state.clone()));
+        Ok(Self {
+            addr,
+            state,
+            accept,
+        })
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+/// Accepts connections until aborted; aborting drops the `JoinSet` and so every connection.
+async fn accept_loop(listener: TcpListener, state: Arc<ProxyState>) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                let state = state.clone();
+                connections.spawn(async move {
+                    let Ok(stream) = state.acceptor.accept(stream).await else { return };
+                    let service = hyper::service::service_fn(move |req| {
+                        forward(state.clone(), req)
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+/// One request: matched against the faults, forwarded on a connection of its own, answered
+/// (or not) as its fault says.
+async fn forward(
+    state: Arc<ProxyState>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, std::io::Error> {
+    let path = req.uri().path().to_owned();
+    let query = req.uri().query().unwrap_or_default().to_owned();
+    let user = state.user_of(req.headers());
+    let route = parse_route(&path);
+    let resource = match &route {
+        Route::Resource(r) => Some((r.group.as_str(), r.plural.as_str())),
+        _ => None,
+    };
+    let fault = state.faults.take(&Matched {
+        method: req.method(),
+        path: &path,
+        resource,
+        user: &user,
+        watch: is_watch(&parse_query(&query)),
+    });
+    let record = RequestRecord {
+        method: req.method().clone(),
+        path: path.clone(),
+        query: query.clone(),
+        content_type: req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        user,
+        status: 0,
+    };
+    serve_with_fault(fault, &state.requests, record, send(&state, req)).await
+}
+
+/// Sends `req` to the upstream server on a new connection and streams its answer back.
+async fn send(
+    state: &ProxyState,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, std::io::Error> {
+    let tcp = TcpStream::connect(state.upstream).await?;
+    let _ = tcp.set_nodelay(true);
+    let name = ServerName::IpAddress(state.upstream.ip().into());
+    let tls = state.connector.connect(name, tcp).await?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        .await
+        .map_err(std::io::Error::other)?;
+    tokio::spawn(connection);
+    let response = sender
+        .send_request(req)
+        .await
+        .map_err(std::io::Error::other)?;
+    Ok(response.map(|body| UntilError(body).boxed_unsync()))
+}
+
+/// An upstream body that ends where the upstream connection failed (the client sees the
+/// answer cut short, as it would from the server itself).
+struct UntilError(Incoming);
+
+impl hyper::body::Body for UntilError {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Pin::new(&mut self.0)
+            .poll_frame(cx)
+            .map(|frame| frame.and_then(Result::ok).map(Ok))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.0.size_hint()
+    }
+}
