@@ -19,9 +19,9 @@ use kube::api::PostParams;
 use kubeward_examples::rollouts::operator::LeaseOptions;
 use kubeward_examples::rollouts::rbac;
 use kubeward_examples::rollouts::scenario::{
-    RunningOperator, ScenarioError, ScenarioOptions, drive, embedded_server,
+    RunningOperator, ScenarioError, ScenarioOptions, cluster, drive,
 };
-use kubeward_testing::ApiServer;
+use kubeward_testing::{Backend, Cluster};
 
 const USER: &str = "system:serviceaccount:default:rollouts";
 
@@ -32,9 +32,10 @@ async fn scenario_with(
     stage_timeout: Duration,
     leader_election: Option<LeaseOptions>,
 ) -> (Result<(), ScenarioError>, bool, String) {
-    let server: ApiServer = embedded_server().await.expect("server");
+    let server = cluster().await.expect("cluster");
     let restricted = server
-        .client_with_rules(USER, rules)
+        .service_account_client("default", "rollouts", rules)
+        .await
         .expect("restricted client");
     scenario_on(&server, restricted, stage_timeout, leader_election).await
 }
@@ -42,7 +43,7 @@ async fn scenario_with(
 /// Runs the scenario on `server` with the operator using `operator_client` (authenticated as
 /// [`USER`]); the result and whether the server answered the operator with a 403.
 async fn scenario_on(
-    server: &ApiServer,
+    server: &Cluster,
     operator_client: kube::Client,
     stage_timeout: Duration,
     leader_election: Option<LeaseOptions>,
@@ -74,7 +75,7 @@ async fn scenario_on(
 
 /// Makes the operator's first status write and first event create commit and then lose their
 /// answer (the connection closes), so that the runtime resolves both by reading them back.
-fn lose_answers_once(server: &ApiServer) {
+fn lose_answers_once(server: &Cluster) {
     use http::Method;
     use kubeward_testing::{Fault, FaultAction};
     server.faults().add(
@@ -100,14 +101,23 @@ fn read_back_only(rule: &PolicyRule, verb: &str) -> bool {
     verb == "get" && (resources == ["rollouts"] || resources == ["events"])
 }
 
-/// Runs the scenarios of `removals` at once (they are independent); each yields what it took away,
-/// whether the scenario failed and whether the server answered the operator with a 403. Every
-/// one must have done both.
+/// Runs the scenarios of `removals` (they are independent: all at once on the embedded server,
+/// two at a time on real control planes, which take a core and 370 MB each); each yields what
+/// it took away, whether the scenario failed and whether the server answered the operator with
+/// a 403. Every one must have done both.
 async fn assert_each_removal_breaks(
     removals: impl IntoIterator<Item = impl std::future::Future<Output = (String, bool, bool)>>,
     how: &str,
 ) {
-    let outcomes = futures::future::join_all(removals).await;
+    use futures::StreamExt;
+    let at_once = match Backend::from_env().expect("backend") {
+        Backend::Embedded => usize::MAX,
+        Backend::Real => 2,
+    };
+    let outcomes: Vec<(String, bool, bool)> = futures::stream::iter(removals)
+        .buffer_unordered(at_once)
+        .collect()
+        .await;
     let unneeded: Vec<&String> = outcomes
         .iter()
         .filter(|(_, failed, forbidden)| !(*failed && *forbidden))
@@ -264,8 +274,12 @@ fn can_i_args(rule: &PolicyRule) -> Vec<Vec<String>> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_printed_role_applied_with_kubectl_and_bound_to_the_service_account_runs_the_operator()
 {
-    let server = embedded_server().await.expect("server");
-    let dir = std::env::temp_dir().join(format!("kubeward-rbac-{}", server.addr().port()));
+    let server = cluster().await.expect("cluster");
+    let dir = std::env::temp_dir().join(format!(
+        "kubeward-rbac-{}-{}",
+        std::process::id(),
+        server.url().rsplit(':').next().unwrap_or_default()
+    ));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let kubeconfig = dir.join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
@@ -341,7 +355,7 @@ async fn through_rbac_a_role_missing_any_one_printed_rule_breaks_the_scenario() 
         let rules = role.rules.as_mut().expect("rules");
         let removed = describe(&rules.remove(index));
         async move {
-            let server = embedded_server().await.expect("server");
+            let server = cluster().await.expect("cluster");
             let admin = server.client().expect("admin");
             Api::<ClusterRole>::all(admin.clone())
                 .create(&PostParams::default(), &role)

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, PostParams};
-use kubeward_examples::rollouts::scenario::embedded_server;
+use kubeward_examples::rollouts::scenario::cluster;
 use kubeward_examples::rollouts::{Rollout, RolloutSpec, Strategy};
 
 struct Running(Child);
@@ -45,7 +45,7 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rollouts_run_reconciles_through_a_kubeconfig_and_serves_metrics_and_health() {
-    let server = embedded_server().await.expect("server");
+    let server = cluster().await.expect("cluster");
     let dir = std::env::temp_dir().join(format!("kubeward-run-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let kubeconfig = dir.join("kubeconfig");

@@ -1,10 +1,11 @@
-//! The example's scripted scenario, end to end on the embedded API server: the events it
+//! The example's scripted scenario, end to end on the API server `KUBEWARD_TEST_APISERVER` picks
+//! (embedded by default; `scripts/test` runs it again on the real kube-apiserver): the events it
 //! publishes (one per transition, typed by the vocabulary), the status it leaves, the metrics.
 
 use kube::runtime::events::EventType;
 use kubeward_examples::rollouts::UpToDate;
 use kubeward_examples::rollouts::operator::parse_samples;
-use kubeward_examples::rollouts::scenario::{ScenarioOptions, run_embedded};
+use kubeward_examples::rollouts::scenario::{ScenarioOptions, cluster, run_on};
 
 fn sum(metrics: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
     parse_samples(metrics, name)
@@ -21,7 +22,8 @@ fn sum(metrics: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
 #[tokio::test]
 async fn the_scenario_publishes_one_typed_event_per_transition_and_ends_applied() {
     let mut output = Vec::new();
-    let report = run_embedded(&ScenarioOptions::default(), &mut output)
+    let cluster = cluster().await.expect("cluster");
+    let report = run_on(&cluster, &ScenarioOptions::default(), &mut output)
         .await
         .unwrap_or_else(|e| panic!("scenario failed: {e}\n{}", String::from_utf8_lossy(&output)));
     let output = String::from_utf8_lossy(&output);
@@ -160,11 +162,11 @@ async fn a_rollout_stuck_applying_past_its_timeout_is_rollout_timeout_with_a_war
     use http::Method;
     use k8s_openapi::api::events::v1::Event;
     use kube::api::{Api, ListParams, PostParams};
-    use kubeward_examples::rollouts::scenario::{RunningOperator, embedded_server};
+    use kubeward_examples::rollouts::scenario::RunningOperator;
     use kubeward_examples::rollouts::{Rollout, RolloutSpec, Strategy};
     use kubeward_testing::{Fault, FaultAction};
 
-    let server = embedded_server().await.expect("server");
+    let server = cluster().await.expect("cluster");
     let client = server.client().expect("client");
     server.faults().add(
         Fault::new(FaultAction::Status(500))

@@ -17,7 +17,7 @@ use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{CustomResourceExt, ResourceExt};
 use kubeward::controller::ControllerError;
-use kubeward_testing::{ApiServer, ServerError};
+use kubeward_testing::{ApiServer, Backend, Cluster, ServerError};
 use serde_json::json;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -197,6 +197,25 @@ pub async fn embedded_server() -> Result<ApiServer, ServerError> {
     Ok(server)
 }
 
+/// Starts the API server `KUBEWARD_TEST_APISERVER` picks (the embedded one unless it says
+/// `real`; see [`Cluster`]) with the Rollout CRD installed and established.
+///
+/// # Errors
+/// When the server cannot start or rejects the CRD.
+pub async fn cluster() -> Result<Cluster, ServerError> {
+    cluster_on(Backend::from_env()?).await
+}
+
+/// Starts `backend` with the Rollout CRD installed and established.
+///
+/// # Errors
+/// When the server cannot start or rejects the CRD.
+pub async fn cluster_on(backend: Backend) -> Result<Cluster, ServerError> {
+    let cluster = Cluster::start_on(backend).await?;
+    cluster.install_crd(&Rollout::crd()).await?;
+    Ok(cluster)
+}
+
 /// Runs the whole scenario on a fresh embedded API server, printing to `out`.
 ///
 /// # Errors
@@ -205,12 +224,24 @@ pub async fn run_embedded(
     options: &ScenarioOptions,
     out: &mut dyn Write,
 ) -> Result<Report, ScenarioError> {
-    let server = embedded_server().await?;
-    let client = server.client()?;
+    run_on(&cluster_on(Backend::Embedded).await?, options, out).await
+}
+
+/// Runs the whole scenario on `cluster` (the Rollout CRD installed), printing to `out`.
+///
+/// # Errors
+/// See [`ScenarioError`].
+pub async fn run_on(
+    cluster: &Cluster,
+    options: &ScenarioOptions,
+    out: &mut dyn Write,
+) -> Result<Report, ScenarioError> {
+    let client = cluster.client()?;
     writeln!(
         out,
-        "kubeward rollout operator: scripted scenario on the embedded API server at {}",
-        server.url()
+        "kubeward rollout operator: scripted scenario on the {} at {}",
+        cluster.describe(),
+        cluster.url()
     )?;
     let operator = RunningOperator::start(client.clone(), &options.operator())?;
     let result = drive(&client, &operator, options, out).await;

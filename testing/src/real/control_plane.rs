@@ -148,6 +148,13 @@ impl ControlPlane {
                 write(&dir, "serving.key", &serving.key_pem)?.display(),
             ),
             arg("authorization-mode", "RBAC"),
+            // On top of the default plugins, as OpenShift and hardened clusters run (and the
+            // embedded server always): blocking an owner's deletion needs `update` on its
+            // `finalizers`, so an operator's RBAC that lacks it fails here too.
+            arg(
+                "enable-admission-plugins",
+                "OwnerReferencesPermissionEnforcement",
+            ),
             arg(
                 "token-auth-file",
                 write(
