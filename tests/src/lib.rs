@@ -17,7 +17,7 @@ use kubeward::events::{EventRecorder, Reporter};
 use kubeward::observe::{Outcome, PassRecord, Phase, ReconcileObserver, StepRecord};
 use kubeward::vocabulary::{Reason, Vocabulary};
 use kubeward::{Action, Pass, Reconciler};
-use kubeward_testing::{ApiServer, Fault, FaultAction};
+use kubeward_testing::{Cluster, Fault, FaultAction};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -259,7 +259,7 @@ pub fn recorder(client: &kube::Client) -> EventRecorder {
 /// The test controller running `widgets` as the [`OPERATOR`] service account (see
 /// [`operator_client`]), reporting to `observer` and publishing events.
 pub async fn start_widgets(
-    server: &ApiServer,
+    server: &Cluster,
     widgets: &Widgets,
     observer: &Arc<Recording>,
 ) -> Running {
@@ -301,7 +301,7 @@ pub fn status_path(name: &str) -> String {
 }
 
 /// Makes the next `times` status writes of the widget `name` conflict (409).
-pub fn conflict_status_writes(server: &ApiServer, name: &str, times: usize) {
+pub fn conflict_status_writes(server: &Cluster, name: &str, times: usize) {
     server.faults().add(
         Fault::new(FaultAction::Status(409))
             .method(Method::PATCH)
@@ -311,13 +311,13 @@ pub fn conflict_status_writes(server: &ApiServer, name: &str, times: usize) {
 }
 
 /// The HTTP statuses of the status writes the server saw for the widget `name`.
-pub fn status_writes(server: &ApiServer, name: &str) -> Vec<u16> {
+pub fn status_writes(server: &Cluster, name: &str) -> Vec<u16> {
     patch_statuses(server, &status_path(name))
 }
 
 /// The HTTP statuses of the PATCHes of `path` the server saw, in order (dry runs, which write
 /// nothing, left out).
-pub fn patch_statuses(server: &ApiServer, path: &str) -> Vec<u16> {
+pub fn patch_statuses(server: &Cluster, path: &str) -> Vec<u16> {
     server
         .requests()
         .iter()
@@ -408,11 +408,28 @@ where
     }
 }
 
-/// An API server with the `Widget` CRD installed, and a client of it.
-pub async fn server_with_widgets() -> (ApiServer, kube::Client) {
-    let server = ApiServer::start().await.expect("API server starts");
+/// The API server `KUBEWARD_TEST_APISERVER` picks (see [`Cluster`]) with the `Widget` CRD
+/// installed, and an administrator's client of it.
+pub async fn server_with_widgets() -> (Cluster, kube::Client) {
+    let server = Cluster::start().await.expect("API server starts");
     server
         .install_crd(&Widget::crd())
+        .await
+        .expect("Widget CRD installs");
+    let client = server.client().expect("client");
+    (server, client)
+}
+
+/// The embedded server with the `Widget` CRD installed, whatever `KUBEWARD_TEST_APISERVER`
+/// says, for tests of what only it offers ([`Cluster::embedded`]: compaction, restarts, direct
+/// store access), and an administrator's client of it.
+pub async fn embedded_with_widgets() -> (Cluster, kube::Client) {
+    let server = Cluster::start_on(kubeward_testing::Backend::Embedded)
+        .await
+        .expect("API server starts");
+    server
+        .install_crd(&Widget::crd())
+        .await
         .expect("Widget CRD installs");
     let client = server.client().expect("client");
     (server, client)
@@ -508,7 +525,7 @@ pub fn service_account_user(name: &str) -> String {
 /// rules generated from the test controller's declaration (with leader election) through a
 /// stored ClusterRole and binding. Controllers in tests run as this, never as the administrator:
 /// a verb the generated RBAC lacks fails the test with the server's 403.
-pub async fn operator_client(server: &ApiServer, name: &str) -> kube::Client {
+pub async fn operator_client(server: &Cluster, name: &str) -> kube::Client {
     server
         .service_account_client("default", name, kubeward::rbac::rules::<Widgets>(true))
         .await

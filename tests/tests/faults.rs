@@ -9,7 +9,7 @@ use k8s_openapi::api::events::v1::Event as StoredEvent;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kubeward::controller::Controller;
 use kubeward::observe::{Outcome, Phase};
-use kubeward_testing::{ApiServer, Fault, FaultAction};
+use kubeward_testing::{Fault, FaultAction};
 use kubeward_tests::*;
 use serde_json::json;
 
@@ -188,7 +188,8 @@ async fn conflicting_status_writes_publish_only_what_persisted() {
 /// state: the controller keeps reconciling, including objects created meanwhile.
 #[tokio::test]
 async fn cut_watches_expired_history_and_a_restarting_server_lose_no_object() {
-    let (server, client) = server_with_widgets().await;
+    let (server, client) = embedded_with_widgets().await;
+    let embedded = server.embedded().expect("embedded");
     let observer = Recording::new();
     let running = start_widgets(&server, &Widgets::default(), &observer).await;
     create_widget(&client, "before", WidgetSpec::default()).await;
@@ -199,7 +200,7 @@ async fn cut_watches_expired_history_and_a_restarting_server_lose_no_object() {
     })
     .await;
 
-    server.compact();
+    embedded.compact();
     create_widget(&client, "after-compaction", WidgetSpec::default()).await;
     eventually("reconciled after a 410 relist", || async {
         observer
@@ -214,7 +215,7 @@ async fn cut_watches_expired_history_and_a_restarting_server_lose_no_object() {
             .path_prefix("/apis/test.kubeward.dev/v1/widgets")
             .times(3),
     );
-    server.restart().await.unwrap();
+    embedded.restart().await.unwrap();
     create_widget(&client, "after-restart", WidgetSpec::default()).await;
     eventually("reconciled after the restart and cut watches", || async {
         observer
@@ -278,11 +279,7 @@ async fn shutdown_flushes_event_series_with_exact_counts() {
 #[tokio::test]
 async fn a_thousand_objects_failing_at_once() {
     const OBJECTS: usize = 1000;
-    let server = ApiServer::start().await.unwrap();
-    server
-        .install_crd(&<Widget as kube::CustomResourceExt>::crd())
-        .unwrap();
-    let client = server.client().unwrap();
+    let (server, client) = server_with_widgets().await;
     let failing = WidgetSpec {
         mode: Mode::Fail,
         error: Some("database unreachable".into()),

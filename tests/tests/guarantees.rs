@@ -21,7 +21,7 @@ use kubeward::leader::LeaderElection;
 use kubeward::observe::{Outcome, Phase};
 use kubeward::vocabulary::Vocabulary;
 use kubeward::{Action, Pass, Reconciler};
-use kubeward_testing::{ApiServer, Fault, FaultAction};
+use kubeward_testing::{Cluster, Fault, FaultAction};
 use kubeward_tests::*;
 use serde_json::json;
 
@@ -277,7 +277,7 @@ async fn wait_gone(client: &kube::Client, name: &str) {
 }
 
 /// The HTTP statuses of the PATCHes of the widget `name` itself (its finalizer writes).
-fn finalizer_writes(server: &ApiServer, name: &str) -> Vec<u16> {
+fn finalizer_writes(server: &Cluster, name: &str) -> Vec<u16> {
     patch_statuses(
         server,
         &format!("/apis/test.kubeward.dev/v1/namespaces/default/widgets/{name}"),
@@ -287,7 +287,7 @@ fn finalizer_writes(server: &ApiServer, name: &str) -> Vec<u16> {
 /// A controller whose `cleanup` follows a script, and its widget `w1`, applied, then deleted.
 /// Keep `server` bound: dropping it stops the API server.
 struct Deleted {
-    server: ApiServer,
+    server: Cluster,
     client: kube::Client,
     reconciler: Scripted,
     observer: Arc<Recording>,
@@ -511,7 +511,7 @@ async fn a_hung_finalizer_removal_that_committed_completes_without_a_second_clea
 /// is applied, deletes it with its finalizer removal (the next PATCH of `w1`) meeting `fault`.
 async fn hung_finalizer_removal(
     fault: FaultAction,
-) -> (ApiServer, kube::Client, Scripted, Arc<Recording>, Running) {
+) -> (Cluster, kube::Client, Scripted, Arc<Recording>, Running) {
     let (server, client) = server_with_widgets().await;
     let reconciler = Scripted::new(&client, Script::Complete, Script::Complete);
     let observer = Recording::new();

@@ -12,7 +12,7 @@ use k8s_openapi::api::events::v1::Event as StoredEvent;
 use kube::api::{Api, ListParams};
 use kubeward::events::{Event, EventRecorder, Reporter};
 use kubeward::observe::Outcome;
-use kubeward_testing::{ApiServer, Fault, FaultAction};
+use kubeward_testing::{Cluster, Fault, FaultAction};
 use kubeward_tests::*;
 
 fn web() -> ObjectReference {
@@ -28,7 +28,7 @@ fn web() -> ObjectReference {
 
 /// A recorder whose timeout leaves room for kube's retries (500 ms backoff at least), publishing
 /// as the test controller's service account with its generated RBAC.
-async fn patient_recorder(server: &ApiServer) -> EventRecorder {
+async fn patient_recorder(server: &Cluster) -> EventRecorder {
     EventRecorder::new(
         operator_client(server, OPERATOR).await,
         Reporter::new(CONTROLLER, "pod-0").expect("valid reporter"),
@@ -45,7 +45,7 @@ async fn stored_events(client: &kube::Client) -> Vec<StoredEvent> {
 }
 
 /// Makes the next `times` (all, if `None`) `method` requests to the events API meet `action`.
-fn events_fault(server: &ApiServer, action: FaultAction, method: Method, times: Option<usize>) {
+fn events_fault(server: &Cluster, action: FaultAction, method: Method, times: Option<usize>) {
     let fault = Fault::new(action)
         .method(method)
         .resource("events.k8s.io", "events");
@@ -59,7 +59,7 @@ fn count(event: &StoredEvent) -> i32 {
     event.series.as_ref().map_or(1, |s| s.count)
 }
 
-fn event_creates(server: &ApiServer) -> Vec<u16> {
+fn event_creates(server: &Cluster) -> Vec<u16> {
     server
         .requests()
         .iter()
@@ -73,7 +73,7 @@ fn event_creates(server: &ApiServer) -> Vec<u16> {
 /// rename, no duplicate, and the occurrence counted once.
 #[tokio::test]
 async fn an_event_create_answered_504_after_commit_is_not_duplicated() {
-    let server = ApiServer::start().await.unwrap();
+    let server = Cluster::start().await.unwrap();
     let client = server.client().unwrap();
     let recorder = patient_recorder(&server).await;
     events_fault(
@@ -108,7 +108,7 @@ async fn an_event_create_answered_504_after_commit_is_not_duplicated() {
 /// it stored, and a repeat counts into it instead of creating a second event.
 #[tokio::test]
 async fn an_event_create_whose_connection_dropped_after_commit_is_not_duplicated() {
-    let server = ApiServer::start().await.unwrap();
+    let server = Cluster::start().await.unwrap();
     let client = server.client().unwrap();
     let recorder = patient_recorder(&server).await;
     events_fault(
@@ -134,7 +134,7 @@ async fn an_event_create_whose_connection_dropped_after_commit_is_not_duplicated
 /// write resolves it: one event, counted once.
 #[tokio::test]
 async fn an_event_create_whose_read_back_contradicts_already_exists_is_not_duplicated() {
-    let server = ApiServer::start().await.unwrap();
+    let server = Cluster::start().await.unwrap();
     let client = server.client().unwrap();
     let recorder = patient_recorder(&server).await;
     events_fault(
@@ -156,7 +156,7 @@ async fn an_event_create_whose_read_back_contradicts_already_exists_is_not_dupli
 /// absent, and kept counted: the next publish creates the one event carrying both occurrences.
 #[tokio::test]
 async fn an_event_create_that_did_not_commit_is_created_later_with_its_count() {
-    let server = ApiServer::start().await.unwrap();
+    let server = Cluster::start().await.unwrap();
     let client = server.client().unwrap();
     let recorder = patient_recorder(&server).await;
     events_fault(&server, FaultAction::CloseConnection, Method::POST, Some(1));
@@ -174,7 +174,7 @@ async fn an_event_create_that_did_not_commit_is_created_later_with_its_count() {
 /// a brief outage.
 #[tokio::test]
 async fn a_first_publish_during_an_events_outage_is_created_once_the_api_recovers() {
-    let server = ApiServer::start().await.unwrap();
+    let server = Cluster::start().await.unwrap();
     let client = server.client().unwrap();
     let recorder = patient_recorder(&server)
         .await
@@ -198,7 +198,7 @@ async fn a_first_publish_during_an_events_outage_is_created_once_the_api_recover
 /// the number of publishes.
 #[tokio::test]
 async fn stored_counts_equal_publishes_once_a_flaky_events_api_recovers() {
-    let server = ApiServer::start().await.unwrap();
+    let server = Cluster::start().await.unwrap();
     let client = server.client().unwrap();
     let recorder = patient_recorder(&server)
         .await
@@ -349,7 +349,7 @@ async fn a_pass_abandoned_inside_a_status_write_that_failed_publishes_no_transit
 /// Runs the widgets controller with no shutdown grace; the first status writes of `w1` meet
 /// `faults`, one each. Stops the controller as soon as the first write was answered, while its
 /// pass waits for kube's retry, and returns once it stopped.
-async fn abandoned_inside_status_write(faults: &[FaultAction]) -> (ApiServer, kube::Client) {
+async fn abandoned_inside_status_write(faults: &[FaultAction]) -> (Cluster, kube::Client) {
     let (server, client) = server_with_widgets().await;
     for fault in faults {
         server.faults().add(
@@ -520,7 +520,7 @@ async fn a_hung_status_write_that_committed_publishes_its_transition_once() {
 /// write of `w1` (which sets `Applied`) meets `fault`. Returns once the pass that made it ended.
 async fn hung_status_write(
     fault: FaultAction,
-) -> (ApiServer, kube::Client, std::sync::Arc<Recording>, Running) {
+) -> (Cluster, kube::Client, std::sync::Arc<Recording>, Running) {
     let (server, client) = server_with_widgets().await;
     server.faults().add(
         Fault::new(fault)

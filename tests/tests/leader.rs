@@ -13,7 +13,7 @@ use kube::api::Api;
 use kubeward::controller::Controller;
 use kubeward::leader::LeaderElection;
 use kubeward::observe::{Outcome, Phase};
-use kubeward_testing::{ApiServer, Fault, FaultAction};
+use kubeward_testing::{Cluster, Fault, FaultAction};
 use kubeward_tests::*;
 
 const LEASE_DURATION: Duration = Duration::from_millis(3000);
@@ -23,7 +23,7 @@ const RETRY_PERIOD: Duration = Duration::from_millis(250);
 /// A replica running as the service account `name` (with the generated RBAC), candidate with
 /// the identity prefix `name`.
 async fn replica(
-    server: &ApiServer,
+    server: &Cluster,
     name: &str,
     widgets: &Widgets,
     observer: &Arc<Recording>,
@@ -35,7 +35,7 @@ async fn replica(
 /// A replica running as the service account `account`, candidate with the identity prefix
 /// `identity` and the lease `timings` (duration, renew deadline, retry period).
 async fn replica_with(
-    server: &ApiServer,
+    server: &Cluster,
     account: &str,
     identity: &str,
     (duration, deadline, retry): (Duration, Duration, Duration),
@@ -419,7 +419,7 @@ async fn expiry_is_judged_by_the_holders_stored_lease_duration() {
 /// write the server serves only after `latency`.
 async fn leading_with_delayed_status_write(
     latency: Duration,
-) -> (ApiServer, kube::Client, Running) {
+) -> (Cluster, kube::Client, Running) {
     let (server, client) = server_with_widgets().await;
     let (widgets, observer) = (Widgets::default(), Recording::new());
     server.faults().add(
