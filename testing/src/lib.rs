@@ -23,6 +23,15 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # The same tests on a real kube-apiserver
+//!
+//! [`Cluster`] starts the embedded server, or with `KUBEWARD_TEST_APISERVER=real` etcd,
+//! kube-apiserver and kube-controller-manager from [`KUBEBUILDER_ASSETS`](ASSETS_VARIABLE)
+//! (`scripts/kube-assets` builds them), behind a loopback proxy that applies the same
+//! [`Faults`] and keeps the same request log. Write a test against `Cluster` and it runs on
+//! either backend unchanged; what only the embedded server offers is behind
+//! [`Cluster::embedded`].
+//!
 //! # What behaves like kube-apiserver
 //!
 //! - **Metadata**: `uid`, `creationTimestamp`, `generateName` (prefix + 5 random characters),
