@@ -104,6 +104,10 @@ struct Ledger {
     cleanup_calls: Mutex<HashMap<String, u32>>,
     /// Uids whose cleanup completed (returned `await_change`).
     cleaned: Mutex<HashSet<String>>,
+    /// Cleanups a replica completed for an object it had already cleaned up: `(replica, uid)`.
+    repeated_cleanups: Mutex<Vec<(&'static str, String)>>,
+    /// Objects each replica completed a cleanup of.
+    cleaned_by: Mutex<HashSet<(&'static str, String)>>,
 }
 
 /// Records the objects whose passes were abandoned (leadership lost mid-pass), to explain a
@@ -178,6 +182,9 @@ impl Reconciler for Items {
             history.push(format!("{reason}|{message}"));
             pass.set_status_field("history", serde_json::json!(history));
         }
+        // A field the status schema does not have: the server prunes it from every write, and
+        // the controller must not re-send it every pass (steady state is 0 writes).
+        pass.set_status_field("prunedByTheSchema", serde_json::json!(true));
         let condition = DesiredCondition::new("Ready", status, reason, message)
             .map_err(|e| ItemError(e.to_string()))?;
         pass.set(condition);
@@ -198,7 +205,20 @@ impl Reconciler for Items {
         if calls < item.spec.cleanup_passes {
             return Ok(Action::requeue(Duration::from_millis(20)));
         }
-        self.ledger.cleaned.lock().unwrap().insert(uid);
+        self.ledger.cleaned.lock().unwrap().insert(uid.clone());
+        let first = self
+            .ledger
+            .cleaned_by
+            .lock()
+            .unwrap()
+            .insert((self.replica, uid.clone()));
+        if !first {
+            self.ledger
+                .repeated_cleanups
+                .lock()
+                .unwrap()
+                .push((self.replica, uid));
+        }
         Ok(Action::await_change())
     }
 }
@@ -725,6 +745,8 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
     }
     figures.deleted_audited = released.len();
 
+    steady_state(&server, &items, &ledger, &live, &mut figures).await;
+
     let lease = retry(|| async {
         Api::<Lease>::namespaced(admin.clone(), NAMESPACE)
             .get("items-controller")
@@ -733,10 +755,36 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
     .await;
     figures.handovers = lease.spec.and_then(|s| s.lease_transitions).unwrap_or(0);
     let stopping = tokio::time::Instant::now();
-    for running in replicas {
-        running.stop().await; // flushes event series
+    let mut stopped_at = Vec::new();
+    for (running, replica) in replicas.into_iter().zip(REPLICAS) {
+        running.stop().await; // flushes event series, then releases the lease
+        stopped_at.push((replica, server.requests().len()));
     }
     figures.stop = stopping.elapsed();
+    // Nothing a stopped replica started may still reach the server.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let requests = server.requests();
+    for (replica, at) in stopped_at {
+        let user = format!("system:serviceaccount:{NAMESPACE}:{replica}");
+        let late: Vec<String> = requests[at..]
+            .iter()
+            .filter(|r| r.user == user)
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect();
+        figures.check(
+            "no request after a replica stopped and released the lease",
+            late.is_empty(),
+            || format!("{replica}: {late:?}"),
+        );
+    }
+    let repeated = ledger.repeated_cleanups.lock().unwrap().clone();
+    for (replica, uid) in ledger.cleaned_by.lock().unwrap().iter() {
+        figures.check(
+            "no replica completes one object's cleanup twice",
+            !repeated.iter().any(|(r, u)| r == replica && u == uid),
+            || format!("{replica} cleaned up {uid} again"),
+        );
+    }
     figures.passes = ledger.started.lock().unwrap().values().sum();
     let abandoned = abandoned.0.lock().unwrap().clone();
     figures.abandoned = abandoned.len();
@@ -855,4 +903,55 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
     }
     drop(server);
     figures
+}
+
+/// Steady state is 0 writes, also for a status field the schema prunes: every live object gets
+/// a pass that changes nothing (an annotation), twice — the first round lets a replica that
+/// took over learn what the server stores — and the second round's passes write no status.
+async fn steady_state(
+    server: &ApiServer,
+    items: &Api<Item>,
+    ledger: &Ledger,
+    live: &HashMap<String, ItemSpec>,
+    figures: &mut Figures,
+) {
+    let mut poked_at = 0;
+    for round in ["1", "2"] {
+        poked_at = server.requests().len();
+        let passes = ledger.started.lock().unwrap().values().sum::<usize>();
+        for name in live.keys() {
+            let patch = serde_json::json!({
+                "metadata": { "annotations": { "soak.kubeward.dev/poke": round } }
+            });
+            retry(|| async {
+                items
+                    .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+            })
+            .await;
+        }
+        // Bounded only so that a stuck controller fails the checks instead of hanging.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while ledger.started.lock().unwrap().values().sum::<usize>() < passes + live.len()
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let requests = server.requests();
+    for name in live.keys() {
+        let path = format!("/apis/soak.kubeward.dev/v1/namespaces/{NAMESPACE}/items/{name}/status");
+        let writes = requests[poked_at..]
+            .iter()
+            .filter(|r| {
+                r.method == Method::PATCH && r.path == path && !r.query.contains("dryRun")
+            })
+            .count();
+        figures.check(
+            "steady state: a pass that changes nothing writes no status (pruned field included)",
+            writes == 0,
+            || format!("{name}: {writes} status writes after a no-op poke"),
+        );
+    }
 }
