@@ -417,9 +417,7 @@ async fn expiry_is_judged_by_the_holders_stored_lease_duration() {
 
 /// `replica-a` leading, and the apply of a widget `w1` that sets `Ready` run, whose status
 /// write the server serves only after `latency`.
-async fn leading_with_delayed_status_write(
-    latency: Duration,
-) -> (Cluster, kube::Client, Running) {
+async fn leading_with_delayed_status_write(latency: Duration) -> (Cluster, kube::Client, Running) {
     let (server, client) = server_with_widgets().await;
     let (widgets, observer) = (Widgets::default(), Recording::new());
     server.faults().add(

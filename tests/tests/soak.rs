@@ -944,9 +944,7 @@ async fn steady_state(
         let path = format!("/apis/soak.kubeward.dev/v1/namespaces/{NAMESPACE}/items/{name}/status");
         let writes = requests[poked_at..]
             .iter()
-            .filter(|r| {
-                r.method == Method::PATCH && r.path == path && !r.query.contains("dryRun")
-            })
+            .filter(|r| r.method == Method::PATCH && r.path == path && !r.query.contains("dryRun"))
             .count();
         figures.check(
             "steady state: a pass that changes nothing writes no status (pruned field included)",

@@ -125,7 +125,10 @@ async fn writes_the_server_normalises_are_not_resent() {
         stored_status(&server, "w1").await["phase"] == "One"
     })
     .await;
-    assert_eq!(stored_status(&server, "w1").await.get("prunedByTheSchema"), None);
+    assert_eq!(
+        stored_status(&server, "w1").await.get("prunedByTheSchema"),
+        None
+    );
     let writes = status_writes(&server, "w1").len();
     // One poke at a time: pokes sent together may be served by one pass.
     for poke in ["1", "2", "3"] {
