@@ -565,6 +565,18 @@ fn represent(
     now: jiff::Timestamp,
 ) -> Value {
     match (representation, items) {
+        // kube-apiserver encodes a list of a built-in kind from its Go types, whose items carry
+        // no apiVersion and kind; items of custom resources keep theirs.
+        (Representation::Object, Some(_)) if !info.custom => {
+            let mut list = value.clone();
+            for item in list["items"].as_array_mut().into_iter().flatten() {
+                if let Some(item) = item.as_object_mut() {
+                    item.remove("apiVersion");
+                    item.remove("kind");
+                }
+            }
+            list
+        }
         (Representation::Object, _) => value.clone(),
         (Representation::PartialObjectMetadata, None) => table::partial(value),
         (Representation::PartialObjectMetadata, Some(_)) => table::partial_list(value),

@@ -308,8 +308,12 @@ impl ApiError {
     }
 }
 
+/// `StatusDetails`, whose `name` (like every field) is `omitempty`.
 fn details(resource: Qualified<'_>, name: &str) -> Value {
-    let mut d = json!({ "name": name, "kind": resource.name });
+    let mut d = json!({ "kind": resource.name });
+    if !name.is_empty() {
+        d["name"] = Value::String(name.to_owned());
+    }
     if !resource.group.is_empty() {
         d["group"] = Value::String(resource.group.to_string());
     }
