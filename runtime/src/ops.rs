@@ -19,7 +19,7 @@
 //! [`DEFAULT_REQUEST_TIMEOUT`] too; at most [`DEFAULT_MAX_CONNECTIONS`] are served at once (more
 //! wait in the listen backlog); a failed `accept` is retried after a back-off, with a
 //! rate-limited warning. `/metrics` is gathered and encoded on tokio's blocking pool, one scrape
-//! at a time, and streamed in chunks (see [`CHUNK_BYTES`]): a large scrape does not stall the
+//! at a time, and streamed in chunks of 64 KiB: a large scrape does not stall the
 //! passes on the runtime's workers, nor hold its whole text in memory.
 
 mod accept;
