@@ -48,6 +48,7 @@ pub mod names {
 }
 pub mod observe;
 pub mod ops;
+mod rate_limit;
 pub mod rbac;
 pub mod vocabulary;
 

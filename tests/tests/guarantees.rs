@@ -917,15 +917,15 @@ async fn a_standby_waiting_for_the_lease_is_ready() {
     .await;
     let (b, b_ready) = replica("replica-b");
     eventually("a is ready (its cache synced)", || async {
-        *a_ready.borrow()
+        a_ready.borrow().is_ready()
     })
     .await;
     eventually("b is ready (waiting for the lease)", || async {
-        *b_ready.borrow()
+        b_ready.borrow().is_ready()
     })
     .await;
     assert!(holder().await.is_some_and(|h| h.starts_with("replica-a_")));
     b.stop().await;
-    assert!(!*b_ready.borrow(), "not ready once stopped");
+    assert!(!b_ready.borrow().is_ready(), "not ready once stopped");
     a.stop().await;
 }

@@ -11,11 +11,15 @@ use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 use tokio::sync::watch;
 
+use futures::FutureExt;
+
 use super::Reconciler;
 use super::context::Context;
 use super::effects::{Effects, SETTLE_TIMEOUT};
+use super::health::{ControllerState, DEFAULT_SYNC_TIMEOUT};
 use super::memory::ObjectMemory;
-use super::watch::Watching;
+use super::watch::{TermEnd, Watching};
+use super::watch_failures::WatchFailures;
 use crate::clock::{SharedClock, SystemClock};
 use crate::events::{EventRecorder, InvalidReporter, Reporter};
 use crate::leader;
@@ -107,7 +111,8 @@ pub struct Controller<R: Reconciler> {
     watcher_config: watcher::Config,
     shutdown: Option<ShutdownSignal>,
     leader_election: Option<leader::LeaderElection>,
-    ready: watch::Sender<bool>,
+    sync_timeout: Duration,
+    state: watch::Sender<ControllerState>,
     cache: watch::Sender<Option<Store<R::Resource>>>,
 }
 
@@ -127,7 +132,8 @@ impl<R: Reconciler> Controller<R> {
             watcher_config: watcher::Config::default(),
             shutdown: None,
             leader_election: None,
-            ready: watch::Sender::new(false),
+            sync_timeout: DEFAULT_SYNC_TIMEOUT,
+            state: watch::Sender::new(ControllerState::Syncing),
             cache: watch::Sender::new(None),
         }
     }
@@ -244,6 +250,17 @@ impl<R: Reconciler> Controller<R> {
         self
     }
 
+    /// Reports the controller not ready, with the last watch or list failure as the reason, and
+    /// logs a warning, when a watch term has not listed its objects within `timeout` (default
+    /// [`DEFAULT_SYNC_TIMEOUT`]): a CRD that is not installed, RBAC that forbids the list, an
+    /// object that does not deserialize. The watch keeps retrying with backoff; the controller is
+    /// ready as soon as a list succeeds.
+    #[must_use]
+    pub fn with_sync_timeout(mut self, timeout: Duration) -> Self {
+        self.sync_timeout = timeout;
+        self
+    }
+
     /// Reconciles only while holding the lease described by `election`.
     #[must_use]
     pub fn with_leader_election(mut self, election: leader::LeaderElection) -> Self {
@@ -260,14 +277,19 @@ impl<R: Reconciler> Controller<R> {
             .map_or_else(|| R::Resource::kind(&()).into_owned(), str::to_owned)
     }
 
-    /// The controller's readiness (for `/readyz`): `true` once its watch has listed its objects,
-    /// and — with leader election — while it waits for the lease as a standby; `false` before
-    /// that, while a new leader's cache fills, and once the controller stopped.
+    /// The controller's state, for `/readyz` and `/healthz` (give it to
+    /// [`OpsServer::with_readiness`](crate::ops::OpsServer::with_readiness)). Ready
+    /// ([`ControllerState::is_ready`]) once its watch has listed its objects, and — with leader
+    /// election — while it waits for the lease as a standby; not ready before that, while a new
+    /// leader's cache fills, with the reason once the [sync timeout](Controller::with_sync_timeout)
+    /// passed, and once the controller stopped. Not alive ([`ControllerState::Failed`]) when its
+    /// run loop ended without being asked to: a panic, a fatal leader-election error, or the
+    /// run future dropped while it ran.
     ///
     /// Readiness is about the process, not leadership: a standby that reported unready would
     /// count as unavailable and deadlock a `maxUnavailable: 0` rollout.
-    pub fn readiness(&self) -> watch::Receiver<bool> {
-        self.ready.subscribe()
+    pub fn readiness(&self) -> watch::Receiver<ControllerState> {
+        self.state.subscribe()
     }
 
     /// A Prometheus collector of the state of every object this controller watches (generation,
@@ -348,10 +370,42 @@ impl<R: Reconciler> Controller<R> {
     /// write already under way still completes with its events); event series are flushed
     /// before it returns.
     ///
+    /// Its [state](Controller::readiness) is then [`ControllerState::Stopped`], or
+    /// [`ControllerState::Failed`] when it returns an error, when its watch loop ended on its
+    /// own, when it panics (the panic goes on unwinding) and when its future is dropped before
+    /// it returned.
+    ///
     /// # Errors
     /// [`ControllerError::InvalidName`] when the name or finalizer is not a qualified name,
     /// [`ControllerError::InvalidReporter`] when the reporting instance is invalid.
-    pub async fn run(mut self) -> Result<(), ControllerError> {
+    pub async fn run(self) -> Result<(), ControllerError> {
+        let name = self.name();
+        let mut end = RunEnd {
+            state: self.state.clone(),
+            controller: name.clone(),
+            ended: false,
+        };
+        let run = std::panic::AssertUnwindSafe(self.run_loop()).catch_unwind();
+        match run.await {
+            Ok(Ok(RunOutcome::Stopped)) => end.set(ControllerState::Stopped),
+            Ok(Ok(RunOutcome::LoopEnded)) => {
+                let reason = "the watch loop ended on its own";
+                tracing::error!(controller = %name, "{reason}");
+                end.failed(reason.to_owned());
+            }
+            Ok(Err(error)) => {
+                end.failed(crate::controller::ErrorChain(&error).to_string());
+                return Err(error);
+            }
+            Err(panic) => {
+                end.failed(format!("panicked: {}", super::panic_message(&*panic)));
+                std::panic::resume_unwind(panic);
+            }
+        }
+        Ok(())
+    }
+
+    async fn run_loop(mut self) -> Result<RunOutcome, ControllerError> {
         let name: Arc<str> = self.name().into();
         NameKind::ControllerName.validate(&name)?;
         if let Some(finalizer) = R::FINALIZER {
@@ -409,9 +463,15 @@ impl<R: Reconciler> Controller<R> {
             watcher_config: self.watcher_config,
             concurrency: self.concurrency,
             grace: self.shutdown_grace,
-            ready: self.ready.clone(),
+            sync_timeout: self.sync_timeout,
+            state: self.state.clone(),
             cache: self.cache,
-            ready_between_terms: self.leader_election.is_some(),
+            state_between_terms: if self.leader_election.is_some() {
+                ControllerState::Standby
+            } else {
+                ControllerState::Stopped
+            },
+            failures: Arc::new(WatchFailures::new(&context.name)),
         };
         // Abandoned passes' status writes and events still run: the series are flushed after
         // them. With leader election this is the end of the term's work, before the lease is
@@ -426,27 +486,69 @@ impl<R: Reconciler> Controller<R> {
                 tracing::warn!(%error, "could not flush event series on shutdown");
             }
         };
-        let result = match self.leader_election {
+        match self.leader_election {
             None => {
-                watching.run(shutdown).await;
+                let end = watching.run(shutdown).await;
                 settle_and_flush().await;
-                Ok(())
+                Ok(match end {
+                    TermEnd::Stopped => RunOutcome::Stopped,
+                    TermEnd::LoopEnded => RunOutcome::LoopEnded,
+                })
             }
             Some(election) => {
                 // A standby waiting for the lease is ready.
-                self.ready.send_replace(true);
+                self.state.send_replace(ControllerState::Standby);
                 let watching = &watching;
                 election
                     .run_while_leader(shutdown, |stopped| async move {
-                        watching.run(stopped).await;
+                        if watching.run(stopped).await == TermEnd::LoopEnded {
+                            // The term ends as if the lease were lost; the next one starts a
+                            // new watch.
+                            tracing::error!(controller = %watching.context.name, "the watch loop of this leadership term ended on its own");
+                        }
                         settle_and_flush().await;
                     })
                     .await
+                    .map(|()| RunOutcome::Stopped)
                     .map_err(ControllerError::from)
             }
-        };
-        self.ready.send_replace(false);
-        result
+        }
+    }
+}
+
+/// How [`Controller::run_loop`] returned.
+enum RunOutcome {
+    /// Stopped as asked.
+    Stopped,
+    /// The watch loop ended on its own (without leader election, nothing restarts it).
+    LoopEnded,
+}
+
+/// Sets a controller's final state when its run ends; when the run future is dropped before it
+/// ended, [`ControllerState::Failed`].
+struct RunEnd {
+    state: watch::Sender<ControllerState>,
+    controller: String,
+    ended: bool,
+}
+
+impl RunEnd {
+    fn set(&mut self, state: ControllerState) {
+        self.ended = true;
+        self.state.send_replace(state);
+    }
+
+    fn failed(&mut self, reason: String) {
+        let controller = self.controller.clone();
+        self.set(ControllerState::Failed { controller, reason });
+    }
+}
+
+impl Drop for RunEnd {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.failed("its run future was dropped before it returned".to_owned());
+        }
     }
 }
 

@@ -8,6 +8,7 @@ mod dispatch;
 mod effects;
 mod failure;
 mod finalizer;
+mod health;
 mod in_doubt;
 mod memory;
 mod pass;
@@ -15,6 +16,7 @@ mod publish;
 mod status;
 mod status_field;
 mod watch;
+mod watch_failures;
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -30,7 +32,9 @@ pub use self::builder::{
     Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE,
     DEFAULT_STATUS_WRITE_TIMEOUT,
 };
+pub(crate) use self::failure::panic_message;
 pub use self::failure::{ErrorChain, PassError, default_failure_event, default_failure_reason};
+pub use self::health::{ControllerState, DEFAULT_SYNC_TIMEOUT};
 pub use self::pass::Pass;
 pub use self::status::NoStatusSubresource;
 use crate::events::Event;

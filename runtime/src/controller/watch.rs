@@ -20,6 +20,8 @@ use tokio::sync::watch;
 use super::Reconciler;
 use super::context::Context;
 use super::dispatch::{error_policy, reconcile};
+use super::health::ControllerState;
+use super::watch_failures::WatchFailures;
 
 /// The watch-and-reconcile loop of one controller.
 pub(super) struct Watching<R: Reconciler> {
@@ -28,61 +30,127 @@ pub(super) struct Watching<R: Reconciler> {
     pub(super) watcher_config: watcher::Config,
     pub(super) concurrency: u16,
     pub(super) grace: Duration,
-    pub(super) ready: watch::Sender<bool>,
+    /// How long a term may take to list its objects before readiness says why it has not.
+    pub(super) sync_timeout: Duration,
+    pub(super) state: watch::Sender<ControllerState>,
     pub(super) cache: watch::Sender<Option<Store<R::Resource>>>,
-    /// Whether the process is ready between watch terms: with leader election it then waits for
-    /// the lease, which is ready; without, it has stopped.
-    pub(super) ready_between_terms: bool,
+    /// The controller's state between watch terms: with leader election it then waits for the
+    /// lease ([`ControllerState::Standby`], ready); without, it has stopped.
+    pub(super) state_between_terms: ControllerState,
+    /// The watch and list failures, logged and kept for readiness.
+    pub(super) failures: Arc<WatchFailures>,
+}
+
+/// How one watch term ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum TermEnd {
+    /// Stopped as asked.
+    Stopped,
+    /// The controller loop ended on its own, which it never does while its watch runs.
+    LoopEnded,
 }
 
 impl<R: Reconciler> Watching<R> {
     /// Reconciles until `stop` completes, then lets in-flight passes finish within the grace
     /// period and drops (abandons) the rest.
-    pub(super) async fn run(&self, stop: impl Future<Output = ()> + Send) {
+    pub(super) async fn run(&self, stop: impl Future<Output = ()> + Send) -> TermEnd {
         let api = Api::<R::Resource>::all_with(self.client.clone(), &());
         let (graceful_tx, graceful_rx) = tokio::sync::oneshot::channel::<()>();
         let (store, writer) = reflector::store();
         let context = self.context.clone();
-        let objects = reflector::reflector(writer, watcher(api, self.watcher_config.clone()))
+        let failures = self.failures.clone();
+        // Backoff between retries of a failed list or watch (kube's watcher retries at once
+        // otherwise: a missing CRD would be listed in a hot loop).
+        let watch = watcher(api, self.watcher_config.clone())
+            .default_backoff()
+            .inspect_err(move |error| failures.record(error));
+        let objects = reflector::reflector(writer, watch)
             .inspect_ok(move |event| forget_the_gone(&context, event))
             .applied_objects();
         let controller = kube::runtime::Controller::for_stream(objects, store.clone())
             .with_config(ControllerConfig::default().concurrency(self.concurrency));
         self.cache.send_replace(Some(store.clone()));
         // Not ready until this term's cache has listed the objects.
-        self.ready.send_replace(false);
-        let ready = self.ready.clone();
-        let readiness = async move {
-            if store.wait_until_ready().await.is_ok() {
-                ready.send_replace(true);
-            }
-            futures::future::pending::<()>().await;
-        };
+        self.state.send_replace(ControllerState::Syncing);
+        let readiness = self.track_sync(store);
         let passes = controller
             .graceful_shutdown_on(async move {
                 let _ = graceful_rx.await;
             })
             .run(reconcile::<R>, error_policy::<R>, self.context.clone())
             .for_each(|result| {
-                if let Err(error) = result {
-                    tracing::debug!(error = %crate::controller::ErrorChain(&error), "reconcile error");
+                match result {
+                    // Logged (rate-limited, at warn) where the watch stream yields them.
+                    Err(kube::runtime::controller::Error::QueueError(_)) => {}
+                    // A failed pass is logged at warn by the pass itself.
+                    Err(error) => {
+                        tracing::debug!(error = %crate::controller::ErrorChain(&error), "reconcile error");
+                    }
+                    Ok(_) => {}
                 }
                 futures::future::ready(())
             });
         let _term = TermGuard {
-            ready: &self.ready,
-            ready_after: self.ready_between_terms,
+            state: &self.state,
+            state_after: self.state_between_terms.clone(),
             cache: &self.cache,
         };
         let mut passes = std::pin::pin!(passes);
+        // The state is tracked for the whole term; it never ends the term.
+        let tracking = async move {
+            readiness.await;
+            futures::future::pending::<TermEnd>().await
+        };
         tokio::select! {
-            () = &mut passes => {}
-            () = readiness => {}
+            () = &mut passes => TermEnd::LoopEnded,
+            end = tracking => end,
             () = stop => {
                 let _ = graceful_tx.send(());
                 if tokio::time::timeout(self.grace, &mut passes).await.is_err() {
                     tracing::warn!(grace = ?self.grace, "in-flight passes did not finish in time; abandoning them");
                 }
+                TermEnd::Stopped
+            }
+        }
+    }
+
+    /// Sets the controller's state as this term's cache syncs: [`ControllerState::Synced`] once
+    /// it has listed the objects; [`ControllerState::SyncTimedOut`] with the last watch failure
+    /// (and a warn log) if that takes longer than the sync timeout, until it succeeds. Runs
+    /// for the term (the future completes only when the cache's writer is gone).
+    fn track_sync(&self, store: Store<R::Resource>) -> impl Future<Output = ()> + Send + 'static {
+        let state = self.state.clone();
+        let failures = self.failures.clone();
+        let timeout = self.sync_timeout;
+        let controller = self.context.name.to_string();
+        async move {
+            let synced = match tokio::time::timeout(timeout, store.wait_until_ready()).await {
+                Ok(synced) => synced,
+                Err(_) => {
+                    let reason = failures.last().unwrap_or_else(|| {
+                        "no list or watch failure was reported: the list is slow or unanswered"
+                            .to_owned()
+                    });
+                    tracing::warn!(
+                        %controller,
+                        %reason,
+                        ?timeout,
+                        "the cache has not synced in time: the controller is not ready"
+                    );
+                    state.send_replace(ControllerState::SyncTimedOut {
+                        controller: controller.clone(),
+                        after: timeout,
+                        reason,
+                    });
+                    let synced = store.wait_until_ready().await;
+                    if synced.is_ok() {
+                        tracing::info!(%controller, "the cache has synced after all");
+                    }
+                    synced
+                }
+            };
+            if synced.is_ok() {
+                state.send_replace(ControllerState::Synced);
             }
         }
     }
@@ -100,16 +168,16 @@ fn forget_the_gone<R: Reconciler>(context: &Context<R>, event: &watcher::Event<R
 
 /// Marks the controller's cache gone when a watch term ends — also when its future is dropped on
 /// lost leadership — so a replica that does not lead exports no stale state; and sets its
-/// readiness to what it is between terms (ready while a standby waits for the lease).
+/// state to what it is between terms (ready while a standby waits for the lease).
 struct TermGuard<'a, K: Resource<DynamicType = ()> + Clone + 'static> {
-    ready: &'a watch::Sender<bool>,
-    ready_after: bool,
+    state: &'a watch::Sender<ControllerState>,
+    state_after: ControllerState,
     cache: &'a watch::Sender<Option<Store<K>>>,
 }
 
 impl<K: Resource<DynamicType = ()> + Clone + 'static> Drop for TermGuard<'_, K> {
     fn drop(&mut self) {
-        self.ready.send_replace(self.ready_after);
+        self.state.send_replace(self.state_after.clone());
         self.cache.send_replace(None);
     }
 }
@@ -179,9 +247,11 @@ mod tests {
             watcher_config: watcher::Config::default(),
             concurrency: 4,
             grace: Duration::ZERO,
-            ready: watch::Sender::new(false),
+            sync_timeout: super::super::health::DEFAULT_SYNC_TIMEOUT,
+            state: watch::Sender::new(ControllerState::Syncing),
             cache,
-            ready_between_terms: false,
+            state_between_terms: ControllerState::Stopped,
+            failures: Arc::new(WatchFailures::new("test.kubeward.dev/failing")),
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let term = tokio::spawn(async move {
