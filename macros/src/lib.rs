@@ -28,11 +28,18 @@ use proc_macro::TokenStream;
 /// )]
 /// pub enum UpToDate {
 ///     #[reason(Unknown, initial)]      Applying,      // start states: `initial`, else the first reason
-///     #[reason(False, event = Normal)] WaitingForApproval,
+///     #[reason(False, gate)]           WaitingForApproval, // a human gate: Normal, class `waiting`
 ///     #[reason(True)]                  Applied,
 ///     #[reason(False)]                 FailedDeploy,  // False -> Warning unless overridden
 /// }
 /// ```
+///
+/// `event = Normal | Warning` overrides a reason's event type (the healthy `NotStalled` of a
+/// kstatus-style `Stalled` condition is `#[reason(False, event = Normal)]`, its failure
+/// `#[reason(True, event = Warning)]`). `gate` marks a reason that parks the object until a
+/// human acts: its event is Normal and only gates are classed `waiting` in the object metrics,
+/// which the generated alert rules leave alone; a False, Normal reason that is not a gate is a
+/// healthy state (`done`).
 ///
 /// Generates, beside the enum:
 /// - a module named after it (`up_to_date`) holding `VOCABULARY` (the runtime data), a unit type
@@ -47,7 +54,8 @@ use proc_macro::TokenStream;
 ///   `UpToDate::mermaid()`.
 ///
 /// Compile errors, each at the offending token: invalid condition type or reason (the API
-/// server's rules; reasons also at most 128 bytes, as they become event reasons), a transition
+/// server's rules; reasons also at most 128 bytes, as they become event reasons), a `gate` with
+/// `event = Warning`, a transition
 /// endpoint that is not a reason, duplicate reasons or transitions, a reason unreachable from the
 /// start states, and an undeclared transition at its use (`now.to(..)`), naming the condition,
 /// both reasons and the allowed targets. `crate = "path"` reaches the runtime through a facade.

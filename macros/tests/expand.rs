@@ -47,7 +47,7 @@ fn vocabulary_expansion_matches_snapshot() {
             )]
             pub enum UpToDate {
                 #[reason(Unknown, initial)] Applying,
-                #[reason(False, event = Normal)] WaitingForApproval,
+                #[reason(False, gate)] WaitingForApproval,
                 #[reason(True)] Applied,
                 #[reason(False)] FailedDeploy,
             }

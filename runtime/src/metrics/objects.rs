@@ -339,7 +339,7 @@ mod tests {
         type_: "Ready",
         reasons: &[
             Reason::new("Starting", Unknown).initial(),
-            Reason::new("Held", False).event(EventType::Normal),
+            Reason::new("Held", False).gate(),
             Reason::new("Running", True),
         ],
     };
@@ -414,6 +414,26 @@ mod tests {
         assert!(text.contains(
             r#"kubeward_object_info{controller="c",name="web",namespace="demo",revision="r7"} 1"#
         ), "{text}");
+    }
+
+    #[test]
+    fn the_healthy_false_of_a_stalled_condition_is_done_not_waiting() {
+        static STALLED: Vocabulary = Vocabulary {
+            type_: "Ready",
+            reasons: &[
+                Reason::new("NotStalled", False).event(EventType::Normal),
+                Reason::new("RetriesExhausted", True).event(EventType::Warning),
+            ],
+        };
+        static ONLY_STALLED: [&Vocabulary; 1] = [&STALLED];
+        let metrics = ObjectMetrics::new("kubeward", "c", Arc::new(|| vec![object("NotStalled")]))
+            .unwrap()
+            .with_vocabularies(&ONLY_STALLED);
+        let text = scrape(metrics);
+        assert!(text.contains(
+            r#"kubeward_object_condition_reason{class="done",controller="c",name="web",namespace="demo",reason="NotStalled",type="Ready"} 1"#
+        ), "{text}");
+        assert!(!text.contains(r#"class="waiting""#), "{text}");
     }
 
     #[test]
