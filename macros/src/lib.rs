@@ -83,7 +83,9 @@ pub fn condition(args: TokenStream, input: TokenStream) -> TokenStream {
 ///
 /// Inside a `#[kubeward::reconciler]` body, `#[step("name")]` also goes on a statement:
 /// `let m = render(r)?;` times `render(r)` (the `?` still returns from the enclosing fn) and
-/// `self.deploy(&m).await?;` times the awaited future. `?`, `.await` and `return` elsewhere in
+/// `self.deploy(&m).await?;` times the awaited future. Without `?` (`let r = f().await;`) the
+/// step fails when the value is an `Err`, and completes for any other value. `?`, `.await` and
+/// `return` elsewhere in
 /// such a statement are compile errors: move that code into a `#[step]` fn.
 #[proc_macro_attribute]
 pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
