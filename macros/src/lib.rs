@@ -79,7 +79,9 @@ pub fn condition(args: TokenStream, input: TokenStream) -> TokenStream {
 /// beside it naming its step, which `#[reconciler(steps(..))]` reads (so `#[step]` does not go on
 /// an associated fn without `self` in a trait impl, where no such const may stand). A return type written `Result<..>` or
 /// `path::Result<..>` makes an `Err` a failed step. The name (lowercase letters, digits, `_`,
-/// `-`: it is a metric label value) is checked at compile time.
+/// `-`: it is a metric label value) is checked at compile time. A sync fn that returns a future
+/// (`impl Future<..>`, `Pin<Box<dyn Future<..>>>`, `BoxFuture<..>`) is a compile error: the step
+/// would time building the future, not running it; make it an `async fn`.
 ///
 /// Inside a `#[kubeward::reconciler]` body, `#[step("name")]` also goes on a statement:
 /// `let m = render(r)?;` times `render(r)` (the `?` still returns from the enclosing fn) and
