@@ -127,7 +127,8 @@ pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
 /// Compile errors, each at its token: unknown keys (with "did you mean" one edit away), missing
 /// `resource`/`controller`, invalid controller name, finalizer or step name, duplicate step names
 /// (across statements, methods and the fns in `steps(..)`), a fn in `steps(..)` without
-/// `#[step]`, `pass.condition::<C>()` in the impl for a `C` not in `conditions(..)`, a missing
+/// `#[step]`, `pass.condition::<C>()` in the impl for a `C` not in `conditions(..)`, two
+/// vocabularies in `conditions(..)` with the same condition type (naming both), a missing
 /// `apply`, a method with a hook's name and another signature (the message names the hook's), and
 /// `cleanup` without a finalizer.
 #[proc_macro_attribute]

@@ -81,8 +81,25 @@ pub const fn unique_step(step: StepName, others: &[StepName], message: &'static 
     }
 }
 
+/// Panics with `message` when `first` and `second` have the same condition type (in a `const`, a
+/// compile error: the check that the vocabularies in a reconciler's `conditions(..)` are
+/// distinct; [`Vocabulary::check_distinct`] is its run-time twin).
+pub const fn distinct_condition_types(
+    first: &Vocabulary,
+    second: &Vocabulary,
+    message: &'static str,
+) {
+    if same_str(first.type_, second.type_) {
+        panic!("{}", message);
+    }
+}
+
 const fn same_name(a: StepName, b: StepName) -> bool {
-    let (a, b) = (a.as_str().as_bytes(), b.as_str().as_bytes());
+    same_str(a.as_str(), b.as_str())
+}
+
+const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;
     }

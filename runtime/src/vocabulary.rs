@@ -193,7 +193,56 @@ pub const fn default_event_type(status: ConditionStatus) -> EventType {
     }
 }
 
+/// Two vocabularies of one controller declare the same condition type: the condition's reasons,
+/// event types and metric series would come from the first alone, the second's silently missing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "two vocabularies declare the condition type `{condition_type}` (one with the reasons {first}, \
+     the other with {second}); a condition type has one vocabulary: merge them or rename one"
+)]
+pub struct DuplicateConditionType {
+    /// The condition type declared twice.
+    pub condition_type: &'static str,
+    /// The reasons of the first vocabulary, comma-separated.
+    pub first: String,
+    /// The reasons of the second vocabulary, comma-separated.
+    pub second: String,
+}
+
 impl Vocabulary {
+    /// Checks that no two of `vocabularies` declare the same condition type. `#[reconciler]`
+    /// checks its `conditions(..)` at compile time; this is the check for a hand-written
+    /// [`Reconciler::CONDITIONS`](crate::Reconciler::CONDITIONS).
+    ///
+    /// # Errors
+    /// [`DuplicateConditionType`] for the first condition type declared twice.
+    ///
+    /// ```
+    /// # use kubeward::conditions::ConditionStatus::*;
+    /// use kubeward::vocabulary::{Reason, Vocabulary};
+    /// static A: Vocabulary = Vocabulary { type_: "Ready", reasons: &[Reason::new("Up", True)] };
+    /// static B: Vocabulary = Vocabulary { type_: "Ready", reasons: &[Reason::new("Down", False)] };
+    /// let error = Vocabulary::check_distinct(&[&A, &B]).unwrap_err();
+    /// assert_eq!((error.condition_type, error.first.as_str(), error.second.as_str()), ("Ready", "Up", "Down"));
+    /// ```
+    pub fn check_distinct(vocabularies: &[&Vocabulary]) -> Result<(), DuplicateConditionType> {
+        for (j, second) in vocabularies.iter().enumerate() {
+            if let Some(first) = vocabularies[..j].iter().find(|v| v.type_ == second.type_) {
+                return Err(DuplicateConditionType {
+                    condition_type: second.type_,
+                    first: first.reason_list(),
+                    second: second.reason_list(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn reason_list(&self) -> String {
+        let names: Vec<&str> = self.reasons.iter().map(|r| r.name).collect();
+        names.join(", ")
+    }
+
     /// The reason named `name`, if declared.
     pub fn reason(&self, name: &str) -> Option<&Reason> {
         self.reasons.iter().find(|r| r.name == name)
@@ -429,7 +478,10 @@ mod tests {
         let approval = Reason::new("WaitingForApproval", False).gate();
         assert_eq!(approval.event_type, EventType::Normal);
         assert_eq!(approval.class(), ReasonClass::Waiting);
-        assert_eq!(Reason::new("AwaitingResume", Unknown).gate().class(), ReasonClass::Waiting);
+        assert_eq!(
+            Reason::new("AwaitingResume", Unknown).gate().class(),
+            ReasonClass::Waiting
+        );
         assert_eq!(
             approval.event(EventType::Warning).class(),
             ReasonClass::Failed

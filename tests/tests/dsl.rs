@@ -171,3 +171,46 @@ async fn a_refused_write_is_noted_as_kubectl_prints_it() {
     );
     running.stop().await;
 }
+
+/// A hand-written reconciler that lists two vocabularies of one condition type (`#[reconciler]`
+/// refuses that at compile time).
+struct TwoReadies;
+
+static ALSO_READY: kubeward::vocabulary::Vocabulary = kubeward::vocabulary::Vocabulary {
+    type_: "Ready",
+    reasons: &[kubeward::vocabulary::Reason::new(
+        "Serving",
+        kubeward::conditions::ConditionStatus::True,
+    )],
+};
+
+impl kubeward::Reconciler for TwoReadies {
+    type Resource = Widget;
+    type Error = WidgetError;
+    const NAME: Option<&'static str> = Some(TRIALS);
+    const CONDITIONS: &'static [&'static kubeward::vocabulary::Vocabulary] = &[&READY, &ALSO_READY];
+
+    async fn apply(&self, _: &Widget, _: &mut Pass<Widget>) -> Result<Action, WidgetError> {
+        Ok(Action::await_change())
+    }
+}
+
+#[tokio::test]
+async fn two_vocabularies_of_one_condition_type_are_a_typed_error_before_anything_runs() {
+    let (server, client) = server_with_widgets().await;
+    let error = kubeward::controller::Controller::new(TwoReadies, client)
+        .shutdown_on(async {})
+        .run()
+        .await
+        .expect_err("refused");
+    let kubeward::controller::ControllerError::DuplicateConditionType(duplicate) = &error else {
+        panic!("a duplicate condition type, not {error}");
+    };
+    assert_eq!(duplicate.condition_type, "Ready");
+    assert_eq!(
+        duplicate.first,
+        "Applying, WaitingForApproval, Applied, FailedDeploy, Stalled"
+    );
+    assert_eq!(duplicate.second, "Serving");
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}

@@ -64,7 +64,11 @@ pub(crate) fn expand(model: &Condition, checked: &Checked) -> TokenStream {
             None if status == "False" && reason.gate.is_none() => "Warning".to_owned(),
             None => "Normal".to_owned(),
         };
-        let gate = if reason.gate.is_some() { ", a human gate" } else { "" };
+        let gate = if reason.gate.is_some() {
+            ", a human gate"
+        } else {
+            ""
+        };
         let doc = format!("Reason `{name}` of `{type_}`: status {status}, {event} event{gate}.");
         quote! {
             #[doc = #doc]

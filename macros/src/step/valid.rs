@@ -38,9 +38,10 @@ fn is_future(ty: &Type) -> bool {
             match segment.ident.to_string().as_str() {
                 "BoxFuture" | "LocalBoxFuture" => true,
                 "Pin" | "Box" => match &segment.arguments {
-                    PathArguments::AngleBracketed(args) => args.args.iter().any(
-                        |arg| matches!(arg, GenericArgument::Type(inner) if is_future(inner)),
-                    ),
+                    PathArguments::AngleBracketed(args) => args
+                        .args
+                        .iter()
+                        .any(|arg| matches!(arg, GenericArgument::Type(inner) if is_future(inner))),
                     _ => false,
                 },
                 _ => false,

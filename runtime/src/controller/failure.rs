@@ -206,10 +206,13 @@ mod tests {
     }
 
     fn invalid() -> kube::Error {
-        kube::Error::Api(Box::new(kube::core::Status::failure(
-            "Widget.test.kubeward.dev \"w1\" is invalid: spec.replicas: Invalid value: -1",
-            "Invalid",
-        ).with_code(422)))
+        kube::Error::Api(Box::new(
+            kube::core::Status::failure(
+                "Widget.test.kubeward.dev \"w1\" is invalid: spec.replicas: Invalid value: -1",
+                "Invalid",
+            )
+            .with_code(422),
+        ))
     }
 
     #[derive(Debug, thiserror::Error)]
@@ -218,7 +221,8 @@ mod tests {
 
     #[test]
     fn an_api_error_reads_as_kubectl_prints_it_inside_the_chain() {
-        let expected = "Invalid: Widget.test.kubeward.dev \"w1\" is invalid: spec.replicas: Invalid value: -1";
+        let expected =
+            "Invalid: Widget.test.kubeward.dev \"w1\" is invalid: spec.replicas: Invalid value: -1";
         assert_eq!(ErrorChain(&invalid()).to_string(), expected);
         assert_eq!(
             ErrorChain(&WriteStatus(invalid())).to_string(),

@@ -17,4 +17,22 @@ async fn verify() -> u8 {
     1
 }
 
+struct Rollouts;
+
+#[kubeward::reconciler(resource = k8s_openapi::api::core::v1::ConfigMap, controller = "demo.kubeward.dev/rollouts")]
+impl Rollouts {
+    async fn apply(
+        &self,
+        _: &k8s_openapi::api::core::v1::ConfigMap,
+        _: &mut kubeward::Pass<k8s_openapi::api::core::v1::ConfigMap>,
+    ) -> Result<kubeward::Action, std::io::Error> {
+        Ok(kubeward::Action::await_change())
+    }
+
+    #[step("publish")]
+    fn publish(&self) -> impl Future<Output = ()> + '_ {
+        async {}
+    }
+}
+
 fn main() {}
