@@ -457,8 +457,8 @@ mod tests {
         let error = ObjectMetrics::new("kubeward", "c", Arc::new(Vec::new))
             .unwrap()
             .with_vocabularies(&BOTH)
-            .err()
-            .expect("refused");
+            .map(|_| ())
+            .expect_err("refused");
         assert_eq!(
             error.to_string(),
             "Error: two vocabularies declare the condition type `Ready` (one with the reasons Starting, \
