@@ -28,11 +28,18 @@ use proc_macro::TokenStream;
 /// )]
 /// pub enum UpToDate {
 ///     #[reason(Unknown, initial)]      Applying,      // start states: `initial`, else the first reason
-///     #[reason(False, event = Normal)] WaitingForApproval,
+///     #[reason(False, gate)]           WaitingForApproval, // a human gate: Normal, class `waiting`
 ///     #[reason(True)]                  Applied,
 ///     #[reason(False)]                 FailedDeploy,  // False -> Warning unless overridden
 /// }
 /// ```
+///
+/// `event = Normal | Warning` overrides a reason's event type (the healthy `NotStalled` of a
+/// kstatus-style `Stalled` condition is `#[reason(False, event = Normal)]`, its failure
+/// `#[reason(True, event = Warning)]`). `gate` marks a reason that parks the object until a
+/// human acts: its event is Normal and only gates are classed `waiting` in the object metrics,
+/// which the generated alert rules leave alone; a False, Normal reason that is not a gate is a
+/// healthy state (`done`).
 ///
 /// Generates, beside the enum:
 /// - a module named after it (`up_to_date`) holding `VOCABULARY` (the runtime data), a unit type
@@ -47,7 +54,8 @@ use proc_macro::TokenStream;
 ///   `UpToDate::mermaid()`.
 ///
 /// Compile errors, each at the offending token: invalid condition type or reason (the API
-/// server's rules; reasons also at most 128 bytes, as they become event reasons), a transition
+/// server's rules; reasons also at most 128 bytes, as they become event reasons), a `gate` with
+/// `event = Warning`, a transition
 /// endpoint that is not a reason, duplicate reasons or transitions, a reason unreachable from the
 /// start states, and an undeclared transition at its use (`now.to(..)`), naming the condition,
 /// both reasons and the allowed targets. `crate = "path"` reaches the runtime through a facade.
@@ -71,11 +79,15 @@ pub fn condition(args: TokenStream, input: TokenStream) -> TokenStream {
 /// beside it naming its step, which `#[reconciler(steps(..))]` reads (so `#[step]` does not go on
 /// an associated fn without `self` in a trait impl, where no such const may stand). A return type written `Result<..>` or
 /// `path::Result<..>` makes an `Err` a failed step. The name (lowercase letters, digits, `_`,
-/// `-`: it is a metric label value) is checked at compile time.
+/// `-`: it is a metric label value) is checked at compile time. A sync fn that returns a future
+/// (`impl Future<..>`, `Pin<Box<dyn Future<..>>>`, `BoxFuture<..>`) is a compile error: the step
+/// would time building the future, not running it; make it an `async fn`.
 ///
 /// Inside a `#[kubeward::reconciler]` body, `#[step("name")]` also goes on a statement:
 /// `let m = render(r)?;` times `render(r)` (the `?` still returns from the enclosing fn) and
-/// `self.deploy(&m).await?;` times the awaited future. `?`, `.await` and `return` elsewhere in
+/// `self.deploy(&m).await?;` times the awaited future. Without `?` (`let r = f().await;`) the
+/// step fails when the value is an `Err`, and completes for any other value. `?`, `.await` and
+/// `return` elsewhere in
 /// such a statement are compile errors: move that code into a `#[step]` fn.
 #[proc_macro_attribute]
 pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -115,7 +127,8 @@ pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
 /// Compile errors, each at its token: unknown keys (with "did you mean" one edit away), missing
 /// `resource`/`controller`, invalid controller name, finalizer or step name, duplicate step names
 /// (across statements, methods and the fns in `steps(..)`), a fn in `steps(..)` without
-/// `#[step]`, `pass.condition::<C>()` in the impl for a `C` not in `conditions(..)`, a missing
+/// `#[step]`, `pass.condition::<C>()` in the impl for a `C` not in `conditions(..)`, two
+/// vocabularies in `conditions(..)` with the same condition type (naming both), a missing
 /// `apply`, a method with a hook's name and another signature (the message names the hook's), and
 /// `cleanup` without a finalizer.
 #[proc_macro_attribute]

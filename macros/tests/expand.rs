@@ -47,7 +47,7 @@ fn vocabulary_expansion_matches_snapshot() {
             )]
             pub enum UpToDate {
                 #[reason(Unknown, initial)] Applying,
-                #[reason(False, event = Normal)] WaitingForApproval,
+                #[reason(False, gate)] WaitingForApproval,
                 #[reason(True)] Applied,
                 #[reason(False)] FailedDeploy,
             }
@@ -73,6 +73,8 @@ fn reconciler_expansion_matches_snapshot() {
                     let manifest = render(rollout)?;
                     #[step("deploy")]
                     self.deploy(&manifest).await?;
+                    #[step("probe")]
+                    let probed = self.probe().await;
                     if let up_to_date::State::Applied(now) = pass.condition::<UpToDate>() {
                         pass.set(now.to(up_to_date::Applying, "rolling out"));
                     }

@@ -81,8 +81,25 @@ pub const fn unique_step(step: StepName, others: &[StepName], message: &'static 
     }
 }
 
+/// Panics with `message` when `first` and `second` have the same condition type (in a `const`, a
+/// compile error: the check that the vocabularies in a reconciler's `conditions(..)` are
+/// distinct; [`Vocabulary::check_distinct`] is its run-time twin).
+pub const fn distinct_condition_types(
+    first: &Vocabulary,
+    second: &Vocabulary,
+    message: &'static str,
+) {
+    if same_str(first.type_, second.type_) {
+        panic!("{}", message);
+    }
+}
+
 const fn same_name(a: StepName, b: StepName) -> bool {
-    let (a, b) = (a.as_str().as_bytes(), b.as_str().as_bytes());
+    same_str(a.as_str(), b.as_str())
+}
+
+const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;
     }
@@ -151,6 +168,42 @@ pub fn step_sync<R>(name: StepName, body: impl FnOnce() -> R) -> R {
 #[inline]
 pub fn try_step_sync<R: StepResult>(name: StepName, body: impl FnOnce() -> R) -> R {
     R::from_result(crate::observe::try_step_sync(name, || body().into_result()))
+}
+
+/// `#[step]` on a statement without `?` (awaited or not): the step fails when its value does.
+pub use crate::observe::{step_sync_with, step_with};
+
+/// Whether a statement step's value is a failure, judged by its type where the statement is
+/// written: `Probe(&value).is_failure()` is `value.is_err()` for a `Result` and `false` for any
+/// other type (through [`Deref`](core::ops::Deref) to [`NotAResult`]: method lookup tries
+/// `Probe`'s own `is_failure` first, which exists only for `Result`s).
+pub struct Probe<'a, T>(pub &'a T);
+
+impl<T, E> Probe<'_, Result<T, E>> {
+    /// An `Err` fails the step.
+    #[inline]
+    pub fn is_failure(&self) -> bool {
+        self.0.is_err()
+    }
+}
+
+impl<T> core::ops::Deref for Probe<'_, T> {
+    type Target = NotAResult;
+    #[inline]
+    fn deref(&self) -> &NotAResult {
+        &NotAResult
+    }
+}
+
+/// A value that is not a `Result`: its step completes.
+pub struct NotAResult;
+
+impl NotAResult {
+    /// Never a failure.
+    #[inline]
+    pub fn is_failure(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
@@ -233,6 +286,16 @@ mod tests {
             ("Ready", True, "Running", "up")
         );
         assert_eq!(desired.declared_event_type(), Some(EventType::Normal));
+    }
+
+    #[test]
+    fn a_probe_fails_an_err_and_nothing_else() {
+        type Alias = Result<u8, String>;
+        let err: Alias = Err("no".into());
+        assert!(Probe(&err).is_failure());
+        assert!(!Probe(&Ok::<u8, ()>(1)).is_failure());
+        assert!(!Probe(&Some(1)).is_failure());
+        assert!(!Probe(&()).is_failure());
     }
 
     #[tokio::test]

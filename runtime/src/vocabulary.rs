@@ -6,8 +6,10 @@
 //! the controller takes the event type of a transition from the reason it enters.
 //!
 //! The default event type of a reason follows its status (`False` → Warning, `True` and `Unknown`
-//! → Normal); a reason may override it both ways: an approval gate is `False` but Normal, an
-//! abnormal-true condition such as `Stalled` is `True` but Warning.
+//! → Normal); a reason may override it both ways: the healthy `NotStalled` of an abnormal-true
+//! condition such as `Stalled` is `False` but Normal, its `Stalled` is `True` but Warning. A reason
+//! that parks the object until a human acts (an approval) is declared a [gate](Reason::gate):
+//! Normal, and classed [`Waiting`](ReasonClass::Waiting) so alerts leave it alone.
 //!
 //! ```
 //! use kube::runtime::events::EventType;
@@ -18,7 +20,7 @@
 //!     type_: "UpToDate",
 //!     reasons: &[
 //!         Reason::new("Applying", Unknown).initial().to(&["WaitingForApproval", "Applied"]),
-//!         Reason::new("WaitingForApproval", False).event(EventType::Normal).to(&["Applying"]),
+//!         Reason::new("WaitingForApproval", False).gate().to(&["Applying"]),
 //!         Reason::new("Applied", True).to(&["Applying"]),
 //!     ],
 //! };
@@ -54,6 +56,9 @@ pub struct Reason {
     pub event_type: EventType,
     /// Whether a condition may start in this reason (when it is absent from the status).
     pub initial: bool,
+    /// Whether the reason is a human gate: the object is parked on purpose until someone acts
+    /// (an approval, a manual resume). Only gates are classed [`ReasonClass::Waiting`].
+    pub gate: bool,
     /// The reasons the condition may go to from this one.
     pub targets: &'static [&'static str],
 }
@@ -67,6 +72,7 @@ impl Reason {
             status,
             event_type: default_event_type(status),
             initial: false,
+            gate: false,
             targets: &[],
         }
     }
@@ -85,13 +91,27 @@ impl Reason {
         self
     }
 
-    /// The class of the reason, from its status and event type; see [`ReasonClass`].
+    /// Marks the reason as a human gate (an approval, a pause someone lifts) and makes its event
+    /// Normal: the object waits on purpose, which is neither a failure nor stuck, so it is
+    /// classed [`ReasonClass::Waiting`] and the generated alerts leave it alone. A later
+    /// `.event(EventType::Warning)` makes it [`Failed`](ReasonClass::Failed) again.
+    #[must_use]
+    pub const fn gate(mut self) -> Self {
+        self.gate = true;
+        self.event_type = EventType::Normal;
+        self
+    }
+
+    /// The class of the reason, from its event type, whether it is a [gate](Reason::gate) and its
+    /// status; see [`ReasonClass`].
     pub const fn class(&self) -> ReasonClass {
-        match (self.status, &self.event_type) {
-            (_, EventType::Warning) => ReasonClass::Failed,
-            (ConditionStatus::False, EventType::Normal) => ReasonClass::Waiting,
-            (ConditionStatus::Unknown, EventType::Normal) => ReasonClass::Progressing,
-            (ConditionStatus::True, EventType::Normal) => ReasonClass::Done,
+        match (&self.event_type, self.gate, self.status) {
+            (EventType::Warning, _, _) => ReasonClass::Failed,
+            (EventType::Normal, true, _) => ReasonClass::Waiting,
+            (EventType::Normal, false, ConditionStatus::Unknown) => ReasonClass::Progressing,
+            (EventType::Normal, false, ConditionStatus::True | ConditionStatus::False) => {
+                ReasonClass::Done
+            }
         }
     }
 
@@ -110,15 +130,19 @@ impl Reason {
 /// | declared | class |
 /// |---|---|
 /// | a Warning event (any status: `False`, or an abnormal `True` such as `Stalled`) | [`Failed`](ReasonClass::Failed) |
-/// | `False` with a Normal event (the author chose it: an approval gate, a pause) | [`Waiting`](ReasonClass::Waiting) |
+/// | a [gate](Reason::gate) (the author parks the object until a human acts: an approval) | [`Waiting`](ReasonClass::Waiting) |
 /// | `Unknown`, Normal | [`Progressing`](ReasonClass::Progressing) |
-/// | `True`, Normal | [`Done`](ReasonClass::Done) |
+/// | `True` or `False`, Normal (`Ready`, or the healthy `NotStalled` of a `Stalled` condition) | [`Done`](ReasonClass::Done) |
+///
+/// A False reason with a Normal event is not a gate by itself: the healthy state of a
+/// negative-polarity condition (kstatus' `Stalled`, `Degraded`) is False and Normal too.
 ///
 /// ```
 /// # use kube::runtime::events::EventType;
 /// # use kubeward::conditions::ConditionStatus::*;
 /// use kubeward::vocabulary::{Reason, ReasonClass};
-/// assert_eq!(Reason::new("WaitingForApproval", False).event(EventType::Normal).class(), ReasonClass::Waiting);
+/// assert_eq!(Reason::new("WaitingForApproval", False).gate().class(), ReasonClass::Waiting);
+/// assert_eq!(Reason::new("NotStalled", False).event(EventType::Normal).class(), ReasonClass::Done);
 /// assert_eq!(Reason::new("FailedDeploy", False).class(), ReasonClass::Failed);
 /// assert_eq!(Reason::new("Stalled", True).event(EventType::Warning).class(), ReasonClass::Failed);
 /// ```
@@ -126,11 +150,11 @@ impl Reason {
 pub enum ReasonClass {
     /// The controller is working on it (`Unknown`, Normal).
     Progressing,
-    /// Parked on purpose until someone acts (`False`, Normal): never stuck, never failing.
+    /// Parked on purpose until someone acts (a [gate](Reason::gate)): never stuck, never failing.
     Waiting,
     /// Something went wrong (a Warning event).
     Failed,
-    /// Converged (`True`, Normal).
+    /// Converged or healthy (`True` or `False` with a Normal event, not a gate).
     Done,
 }
 
@@ -169,7 +193,56 @@ pub const fn default_event_type(status: ConditionStatus) -> EventType {
     }
 }
 
+/// Two vocabularies of one controller declare the same condition type: the condition's reasons,
+/// event types and metric series would come from the first alone, the second's silently missing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "two vocabularies declare the condition type `{condition_type}` (one with the reasons {first}, \
+     the other with {second}); a condition type has one vocabulary: merge them or rename one"
+)]
+pub struct DuplicateConditionType {
+    /// The condition type declared twice.
+    pub condition_type: &'static str,
+    /// The reasons of the first vocabulary, comma-separated.
+    pub first: String,
+    /// The reasons of the second vocabulary, comma-separated.
+    pub second: String,
+}
+
 impl Vocabulary {
+    /// Checks that no two of `vocabularies` declare the same condition type. `#[reconciler]`
+    /// checks its `conditions(..)` at compile time; this is the check for a hand-written
+    /// [`Reconciler::CONDITIONS`](crate::Reconciler::CONDITIONS).
+    ///
+    /// # Errors
+    /// [`DuplicateConditionType`] for the first condition type declared twice.
+    ///
+    /// ```
+    /// # use kubeward::conditions::ConditionStatus::*;
+    /// use kubeward::vocabulary::{Reason, Vocabulary};
+    /// static A: Vocabulary = Vocabulary { type_: "Ready", reasons: &[Reason::new("Up", True)] };
+    /// static B: Vocabulary = Vocabulary { type_: "Ready", reasons: &[Reason::new("Down", False)] };
+    /// let error = Vocabulary::check_distinct(&[&A, &B]).unwrap_err();
+    /// assert_eq!((error.condition_type, error.first.as_str(), error.second.as_str()), ("Ready", "Up", "Down"));
+    /// ```
+    pub fn check_distinct(vocabularies: &[&Vocabulary]) -> Result<(), DuplicateConditionType> {
+        for (j, second) in vocabularies.iter().enumerate() {
+            if let Some(first) = vocabularies[..j].iter().find(|v| v.type_ == second.type_) {
+                return Err(DuplicateConditionType {
+                    condition_type: second.type_,
+                    first: first.reason_list(),
+                    second: second.reason_list(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn reason_list(&self) -> String {
+        let names: Vec<&str> = self.reasons.iter().map(|r| r.name).collect();
+        names.join(", ")
+    }
+
     /// The reason named `name`, if declared.
     pub fn reason(&self, name: &str) -> Option<&Reason> {
         self.reasons.iter().find(|r| r.name == name)
@@ -358,7 +431,7 @@ mod tests {
                 "FailedDeploy",
             ]),
             Reason::new("WaitingForApproval", False)
-                .event(EventType::Normal)
+                .gate()
                 .to(&["Applying"]),
             Reason::new("ReadyToPromote", Unknown).to(&["Applied"]),
             Reason::new("Applied", True).to(&["Applying"]),
@@ -394,6 +467,25 @@ mod tests {
         assert_eq!(class("FailedDeploy"), ReasonClass::Failed);
         assert_eq!(class("Stalled"), ReasonClass::Failed);
         assert_eq!(class("Applied"), ReasonClass::Done);
+    }
+
+    #[test]
+    fn only_a_gate_is_waiting_not_every_false_with_a_normal_event() {
+        // kstatus' `Stalled`: False is the healthy state, True the failure.
+        let not_stalled = Reason::new("NotStalled", False).event(EventType::Normal);
+        assert_eq!(not_stalled.class(), ReasonClass::Done);
+        assert_eq!(not_stalled.event_type, EventType::Normal);
+        let approval = Reason::new("WaitingForApproval", False).gate();
+        assert_eq!(approval.event_type, EventType::Normal);
+        assert_eq!(approval.class(), ReasonClass::Waiting);
+        assert_eq!(
+            Reason::new("AwaitingResume", Unknown).gate().class(),
+            ReasonClass::Waiting
+        );
+        assert_eq!(
+            approval.event(EventType::Warning).class(),
+            ReasonClass::Failed
+        );
     }
 
     #[test]

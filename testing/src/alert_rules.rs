@@ -297,14 +297,13 @@ groups:
 
     #[test]
     fn a_guard_no_scenario_needs_is_reported() {
-        use kube::runtime::events::EventType;
         use kubeward::conditions::ConditionStatus::*;
         use kubeward::vocabulary::{Reason, Vocabulary};
         static GATED: Vocabulary = Vocabulary {
             type_: "UpToDate",
             reasons: &[
                 Reason::new("Applying", Unknown).initial(),
-                Reason::new("WaitingForApproval", False).event(EventType::Normal),
+                Reason::new("WaitingForApproval", False).gate(),
                 Reason::new("FailedDeploy", False),
                 Reason::new("Applied", True),
             ],

@@ -131,7 +131,7 @@ pub static READY: Vocabulary = Vocabulary {
             .initial()
             .to(&["WaitingForApproval", "Applied", "FailedDeploy", "Stalled"]),
         Reason::new("WaitingForApproval", ConditionStatus::False)
-            .event(EventType::Normal)
+            .gate()
             .to(&["Applying"]),
         Reason::new("Applied", ConditionStatus::True).to(&["Applying"]),
         Reason::new("FailedDeploy", ConditionStatus::False).to(&["Applying"]),

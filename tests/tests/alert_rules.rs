@@ -31,9 +31,7 @@ static SYNCED: Vocabulary = Vocabulary {
         Reason::new("Syncing", Unknown)
             .initial()
             .to(&["AwaitingReview", "Retrying", "Synced"]),
-        Reason::new("AwaitingReview", False)
-            .event(EventType::Normal)
-            .to(&["Syncing"]),
+        Reason::new("AwaitingReview", False).gate().to(&["Syncing"]),
         // A failure that keeps the condition Unknown: the scenario's failing object uses it.
         Reason::new("Retrying", Unknown)
             .event(EventType::Warning)

@@ -25,7 +25,7 @@ pub enum Ready {
     #[reason(Unknown)]
     Applying,
     /// A False the user chose: an approval gate, not a failure.
-    #[reason(False, event = Normal)]
+    #[reason(False, gate)]
     WaitingForApproval,
     #[reason(True)]
     Applied,

@@ -4,8 +4,8 @@
 /// Rollout asks for.
 ///
 /// Each reason fixes the status it implies; the event of a transition into it is a Warning for
-/// False and Normal otherwise, except `WaitingForApproval`: a False the user chose (the rollout
-/// waits for a human), not a failure, so its event is Normal and pages nobody.
+/// False and Normal otherwise, except `WaitingForApproval`: a `gate` (the rollout waits for a
+/// human), not a failure, so its event is Normal, its metric class `waiting`, and it pages nobody.
 ///
 /// A rollout walks `Applying` → (`WaitingForApproval` →) `ReadyToPromote` → `Promoting` →
 /// `Applied`; a new generation sends it back to `Applying` from anywhere. Only the declared
@@ -25,7 +25,7 @@ pub enum UpToDate {
     #[reason(Unknown, initial)]
     Applying,
     /// The candidate is staged and verified; a human has to approve the generation.
-    #[reason(False, event = Normal)]
+    #[reason(False, gate)]
     WaitingForApproval,
     /// The candidate is verified (and approved): it will be promoted next.
     #[reason(Unknown)]

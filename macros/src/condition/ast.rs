@@ -30,12 +30,14 @@ pub(crate) struct Reason {
     pub event: Option<Ident>,
     /// `initial`, if written.
     pub initial: Option<Ident>,
+    /// `gate`, if written: a human gate (classed `waiting`, its event Normal).
+    pub gate: Option<Ident>,
     /// Indices of the reasons it may go to (filled by validation).
     pub targets: Vec<usize>,
 }
 
 const ARG_KEYS: &[&str] = &["type", "crate"];
-const REASON_KEYS: &[&str] = &["True", "False", "Unknown", "event", "initial"];
+const REASON_KEYS: &[&str] = &["True", "False", "Unknown", "event", "initial", "gate"];
 
 impl Condition {
     /// Parses the attribute's arguments and the enum, reporting every problem into `errors`.
@@ -92,6 +94,7 @@ impl Condition {
                 status: None,
                 event: None,
                 initial: None,
+                gate: None,
                 targets: Vec::new(),
             };
             let mut seen = None::<Attribute>;
@@ -175,6 +178,7 @@ fn parse_reason(attr: &Attribute, reason: &mut Reason, errors: &mut Errors) {
                 reason.event = Some(value);
             }
             "initial" => reason.initial = meta.path.get_ident().cloned(),
+            "gate" => reason.gate = meta.path.get_ident().cloned(),
             _ => return Err(meta.error(util::unknown_key("argument", &key, REASON_KEYS))),
         }
         Ok(())

@@ -35,6 +35,9 @@ pub(crate) fn expand(model: &Condition, checked: &Checked) -> TokenStream {
         if let Some(event) = &reason.event {
             expr = quote!(#expr.event(#krate::__private::kube::runtime::events::EventType::#event));
         }
+        if reason.gate.is_some() {
+            expr = quote!(#expr.gate());
+        }
         if checked.initial.contains(&i) {
             expr = quote!(#expr.initial());
         }
@@ -58,10 +61,15 @@ pub(crate) fn expand(model: &Condition, checked: &Checked) -> TokenStream {
             .map_or("Unknown".to_owned(), ToString::to_string);
         let event = match &reason.event {
             Some(event) => event.to_string(),
-            None if status == "False" => "Warning".to_owned(),
+            None if status == "False" && reason.gate.is_none() => "Warning".to_owned(),
             None => "Normal".to_owned(),
         };
-        let doc = format!("Reason `{name}` of `{type_}`: status {status}, {event} event.");
+        let gate = if reason.gate.is_some() {
+            ", a human gate"
+        } else {
+            ""
+        };
+        let doc = format!("Reason `{name}` of `{type_}`: status {status}, {event} event{gate}.");
         quote! {
             #[doc = #doc]
             #derives

@@ -71,6 +71,17 @@ pub(crate) fn check(model: &mut Condition, errors: &mut Errors) -> Checked {
         }
         let _ = util::check_name(errors, NameKind::ConditionReason, &name, &reason.ident)
             && util::check_name(errors, NameKind::EventReason, &name, &reason.ident);
+        if let (Some(gate), Some(event)) = (&reason.gate, &reason.event)
+            && event == "Warning"
+        {
+            errors.at(
+                gate,
+                format!(
+                    "reason `{name}` is a `gate` (waiting for a human, not a failure) with a Warning \
+                     event: drop `event = {event}`, or drop `gate` if it is a failure"
+                ),
+            );
+        }
         true
     });
 

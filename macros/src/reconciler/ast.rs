@@ -131,7 +131,8 @@ impl StepFinder<'_> {
         let args = self.take_step(&mut method.attrs)??;
         let tokens = quote!(#method);
         match StepFn::parse(tokens) {
-            Ok(item) => Some(step_fn(&args, &item, false)),
+            Ok(item) => crate::step::valid::check_fn(&item, self.errors)
+                .then(|| step_fn(&args, &item, false)),
             Err(error) => {
                 self.errors.push(error);
                 None

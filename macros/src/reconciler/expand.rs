@@ -31,6 +31,7 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
     let steps = &checked.steps;
     let step_fns: Vec<Path> = args.steps.iter().map(step_fn_const).collect();
     let unique_steps = unique_step_fns(model, checked);
+    let distinct_conditions = distinct_condition_types(model);
     let (item, generics, self_ty, vis, hooks) = match &model.form {
         Form::Impl(item) => {
             let self_ty = &item.self_ty;
@@ -89,6 +90,7 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
         #item
 
         #unique_steps
+        #distinct_conditions
 
         impl #impl_generics #krate::Reconciler for #self_ty #where_clause {
             type Resource = #resource;
@@ -130,6 +132,37 @@ fn step_fn_const(path: &Path) -> Path {
         last.ident = step_const(&last.ident);
     }
     path
+}
+
+/// Compile-time checks that no two vocabularies in `conditions(..)` have the same condition type
+/// (their types are only known to the compiler), one per pair, each reported at the later path.
+fn distinct_condition_types(model: &Reconciler) -> TokenStream {
+    let krate = &model.args.krate;
+    let conditions = &model.args.conditions;
+    let checks = conditions.iter().enumerate().flat_map(|(j, second)| {
+        // A path listed twice is reported as such by validation.
+        let earlier = conditions[..j]
+            .iter()
+            .filter(move |first| path_name(first) != path_name(second));
+        earlier.map(move |first| {
+            let message = format!(
+                "`{}` and `{}` in `conditions(..)` declare the same condition type; a condition \
+                 type has one vocabulary: merge them, or give one another `type = \"..\"`",
+                path_name(first),
+                path_name(second)
+            );
+            let check = quote! {
+                #krate::__private::distinct_condition_types(
+                    <#first as #krate::vocabulary::ConditionType>::VOCABULARY,
+                    <#second as #krate::vocabulary::ConditionType>::VOCABULARY,
+                    #message,
+                )
+            };
+            let check = util::respan(check, second.span());
+            quote!(const _: () = #check;)
+        })
+    });
+    quote!(#(#checks)*)
 }
 
 /// Compile-time checks that no fn in `steps(..)` has the name of another step of this reconciler

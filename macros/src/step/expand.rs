@@ -121,8 +121,10 @@ fn mentions_impl(ty: &Type) -> bool {
 /// The expression of a `#[step("name")]` statement inside a reconciler body, timed as the step.
 ///
 /// A trailing `?` stays outside the step (it returns from the enclosing fn, as written) and makes
-/// the step fail on `Err`; a trailing `.await` times the awaited future itself. What remains runs
-/// in a closure, so it must not contain `?`, `.await` or `return` (reported at the token).
+/// the step fail on `Err`; without it, the step fails when its value is an `Err` (judged by the
+/// value's type through `__private::Probe`, since `let r = f().await;` may keep the `Err` to
+/// handle it). A trailing `.await` times the awaited future itself. What remains runs in a
+/// closure, so it must not contain `?`, `.await` or `return` (reported at the token).
 pub(crate) fn step_expr(args: &StepArgs, expr: &Expr, errors: &mut Errors) -> TokenStream {
     let (inner, question) = match expr {
         Expr::Try(try_) => (&*try_.expr, Some(&try_.question_token)),
@@ -133,26 +135,31 @@ pub(crate) fn step_expr(args: &StepArgs, expr: &Expr, errors: &mut Errors) -> To
     let span = inner.span();
     let krate = util::respan(&args.krate, span);
     let name = util::respan(step_name(args), span);
+    let judge = quote_spanned!(span=> |value| #krate::__private::Probe(value).is_failure());
     if let Expr::Await(await_) = inner {
         let future = &await_.base;
         let await_token = &await_.await_token;
-        let helper = if question.is_some() {
-            quote_spanned!(span=> try_step)
-        } else {
-            quote_spanned!(span=> step)
+        return match question {
+            Some(question) => quote_spanned!(span=>
+                #krate::__private::try_step(#name, #future).#await_token #question
+            ),
+            None => quote_spanned!(span=>
+                #krate::__private::step_with(#name, #future, #judge).#await_token
+            ),
         };
-        return quote_spanned!(span=> #krate::__private::#helper(#name, #future).#await_token #question);
     }
     if !ClosureSafe::check(inner, errors) {
         // Reported; keep the statement as written so the error is not followed by others.
         return quote!(#expr);
     }
-    let helper = if question.is_some() {
-        quote_spanned!(span=> try_step_sync)
-    } else {
-        quote_spanned!(span=> step_sync)
-    };
-    quote_spanned!(span=> #krate::__private::#helper(#name, || #inner) #question)
+    match question {
+        Some(question) => quote_spanned!(span=>
+            #krate::__private::try_step_sync(#name, || #inner) #question
+        ),
+        None => quote_spanned!(span=>
+            #krate::__private::step_sync_with(#name, || #inner, #judge)
+        ),
+    }
 }
 
 /// Finds what cannot move into a closure: `?`, `.await` and `return` outside nested closures,

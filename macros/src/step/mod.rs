@@ -3,6 +3,7 @@
 
 pub(crate) mod ast;
 pub(crate) mod expand;
+pub(crate) mod valid;
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -14,6 +15,9 @@ pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let args = ast::StepArgs::parse(args, &crate::util::default_crate(), &mut errors);
     let item = errors.ok(ast::StepFn::parse(input.clone()));
+    if let Some(item) = &item {
+        let _ = valid::check_fn(item, &mut errors);
+    }
     let errors = errors.into_compile_errors();
     match (args, item) {
         (Some(args), Some(item)) if errors.is_empty() => expand::step_fn(&args, &item, true),

@@ -13,6 +13,12 @@ impl Rollouts {
                 self.deploy(&manifest),
             )
             .await?;
+        let probed = ::kubeward::__private::step_with(
+                const { ::kubeward::__private::StepName::from_static("probe") },
+                self.probe(),
+                |value| ::kubeward::__private::Probe(value).is_failure(),
+            )
+            .await;
         if let up_to_date::State::Applied(now) = pass.condition::<UpToDate>() {
             pass.set(now.to(up_to_date::Applying, "rolling out"));
         }
@@ -41,6 +47,7 @@ const _: () = ::kubeward::__private::unique_step(
     &[
         ::kubeward::observe::StepName::from_static("render"),
         ::kubeward::observe::StepName::from_static("deploy"),
+        ::kubeward::observe::StepName::from_static("probe"),
         ::kubeward::observe::StepName::from_static("publish"),
     ],
     "duplicate step name: the `#[step]` fn `checks::verify` in `steps(..)` has the name of another step of this reconciler; each step is its own metric series, name one differently",
@@ -60,6 +67,7 @@ impl ::kubeward::Reconciler for Rollouts {
     const STEPS: &'static [::kubeward::observe::StepName] = &[
         ::kubeward::observe::StepName::from_static("render"),
         ::kubeward::observe::StepName::from_static("deploy"),
+        ::kubeward::observe::StepName::from_static("probe"),
         ::kubeward::observe::StepName::from_static("publish"),
         checks::__kubeward_step_verify,
     ];

@@ -21,7 +21,7 @@ pub mod up_to_date {
                     "WaitingForApproval",
                     ::kubeward::conditions::ConditionStatus::False,
                 )
-                .event(::kubeward::__private::kube::runtime::events::EventType::Normal)
+                .gate()
                 .to(&["Applying"]),
             ::kubeward::vocabulary::Reason::new(
                     "Applied",
@@ -42,7 +42,7 @@ pub mod up_to_date {
         const VOCABULARY: &'static ::kubeward::vocabulary::Vocabulary = &VOCABULARY;
         const REASON: &'static ::kubeward::vocabulary::Reason = &VOCABULARY.reasons[0];
     }
-    ///Reason `WaitingForApproval` of `UpToDate`: status False, Normal event.
+    ///Reason `WaitingForApproval` of `UpToDate`: status False, Normal event, a human gate.
     #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy)]
     pub struct WaitingForApproval;
     impl ::kubeward::vocabulary::ReasonType for WaitingForApproval {

@@ -17,7 +17,7 @@
 //! - `suspended`: a suspended object must not hold a rollout open;
 //! - `restart`: a new controller pod must not resolve and refire every alert;
 //! - `missed-scrape`: a failed scrape must not resolve every alert (a false "completed");
-//! - `human-gate` (when the vocabulary declares a reason `False` with a Normal event, a
+//! - `human-gate` (when the vocabulary declares a [gate](Reason::gate), a
 //!   [`ReasonClass::Waiting`]): an object waiting for a human is in progress but never stuck.
 //!
 //! They read the metrics of [`ObjectMetrics`](crate::metrics::ObjectMetrics) and
@@ -34,7 +34,7 @@
 //!     type_: "Ready",
 //!     reasons: &[
 //!         Reason::new("Provisioning", Unknown).initial().to(&["Running", "AwaitingQuota"]),
-//!         Reason::new("AwaitingQuota", False).event(EventType::Normal).to(&["Provisioning"]),
+//!         Reason::new("AwaitingQuota", False).gate().to(&["Provisioning"]),
 //!         Reason::new("Running", True),
 //!     ],
 //! };
@@ -354,8 +354,8 @@ mod tests {
         type_: "UpToDate",
         reasons: &[
             Reason::new("Applying", Unknown).initial(),
-            Reason::new("WaitingForApproval", False).event(EventType::Normal),
-            Reason::new("Paused", False).event(EventType::Normal),
+            Reason::new("WaitingForApproval", False).gate(),
+            Reason::new("Paused", False).gate(),
             Reason::new("FailedDeploy", False),
             Reason::new("Stalled", True).event(EventType::Warning),
             Reason::new("Applied", True),
@@ -371,6 +371,26 @@ mod tests {
         assert!(!alerts.rules().contains(r#"class="waiting""#));
         assert!(!alerts.tests().contains("human-gate"));
         assert!(!alerts.rules().contains("is a failure"));
+    }
+
+    #[test]
+    fn the_healthy_false_of_a_negative_condition_is_no_human_gate() {
+        static STALLED: Vocabulary = Vocabulary {
+            type_: "Stalled",
+            reasons: &[
+                Reason::new("NotStalled", False)
+                    .event(EventType::Normal)
+                    .initial()
+                    .to(&["RetriesExhausted"]),
+                Reason::new("RetriesExhausted", True)
+                    .event(EventType::Warning)
+                    .to(&["NotStalled"]),
+            ],
+        };
+        let alerts = AlertRules::new("apps.example.com", "App", &STALLED);
+        assert_eq!(alerts.guards(), GUARDS);
+        assert!(!alerts.rules().contains(r#"class="waiting""#));
+        assert!(!alerts.tests().contains("human-gate"));
     }
 
     #[test]

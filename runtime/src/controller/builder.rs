@@ -47,6 +47,9 @@ pub enum ControllerError {
     /// [`Controller::with_reporting_instance`]).
     #[error(transparent)]
     InvalidReporter(#[from] InvalidReporter),
+    /// Two vocabularies of [`Reconciler::CONDITIONS`] declare the same condition type.
+    #[error(transparent)]
+    DuplicateConditionType(#[from] crate::vocabulary::DuplicateConditionType),
 }
 
 /// How a controller publishes its events.
@@ -339,7 +342,7 @@ impl<R: Reconciler> Controller<R> {
                 .collect()
         };
         crate::metrics::ObjectMetrics::new(prefix, self.name(), Arc::new(snapshot))?
-            .with_vocabularies(R::CONDITIONS)
+            .with_vocabularies(R::CONDITIONS)?
             .with_info(R::INFO)
     }
 
@@ -377,7 +380,9 @@ impl<R: Reconciler> Controller<R> {
     ///
     /// # Errors
     /// [`ControllerError::InvalidName`] when the name or finalizer is not a qualified name,
-    /// [`ControllerError::InvalidReporter`] when the reporting instance is invalid.
+    /// [`ControllerError::InvalidReporter`] when the reporting instance is invalid,
+    /// [`ControllerError::DuplicateConditionType`] when two of its vocabularies declare one
+    /// condition type.
     pub async fn run(self) -> Result<(), ControllerError> {
         let name = self.name();
         let mut end = RunEnd {
@@ -408,6 +413,7 @@ impl<R: Reconciler> Controller<R> {
     async fn run_loop(mut self) -> Result<RunOutcome, ControllerError> {
         let name: Arc<str> = self.name().into();
         NameKind::ControllerName.validate(&name)?;
+        crate::vocabulary::Vocabulary::check_distinct(R::CONDITIONS)?;
         if let Some(finalizer) = R::FINALIZER {
             NameKind::Finalizer.validate(finalizer)?;
         }

@@ -91,6 +91,11 @@ pub fn default_failure_event(error: &(dyn StdError + 'static), phase: Phase) -> 
 
 /// Displays an error with all its causes, `outer: cause: root cause`.
 ///
+/// An error from the API server (`kube::Error::Api`, or its `Status`) reads as `kubectl` prints it,
+/// `<reason>: <message>` (`Invalid: Widget.test.kubeward.dev "w1" is invalid: ..`), not as
+/// kube-client's `Display`, which appends the whole `Status` in `Debug` form; the `Status` it
+/// carries as its source is not repeated.
+///
 /// No cause is dropped because its text merely *occurs* in an outer message; a cause is left out
 /// only when the message before it already ends with `": "` and exactly the cause's text — that
 /// is, when the outer error's `Display` already printed it, so nothing is lost.
@@ -107,11 +112,11 @@ pub struct ErrorChain<'a>(pub &'a (dyn StdError + 'static));
 
 impl fmt::Display for ErrorChain<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut previous = self.0.to_string();
+        let mut previous = message(self.0);
         f.write_str(&previous)?;
-        let mut cause = self.0.source();
+        let mut cause = source(self.0);
         while let Some(error) = cause {
-            let message = error.to_string();
+            let message = message(error);
             let already_printed = previous
                 .strip_suffix(message.as_str())
                 .is_some_and(|head| head.ends_with(": "));
@@ -119,9 +124,42 @@ impl fmt::Display for ErrorChain<'_> {
                 write!(f, ": {message}")?;
             }
             previous = message;
-            cause = error.source();
+            cause = source(error);
         }
         Ok(())
+    }
+}
+
+/// The API server's answer, if `error` is one: `kube::Error::Api` or the `Status` itself.
+fn api_status<'e>(error: &'e (dyn StdError + 'static)) -> Option<&'e kube::core::Status> {
+    match error.downcast_ref::<kube::Error>() {
+        Some(kube::Error::Api(status)) => Some(status),
+        Some(_) => None,
+        None => error.downcast_ref::<kube::core::Status>(),
+    }
+}
+
+/// One link of the chain as a user reads it: an API error as `kubectl` renders it (its
+/// `StandardErrorMessage`: `Error from server (<reason>): <message>`, here without the prefix),
+/// any other error by its `Display`.
+fn message(error: &(dyn StdError + 'static)) -> String {
+    let Some(status) = api_status(error) else {
+        return error.to_string();
+    };
+    match (status.reason.as_str(), status.message.as_str()) {
+        ("", "") => format!("the server answered {}", status.code),
+        ("", message) => message.to_owned(),
+        (reason, "") => reason.to_owned(),
+        (reason, message) => format!("{reason}: {message}"),
+    }
+}
+
+/// The next link of the chain: an API error's `Status` is already rendered by [`message`].
+fn source<'e>(error: &'e (dyn StdError + 'static)) -> Option<&'e (dyn StdError + 'static)> {
+    if api_status(error).is_some() {
+        None
+    } else {
+        error.source()
     }
 }
 
@@ -171,6 +209,33 @@ mod tests {
         assert_eq!(ErrorChain(&error).to_string(), "apply failed: timeout");
         let error = chain(&["a: b: c", "b: c", "c"]);
         assert_eq!(ErrorChain(&error).to_string(), "a: b: c");
+    }
+
+    fn invalid() -> kube::Error {
+        kube::Error::Api(Box::new(
+            kube::core::Status::failure(
+                "Widget.test.kubeward.dev \"w1\" is invalid: spec.replicas: Invalid value: -1",
+                "Invalid",
+            )
+            .with_code(422),
+        ))
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("failed to write status")]
+    struct WriteStatus(#[source] kube::Error);
+
+    #[test]
+    fn an_api_error_reads_as_kubectl_prints_it_inside_the_chain() {
+        let expected =
+            "Invalid: Widget.test.kubeward.dev \"w1\" is invalid: spec.replicas: Invalid value: -1";
+        assert_eq!(ErrorChain(&invalid()).to_string(), expected);
+        assert_eq!(
+            ErrorChain(&WriteStatus(invalid())).to_string(),
+            format!("failed to write status: {expected}")
+        );
+        let bare = kube::Error::Api(Box::new(kube::core::Status::failure("", "").with_code(500)));
+        assert_eq!(ErrorChain(&bare).to_string(), "the server answered 500");
     }
 
     #[test]

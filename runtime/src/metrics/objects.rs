@@ -226,10 +226,18 @@ impl ObjectMetrics {
     }
 
     /// Exports `kubeward_object_condition_reason` for the condition types of `vocabularies`.
-    #[must_use]
-    pub fn with_vocabularies(mut self, vocabularies: &'static [&'static Vocabulary]) -> Self {
+    ///
+    /// # Errors
+    /// When two of `vocabularies` declare the same condition type (the second one's reasons
+    /// would have no series); the message is [`DuplicateConditionType`](crate::vocabulary::DuplicateConditionType)'s.
+    pub fn with_vocabularies(
+        mut self,
+        vocabularies: &'static [&'static Vocabulary],
+    ) -> Result<Self, prometheus::Error> {
+        Vocabulary::check_distinct(vocabularies)
+            .map_err(|duplicate| prometheus::Error::Msg(duplicate.to_string()))?;
         self.vocabularies = vocabularies;
-        self
+        Ok(self)
     }
 
     /// Exports `<prefix>_object_info`, one series per object labelled with `fields`' values
@@ -339,7 +347,7 @@ mod tests {
         type_: "Ready",
         reasons: &[
             Reason::new("Starting", Unknown).initial(),
-            Reason::new("Held", False).event(EventType::Normal),
+            Reason::new("Held", False).gate(),
             Reason::new("Running", True),
         ],
     };
@@ -383,7 +391,8 @@ mod tests {
     fn a_reason_outside_the_vocabulary_sets_every_declared_reason_to_zero() {
         let metrics = ObjectMetrics::new("kubeward", "c", Arc::new(|| vec![object("Legacy")]))
             .unwrap()
-            .with_vocabularies(&VOCABULARIES);
+            .with_vocabularies(&VOCABULARIES)
+            .unwrap();
         let text = scrape(metrics);
         let samples = reason_samples(&text);
         assert_eq!(samples.len(), 3, "{text}");
@@ -405,6 +414,7 @@ mod tests {
         let metrics = ObjectMetrics::new("kubeward", "c", Arc::new(|| vec![object("Held")]))
             .unwrap()
             .with_vocabularies(&VOCABULARIES)
+            .unwrap()
             .with_info(&INFO)
             .unwrap();
         let text = scrape(metrics);
@@ -414,6 +424,47 @@ mod tests {
         assert!(text.contains(
             r#"kubeward_object_info{controller="c",name="web",namespace="demo",revision="r7"} 1"#
         ), "{text}");
+    }
+
+    #[test]
+    fn the_healthy_false_of_a_stalled_condition_is_done_not_waiting() {
+        static STALLED: Vocabulary = Vocabulary {
+            type_: "Ready",
+            reasons: &[
+                Reason::new("NotStalled", False).event(EventType::Normal),
+                Reason::new("RetriesExhausted", True).event(EventType::Warning),
+            ],
+        };
+        static ONLY_STALLED: [&Vocabulary; 1] = [&STALLED];
+        let metrics = ObjectMetrics::new("kubeward", "c", Arc::new(|| vec![object("NotStalled")]))
+            .unwrap()
+            .with_vocabularies(&ONLY_STALLED)
+            .unwrap();
+        let text = scrape(metrics);
+        assert!(text.contains(
+            r#"kubeward_object_condition_reason{class="done",controller="c",name="web",namespace="demo",reason="NotStalled",type="Ready"} 1"#
+        ), "{text}");
+        assert!(!text.contains(r#"class="waiting""#), "{text}");
+    }
+
+    #[test]
+    fn two_vocabularies_of_one_condition_type_are_refused() {
+        static ALSO_READY: Vocabulary = Vocabulary {
+            type_: "Ready",
+            reasons: &[Reason::new("Serving", True)],
+        };
+        static BOTH: [&Vocabulary; 2] = [&READY, &ALSO_READY];
+        let error = ObjectMetrics::new("kubeward", "c", Arc::new(Vec::new))
+            .unwrap()
+            .with_vocabularies(&BOTH)
+            .map(|_| ())
+            .expect_err("refused");
+        assert_eq!(
+            error.to_string(),
+            "Error: two vocabularies declare the condition type `Ready` (one with the reasons Starting, \
+             Held, Running, the other with Serving); a condition type has one vocabulary: merge \
+             them or rename one"
+        );
     }
 
     #[test]

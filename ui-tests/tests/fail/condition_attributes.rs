@@ -1,6 +1,6 @@
 // Malformed declarations: every one reported, at its token.
 #[kubeward::condition(typ = "UpToDate")]
-#[transitions(Applying -> Applied)]
+#[transitions(Applying -> Applied | GateAndFailure)]
 pub enum UpToDate {
     #[reason(Maybe)]
     Applying,
@@ -11,6 +11,8 @@ pub enum UpToDate {
     NoStatus,
     #[reason(False)]
     WithData(String),
+    #[reason(False, gate, event = Warning)]
+    GateAndFailure,
 }
 
 #[kubeward::condition]
