@@ -64,11 +64,14 @@ fn merge(target: &mut Value, patch: Value) {
     }
 }
 
+/// A case's steps, given the namespace it runs in.
+type StepsOf = Box<dyn Fn(&str) -> Vec<Step>>;
+
 /// The corpus; every case runs in a namespace of its own, `ns`.
 fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
     let cms = |ns: &str| format!("/api/v1/namespaces/{ns}/configmaps");
-    let mut add = |name: String, steps: Box<dyn Fn(&str) -> Vec<Step>>| {
+    let mut add = |name: String, steps: StepsOf| {
         cases.push((name, steps));
     };
     // Names.
@@ -796,11 +799,7 @@ fn normalise(mut value: Value, ns: &str) -> Value {
                 }
             }
             Value::Array(items) => items.iter_mut().for_each(|v| walk(v, ns)),
-            Value::String(text) => {
-                if text.contains(ns) {
-                    *text = text.replace(ns, "NS");
-                }
-            }
+            Value::String(text) if text.contains(ns) => *text = text.replace(ns, "NS"),
             _ => {}
         }
     }
