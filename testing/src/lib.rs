@@ -239,6 +239,7 @@
 
 #![deny(missing_docs)]
 
+mod accept;
 mod alert_rules;
 mod api;
 mod apply;

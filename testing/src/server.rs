@@ -11,8 +11,9 @@ use hyper_util::rt::TokioIo;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde_json::Value;
 use tokio::net::TcpListener;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 
+use super::accept::accept_each;
 use super::api::State;
 use super::auth::authn::Authenticator;
 use super::auth::authorizer::Identity;
@@ -590,34 +591,26 @@ where
         .await;
 }
 
-/// Accepts connections until aborted; aborting drops the `JoinSet`, which aborts every
-/// connection task (and so every open watch).
+/// Serves connections until aborted (see [`accept_each`]).
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let _ = stream.set_nodelay(true);
-                let shared = shared.clone();
-                connections.spawn(async move {
-                    let Some(tls) = &shared.tls else {
-                        return serve_connection(stream, shared, None).await;
-                    };
-                    // A failed handshake (an unknown client certificate) ends the connection.
-                    let Ok(stream) = tls.acceptor().accept(stream).await else {
-                        return;
-                    };
-                    let client = stream
-                        .get_ref()
-                        .1
-                        .peer_certificates()
-                        .and_then(|certs| certs.first())
-                        .and_then(|cert| tls.user_of(cert));
-                    serve_connection(stream, shared, client).await;
-                });
-            }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+    accept_each(listener, move |stream| {
+        let shared = shared.clone();
+        async move {
+            let Some(tls) = &shared.tls else {
+                return serve_connection(stream, shared, None).await;
+            };
+            // A failed handshake (an unknown client certificate) ends the connection.
+            let Ok(stream) = tls.acceptor().accept(stream).await else {
+                return;
+            };
+            let client = stream
+                .get_ref()
+                .1
+                .peer_certificates()
+                .and_then(|certs| certs.first())
+                .and_then(|cert| tls.user_of(cert));
+            serve_connection(stream, shared, client).await;
         }
-    }
+    })
+    .await;
 }

@@ -17,10 +17,11 @@ use hyper::body::{Frame, Incoming};
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 
 use crate::ServerError;
+use crate::accept::accept_each;
 use crate::auth::tls::Tls;
 use crate::fault_stage::serve_with_fault;
 use crate::faults::{Faults, Matched};
@@ -119,28 +120,21 @@ impl Drop for Proxy {
     }
 }
 
-/// Accepts connections until aborted; aborting drops the `JoinSet` and so every connection.
+/// Serves connections until aborted (see [`accept_each`]).
 async fn accept_loop(listener: TcpListener, state: Arc<ProxyState>) {
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let _ = stream.set_nodelay(true);
-                let state = state.clone();
-                connections.spawn(async move {
-                    let Ok(stream) = state.acceptor.accept(stream).await else { return };
-                    let service = hyper::service::service_fn(move |req| {
-                        forward(state.clone(), req)
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+    accept_each(listener, move |stream| {
+        let state = state.clone();
+        async move {
+            let Ok(stream) = state.acceptor.accept(stream).await else {
+                return;
+            };
+            let service = hyper::service::service_fn(move |req| forward(state.clone(), req));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
         }
-    }
+    })
+    .await;
 }
 
 /// One request: matched against the faults, forwarded on a connection of its own, answered
