@@ -1,0 +1,107 @@
+//! The corpus's vocabulary: a case is a named sequence of requests.
+
+use http::Method;
+use serde_json::{Value, json};
+
+/// One request of a case. Every `NS` in its path, headers and body is replaced by the case's
+/// namespace before it is sent (and the namespace by `NS` in the answer).
+#[derive(Clone)]
+pub struct Step {
+    pub method: Method,
+    pub path: String,
+    pub content_type: &'static str,
+    pub body: Option<Value>,
+    /// Extra request headers (`Impersonate-User`, `Accept`, `Content-Encoding`, ...).
+    pub headers: Vec<(&'static str, String)>,
+    /// Re-send the request (every 100 ms, for up to 20 s) until the answer satisfies this; for
+    /// state a server reaches in its own time (a CRD served, a namespace finalised, garbage
+    /// collected). The last answer is compared.
+    pub until: Option<fn(u16, &Value) -> bool>,
+}
+
+impl Step {
+    /// The same request with one more header.
+    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// The same request sent as another user (`Impersonate-User`; the corpus's client may
+    /// impersonate anyone on both servers).
+    pub fn as_user(self, user: &str) -> Self {
+        self.header("Impersonate-User", user)
+    }
+
+    /// The same request, repeated until `done` holds for its answer.
+    pub fn until(mut self, done: fn(u16, &Value) -> bool) -> Self {
+        self.until = Some(done);
+        self
+    }
+}
+
+/// A named sequence of requests, each answer compared. Names are unique in the corpus: the
+/// accepted list refers to cases by name.
+pub struct Case {
+    pub name: String,
+    pub steps: Vec<Step>,
+}
+
+impl Case {
+    pub fn new(name: impl Into<String>, steps: Vec<Step>) -> Self {
+        Case {
+            name: name.into(),
+            steps,
+        }
+    }
+}
+
+/// A JSON request.
+pub fn step(method: Method, path: impl Into<String>, body: Option<Value>) -> Step {
+    Step {
+        method,
+        path: path.into(),
+        content_type: "application/json",
+        body,
+        headers: Vec::new(),
+        until: None,
+    }
+}
+
+/// A PATCH of the given patch content type.
+pub fn patch(path: impl Into<String>, content_type: &'static str, body: Value) -> Step {
+    Step {
+        content_type,
+        ..step(Method::PATCH, path, Some(body))
+    }
+}
+
+/// A ConfigMap named `name`, with `extra` merged into it.
+pub fn config_map(name: &str, extra: Value) -> Value {
+    let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+    merge(&mut object, extra);
+    object
+}
+
+/// Merges `patch` into `target` (objects key by key; anything else replaces).
+pub fn merge(target: &mut Value, patch: Value) {
+    match (target, patch) {
+        (Value::Object(t), Value::Object(p)) => {
+            for (k, v) in p {
+                merge(t.entry(k).or_insert(Value::Null), v);
+            }
+        }
+        (t, p) => *t = p,
+    }
+}
+
+/// Percent-encodes a query parameter value.
+pub fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

@@ -1,0 +1,236 @@
+//! The differential corpus: the same requests sent to the embedded server and to a real
+//! kube-apiserver, their answers compared once what legitimately differs is normalised (uids,
+//! timestamps, resourceVersion values, generated name suffixes, server versions). Prints
+//! `differential: N cases, M identical`; a difference fails the test unless
+//! `tests/differential/accepted.txt` lists the case with its reason.
+//!
+//! Runs where the real tier runs (`KUBEBUILDER_ASSETS` set, as `scripts/test` sets it); elsewhere
+//! it says in one line that it did not run.
+//!
+//! Layout: `corpus.rs` is the vocabulary of cases (requests, helpers); every other module is one
+//! area of the API and returns its cases from `cases()`; `accepted.txt` lists the accepted
+//! differences.
+
+mod builtins;
+mod corpus;
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use http::{Method, Request};
+use kubeward_testing::{ASSETS_VARIABLE, Backend, Cluster};
+use serde_json::{Value, json};
+
+use corpus::{Case, Step, step};
+
+/// Every area's cases, in order.
+fn cases() -> Vec<Case> {
+    let cases: Vec<Case> = [builtins::cases()].into_iter().flatten().collect();
+    let mut names = HashSet::new();
+    for case in &cases {
+        assert!(
+            names.insert(&case.name),
+            "two cases are named {:?}",
+            case.name
+        );
+    }
+    cases
+}
+
+/// What is compared of an answer: the status code and the normalised body (a stream of JSON
+/// values, as a watch answers, is an array of them).
+async fn send(client: &kube::Client, step: &Step, ns: &str) -> (u16, Value) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let answer = send_once(client, step, ns).await;
+        match step.until {
+            Some(done) if !done(answer.0, &answer.1) && tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            _ => return answer,
+        }
+    }
+}
+
+async fn send_once(client: &kube::Client, step: &Step, ns: &str) -> (u16, Value) {
+    let path = step.path.replace("NS", ns);
+    let body = match &step.body {
+        None => Vec::new(),
+        Some(Value::String(raw)) => raw.replace("NS", ns).into_bytes(),
+        Some(value) => serde_json::to_string(value)
+            .unwrap()
+            .replace("NS", ns)
+            .into_bytes(),
+    };
+    let mut request = Request::builder()
+        .method(step.method.clone())
+        .uri(path)
+        .header(http::header::CONTENT_TYPE, step.content_type);
+    if !step
+        .headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("accept"))
+    {
+        request = request.header(http::header::ACCEPT, "application/json");
+    }
+    for (name, value) in &step.headers {
+        request = request.header(*name, value.replace("NS", ns));
+    }
+    let request = request.body(body).unwrap();
+    let response = client
+        .send(request.map(kube::client::Body::from))
+        .await
+        .expect("answered");
+    let status = response.status().as_u16();
+    let bytes = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    (status, normalise(parse(&bytes), ns))
+}
+
+/// A JSON value, an array of the JSON values of a stream, or the text.
+fn parse(bytes: &[u8]) -> Value {
+    if let Ok(value) = serde_json::from_slice(bytes) {
+        return value;
+    }
+    let stream: Result<Vec<Value>, _> = serde_json::Deserializer::from_slice(bytes)
+        .into_iter::<Value>()
+        .collect();
+    match stream {
+        Ok(values) if !values.is_empty() => Value::Array(values),
+        _ => Value::String(String::from_utf8_lossy(bytes).into_owned()),
+    }
+}
+
+/// Removes what legitimately differs between two servers.
+fn normalise(mut value: Value, ns: &str) -> Value {
+    fn walk(value: &mut Value, ns: &str) {
+        match value {
+            Value::Object(map) => {
+                for key in [
+                    "uid",
+                    "creationTimestamp",
+                    "resourceVersion",
+                    "managedFields",
+                    "deletionTimestamp",
+                    "selfLink",
+                    "continue",
+                    "remainingItemCount",
+                    "serverAddress",
+                ] {
+                    if let Some(v) = map.get_mut(key) {
+                        *v = Value::String("<normalised>".into());
+                    }
+                }
+                if let Some(Value::String(name)) = map.get("name").cloned()
+                    && let Some(Value::String(prefix)) = map.get("generateName")
+                    && name.starts_with(prefix.as_str())
+                {
+                    map.insert("name".into(), Value::String(format!("{prefix}<generated>")));
+                }
+                for v in map.values_mut() {
+                    walk(v, ns);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, ns)),
+            Value::String(text) if text.contains(ns) => *text = text.replace(ns, "NS"),
+            _ => {}
+        }
+    }
+    walk(&mut value, ns);
+    value
+}
+
+/// The answers of every case on `cluster`, in order.
+async fn answers(cluster: &Cluster, cases: &[Case]) -> Vec<Vec<(u16, Value)>> {
+    let client = cluster.client().unwrap();
+    let mut all = Vec::new();
+    for (index, case) in cases.iter().enumerate() {
+        let ns = format!("diff-{index}");
+        let created = send(
+            &client,
+            &step(
+                Method::POST,
+                "/api/v1/namespaces",
+                Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})),
+            ),
+            &ns,
+        )
+        .await;
+        assert_eq!(created.0, 201, "namespace {ns}: {:?}", created.1);
+        let mut answers = Vec::new();
+        for step in &case.steps {
+            answers.push(send(&client, step, &ns).await);
+        }
+        all.push(answers);
+    }
+    all
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embedded_server_answers_as_kube_apiserver_does() {
+    if std::env::var_os(ASSETS_VARIABLE).is_none() {
+        eprintln!(
+            "differential: not run ({ASSETS_VARIABLE} is not set; scripts/test sets it where the real tier runs)"
+        );
+        return;
+    }
+    let cases = cases();
+    let embedded = Cluster::start_on(Backend::Embedded).await.unwrap();
+    let real = Cluster::start_on(Backend::Real).await.unwrap();
+    let (ours, theirs) = tokio::join!(answers(&embedded, &cases), answers(&real, &cases));
+    let accepted: BTreeMap<String, String> = include_str!("accepted.txt")
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .filter_map(|l| {
+            l.split_once(" | ")
+                .map(|(c, r)| (c.trim().to_owned(), r.trim().to_owned()))
+        })
+        .collect();
+    let mut identical = 0;
+    let mut new_differences = Vec::new();
+    for ((case, ours), theirs) in cases.iter().zip(&ours).zip(&theirs) {
+        if ours == theirs {
+            identical += 1;
+            if accepted.contains_key(&case.name) {
+                new_differences.push(format!(
+                    "{}: identical now; remove it from accepted.txt",
+                    case.name
+                ));
+            }
+            continue;
+        }
+        if accepted.contains_key(&case.name) {
+            continue;
+        }
+        let step = ours
+            .iter()
+            .zip(theirs)
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        new_differences.push(format!(
+            "{} (step {step}):\n  embedded: {} {}\n  real:     {} {}",
+            case.name, ours[step].0, ours[step].1, theirs[step].0, theirs[step].1
+        ));
+    }
+    let unknown: Vec<&String> = accepted
+        .keys()
+        .filter(|name| !cases.iter().any(|c| &c.name == *name))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "accepted.txt names no case: {unknown:?}"
+    );
+    println!(
+        "differential: {} cases, {identical} identical ({:.0} %)",
+        cases.len(),
+        100.0 * identical as f64 / cases.len() as f64
+    );
+    assert!(
+        new_differences.is_empty(),
+        "{} differences not in accepted.txt:\n{}",
+        new_differences.len(),
+        new_differences.join("\n")
+    );
+}
