@@ -29,7 +29,11 @@
 //!   and kube's client's own retries of it, are bounded by the write timeout, not fenced.)
 //! - On shutdown the leader first lets its work end (in-flight passes, their status writes and
 //!   events, the event flush), then closes the fence and releases the lease (empty holder),
-//!   bounded by the renew deadline, so a successor need not wait for it to expire.
+//!   bounded by the renew deadline, so a successor need not wait for it to expire. A leader that
+//!   lost its lease abandons its passes at once, and settles what they left under way (their
+//!   status writes and events, the flush of events whose write failed earlier) while the fence
+//!   is still open: a transition that persisted keeps its event even when the term ends right
+//!   after it.
 //!
 //! Every write is an update carrying the lease's resourceVersion: two candidates racing for an
 //! expired lease cannot both win.
@@ -95,6 +99,11 @@ impl Fence {
 
     fn open_until(&self, until: Instant) {
         *self.lock() = Some(until);
+    }
+
+    /// When the fence closes by itself, if it is open.
+    fn closes_at(&self) -> Option<Instant> {
+        self.lock().filter(|until| Instant::now() < *until)
     }
 
     fn close(&self) {
@@ -257,20 +266,27 @@ impl LeaderElection {
         Ok(())
     }
 
-    /// Runs `lead` each time this candidate becomes leader, until `shutdown` completes. `lead`
-    /// gets a future that completes on shutdown (for a graceful stop); if leadership is lost
-    /// first, the future `lead` returned is dropped at once, abandoning its work.
+    /// Runs `lead` each time this candidate becomes leader, until `shutdown` completes, and
+    /// `settle` at the end of each term, before the lease is given up. `lead` gets a future that
+    /// completes on shutdown (for a graceful stop); if leadership is lost first, the future `lead`
+    /// returned is dropped at once, abandoning its work. `settle` finishes what the term's work
+    /// left under way (status writes of abandoned passes, their events, the event flush): to its
+    /// end after a shutdown, and after a lost lease only while the [`Fence`] is still open (until
+    /// a standby could acquire the lease; not at all once the lease is seen held by another).
     ///
     /// # Errors
     /// [`LeaderError`] when the configuration is invalid.
-    pub async fn run_while_leader<F, Fut>(
+    pub async fn run_while_leader<F, Fut, S, SFut>(
         &self,
         shutdown: impl Future<Output = ()> + Send,
         mut lead: F,
+        mut settle: S,
     ) -> Result<(), LeaderError>
     where
         F: FnMut(futures::future::Shared<futures::future::BoxFuture<'static, ()>>) -> Fut,
         Fut: Future<Output = ()>,
+        S: FnMut() -> SFut,
+        SFut: Future<Output = ()>,
     {
         use futures::FutureExt;
         self.validate()?;
@@ -303,18 +319,25 @@ impl LeaderElection {
             };
             tokio::select! {
                 () = leading => {
-                    // `lead` has ended its work: no write is sent from here on, then the lease is
-                    // given up.
+                    // `lead` has ended its work: what it left under way settles, then no write
+                    // is sent any more, and the lease is given up.
+                    settle().await;
                     self.fence.close();
                     self.release(&mut observed).await;
                     return Ok(());
                 }
                 () = self.hold(&mut observed, acquired) => {
-                    // The fence stays open until the lease can expire for a standby: abandoned
-                    // passes' status writes and events may finish within that margin.
                     tracing::warn!(lease = %self.name, identity = %self.identity, "lost leadership; abandoning in-flight passes");
                 }
             }
+            // While no standby can lead yet, the abandoned work's status writes and events may
+            // still land: settle them within that margin, and send nothing after it.
+            if let Some(closes) = self.fence.closes_at()
+                && tokio::time::timeout_at(closes, settle()).await.is_err()
+            {
+                tracing::warn!(lease = %self.name, "the lost term's writes did not settle before the lease could expire for a standby");
+            }
+            self.fence.close();
             if *stop_tx.borrow() {
                 return Ok(());
             }

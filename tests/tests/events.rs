@@ -325,6 +325,46 @@ async fn the_background_sweep_writes_a_series_that_stopped_repeating() {
     assert_eq!(fx.event_writes("POST"), 1);
 }
 
+/// A create the server failed (500) is retried by the recorder's own sweep within moments, not
+/// at its next period (15 s at the default flush interval) nor only at the next publish: the
+/// event of a transition that persisted reaches the server as soon as the API recovers, before a
+/// lost lease or a shutdown can end the process's chance to send it.
+#[tokio::test]
+async fn a_failed_create_is_retried_by_the_sweep_long_before_its_period() {
+    let fx = Fixture::start().await;
+    let recorder = EventRecorder::new(
+        fx.client.clone(),
+        Reporter::new(CONTROLLER, "pod-0").unwrap(),
+    );
+    fx.server.faults().add(
+        Fault::new(FaultAction::Status(500))
+            .method(http::Method::POST)
+            .resource("events.k8s.io", "events")
+            .times(1),
+    );
+    let web = rollout("web", "uid-web");
+    assert!(recorder.publish(&failed("timeout"), &web).await.is_err());
+    // Real time: the first retry comes after 500 ms; the sweep's period is 15 s.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let events = fx.events().await;
+        if let Some(event) = events.first() {
+            assert_eq!(count(event), 1, "{events:?}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the failed create was not retried before the sweep's period"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        fx.event_writes("POST"),
+        2,
+        "the failed create and its retry"
+    );
+}
+
 #[tokio::test]
 async fn a_flush_against_a_hung_server_times_out_and_a_later_flush_writes_the_count() {
     let fx = Fixture::start().await;

@@ -510,3 +510,61 @@ async fn a_deposed_leader_sends_no_write_once_its_lease_can_have_expired() {
     server.faults().clear();
     running.stop().await;
 }
+
+/// A transition event whose create failed just before shutdown (the events API answering 500 a
+/// few times) is still published before the lease is released: the term's final flush retries
+/// within its budget instead of giving up after one failure, which would lose the event for
+/// good (the successor sees no transition to publish).
+#[tokio::test]
+async fn a_transition_event_that_failed_just_before_shutdown_is_published_before_the_release() {
+    let (server, client) = server_with_widgets().await;
+    let (widgets, observer) = (Widgets::default(), Recording::new());
+    let running = replica(&server, "replica-a", &widgets, &observer).await;
+    eventually("a leads", || held_by(&client, "replica-a")).await;
+    let user = service_account_user("replica-a");
+    let event_creates = || {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.user == user && r.method == Method::POST && r.path.contains("/events"))
+            .count()
+    };
+    // The transition's create, its flush and the flush's first retry fail (the recorder's own
+    // retries may take some of them first: whoever sends the fifth create, it lands).
+    server.faults().add(
+        Fault::new(FaultAction::Status(500))
+            .user(&user)
+            .method(Method::POST)
+            .resource("events.k8s.io", "events")
+            .times(4),
+    );
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec::ready(Mode::Complete, "True", "Applied", "rolled out"),
+    )
+    .await;
+    eventually("the transition's event create failed", || async {
+        event_creates() >= 1
+    })
+    .await;
+    assert_eq!(
+        status_writes(&server, "w1"),
+        [200],
+        "the transition persisted"
+    );
+    running.stop().await;
+    assert_eq!(holder(&client).await, None, "the lease was released");
+    let events = events_about(&client, "w1").await;
+    assert_eq!(
+        events.iter().map(|e| e.reason.clone()).collect::<Vec<_>>(),
+        [Some("Applied".to_owned())],
+        "the transition's event was published"
+    );
+    assert_eq!(events[0].series.as_ref().map_or(1, |s| s.count), 1);
+    assert_eq!(
+        event_creates(),
+        5,
+        "four failed creates, then the one that landed"
+    );
+}

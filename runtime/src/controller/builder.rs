@@ -28,6 +28,9 @@ use crate::observe::{ControllerInfo, Observers, ReconcileObserver};
 
 /// How long in-flight passes may run on after a shutdown signal before they are abandoned.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
+/// How long the final event flush (on shutdown, or at the end of a leadership term) retries
+/// failed writes.
+const FLUSH_BUDGET: Duration = Duration::from_secs(5);
 /// How many objects are reconciled at once by default.
 pub const DEFAULT_CONCURRENCY: u16 = 16;
 /// How long a status write's or finalizer patch's request may go unanswered by default before it
@@ -487,7 +490,7 @@ impl<R: Reconciler> Controller<R> {
                 tracing::warn!(timeout = ?SETTLE_TIMEOUT, "status writes and events of abandoned passes did not finish in time");
             }
             if let Some(recorder) = &recorder
-                && let Err(error) = recorder.flush().await
+                && let Err(error) = recorder.flush_within(FLUSH_BUDGET).await
             {
                 tracing::warn!(%error, "could not flush event series on shutdown");
             }
@@ -506,14 +509,15 @@ impl<R: Reconciler> Controller<R> {
                 self.state.send_replace(ControllerState::Standby);
                 let watching = &watching;
                 election
-                    .run_while_leader(shutdown, |stopped| async move {
-                        if watching.run(stopped).await == TermEnd::LoopEnded {
-                            // The term ends as if the lease were lost; the next one starts a
-                            // new watch.
-                            tracing::error!(controller = %watching.context.name, "the watch loop of this leadership term ended on its own");
-                        }
-                        settle_and_flush().await;
-                    })
+                    .run_while_leader(
+                        shutdown,
+                        |stopped| async move {
+                            if watching.run(stopped).await == TermEnd::LoopEnded {
+                                tracing::error!(controller = %watching.context.name, "the watch loop of this leadership term ended on its own");
+                            }
+                        },
+                        settle_and_flush,
+                    )
                     .await
                     .map(|()| RunOutcome::Stopped)
                     .map_err(ControllerError::from)

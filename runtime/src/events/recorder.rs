@@ -81,6 +81,9 @@ struct Inner {
     sweeper_started: AtomicBool,
     /// Wakes the sweeper early: series were parked, or the recorder was dropped.
     wake: Arc<Notify>,
+    /// Tells the sweeper a write failed and its count waits: it retries soon (with a backoff)
+    /// rather than at its next period.
+    retry: Arc<Notify>,
     /// Set by a controller with leader election: event writes are sent only while it is open.
     fence: std::sync::OnceLock<crate::leader::Fence>,
 }
@@ -108,6 +111,7 @@ impl EventRecorder {
                 cache: Mutex::new(SeriesCache::new(config.max_series)),
                 sweeper_started: AtomicBool::new(false),
                 wake: Arc::new(Notify::new()),
+                retry: Arc::new(Notify::new()),
                 fence: std::sync::OnceLock::new(),
                 config,
             }),
@@ -237,6 +241,36 @@ impl EventRecorder {
     /// The first failure; the counts that could not be written are kept for a later flush.
     pub async fn flush(&self) -> Result<(), PublishError> {
         self.inner.write_all(true).await
+    }
+
+    /// [`flush`](Self::flush), retried within `budget` while writes fail (a 5xx, a throttle, a
+    /// lost answer, a timeout), with a backoff from 100 ms doubling to 1 s: what a controller does
+    /// on shutdown or at the end of a leadership term, so that one failed request does not lose
+    /// the events of transitions that were persisted. Stops at once when the leadership fence
+    /// refuses the writes (nothing may be sent any more).
+    ///
+    /// # Errors
+    ///
+    /// The last failure, once the budget is spent; the counts not written are kept.
+    pub async fn flush_within(&self, budget: Duration) -> Result<(), PublishError> {
+        let deadline = tokio::time::Instant::now() + budget;
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            let result = match tokio::time::timeout_at(deadline, self.flush()).await {
+                Ok(result) => result,
+                Err(_elapsed) => Err(PublishError::Timeout { after: budget }),
+            };
+            let fenced =
+                matches!(&result, Err(PublishError::Api(e)) if crate::leader::is_not_leader(e));
+            match result {
+                Err(error) if !fenced && tokio::time::Instant::now() + backoff < deadline => {
+                    tracing::debug!(%error, ?backoff, "event flush failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                }
+                result => return result,
+            }
+        }
     }
 
     /// What the background sweep does every quarter flush interval (at most every 15 s): evicts
@@ -416,6 +450,9 @@ impl Inner {
                 state.count -= 1;
             }
             series.set_dirty(state.needs_write());
+            if result.is_err() && state.needs_write() {
+                self.retry.notify_one();
+            }
             if state.count == 0 {
                 // A first occurrence that failed: leave no series behind.
                 self.cache().discard(&series);
@@ -678,21 +715,44 @@ impl Inner {
             return;
         };
         let period = sweep_period(self.config.flush_interval);
-        runtime.spawn(sweep(Arc::downgrade(self), self.wake.clone(), period));
+        runtime.spawn(sweep(
+            Arc::downgrade(self),
+            self.wake.clone(),
+            self.retry.clone(),
+            period,
+        ));
     }
 }
 
-async fn sweep(recorder: Weak<Inner>, wake: Arc<Notify>, period: Duration) {
+/// The first retry of a failed write, and the bound its backoff doubles up to (unless the sweep
+/// period is shorter).
+const RETRY_FIRST: Duration = Duration::from_millis(500);
+
+/// Every `period` (or at once when woken), writes what is due; after a failure, retries from
+/// [`RETRY_FIRST`] on, doubling up to `period`, so that a count waiting on a failed write (the
+/// event of a transition that persisted) reaches the server within moments of the API
+/// recovering rather than a whole period later.
+async fn sweep(recorder: Weak<Inner>, wake: Arc<Notify>, retry: Arc<Notify>, period: Duration) {
+    let first_retry = RETRY_FIRST.min(period);
+    let mut next = period;
     loop {
         tokio::select! {
-            () = tokio::time::sleep(period) => {}
+            () = tokio::time::sleep(next) => {}
             () = wake.notified() => {}
+            () = retry.notified() => {
+                next = next.min(first_retry);
+                continue;
+            }
         }
         let Some(inner) = recorder.upgrade() else {
             return;
         };
-        // Failures are reported to the observers and retried by the next sweep.
-        let _ = inner.write_all(false).await;
+        // Failures are reported to the observers and retried.
+        next = match inner.write_all(false).await {
+            Ok(()) => period,
+            Err(_) if next >= period => first_retry,
+            Err(_) => (next * 2).min(period),
+        };
     }
 }
 
