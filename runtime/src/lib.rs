@@ -27,6 +27,7 @@ pub mod alerts;
 pub mod clock;
 pub mod conditions;
 pub mod controller;
+pub mod crd;
 pub mod events;
 pub mod info;
 pub mod leader;

@@ -4,12 +4,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use kube::CustomResourceExt;
 use kubeward::controller::Controller;
 use kubeward::leader::LeaderElection;
 
 use super::reconciler::{DEFAULT_STAGE_DELAY, Rollouts};
-use super::resource::Rollout;
 
 /// How the operator is configured.
 #[derive(Debug, Clone)]
@@ -110,10 +108,12 @@ impl Operator {
     }
 }
 
-/// The Rollout CustomResourceDefinition.
+/// The Rollout CustomResourceDefinition, with the CEL rules that make the API server enforce the
+/// `UpToDate` vocabulary on every writer (see [`kubeward::crd`]).
 pub fn crd()
 -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
-    Rollout::crd()
+    kubeward::crd::for_reconciler::<Rollouts>()
+        .expect("the Rollout schema keeps its conditions in status.conditions")
 }
 
 /// The Prometheus alert rules of the operator and their promtool tests, generated from its

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::events::v1::Event;
+use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::{CustomResourceExt, ResourceExt};
 use kubeward::controller::ControllerError;
 use kubeward_testing::{ApiServer, Backend, Cluster, ServerError};
 use serde_json::json;
@@ -193,7 +193,7 @@ impl RunningOperator {
 /// When the server cannot start or rejects the CRD.
 pub async fn embedded_server() -> Result<ApiServer, ServerError> {
     let server = ApiServer::start().await?;
-    server.install_crd(&Rollout::crd())?;
+    server.install_crd(&super::operator::crd())?;
     Ok(server)
 }
 
@@ -212,7 +212,7 @@ pub async fn cluster() -> Result<Cluster, ServerError> {
 /// When the server cannot start or rejects the CRD.
 pub async fn cluster_on(backend: Backend) -> Result<Cluster, ServerError> {
     let cluster = Cluster::start_on(backend).await?;
-    cluster.install_crd(&Rollout::crd()).await?;
+    cluster.install_crd(&super::operator::crd()).await?;
     Ok(cluster)
 }
 

@@ -6,10 +6,13 @@
 //! correlated old value: through object properties and map values by name, and through
 //! `x-kubernetes-list-type: map` lists by their keys, never through other lists. A false rule
 //! answers `messageExpression` (when it evaluates to a string), else `message`, else
-//! `failed rule: <rule>`; `reason` and `fieldPath` choose the error type and field.
+//! `failed rule: <rule>`; `reason` and `fieldPath` choose the error type and field. A rule with
+//! `optionalOldSelf: true` is evaluated on creates and uncorrelated updates too, with `oldSelf`
+//! a CEL optional (`optional.none()` where there is no old value, else `optional.of(old)`).
 
 use std::sync::{Arc, LazyLock};
 
+use cel::objects::OptionalValue;
 use cel::{Context, Env, Program};
 use serde_json::Value;
 
@@ -42,6 +45,8 @@ pub struct Rule {
     reason: String,
     field_path: Option<String>,
     uses_old_self: bool,
+    /// `optionalOldSelf`: `oldSelf` is an optional, and the rule runs without an old value too.
+    optional_old_self: bool,
 }
 
 /// Compiles the rules of one schema node; rules that do not compile are reported at `path`.
@@ -100,6 +105,7 @@ pub fn compile_rules(rules: &Value, path: &str, errors: &mut Vec<(String, String
                 .map(|p| p.trim_start_matches('.').to_string())
                 .filter(|p| !p.is_empty()),
             uses_old_self,
+            optional_old_self: uses_old_self && rule["optionalOldSelf"].as_bool() == Some(true),
         });
     }
     out
@@ -150,15 +156,27 @@ fn evaluate_rules(
     if let Some(old) = old {
         context.add_variable_from_value("oldSelf", to_cel(old));
     }
+    let mut optional_context = Context::with_env(ENV.clone());
+    optional_context.add_variable_from_value("self", to_cel(value));
+    let optional = match old {
+        Some(old) => OptionalValue::of(to_cel(old)),
+        None => OptionalValue::none(),
+    };
+    optional_context.add_variable_from_value("oldSelf", cel::Value::Opaque(Arc::new(optional)));
     let type_name = if schema.type_.is_empty() {
         "object"
     } else {
         schema.type_.as_str()
     };
     for rule in &schema.validations {
-        if rule.uses_old_self && old.is_none() {
+        if rule.uses_old_self && old.is_none() && !rule.optional_old_self {
             continue;
         }
+        let context = if rule.optional_old_self {
+            &optional_context
+        } else {
+            &context
+        };
         // Ratcheting: a rule that does not compare with oldSelf is not re-checked on an
         // unchanged value (upstream turns its failure into a warning).
         if !rule.uses_old_self && ratcheting::unchanged(value, old) {
@@ -168,7 +186,7 @@ fn evaluate_rules(
             Some(p) => field::child(path, p),
             None => path.to_string(),
         };
-        match rule.program.execute(&context) {
+        match rule.program.execute(context) {
             Ok(cel::Value::Bool(true)) => continue,
             Ok(cel::Value::Bool(false)) => {}
             Ok(other) => {
@@ -194,7 +212,7 @@ fn evaluate_rules(
         let detail = rule
             .message_expression
             .as_ref()
-            .and_then(|m| match m.execute(&context) {
+            .and_then(|m| match m.execute(context) {
                 Ok(cel::Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
                 _ => None,
             })
@@ -202,13 +220,15 @@ fn evaluate_rules(
                 Some(m) => m.clone(),
                 None => format!("failed rule: {}", rule.source.trim()),
             });
+        // `fieldErrorForReason(fldPath, sts.Type, ..)`: the value shown is the type of the node
+        // that declares the rule (`Invalid value: "object": ..`), for `message` and
+        // `messageExpression` alike, whatever `fieldPath` points at.
+        let shown = Value::String(schema.type_.clone());
         errors.push(match rule.reason.as_str() {
             "FieldValueForbidden" => FieldError::forbidden(&at, &detail),
             "FieldValueRequired" => FieldError::required_because(&at, &detail),
-            "FieldValueDuplicate" => FieldError::duplicate(&at, value),
-            // Objects and lists are not shown (`field.OmitValueType`).
-            _ if value.is_object() || value.is_array() => FieldError::invalid_omitted(&at, &detail),
-            _ => FieldError::invalid_json(&at, value, &detail),
+            "FieldValueDuplicate" => FieldError::duplicate(&at, &shown),
+            _ => FieldError::invalid_json(&at, &shown, &detail),
         });
     }
 }
@@ -254,7 +274,7 @@ mod tests {
     fn check(rule: &str, value: Value, old: Option<Value>) -> Vec<String> {
         let mut compile_errors = Vec::new();
         let schema = Structural::from_json(
-            &json!({"x-kubernetes-validations": [{"rule": rule}]}),
+            &json!({"type": "object", "x-kubernetes-validations": [{"rule": rule}]}),
             "schema",
             &mut compile_errors,
         );
@@ -285,7 +305,7 @@ mod tests {
         }
         assert_eq!(
             check("self.replicas < 3", spec.clone(), None),
-            vec!["Invalid value: failed rule: self.replicas < 3".to_string()]
+            vec!["Invalid value: \"object\": failed rule: self.replicas < 3".to_string()]
         );
     }
 
@@ -300,13 +320,46 @@ mod tests {
         );
     }
 
+    /// The errors of a rule with `optionalOldSelf: true`.
+    fn check_optional(rule: &str, value: Value, old: Option<Value>) -> Vec<String> {
+        let mut compile_errors = Vec::new();
+        let schema = Structural::from_json(
+            &json!({"type": "object", "x-kubernetes-validations": [{"rule": rule, "optionalOldSelf": true}]}),
+            "schema",
+            &mut compile_errors,
+        );
+        assert!(compile_errors.is_empty(), "{rule}: {compile_errors:?}");
+        let mut errors = Vec::new();
+        validate(&schema, "spec", &value, old.as_ref(), &mut errors);
+        errors.into_iter().map(|e| e.message).collect()
+    }
+
+    #[test]
+    fn an_optional_old_self_rule_runs_without_an_old_value_too() {
+        let rule =
+            "!oldSelf.hasValue() ? self.replicas == 1 : self.replicas >= oldSelf.value().replicas";
+        assert!(check_optional(rule, json!({"replicas": 1}), None).is_empty());
+        assert_eq!(
+            check_optional(rule, json!({"replicas": 2}), None),
+            vec![format!("Invalid value: \"object\": failed rule: {rule}")],
+            "evaluated on create, with oldSelf absent"
+        );
+        assert!(
+            check_optional(rule, json!({"replicas": 3}), Some(json!({"replicas": 2}))).is_empty()
+        );
+        assert_eq!(
+            check_optional(rule, json!({"replicas": 1}), Some(json!({"replicas": 2}))).len(),
+            1
+        );
+    }
+
     #[test]
     fn transition_rules_need_an_old_value() {
         let rule = "self.replicas >= oldSelf.replicas";
         assert!(check(rule, json!({"replicas": 1}), None).is_empty());
         assert_eq!(
             check(rule, json!({"replicas": 1}), Some(json!({"replicas": 2}))),
-            vec![format!("Invalid value: failed rule: {rule}")]
+            vec![format!("Invalid value: \"object\": failed rule: {rule}")]
         );
     }
 }
