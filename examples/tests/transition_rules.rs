@@ -7,10 +7,10 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kubeward::Reconciler;
 use kubeward::vocabulary::Vocabulary;
+use kubeward::{Action, Pass, Reconciler};
 use kubeward_examples::rollouts::scenario::cluster;
-use kubeward_examples::rollouts::{Rollout, RolloutSpec, Rollouts};
+use kubeward_examples::rollouts::{Rollout, RolloutSpec, Rollouts, UpToDate};
 use serde_json::{Value, json};
 
 fn vocabulary() -> &'static Vocabulary {
@@ -406,4 +406,80 @@ async fn kubectl_patch_of_an_undeclared_transition_fails_with_the_rules_message(
         "{stderr}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A reconciler whose single pass walks `UpToDate` through every stage at once (typed, each
+/// step a declared transition from the one before): `Applying` → `ReadyToPromote` → `Promoting`
+/// → `Applied`.
+struct Sprint;
+
+#[derive(Debug, thiserror::Error)]
+#[error("never")]
+struct Never;
+
+#[kubeward::reconciler(
+    resource = Rollout,
+    controller = "test.kubeward.dev/sprint",
+    conditions(UpToDate),
+)]
+impl Sprint {
+    async fn apply(&self, _rollout: &Rollout, pass: &mut Pass<Rollout>) -> Result<Action, Never> {
+        use kubeward_examples::rollouts::condition::up_to_date::{
+            Applied, Applying, Promoting, ReadyToPromote, State,
+        };
+        loop {
+            let next = match pass.condition::<UpToDate>() {
+                State::Absent(now) => now.to(Applying, "staging"),
+                State::Applying(now) => now.to(ReadyToPromote, "verified"),
+                State::ReadyToPromote(now) => now.to(Promoting, "promoting"),
+                State::Promoting(now) => now.to(Applied, "live"),
+                _ => return Ok(Action::await_change()),
+            };
+            pass.set(next);
+        }
+    }
+}
+
+/// The controller's own writes never meet the rules, also when one pass makes several
+/// transitions of one condition: the status is written one declared transition at a time (the
+/// pass requeued in between), every hop stored with its own event, none refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_that_makes_several_transitions_writes_them_one_declared_step_at_a_time() {
+    let cluster = cluster().await.expect("cluster");
+    let client = cluster.client().unwrap();
+    let api: Api<Rollout> = Api::namespaced(client.clone(), "default");
+    let controller = kubeward::controller::Controller::new(Sprint, client.clone());
+    let running = tokio::spawn(controller.run());
+    create(&api, "web").await;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    let reasons = |events: &[k8s_openapi::api::events::v1::Event]| -> Vec<String> {
+        let mut events: Vec<_> = events
+            .iter()
+            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("web"))
+            .collect();
+        events.sort_by_key(|e| e.event_time.clone().map(|t| t.0));
+        events.iter().filter_map(|e| e.reason.clone()).collect()
+    };
+    let events_api: Api<k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(client.clone(), "default");
+    loop {
+        let events = events_api.list(&Default::default()).await.unwrap().items;
+        if reasons(&events).len() >= 4 {
+            assert_eq!(
+                reasons(&events),
+                ["Applying", "ReadyToPromote", "Promoting", "Applied"],
+                "one event per stored hop"
+            );
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{:?}",
+            reasons(&events)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let stored = api.get_status("web").await.unwrap().status.unwrap();
+    assert_eq!(stored.conditions[0].reason, "Applied");
+    running.abort();
 }

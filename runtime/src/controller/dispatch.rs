@@ -317,7 +317,18 @@ async fn effects<R: Reconciler>(
         context.memory.cleaned_up(&*object, |w| context.cached(w));
     }
     if completed && pass.status_needs_write() {
-        let status = pass.status_to_write();
+        // Several transitions of one condition in this pass that the vocabulary does not declare
+        // as one: written one declared transition at a time, the pass requeued in between.
+        let hop = pass.first_hop(R::CONDITIONS);
+        let no_fields = serde_json::Map::new();
+        let (conditions, fields, status) = match &hop {
+            Some(hop) => (&hop[..], &no_fields, pass.hop_to_write(hop)),
+            None => (
+                pass.conditions(),
+                pass.status_fields(),
+                pass.status_to_write(),
+            ),
+        };
         let sent = status::fingerprint(&status);
         let stored_fingerprint = || status::fingerprint(&pass.stored_status().to_json());
         if context
@@ -348,22 +359,26 @@ async fn effects<R: Reconciler>(
                         // A write the server stored as something a repeat of it would not
                         // match is remembered, so that the repeat is not sent.
                         let normalised =
-                            status::needs_write(&stored, pass.conditions(), pass.status_fields())
-                                .then(|| Normalised {
-                                    sent,
-                                    stored: status::fingerprint(&stored.to_json()),
-                                });
+                            status::needs_write(&stored, conditions, fields).then(|| Normalised {
+                                sent,
+                                stored: status::fingerprint(&stored.to_json()),
+                            });
                         context
                             .memory
                             .normalised(&*object, normalised, |w| context.cached(w));
                     }
-                    events = transition_events::<R>(&pass);
+                    events = transition_events::<R>(&pass, conditions);
                     if let Ok(Next::Done {
                         resource_version: written,
-                        ..
+                        action,
+                        finished,
                     }) = &mut result
                     {
                         *written = resource_version;
+                        if hop.is_some() {
+                            *action = Action::requeue(Duration::ZERO);
+                            *finished = false;
+                        }
                     }
                 }
                 Ok(status::Written::Conflict) => {

@@ -14,7 +14,7 @@ use crate::clock::Clock;
 use crate::conditions::{self, Change, Condition, DesiredCondition};
 use crate::events::{Event, EventRecorder, PublishError};
 use crate::observe::{ObjectRef, Outcome, Phase};
-use crate::vocabulary::ConditionType;
+use crate::vocabulary::{ConditionType, Vocabulary};
 
 /// One reconcile pass over an object of type `K`.
 ///
@@ -56,6 +56,8 @@ pub struct Pass<K> {
     events: Option<(EventRecorder, ObjectReference)>,
     /// Per condition type, the reason and event type its last `set` declared.
     event_types: HashMap<String, (String, EventType)>,
+    /// Per condition type, the condition as each `set` of this pass left it, in order.
+    paths: HashMap<String, Vec<Condition>>,
     _resource: PhantomData<fn() -> K>,
 }
 
@@ -97,6 +99,7 @@ impl<K> Pass<K> {
             now: Timestamp::now(),
             events: None,
             event_types: HashMap::new(),
+            paths: HashMap::new(),
             _resource: PhantomData,
         }
     }
@@ -149,6 +152,39 @@ impl<K> Pass<K> {
             &self.stored().foreign,
             &self.status_fields,
         )
+    }
+
+    /// When this pass moved a declared condition through several reasons and its stored reason
+    /// may not go to the last one directly — the vocabulary does not declare that transition,
+    /// so the CRD's rules ([`crate::crd`]) would refuse the write — the conditions of the first
+    /// write: each such condition at the farthest reason of its path that the stored one may go
+    /// to. The pass then requeues at once and goes on from there, one declared transition per
+    /// write. `None` when the pass's conditions can be written as they are.
+    pub(crate) fn first_hop(&self, vocabularies: &[&Vocabulary]) -> Option<Vec<Condition>> {
+        let mut conditions = self.conditions().to_vec();
+        let mut hopped = false;
+        for vocabulary in vocabularies {
+            let stored = conditions::find(self.stored_conditions(), vocabulary.type_)
+                .map(|c| c.reason.as_str());
+            let Some(last) = conditions.iter_mut().find(|c| c.type_ == vocabulary.type_) else {
+                continue;
+            };
+            if vocabulary.allows(stored, &last.reason) {
+                continue;
+            }
+            let path = self.paths.get(vocabulary.type_).into_iter().flatten();
+            if let Some(hop) = path.rev().find(|c| vocabulary.allows(stored, &c.reason)) {
+                *last = hop.clone();
+                hopped = true;
+            }
+        }
+        hopped.then_some(conditions)
+    }
+
+    /// The status of a [first hop](Self::first_hop): its conditions only (the fields the pass
+    /// set wait for its last write).
+    pub(crate) fn hop_to_write(&self, conditions: &[Condition]) -> Map<String, Value> {
+        super::status::status_json(conditions, &self.stored().foreign, &Map::new())
     }
 
     /// The status as it was stored when the pass started.
@@ -246,8 +282,12 @@ impl<K> Pass<K> {
             None => self.event_types.remove(desired.type_()),
         };
         let now = self.now;
+        let type_ = desired.type_().to_owned();
         let change = conditions::set_with_clock(self.pending_mut(), desired, &PassStart(now));
         self.keep_stored_transition_times();
+        if let Some(set) = conditions::find(self.conditions(), &type_).cloned() {
+            self.paths.entry(type_).or_default().push(set);
+        }
         change
     }
 

@@ -20,9 +20,12 @@ use crate::events::Event;
 use crate::observe::Phase;
 use crate::vocabulary::default_event_type;
 
-/// One event per condition whose (status, reason) the pass's stored write changed.
-pub(super) fn transition_events<R: Reconciler>(pass: &Pass<R::Resource>) -> Vec<Event> {
-    status::transitions(pass.stored_status(), pass.conditions())
+/// One event per condition whose (status, reason) the pass's stored write of `written` changed.
+pub(super) fn transition_events<R: Reconciler>(
+    pass: &Pass<R::Resource>,
+    written: &[crate::conditions::Condition],
+) -> Vec<Event> {
+    status::transitions(pass.stored_status(), written)
         .into_iter()
         .map(|condition| {
             let event_type = pass
