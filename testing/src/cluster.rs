@@ -336,6 +336,30 @@ impl Cluster {
         }
     }
 
+    /// Ends every open watch with `ERROR 410 Expired`, so that watchers relist: on the embedded
+    /// server by compacting its watch history ([`ApiServer::compact`]); on the real one through
+    /// the proxy (etcd's history is not compacted, so a later watch from an old resourceVersion
+    /// may still be served).
+    pub fn expire_watches(&self) {
+        match &self.inner {
+            Inner::Embedded(server) => server.compact(),
+            Inner::Real(real) => real.proxy.state.expire_watches(),
+        }
+    }
+
+    /// Drops every client connection (open watches end without a final event, hung requests go
+    /// unanswered) and serves again on the same address, keeping the stored state: the embedded
+    /// server restarts ([`ApiServer::restart`]); for the real one, its proxy does.
+    ///
+    /// # Errors
+    /// When the address cannot be bound again.
+    pub async fn restart(&self) -> Result<(), ServerError> {
+        match &self.inner {
+            Inner::Embedded(server) => server.restart().await,
+            Inner::Real(real) => real.proxy.restart().await,
+        }
+    }
+
     /// Every client request so far, with the user it acted as and the status it got.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.request_log().all()

@@ -94,6 +94,46 @@ where
     ChannelBody(rx).boxed_unsync()
 }
 
+/// `body` (a JSON watch stream) ended with `ERROR 410 Expired` when `expirations` changes, as
+/// kube-apiserver ends its watches once etcd compacted the history they read from: what
+/// [`crate::Cluster::expire_watches`] does to the real backend's watches, through the proxy.
+pub(crate) fn expiring<B>(mut body: B, mut expirations: tokio::sync::watch::Receiver<u64>) -> Body
+where
+    B: hyper::body::Body<Data = Bytes, Error = Infallible> + Send + Unpin + 'static,
+{
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    expirations.mark_unchanged();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                frame = body.frame() => match frame.map(|f| f.map(Frame::into_data)) {
+                    Some(Ok(Ok(data))) => {
+                        if tx.send(data).await.is_err() {
+                            return;
+                        }
+                    }
+                    Some(_) => {}
+                    None => return,
+                },
+                changed = expirations.changed() => {
+                    if changed.is_ok() {
+                        let status = crate::status::ApiError::expired(
+                            "too old resource version: the watch history was compacted".to_owned(),
+                        );
+                        let event = json!({"type": "ERROR", "object": status.to_status()});
+                        let mut line = serde_json::to_vec(&event).unwrap_or_default();
+                        line.push(b'\n');
+                        let _ = tx.send(Bytes::from(line)).await;
+                    }
+                    return;
+                }
+                () = tx.closed() => return,
+            }
+        }
+    });
+    ChannelBody(rx).boxed_unsync()
+}
+
 pub(crate) fn json_response(status: u16, body: &Value) -> Response<Body> {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     Response::builder()

@@ -181,3 +181,80 @@ async fn a_dependent_of_a_deleted_owner_is_collected() {
     })
     .await;
 }
+
+/// `expire_watches` ends an open watch with `ERROR 410 Expired` (what makes a watcher relist),
+/// on either backend.
+#[tokio::test]
+async fn expired_watches_end_with_410() {
+    use futures::StreamExt;
+    use kube::api::{WatchEvent, WatchParams};
+    let cluster = cluster().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(cluster.client().unwrap());
+    let created = api
+        .create(&PostParams::default(), &config_map("before"))
+        .await
+        .unwrap();
+    let version = created.metadata.resource_version.unwrap();
+    let mut events = api
+        .watch(&WatchParams::default().timeout(60), &version)
+        .await
+        .unwrap()
+        .boxed();
+    api.create(&PostParams::default(), &config_map("seen"))
+        .await
+        .unwrap();
+    match events.next().await {
+        Some(Ok(WatchEvent::Added(cm))) => assert_eq!(cm.metadata.name.as_deref(), Some("seen")),
+        other => panic!("expected the create, got {other:?}"),
+    }
+    cluster.expire_watches();
+    match events.next().await {
+        Some(Ok(WatchEvent::Error(status))) => {
+            assert_eq!(
+                (status.code, status.reason.as_str()),
+                (410, "Expired"),
+                "{status:?}"
+            );
+        }
+        other => panic!("expected ERROR 410, got {other:?}"),
+    }
+    assert!(events.next().await.is_none(), "the watch ended");
+}
+
+/// `restart` drops every connection — a hung request fails — and serves the same state again.
+#[tokio::test]
+async fn a_restart_drops_hung_requests_and_keeps_the_state() {
+    let cluster = cluster().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(cluster.client().unwrap());
+    api.create(&PostParams::default(), &config_map("kept"))
+        .await
+        .unwrap();
+    cluster.faults().add(
+        Fault::new(FaultAction::Hang)
+            .method(Method::GET)
+            .path_prefix("/api/v1/namespaces/default/configmaps/kept")
+            .times(1),
+    );
+    let hung = tokio::spawn({
+        let api = api.clone();
+        async move { api.get("kept").await }
+    });
+    eventually("the GET is hung", || async {
+        cluster
+            .requests()
+            .iter()
+            .any(|r| r.method == Method::GET && r.path.ends_with("/configmaps/kept"))
+    })
+    .await;
+    cluster.restart().await.expect("restarts");
+    let result = tokio::time::timeout(Duration::from_secs(30), hung)
+        .await
+        .expect("the hung request ends with the restart")
+        .unwrap();
+    assert!(
+        result.is_err(),
+        "a dropped connection, not an answer: {result:?}"
+    );
+    let kept = api.get("kept").await.expect("served again");
+    assert_eq!(kept.metadata.name.as_deref(), Some("kept"));
+}

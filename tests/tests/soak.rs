@@ -1,7 +1,9 @@
 //! The reliability soak: two replicas of a controller with leader election reconcile a few
-//! hundred objects while a seeded random schedule injects every fault the in-process API server
-//! offers, and objects are created, edited, approved and deleted. Once the faults stop, it checks
-//! the invariants users rely on (see `RELIABILITY.md`).
+//! hundred objects while a seeded random schedule injects every fault kind, and objects are
+//! created, edited, approved and deleted. Once the faults stop, it checks the invariants users
+//! rely on (see `RELIABILITY.md`). It runs on the API server `KUBEWARD_TEST_APISERVER` picks:
+//! the in-process one by default; `scripts/test` runs a short soak on the real kube-apiserver
+//! too, its faults injected by the proxy in front of it.
 //!
 //! About 45 seconds of faults by default; `KUBEWARD_SOAK_SECS` sets another duration,
 //! `KUBEWARD_SOAK_SEED` replays a schedule (the seed is printed at the start and in every
@@ -24,7 +26,7 @@ use kubeward::leader::LeaderElection;
 use kubeward::observe::{Outcome, PassRecord, ReconcileObserver};
 use kubeward::vocabulary::Vocabulary;
 use kubeward::{Action, Pass, Reconciler};
-use kubeward_testing::{ApiServer, Fault, FaultAction};
+use kubeward_testing::{Cluster, Fault, FaultAction};
 use kubeward_tests::{READY, Running};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -268,7 +270,7 @@ const FAULT_KINDS: [&str; 13] = [
 ];
 
 /// Injects one random fault; returns its kind.
-async fn inject(server: &ApiServer, rng: &mut Rng) -> &'static str {
+async fn inject(server: &Cluster, rng: &mut Rng) -> &'static str {
     let kind = *rng.pick(&FAULT_KINDS);
     let resources = [
         ("soak.kubeward.dev", "items"),
@@ -292,7 +294,7 @@ async fn inject(server: &ApiServer, rng: &mut Rng) -> &'static str {
         "watch lag" => FaultAction::DelayWatchEvents(Duration::from_millis(1000 + rng.below(7000))),
         "close" => FaultAction::CloseConnection,
         "watch 410" => {
-            server.compact();
+            server.expire_watches();
             return kind;
         }
         "restart" => {
@@ -529,8 +531,12 @@ async fn release(items: &Api<Item>, released: &mut HashMap<String, Released>) {
 async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
     let mut figures = Figures::default();
     let mut rng = Rng(seed);
-    let server = ApiServer::start().await.expect("API server starts");
-    server.install_crd(&Item::crd()).expect("CRD installs");
+    let server = Cluster::start().await.expect("API server starts");
+    eprintln!("soak: on {}", server.describe());
+    server
+        .install_crd(&Item::crd())
+        .await
+        .expect("CRD installs");
     let admin = server.client().expect("client");
     let items: Api<Item> = Api::namespaced(admin.clone(), NAMESPACE);
     let ledger = Arc::new(Ledger::default());
@@ -909,7 +915,7 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
 /// a pass that changes nothing (an annotation), twice — the first round lets a replica that
 /// took over learn what the server stores — and the second round's passes write no status.
 async fn steady_state(
-    server: &ApiServer,
+    server: &Cluster,
     items: &Api<Item>,
     ledger: &Ledger,
     live: &HashMap<String, ItemSpec>,

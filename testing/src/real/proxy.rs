@@ -25,7 +25,7 @@ use crate::accept::accept_each;
 use crate::auth::tls::Tls;
 use crate::fault_stage::serve_with_fault;
 use crate::faults::{Faults, Matched};
-use crate::handler::{Body, is_watch};
+use crate::handler::{Body, expiring, is_watch};
 use crate::requests::{RequestLog, RequestRecord};
 use crate::routes::{Route, parse_query, parse_route};
 
@@ -38,9 +38,16 @@ pub(crate) struct ProxyState {
     pub(crate) requests: RequestLog,
     /// Bearer tokens handed out by the cluster, and whom they authenticate.
     users: Mutex<HashMap<String, String>>,
+    /// Bumped to end every open watch with `ERROR 410 Expired`.
+    expirations: tokio::sync::watch::Sender<u64>,
 }
 
 impl ProxyState {
+    /// Ends every open watch with `ERROR 410 Expired`.
+    pub(crate) fn expire_watches(&self) {
+        self.expirations.send_modify(|epoch| *epoch += 1);
+    }
+
     /// Remembers that `token` authenticates `user` (for the request log and `Fault::user`).
     pub(crate) fn name_token(&self, token: &str, user: &str) {
         self.users
@@ -76,7 +83,7 @@ impl ProxyState {
 pub(crate) struct Proxy {
     pub(crate) addr: SocketAddr,
     pub(crate) state: Arc<ProxyState>,
-    accept: JoinHandle<()>,
+    accept: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Proxy {
@@ -104,19 +111,42 @@ impl Proxy {
             faults: Faults::default(),
             requests: RequestLog::default(),
             users: Mutex::new(HashMap::new()),
+            expirations: tokio::sync::watch::channel(0).0,
         });
         let accept = tokio::spawn(accept_loop(listener, state.clone()));
         Ok(Self {
             addr,
             state,
-            accept,
+            accept: Mutex::new(Some(accept)),
         })
+    }
+
+    /// Drops every connection (open watches end without a final event, hung requests go
+    /// unanswered) and listens again on the same port: the in-process server's
+    /// [`restart`](crate::ApiServer::restart), with the real server's state kept as is.
+    pub(crate) async fn restart(&self) -> Result<(), ServerError> {
+        let handle = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(handle) = handle {
+            handle.abort();
+            let _ = handle.await;
+        }
+        let listener = TcpListener::bind(self.addr)
+            .await
+            .map_err(|source| ServerError::Bind {
+                addr: self.addr,
+                source,
+            })?;
+        let accept = tokio::spawn(accept_loop(listener, self.state.clone()));
+        *self.accept.lock().unwrap_or_else(|p| p.into_inner()) = Some(accept);
+        Ok(())
     }
 }
 
 impl Drop for Proxy {
     fn drop(&mut self) {
-        self.accept.abort();
+        if let Some(handle) = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            handle.abort();
+        }
     }
 }
 
@@ -151,12 +181,13 @@ async fn forward(
         Route::Resource(r) => Some((r.group.as_str(), r.plural.as_str())),
         _ => None,
     };
+    let watch = is_watch(&parse_query(&query));
     let fault = state.faults.take(&Matched {
         method: req.method(),
         path: &path,
         resource,
         user: &user,
-        watch: is_watch(&parse_query(&query)),
+        watch,
     });
     let record = RequestRecord {
         method: req.method().clone(),
@@ -170,7 +201,15 @@ async fn forward(
         user,
         status: 0,
     };
-    serve_with_fault(fault, &state.requests, record, send(&state, req)).await
+    let serve = async {
+        let response = send(&state, req).await?;
+        Ok(if watch {
+            response.map(|body| expiring(body, state.expirations.subscribe()))
+        } else {
+            response
+        })
+    };
+    serve_with_fault(fault, &state.requests, record, serve).await
 }
 
 /// Sends `req` to the upstream server on a new connection and streams its answer back.
