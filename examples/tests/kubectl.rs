@@ -1,5 +1,6 @@
-//! `rollouts --serve` keeps the embedded API server up with the operator running, and kubectl
-//! works against it: `get rollouts` lists the Rollout, `describe rollout` shows its events,
+//! `rollouts --serve` keeps the API server up with the operator running (the embedded one, or
+//! the real kube-apiserver when `KUBEWARD_TEST_APISERVER=real`, as `scripts/test` runs it
+//! again), and kubectl works against it: `get rollouts` lists the Rollout, `describe rollout` shows its events,
 //! `explain rollouts.spec` shows the CRD's schema, and `delete namespace` waits for the operator's
 //! cleanup of the Rollouts in it.
 
@@ -9,11 +10,23 @@ use std::time::{Duration, Instant};
 
 use kubeward_examples::rollouts::{FINALIZER, operator};
 
-/// Kills the served binary when the test ends, however it ends.
+/// Stops the served binary when the test ends, however it ends: Ctrl-C (SIGINT) first, so that
+/// it stops the operator and the API server it started (on the real backend, etcd and
+/// kube-apiserver by their process ids), then SIGKILL if it has not exited within 30 s.
 struct Served(Child);
 
 impl Drop for Served {
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.0.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }

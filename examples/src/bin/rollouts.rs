@@ -30,8 +30,9 @@ use kubeward_examples::rollouts::yaml::to_yaml;
 #[derive(Debug, Parser)]
 #[command(name = "rollouts", version)]
 struct Cli {
-    /// After the scenario (which then keeps the Rollout), keep the embedded API server and the
-    /// operator running until Ctrl-C, for kubectl.
+    /// After the scenario (which then keeps the Rollout), keep the API server (the embedded
+    /// one; a real kube-apiserver with KUBEWARD_TEST_APISERVER=real and KUBEBUILDER_ASSETS) and
+    /// the operator running until Ctrl-C, for kubectl.
     #[arg(long)]
     serve: bool,
     /// With --serve: where to write the kubeconfig for kubectl.
@@ -156,12 +157,14 @@ async fn serve(kubeconfig_out: &std::path::Path) -> Result<(), BoxError> {
         keep: true,
         ..ScenarioOptions::default()
     };
-    let server = scenario::embedded_server().await?;
+    // The embedded API server, or the real one when KUBEWARD_TEST_APISERVER=real.
+    let server = scenario::cluster().await?;
     let client = server.client()?;
     let mut stdout = std::io::stdout();
     writeln!(
         stdout,
-        "kubeward rollout operator: scripted scenario on the embedded API server at {}",
+        "kubeward rollout operator: scripted scenario on the {} at {}",
+        server.describe(),
         server.url()
     )?;
     let running = RunningOperator::start(client.clone(), &options.operator())?;
@@ -173,7 +176,7 @@ async fn serve(kubeconfig_out: &std::path::Path) -> Result<(), BoxError> {
     let path = kubeconfig_out.display();
     writeln!(
         stdout,
-        "\nServing the embedded API server with the operator running. Try:\n  \
+        "\nServing the API server with the operator running. Try:\n  \
          kubectl --kubeconfig {path} get rollouts\n  \
          kubectl --kubeconfig {path} describe rollout {name}\n  \
          kubectl --kubeconfig {path} get configmaps\n\
