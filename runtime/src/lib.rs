@@ -54,8 +54,8 @@ pub mod vocabulary;
 
 pub use kube::runtime::controller::Action;
 
-pub use crate::controller::{Pass, Reconciler};
-pub use kubeward_macros::{condition, reconciler, step};
+pub use crate::controller::{Pass, Reconciler, Terminal};
+pub use kubeward_macros::{Terminal, condition, reconciler, step};
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -27,6 +27,10 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
     let name = args.controller.as_ref().map(|c| quote!(const NAME: ::core::option::Option<&'static str> = ::core::option::Option::Some(#c);));
     let finalizer = args.finalizer.as_ref().map(|f| quote!(const FINALIZER: ::core::option::Option<&'static str> = ::core::option::Option::Some(#f);));
     let conditions = &args.conditions;
+    let timeout = args.timeout.map(|millis| {
+        quote!(const RECONCILE_TIMEOUT: ::core::option::Option<::core::time::Duration> =
+            ::core::option::Option::Some(::core::time::Duration::from_millis(#millis));)
+    });
     let info = super::info::expand(&args.info, krate);
     let steps = &checked.steps;
     let step_fns: Vec<Path> = args.steps.iter().map(step_fn_const).collect();
@@ -105,6 +109,7 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
                 #(#step_fns,)*
             ];
             #info
+            #timeout
             #hooks
         }
 

@@ -30,6 +30,9 @@ use crate::observe::{ControllerInfo, Observers, ReconcileObserver};
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 /// How many objects are reconciled at once by default.
 pub const DEFAULT_CONCURRENCY: u16 = 16;
+/// How long one pass's reconciler may run by default before the pass is abandoned (a wedged
+/// pass never holds its concurrency slot or the lease for longer).
+pub const DEFAULT_RECONCILE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// How long a status write's or finalizer patch's request may go unanswered by default before it
 /// is taken as lost (the write is then in doubt, and read back).
 pub const DEFAULT_STATUS_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -110,6 +113,8 @@ pub struct Controller<R: Reconciler> {
     concurrency: u16,
     shutdown_grace: Duration,
     status_timeout: Duration,
+    reconcile_timeout: Option<Duration>,
+    memory: ObjectMemory,
     clock: SharedClock,
     watcher_config: watcher::Config,
     shutdown: Option<ShutdownSignal>,
@@ -131,6 +136,8 @@ impl<R: Reconciler> Controller<R> {
             concurrency: DEFAULT_CONCURRENCY,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             status_timeout: DEFAULT_STATUS_WRITE_TIMEOUT,
+            reconcile_timeout: None,
+            memory: ObjectMemory::default(),
             clock: Arc::new(SystemClock),
             watcher_config: watcher::Config::default(),
             shutdown: None,
@@ -239,6 +246,28 @@ impl<R: Reconciler> Controller<R> {
         self
     }
 
+    /// Abandons a pass whose reconciler (`apply` or `cleanup`) runs longer than `timeout`: its
+    /// steps are recorded as abandoned, nothing it decided is written, it fails with
+    /// [`PassError::TimedOut`](super::PassError::TimedOut) (a failure of reason `timeout` in
+    /// `kubeward_reconcile_errors_total`, and a failure event) and is retried with backoff; its
+    /// concurrency slot is freed at once. Default: the declaration's
+    /// [`RECONCILE_TIMEOUT`](Reconciler::RECONCILE_TIMEOUT) (`#[reconciler(timeout = "30s")]`),
+    /// else [`DEFAULT_RECONCILE_TIMEOUT`]. The status write after it has its own bound
+    /// ([`with_status_write_timeout`](Controller::with_status_write_timeout)).
+    #[must_use]
+    pub fn with_reconcile_timeout(mut self, timeout: Duration) -> Self {
+        self.reconcile_timeout = Some(timeout);
+        self
+    }
+
+    /// The reconcile timeout as it will be used; see
+    /// [`with_reconcile_timeout`](Controller::with_reconcile_timeout).
+    pub fn reconcile_timeout(&self) -> Duration {
+        self.reconcile_timeout
+            .or(R::RECONCILE_TIMEOUT)
+            .unwrap_or(DEFAULT_RECONCILE_TIMEOUT)
+    }
+
     /// Stamps condition transitions with `clock`.
     #[must_use]
     pub fn with_clock(mut self, clock: SharedClock) -> Self {
@@ -309,10 +338,12 @@ impl<R: Reconciler> Controller<R> {
     ) -> Result<crate::metrics::ObjectMetrics, prometheus::Error> {
         use kube::ResourceExt;
         let cache = self.cache.subscribe();
+        let memory = self.memory.clone();
         let snapshot = move || {
             let Some(store) = cache.borrow().clone() else {
                 return Vec::new();
             };
+            let terminal = memory.terminal_failures();
             store
                 .state()
                 .iter()
@@ -336,6 +367,7 @@ impl<R: Reconciler> Controller<R> {
                         generation: object.meta().generation,
                         conditions,
                         suspended: is_suspended::<R>(object),
+                        terminal: terminal.holds(&**object),
                         info,
                     }
                 })
@@ -411,6 +443,7 @@ impl<R: Reconciler> Controller<R> {
     }
 
     async fn run_loop(mut self) -> Result<RunOutcome, ControllerError> {
+        let reconcile_timeout = self.reconcile_timeout();
         let name: Arc<str> = self.name().into();
         NameKind::ControllerName.validate(&name)?;
         crate::vocabulary::Vocabulary::check_distinct(R::CONDITIONS)?;
@@ -452,7 +485,8 @@ impl<R: Reconciler> Controller<R> {
             recorder: recorder.clone(),
             clock: self.clock,
             status_timeout: self.status_timeout,
-            memory: ObjectMemory::default(),
+            reconcile_timeout,
+            memory: self.memory.clone(),
             effects: Effects::default(),
             cache: self.cache.subscribe(),
             fence: self

@@ -24,6 +24,9 @@ pub struct ObjectState {
     pub conditions: Vec<Condition>,
     /// Whether the object is suspended (the reconciler skips it on purpose).
     pub suspended: bool,
+    /// Whether its last pass failed with a [terminal](crate::Terminal) error and it has not
+    /// changed since: no pass runs until it does.
+    pub terminal: bool,
     /// The values of the info labels ([`ObjectMetrics::with_info`]), in their order; empty when
     /// there are none.
     pub info: Vec<String>,
@@ -31,13 +34,14 @@ pub struct ObjectState {
 
 type Snapshot = Arc<dyn Fn() -> Vec<ObjectState> + Send + Sync>;
 
-/// A collector of per-object state: two series per object, 6 per condition type, one per reason
+/// A collector of per-object state: three series per object, 6 per condition type, one per reason
 /// of a declared vocabulary and one info series when info labels are declared.
 ///
 /// | metric | labels | value |
 /// |---|---|---|
 /// | `kubeward_object_generation` | controller, namespace, name | `metadata.generation` |
 /// | `kubeward_object_suspended` | controller, namespace, name | 1 if suspended, else 0 |
+/// | `kubeward_object_terminal` | controller, namespace, name | 1 if its last pass failed with a [terminal](crate::Terminal) error and it has not changed since, else 0 |
 /// | `kubeward_object_condition` | controller, namespace, name, type, status | 1 for the current status, 0 for the other two |
 /// | `kubeward_object_condition_reason` | controller, namespace, name, type, reason, class | 1 for the current reason, 0 for the vocabulary's others |
 /// | `kubeward_object_condition_observed_generation` | controller, namespace, name, type | the condition's observedGeneration |
@@ -69,6 +73,7 @@ pub struct ObjectMetrics {
 struct Families {
     generation: Desc,
     suspended: Desc,
+    terminal: Desc,
     condition: Desc,
     reason: Desc,
     observed_generation: Desc,
@@ -81,6 +86,7 @@ impl Families {
         let mut descs = vec![
             &self.generation,
             &self.suspended,
+            &self.terminal,
             &self.condition,
             &self.reason,
             &self.observed_generation,
@@ -168,7 +174,7 @@ impl ObjectMetrics {
     /// use kubeward::metrics::{ObjectMetrics, ObjectState};
     /// let metrics = ObjectMetrics::new("kubeward", "demo.kubeward.dev/rollouts", Arc::new(|| vec![ObjectState {
     ///     namespace: "demo".into(), name: "web".into(), generation: Some(4), conditions: vec![], suspended: true,
-    ///     info: vec![],
+    ///     terminal: false, info: vec![],
     /// }]))?;
     /// let registry = prometheus::Registry::new();
     /// registry.register(Box::new(metrics))?;
@@ -191,6 +197,12 @@ impl ObjectMetrics {
             suspended: desc(
                 "suspended",
                 "Whether the object is suspended (1) or not (0).",
+                &object,
+            )?,
+            terminal: desc(
+                "terminal",
+                "Whether the object's last pass failed with a terminal error and the object has \
+                 not changed since (1): no pass runs until it does; else 0.",
                 &object,
             )?,
             condition: desc(
@@ -278,6 +290,7 @@ impl Collector for ObjectMetrics {
         let families = &self.families;
         let mut generation = Samples::new(&families.generation);
         let mut suspended = Samples::new(&families.suspended);
+        let mut terminal = Samples::new(&families.terminal);
         let mut condition_status = Samples::new(&families.condition);
         let mut reason = Samples::new(&families.reason);
         let mut observed_generation = Samples::new(&families.observed_generation);
@@ -290,6 +303,7 @@ impl Collector for ObjectMetrics {
                 generation.push(&labels, value as f64);
             }
             suspended.push(&labels, f64::from(u8::from(object.suspended)));
+            terminal.push(&labels, f64::from(u8::from(object.terminal)));
             // A snapshot listing fewer or more values than labels is a bug of its author: leave
             // the object's info series out rather than fail the whole scrape.
             if let Some(info) = &mut info
@@ -325,6 +339,7 @@ impl Collector for ObjectMetrics {
         let mut collected = vec![
             generation.family(),
             suspended.family(),
+            terminal.family(),
             condition_status.family(),
             reason.family(),
             observed_generation.family(),
@@ -369,6 +384,7 @@ mod tests {
                 ),
             }],
             suspended: false,
+            terminal: false,
             info: vec!["r7".into()],
         }
     }
