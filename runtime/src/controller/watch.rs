@@ -193,6 +193,7 @@ mod tests {
     use kube::runtime::controller::Action;
 
     #[derive(Debug, thiserror::Error, crate::Terminal)]
+    #[terminal(crate = "crate")]
     #[error("always fails")]
     struct AlwaysFails;
 
