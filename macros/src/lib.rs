@@ -115,8 +115,13 @@ pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
 /// }
 ///
 /// #[kubeward::reconciler(resource = ConfigMap, controller = "demo.kubeward.dev/web-config")]
-/// async fn web_config(cm: &ConfigMap, pass: &mut Pass<ConfigMap>) -> Result<Action, Error> { .. }
-/// // generates `pub struct WebConfig;` implementing `Reconciler`
+/// pub async fn web_config(cm: &ConfigMap, pass: &mut Pass<ConfigMap>) -> Result<Action, Error> { .. }
+/// // generates `pub struct WebConfig;` (the fn's visibility) implementing `Reconciler`
+///
+/// #[kubeward::reconciler(resource = TenantQuota, controller = "demo.kubeward.dev/quotas")]
+/// async fn quotas(q: &TenantQuota, pass: &mut Pass<TenantQuota>, cx: &Context) -> Result<Action, Error> { .. }
+/// // generates `struct Quotas { .. }` with `Quotas::new(context: Context)`: each pass borrows it
+/// // (a `kube::Client`, shared state), so the fn can touch other objects
 /// ```
 ///
 /// Generates the `Reconciler` impl (`NAME`, `FINALIZER`, `CONDITIONS`, `RECONCILE_TIMEOUT`,
