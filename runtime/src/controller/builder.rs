@@ -378,10 +378,28 @@ impl<R: Reconciler> Controller<R> {
             .with_info(R::INFO)
     }
 
+    /// A Prometheus collector of this controller's own state: whether this replica reconciles
+    /// (holds the lease, or runs without leader election); see
+    /// [`ControllerMetrics`](crate::metrics::ControllerMetrics).
+    ///
+    /// # Errors
+    /// When `prefix` is not a valid metric-name prefix.
+    #[cfg(feature = "prometheus")]
+    pub fn controller_metrics(
+        &self,
+        prefix: &str,
+    ) -> Result<crate::metrics::ControllerMetrics, prometheus::Error> {
+        // A watch term runs exactly while the controller reconciles: its cache is there.
+        let cache = self.cache.subscribe();
+        let leading = move || cache.borrow().is_some();
+        crate::metrics::ControllerMetrics::new(prefix, self.name(), Arc::new(leading))
+    }
+
     /// Registers every metric of this controller on `registry`: passes, steps and event
     /// publishes ([`Metrics`](crate::metrics::Metrics), wired as an observer of the controller
-    /// and of its own event recorder) and per-object state
-    /// ([`object_metrics`](Controller::object_metrics)), all prefixed `kubeward_`. For a custom
+    /// and of its own event recorder), per-object state
+    /// ([`object_metrics`](Controller::object_metrics)) and the controller's own
+    /// ([`controller_metrics`](Controller::controller_metrics)), all prefixed `kubeward_`. For a custom
     /// prefix or buckets, or one `Metrics` shared by several controllers, use
     /// [`with_observer`](Controller::with_observer) and `object_metrics` instead.
     ///
@@ -396,6 +414,9 @@ impl<R: Reconciler> Controller<R> {
         registry.register(Box::new(metrics.clone()))?;
         registry.register(Box::new(
             self.object_metrics(crate::metrics::DEFAULT_PREFIX)?,
+        ))?;
+        registry.register(Box::new(
+            self.controller_metrics(crate::metrics::DEFAULT_PREFIX)?,
         ))?;
         Ok(self.with_observer(Arc::new(metrics)))
     }

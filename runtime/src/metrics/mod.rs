@@ -15,6 +15,9 @@
 //! When a controller registers, every label combination it can produce is initialised to zero,
 //! so `rate()` and absence-based alerts work from the first scrape.
 //!
+//! [`ControllerMetrics`] adds whether this replica leads (`kubeward_controller_leading`) and the
+//! controller's concurrency (`kubeward_controller_max_concurrency`).
+//!
 //! [`ObjectMetrics`] adds per-object state (generation, conditions, suspended) read from the
 //! controller's cache at scrape time: enough to alert on "rollout started", "rollout completed"
 //! and "rollout stuck" without kube-state-metrics.
@@ -41,11 +44,13 @@
 //! ```
 
 mod objects;
+mod status;
 
 pub use objects::{ObjectMetrics, ObjectState};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts};
+pub use status::ControllerMetrics;
 
 use crate::observe::{
     ControllerInfo, FailureReason, Outcome, PassRecord, PassStarted, Phase, PublishRecord,
@@ -488,6 +493,53 @@ mod tests {
     fn invalid_prefix_is_an_error() {
         assert!(Metrics::builder().prefix("my-operator").build().is_err());
         assert!(Metrics::builder().buckets([2.0, 1.0]).build().is_err());
+    }
+
+    #[test]
+    fn passes_in_flight_and_failures_by_reason_are_counted() {
+        use crate::observe::{Observers, PassGuard};
+        let (metrics, registry) = registry_with(Metrics::builder().build().unwrap());
+        let in_flight =
+            r#"kubeward_reconcile_passes_in_flight{controller="demo.kubeward.dev/rollouts"}"#;
+        let errors = |reason: &str| {
+            format!(
+                r#"kubeward_reconcile_errors_total{{controller="demo.kubeward.dev/rollouts",phase="apply",reason="{reason}"}}"#
+            )
+        };
+        metrics.controller_registered(&ControllerInfo {
+            name: CONTROLLER.into(),
+            steps: vec![],
+        });
+        let text = exposition(&registry);
+        assert_eq!(sample(&text, in_flight), "0");
+        for reason in FailureReason::ALL {
+            assert_eq!(sample(&text, &errors(reason.as_str())), "0");
+        }
+        let start = || {
+            PassGuard::start(
+                CONTROLLER.into(),
+                object(),
+                Phase::Apply,
+                Observers::new(vec![metrics.clone()]),
+            )
+        };
+        let (first, second, third) = (start(), start(), start());
+        assert_ne!(first.reconcile_id(), second.reconcile_id());
+        assert_eq!(sample(&exposition(&registry), in_flight), "3");
+        first.fail(FailureReason::Terminal);
+        second.finish(Outcome::Failed);
+        drop(third);
+        let text = exposition(&registry);
+        assert_eq!(sample(&text, in_flight), "0", "abandoned passes leave too");
+        assert_eq!(sample(&text, &errors("terminal")), "1");
+        assert_eq!(sample(&text, &errors("error")), "1");
+        assert_eq!(
+            sample(
+                &text,
+                r#"kubeward_reconcile_passes_total{controller="demo.kubeward.dev/rollouts",outcome="failed",phase="apply"}"#
+            ),
+            "2"
+        );
     }
 
     #[tokio::test]
