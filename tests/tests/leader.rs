@@ -38,20 +38,22 @@ async fn replica_with(
     server: &Cluster,
     account: &str,
     identity: &str,
-    (duration, deadline, retry): (Duration, Duration, Duration),
+    timings: Timings,
     widgets: &Widgets,
     observer: &Arc<Recording>,
 ) -> Running {
-    let timings = (duration, deadline, retry);
     Running::start(replica_controller(server, account, identity, timings, widgets, observer).await)
 }
+
+/// Lease duration, renew deadline and retry period.
+type Timings = (Duration, Duration, Duration);
 
 /// The controller of a replica as [`replica_with`] runs it.
 async fn replica_controller(
     server: &Cluster,
     account: &str,
     identity: &str,
-    (duration, deadline, retry): (Duration, Duration, Duration),
+    (duration, deadline, retry): Timings,
     widgets: &Widgets,
     observer: &Arc<Recording>,
 ) -> Controller<Widgets> {

@@ -533,12 +533,11 @@ mod tests {
         assert_eq!(sample(&text, in_flight), "0", "abandoned passes leave too");
         assert_eq!(sample(&text, &errors("terminal")), "1");
         assert_eq!(sample(&text, &errors("error")), "1");
+        let failed = r#"kubeward_reconcile_passes_total{controller="demo.kubeward.dev/rollouts",outcome="failed",phase="apply"}"#;
         assert_eq!(
-            sample(
-                &text,
-                r#"kubeward_reconcile_passes_total{controller="demo.kubeward.dev/rollouts",outcome="failed",phase="apply"}"#
-            ),
-            "2"
+            sample(&text, failed),
+            "2",
+            "both failures are failed passes"
         );
     }
 

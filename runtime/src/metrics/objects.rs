@@ -65,6 +65,10 @@ pub struct ObjectMetrics {
     snapshot: Snapshot,
     vocabularies: &'static [&'static Vocabulary],
     families: Families,
+    /// What [`Collector::desc`] tells the registry: the families with `controller` as a constant
+    /// label, so that the collectors of several controllers register on one registry (their
+    /// descriptions differ by it; the registry merges their samples by family name).
+    registered: Vec<Desc>,
 }
 
 /// The descriptions of the families. Their samples are built at each scrape straight from the
@@ -228,12 +232,19 @@ impl ObjectMetrics {
             )?,
             info: None,
         };
+        let controller: Arc<str> = controller.into();
+        let registered = families
+            .descs()
+            .into_iter()
+            .map(|desc| registration_desc(desc, &controller))
+            .collect::<Result<_, _>>()?;
         Ok(Self {
             prefix: prefix.to_owned(),
-            controller: controller.into(),
+            controller,
             snapshot,
             vocabularies: &[],
             families,
+            registered,
         })
     }
 
@@ -281,9 +292,28 @@ impl ObjectMetrics {
     }
 }
 
+/// `desc` as one controller's collector registers it: `controller` a constant label of value
+/// `controller`. (The info family is not registered: its label names differ between controllers,
+/// which the registry's check of one family's label names across collectors would refuse, though
+/// Prometheus takes them.)
+fn registration_desc(desc: &Desc, controller: &str) -> Result<Desc, prometheus::Error> {
+    let variable = desc
+        .variable_labels
+        .iter()
+        .filter(|label| *label != "controller")
+        .cloned()
+        .collect();
+    Desc::new(
+        desc.fq_name.clone(),
+        desc.help.clone(),
+        variable,
+        HashMap::from([("controller".to_owned(), controller.to_owned())]),
+    )
+}
+
 impl Collector for ObjectMetrics {
     fn desc(&self) -> Vec<&Desc> {
-        self.families.descs()
+        self.registered.iter().collect()
     }
 
     fn collect(&self) -> Vec<MetricFamily> {
@@ -395,6 +425,65 @@ mod tests {
         prometheus::TextEncoder::new()
             .encode_to_string(&registry.gather())
             .unwrap()
+    }
+
+    #[test]
+    fn the_collectors_of_several_controllers_share_one_registry_and_its_families() {
+        static REVISION: [InfoField; 1] = [InfoField::new("revision", "status.revision")];
+        static IMAGE: [InfoField; 1] = [InfoField::new("image", "spec.image")];
+        let registry = prometheus::Registry::new();
+        for (controller, info) in [
+            ("demo.kubeward.dev/a", &REVISION),
+            ("demo.kubeward.dev/b", &IMAGE),
+        ] {
+            let metrics = ObjectMetrics::new(
+                "kubeward",
+                controller,
+                Arc::new(|| vec![object("Starting")]),
+            )
+            .unwrap()
+            .with_vocabularies(&VOCABULARIES)
+            .unwrap()
+            .with_info(info)
+            .unwrap();
+            registry.register(Box::new(metrics)).unwrap();
+            let leading =
+                crate::metrics::ControllerMetrics::new("kubeward", controller, Arc::new(|| true));
+            registry.register(Box::new(leading.unwrap())).unwrap();
+        }
+        let text = prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .unwrap();
+        for family in [
+            "kubeward_object_generation",
+            "kubeward_object_terminal",
+            "kubeward_object_condition_reason",
+            "kubeward_object_info",
+            "kubeward_controller_leading",
+        ] {
+            let headers = text
+                .lines()
+                .filter(|l| *l == format!("# TYPE {family} gauge"))
+                .count();
+            assert_eq!(headers, 1, "{family} once in:\n{text}");
+        }
+        for controller in ["demo.kubeward.dev/a", "demo.kubeward.dev/b"] {
+            assert!(text.contains(&format!(
+                r#"kubeward_object_generation{{controller="{controller}",name="web",namespace="demo"}} 1"#
+            )), "{text}");
+            assert!(
+                text.contains(&format!(
+                    r#"kubeward_controller_leading{{controller="{controller}"}} 1"#
+                )),
+                "{text}"
+            );
+        }
+        assert!(text.contains(r#"kubeward_object_info{controller="demo.kubeward.dev/a",name="web",namespace="demo",revision="r7"} 1"#), "{text}");
+        assert!(text.contains(r#"kubeward_object_info{controller="demo.kubeward.dev/b",image="r7",name="web",namespace="demo"} 1"#), "{text}");
+        // The same controller twice is still refused.
+        let again =
+            ObjectMetrics::new("kubeward", "demo.kubeward.dev/a", Arc::new(Vec::new)).unwrap();
+        assert!(registry.register(Box::new(again)).is_err());
     }
 
     fn reason_samples(text: &str) -> Vec<&str> {

@@ -51,16 +51,19 @@ impl ControllerMetrics {
         controller: impl Into<Arc<str>>,
         leading: Arc<dyn Fn() -> bool + Send + Sync>,
     ) -> Result<Self, prometheus::Error> {
+        let controller: Arc<str> = controller.into();
         Ok(Self {
-            controller: controller.into(),
+            controller: controller.clone(),
             leading,
             leading_desc: Desc::new(
                 format!("{prefix}_controller_leading"),
                 "1 while this replica reconciles (it holds the lease, or runs without leader \
                  election), 0 while it is a standby or stopped."
                     .to_owned(),
-                vec!["controller".to_owned()],
-                HashMap::new(),
+                // A constant label: the collectors of several controllers register on one
+                // registry (the registry merges their samples by family name).
+                Vec::new(),
+                HashMap::from([("controller".to_owned(), controller.to_string())]),
             )?,
         })
     }
