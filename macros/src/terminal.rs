@@ -75,6 +75,8 @@ pub fn terminal(input: TokenStream) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #impl_generics #krate::Terminal for #ident #ty_generics #where_clause {
+            // The probe's double reference is what picks the source's `Terminal` impl.
+            #[allow(clippy::needless_borrow)]
             fn is_terminal(&self) -> ::core::primitive::bool {
                 #[allow(unused_imports)]
                 use #krate::__private::terminal::{ProbeOther as _, ProbeTerminal as _};

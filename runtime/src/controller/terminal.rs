@@ -130,6 +130,8 @@ mod tests {
     struct Unmarked;
 
     #[test]
+    // The double reference is the probe: it picks the `&Probe` impl when it applies.
+    #[allow(clippy::needless_borrow)]
     fn the_probe_asks_a_source_that_says_and_takes_others_as_retryable() {
         #[allow(unused_imports)]
         use super::{ProbeOther as _, ProbeTerminal as _};
