@@ -47,6 +47,8 @@ pub mod names {
     pub use kubeward_names::{InvalidName, NameKind};
 }
 pub mod observe;
+#[cfg(feature = "prometheus")]
+pub mod operator;
 pub mod ops;
 mod rate_limit;
 pub mod rbac;

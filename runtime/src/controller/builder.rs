@@ -629,7 +629,7 @@ fn is_suspended<R: Reconciler>(object: &R::Resource) -> bool {
 }
 
 /// SIGTERM (what Kubernetes sends a terminating pod) or Ctrl-C.
-async fn termination_signal() {
+pub(crate) async fn termination_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -29,6 +29,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use self::backoff::{BACKOFF_BASE, BACKOFF_MAX, backoff_delay};
+pub(crate) use self::builder::termination_signal;
 pub use self::builder::{
     Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_RECONCILE_TIMEOUT,
     DEFAULT_SHUTDOWN_GRACE, DEFAULT_STATUS_WRITE_TIMEOUT,
