@@ -439,9 +439,13 @@ async fn effects<R: Reconciler>(
                 }
                 Ok(status::Written::Conflict) => {
                     // Someone changed the object since this pass read it: nothing was stored, so
-                    // nothing is published; the object is retried with its backoff.
+                    // nothing is published; the object is retried with its backoff. So is a
+                    // terminal failure: it holds the object only once its status is stored.
                     tracing::debug!("status write conflicted; retrying with backoff");
-                    if result.is_ok() {
+                    if result
+                        .as_ref()
+                        .map_or_else(PassError::is_terminal, |_| true)
+                    {
                         result = Ok(Next::Conflict { write: "status" });
                     }
                 }
@@ -454,7 +458,11 @@ async fn effects<R: Reconciler>(
                     gone = true;
                 }
                 Err(error) => {
-                    if result.is_ok() {
+                    // A terminal failure whose status did not persist is retried, not held.
+                    if result
+                        .as_ref()
+                        .map_or_else(PassError::is_terminal, |_| true)
+                    {
                         result = Err(PassError::Status(error));
                     } else {
                         tracing::warn!(error = %super::ErrorChain(&error), "status write failed too");
