@@ -41,6 +41,7 @@ fn generated_rules_pass_promtool_and_need_every_guard() {
             "suspended",
             "restart",
             "missed-scrape",
+            "terminal",
             "human-gate"
         ]
     );

@@ -12,6 +12,7 @@ extern crate proc_macro;
 mod condition;
 mod reconciler;
 mod step;
+mod terminal;
 mod util;
 
 use proc_macro::TokenStream;
@@ -105,6 +106,7 @@ pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
 ///     conditions(UpToDate),                          // the vocabularies it manages (object metrics)
 ///     steps(render, helpers::deploy),                // `#[step]` fns outside the impl it calls
 ///     error = Error,                                 // when not readable from `Result<Action, E>`
+///     timeout = "30s",                               // reconcile timeout of a pass (ms, s, m, h)
 ///     crate = "::my_facade::kubeward",               // when kubeward is re-exported
 /// )]
 /// impl Rollouts {
@@ -113,11 +115,17 @@ pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
 /// }
 ///
 /// #[kubeward::reconciler(resource = ConfigMap, controller = "demo.kubeward.dev/web-config")]
-/// async fn web_config(cm: &ConfigMap, pass: &mut Pass<ConfigMap>) -> Result<Action, Error> { .. }
-/// // generates `pub struct WebConfig;` implementing `Reconciler`
+/// pub async fn web_config(cm: &ConfigMap, pass: &mut Pass<ConfigMap>) -> Result<Action, Error> { .. }
+/// // generates `pub struct WebConfig;` (the fn's visibility) implementing `Reconciler`
+///
+/// #[kubeward::reconciler(resource = TenantQuota, controller = "demo.kubeward.dev/quotas")]
+/// async fn quotas(q: &TenantQuota, pass: &mut Pass<TenantQuota>, cx: &Context) -> Result<Action, Error> { .. }
+/// // generates `struct Quotas { .. }` with `Quotas::new(context: Context)`: each pass borrows it
+/// // (a `kube::Client`, shared state), so the fn can touch other objects
 /// ```
 ///
-/// Generates the `Reconciler` impl (`NAME`, `FINALIZER`, `CONDITIONS`, `STEPS`: every `#[step]`
+/// Generates the `Reconciler` impl (`NAME`, `FINALIZER`, `CONDITIONS`, `RECONCILE_TIMEOUT`,
+/// `STEPS`: every `#[step]`
 /// name on the methods and statements and of the fns in `steps(..)`, and every hook the impl
 /// writes: `apply`, `cleanup`, `is_suspended`, `failure_event`, `error_backoff`),
 /// `fn controller(self, client) -> Controller<Self>` (events on, reporting as `controller`) and
@@ -134,4 +142,37 @@ pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn reconciler(args: TokenStream, input: TokenStream) -> TokenStream {
     reconciler::reconciler(args.into(), input.into()).into()
+}
+
+/// Implements `kubeward::Terminal` for an error enum or struct: which of its errors are
+/// permanent, so that a pass failing with one is not retried until the object changes.
+///
+/// ```rust,ignore
+/// #[derive(Debug, thiserror::Error, kubeward::Terminal)]
+/// pub enum RenderError {
+///     #[terminal]                                    // permanent for this spec
+///     #[error("image reference {image:?} has no tag")]
+///     InvalidImage { image: String },
+///     #[error("registry unreachable")]               // not marked: retried with backoff
+///     Unreachable(#[source] std::io::Error),
+/// }
+///
+/// #[derive(Debug, thiserror::Error, kubeward::Terminal)]
+/// pub enum Error {
+///     #[error("cannot deploy generation {generation}")]
+///     Render { generation: i64, #[source] source: RenderError },  // asks its source
+///     #[error(transparent)]
+///     Api(#[from] kube::Error),
+/// }
+/// ```
+///
+/// `#[terminal]` on a variant (or on a struct) makes it terminal. Any other variant asks its
+/// source — the field marked `#[source]` or `#[from]`, else the field named `source`, else the
+/// only field of an `#[error(transparent)]` variant — when the source's type implements
+/// `Terminal`; without such a source it is not terminal. `#[terminal(crate = "path")]` on the type
+/// reaches the runtime through a facade. Compile errors: `#[terminal]` on an enum itself,
+/// arguments to a variant's `#[terminal]`, a union.
+#[proc_macro_derive(Terminal, attributes(terminal))]
+pub fn terminal(input: TokenStream) -> TokenStream {
+    terminal::terminal(input.into()).into()
 }

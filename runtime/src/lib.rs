@@ -48,6 +48,8 @@ pub mod names {
     pub use kubeward_names::{InvalidName, NameKind};
 }
 pub mod observe;
+#[cfg(feature = "prometheus")]
+pub mod operator;
 pub mod ops;
 mod rate_limit;
 pub mod rbac;
@@ -55,8 +57,8 @@ pub mod vocabulary;
 
 pub use kube::runtime::controller::Action;
 
-pub use crate::controller::{Pass, Reconciler};
-pub use kubeward_macros::{condition, reconciler, step};
+pub use crate::controller::{Pass, Reconciler, Terminal};
+pub use kubeward_macros::{Terminal, condition, reconciler, step};
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -10,6 +10,11 @@ pub use ::k8s_openapi;
 pub use ::kube;
 pub use ::std;
 
+/// The probe `#[derive(Terminal)]` asks a variant's source with.
+pub mod terminal {
+    pub use crate::controller::terminal::{Probe, ProbeOther, ProbeTerminal};
+}
+
 use crate::conditions::{Condition, DesiredCondition};
 pub use crate::observe::StepName;
 use crate::vocabulary::{ReasonType, Stored, Vocabulary};

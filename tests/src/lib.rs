@@ -119,7 +119,7 @@ pub struct WidgetStatus {
 }
 
 /// The error of a scripted failure.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, kubeward::Terminal)]
 #[error("{0}")]
 pub struct WidgetError(pub String);
 

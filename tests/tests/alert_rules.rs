@@ -47,7 +47,13 @@ fn rules_without_a_human_gate_pass_promtool_and_need_every_guard() {
     let alerts = AlertRules::new("apps.example.com/apps", "App", &READY);
     assert_eq!(
         alerts.guards(),
-        ["no-storm", "suspended", "restart", "missed-scrape"]
+        [
+            "no-storm",
+            "suspended",
+            "restart",
+            "missed-scrape",
+            "terminal"
+        ]
     );
     assert!(alerts.rules().contains("- alert: KubewardAppStuck"));
     assert_alert_rules(&alerts);

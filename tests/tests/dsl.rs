@@ -22,7 +22,7 @@ pub enum Stalled {
 }
 
 /// Why a trial pass failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, kubeward::Terminal)]
 pub enum TrialError {
     /// The widget's own script failed.
     #[error(transparent)]

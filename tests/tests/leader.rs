@@ -38,20 +38,87 @@ async fn replica_with(
     server: &Cluster,
     account: &str,
     identity: &str,
-    (duration, deadline, retry): (Duration, Duration, Duration),
+    timings: Timings,
     widgets: &Widgets,
     observer: &Arc<Recording>,
 ) -> Running {
+    Running::start(replica_controller(server, account, identity, timings, widgets, observer).await)
+}
+
+/// Lease duration, renew deadline and retry period.
+type Timings = (Duration, Duration, Duration);
+
+/// The controller of a replica as [`replica_with`] runs it.
+async fn replica_controller(
+    server: &Cluster,
+    account: &str,
+    identity: &str,
+    (duration, deadline, retry): Timings,
+    widgets: &Widgets,
+    observer: &Arc<Recording>,
+) -> Controller<Widgets> {
     let client = operator_client(server, account).await;
     let election = LeaderElection::new(client.clone(), "default", "widgets-controller", identity)
         .with_timings(duration, deadline, retry);
-    Running::start(
-        Controller::new(widgets.clone(), client.clone())
-            .with_observer(observer.clone())
-            .with_event_recorder(recorder(&client))
-            .with_leader_election(election)
-            .with_shutdown_grace(Duration::from_millis(100)),
-    )
+    Controller::new(widgets.clone(), client.clone())
+        .with_observer(observer.clone())
+        .with_event_recorder(recorder(&client))
+        .with_leader_election(election)
+        .with_shutdown_grace(Duration::from_millis(100))
+}
+
+#[tokio::test]
+async fn the_leading_gauge_says_which_replica_reconciles() {
+    let (server, client) = server_with_widgets().await;
+    let timings = (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD);
+    let leading = r#"kubeward_controller_leading{controller="test.kubeward.dev/widgets"} "#;
+    let gauge = |registry: &prometheus::Registry| {
+        scrape(registry)
+            .lines()
+            .find_map(|l| l.strip_prefix(leading)?.parse::<f64>().ok())
+    };
+    let mut replicas = Vec::new();
+    for name in ["replica-a", "replica-b"] {
+        let controller = replica_controller(
+            &server,
+            name,
+            name,
+            timings,
+            &Widgets::default(),
+            &Recording::new(),
+        )
+        .await;
+        let registry = prometheus::Registry::new();
+        let metrics = controller.controller_metrics("kubeward").expect("metrics");
+        registry.register(Box::new(metrics)).expect("registered");
+        assert_eq!(gauge(&registry), Some(0.0), "not started");
+        let readiness = controller.readiness();
+        replicas.push((Running::start(controller), registry, readiness));
+        if name == "replica-a" {
+            eventually("a leads", || held_by(&client, "replica-a")).await;
+        }
+    }
+    let (b, b_registry, b_readiness) = replicas.pop().expect("b");
+    let (a, a_registry, _) = replicas.pop().expect("a");
+    eventually("a's gauge says it leads", || async {
+        gauge(&a_registry) == Some(1.0)
+    })
+    .await;
+    eventually("b is a standby", || async {
+        *b_readiness.borrow() == kubeward::controller::ControllerState::Standby
+    })
+    .await;
+    assert_eq!(gauge(&b_registry), Some(0.0));
+    // a stops and gives the lease up: b leads.
+    a.stop().await;
+    assert_eq!(gauge(&a_registry), Some(0.0));
+    eventually("b's gauge says it leads", || async {
+        gauge(&b_registry) == Some(1.0)
+    })
+    .await;
+    assert!(held_by(&client, "replica-b").await);
+    b.stop().await;
+    assert_eq!(gauge(&b_registry), Some(0.0));
 }
 
 async fn holder(client: &kube::Client) -> Option<String> {

@@ -34,6 +34,7 @@ fn objects() -> Vec<ObjectState> {
                 last_transition_time: Time(jiff::Timestamp::UNIX_EPOCH),
             }],
             suspended: false,
+            terminal: false,
             info: Vec::new(),
         })
         .collect()

@@ -161,7 +161,7 @@ struct Items {
     ledger: Arc<Ledger>,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, kubeward::Terminal)]
 #[error("{0}")]
 struct ItemError(String);
 

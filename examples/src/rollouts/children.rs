@@ -23,10 +23,13 @@ pub const REPLICAS_KEY: &str = "replicas";
 /// See [`IMAGE_KEY`].
 pub const GENERATION_KEY: &str = "generation";
 
-/// Why a generation cannot be rendered. Permanent for that generation: the spec has to change.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a generation cannot be rendered. `InvalidImage` and `NegativeReplicas` are permanent
+/// for that generation (`#[terminal]`): the spec has to change, so the operator does not retry
+/// them. A missing tag may yet be pushed: `ImageNotFound` is retried with backoff.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, kubeward::Terminal)]
 pub enum RenderError {
     /// The image reference has no repository or no tag.
+    #[terminal]
     #[error("image reference {image:?} is not of the form repository:tag")]
     InvalidImage {
         /// The image as written in the spec.
@@ -41,6 +44,7 @@ pub enum RenderError {
         tag: String,
     },
     /// The replica count is negative.
+    #[terminal]
     #[error("spec.replicas must not be negative, got {replicas}")]
     NegativeReplicas {
         /// The replica count as written.

@@ -35,11 +35,11 @@ pub const FINALIZER: &str = "demo.kubeward.dev/cleanup";
 /// How soon the next stage of a rollout runs by default.
 pub const DEFAULT_STAGE_DELAY: Duration = Duration::from_secs(2);
 
-/// Why a pass failed.
-#[derive(Debug, thiserror::Error)]
+/// Why a pass failed. Terminal when its [`RenderError`] is (the derive asks the source).
+#[derive(Debug, thiserror::Error, kubeward::Terminal)]
 pub enum Error {
-    /// The generation cannot be rendered; it stays `FailedDeploy` until it renders (retried
-    /// with backoff) or the spec changes.
+    /// The generation cannot be rendered; it stays `FailedDeploy` until it renders (a missing
+    /// image, retried with backoff) or the spec changes (an invalid one: terminal, not retried).
     #[error("cannot deploy generation {generation}")]
     Render {
         /// The generation that failed.

@@ -17,10 +17,11 @@ const KEYS: &[&str] = &[
     "steps",
     "error",
     "info",
+    "timeout",
     "crate",
 ];
 
-/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), steps(..), error = .., info(..), crate = "..")]`
+/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), steps(..), error = .., info(..), timeout = "..", crate = "..")]`
 pub(crate) struct Args {
     pub resource: Option<Type>,
     pub controller: Option<LitStr>,
@@ -30,6 +31,8 @@ pub(crate) struct Args {
     pub steps: Vec<Path>,
     pub error: Option<Type>,
     pub info: Vec<super::info::InfoLabel>,
+    /// The reconcile timeout (`timeout = "30s"`), in milliseconds.
+    pub timeout: Option<u64>,
     pub krate: Path,
 }
 
@@ -45,6 +48,7 @@ impl Args {
             steps: Vec::new(),
             error: None,
             info: Vec::new(),
+            timeout: None,
             krate: util::default_crate(),
         };
         let mut seen: Vec<String> = Vec::new();
@@ -69,6 +73,13 @@ impl Args {
                 "steps" => out.steps = path_list(&meta, "step fn", errors)?,
                 "error" => out.error = Some(meta.value()?.parse()?),
                 "info" => super::info::parse(&meta, &mut out.info, errors)?,
+                "timeout" => {
+                    let lit: LitStr = meta.value()?.parse()?;
+                    match parse_duration(&lit.value()) {
+                        Ok(millis) => out.timeout = Some(millis),
+                        Err(message) => errors.at(&lit, message),
+                    }
+                }
                 "crate" => out.krate = util::crate_path(&meta.value()?.parse()?)?,
                 _ => {
                     errors.push(meta.error(util::unknown_key("key", &key, KEYS)));
@@ -114,4 +125,45 @@ fn path_list(
         }
     }
     Ok(paths)
+}
+
+/// The milliseconds of a duration written as a number and a unit (`ms`, `s`, `m`, `h`), such as
+/// `"30s"` or `"500ms"`; at least 1 ms.
+pub(crate) fn parse_duration(text: &str) -> Result<u64, String> {
+    let invalid = || {
+        format!(
+            "`timeout` must be a positive whole number with a unit (ms, s, m or h), such as \"30s\", got {text:?}"
+        )
+    };
+    let digits = text.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &text[digits.len()..];
+    let value: u64 = digits.parse().map_err(|_| invalid())?;
+    let per_unit = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(invalid()),
+    };
+    match value.checked_mul(per_unit) {
+        Some(0) | None => Err(invalid()),
+        Some(millis) => Ok(millis),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn durations_take_a_whole_number_and_a_unit() {
+        assert_eq!(parse_duration("30s"), Ok(30_000));
+        assert_eq!(parse_duration("500ms"), Ok(500));
+        assert_eq!(parse_duration("2m"), Ok(120_000));
+        assert_eq!(parse_duration("1h"), Ok(3_600_000));
+        for bad in ["30", "s", "0s", "1.5s", "-1s", "30 s", "30sec", ""] {
+            let error = parse_duration(bad).unwrap_err();
+            assert!(error.contains("such as \"30s\""), "{bad}: {error}");
+        }
+    }
 }

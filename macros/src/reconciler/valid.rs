@@ -18,6 +18,8 @@ pub(crate) struct Checked {
     pub hooks: Vec<(&'static Hook, Signature)>,
     /// The step names, each once, in source order.
     pub steps: Vec<syn::LitStr>,
+    /// The single reconcile fn's context type: the `C` of its third parameter, `context: &C`.
+    pub context: Option<Type>,
 }
 
 pub(crate) fn check(model: &Reconciler, errors: &mut Errors) -> Checked {
@@ -75,6 +77,7 @@ pub(crate) fn check(model: &Reconciler, errors: &mut Errors) -> Checked {
         );
     }
     let mut hooks = Vec::new();
+    let mut context = None;
     let apply = match &model.form {
         Form::Impl(item) => {
             for sig in methods(item) {
@@ -94,7 +97,7 @@ pub(crate) fn check(model: &Reconciler, errors: &mut Errors) -> Checked {
             apply
         }
         Form::Fn(item) => {
-            check_fn_signature(&item.sig, errors);
+            context = check_fn_signature(&item.sig, errors);
             Some(item.sig.clone())
         }
     };
@@ -124,6 +127,7 @@ pub(crate) fn check(model: &Reconciler, errors: &mut Errors) -> Checked {
         error,
         hooks,
         steps,
+        context,
     }
 }
 
@@ -138,8 +142,9 @@ fn methods(item: &ItemImpl) -> impl Iterator<Item = Signature> + '_ {
     })
 }
 
-/// The single reconcile fn: `async fn name(object: &Resource, pass: &mut Pass<Resource>)`.
-fn check_fn_signature(sig: &Signature, errors: &mut Errors) {
+/// The single reconcile fn: `async fn name(object: &Resource, pass: &mut Pass<Resource>)`, or
+/// with a third parameter `context: &C`, whose `C` it returns.
+fn check_fn_signature(sig: &Signature, errors: &mut Errors) -> Option<Type> {
     if sig.asyncness.is_none() {
         errors.at(
             sig.fn_token,
@@ -147,14 +152,32 @@ fn check_fn_signature(sig: &Signature, errors: &mut Errors) {
         );
     }
     let receiver = matches!(sig.inputs.first(), Some(FnArg::Receiver(_)));
-    if receiver || sig.inputs.len() != 2 {
+    if receiver || !(2..=3).contains(&sig.inputs.len()) {
         errors.push(syn::Error::new(
             sig.paren_token.span.join(),
             format!(
-                "`{}` takes (object: &Resource, pass: &mut Pass<Resource>)",
+                "`{}` takes (object: &Resource, pass: &mut Pass<Resource>), or with a context \
+                 (object: &Resource, pass: &mut Pass<Resource>, context: &Context)",
                 sig.ident
             ),
         ));
+        return None;
+    }
+    let FnArg::Typed(third) = sig.inputs.iter().nth(2)? else {
+        return None;
+    };
+    match &*third.ty {
+        Type::Reference(reference) if reference.mutability.is_none() => {
+            Some((*reference.elem).clone())
+        }
+        other => {
+            errors.at(
+                other,
+                "the context parameter is a shared reference, `context: &Context`: the \
+                 generated reconciler owns the context and lends it to every pass",
+            );
+            None
+        }
     }
 }
 

@@ -5,8 +5,8 @@
 //! | alert | severity | fires while |
 //! |---|---|---|
 //! | `Kubeward<Kind>InProgress` | info, no `for:` | an object's spec is not fully applied: its firing is the "rollout started" notice, its resolution the "rollout completed" one (`send_resolved: true`) |
-//! | `Kubeward<Kind>Stuck` | warning | in progress for over 30 minutes counted from when the rollout started, except while parked in a human gate; the summary names the current reason and its class |
-//! | `KubewardReconcileFailing` | warning | passes fail and none completes, for 10 minutes |
+//! | `Kubeward<Kind>Stuck` | warning | in progress for over 30 minutes counted from when the rollout started, or at once when its last pass failed with a [terminal](crate::Terminal) error, except while parked in a human gate; the summary names the current reason and its class |
+//! | `KubewardReconcileFailing` | warning | passes fail (other than terminally) and none completes, for 10 minutes |
 //! | `KubewardExporterAbsent` | warning | the controller's metrics are missing (once per controller, not per object), or its condition series are |
 //!
 //! The rules carry their guards, each marked on its lines by a PromQL comment `# guard: <name>`,
@@ -17,12 +17,15 @@
 //! - `suspended`: a suspended object must not hold a rollout open;
 //! - `restart`: a new controller pod must not resolve and refire every alert;
 //! - `missed-scrape`: a failed scrape must not resolve every alert (a false "completed");
+//! - `terminal`: an object whose pass failed terminally (no retry will fix it) is stuck at once,
+//!   and its one failure is no controller whose passes keep failing;
 //! - `human-gate` (when the vocabulary declares a [gate](Reason::gate), a
 //!   [`ReasonClass::Waiting`]): an object waiting for a human is in progress but never stuck.
 //!
 //! They read the metrics of [`ObjectMetrics`](crate::metrics::ObjectMetrics) and
 //! [`Metrics`](crate::metrics::Metrics): generation, condition status, reason class,
-//! observedGeneration, lastTransitionTime, suspended and info, read at scrape time.
+//! observedGeneration, lastTransitionTime, suspended, terminal and info, read at scrape time, and
+//! the failed passes by reason.
 //!
 //! ```
 //! use kube::runtime::events::EventType;
@@ -42,7 +45,7 @@
 //! assert_eq!(alerts.rules_file_name(), "databases.rules.yaml");
 //! assert!(alerts.rules().contains("- alert: KubewardDatabaseStuck"));
 //! assert!(alerts.tests().contains("- name: human-gate"));
-//! assert_eq!(alerts.guards(), ["no-storm", "suspended", "restart", "missed-scrape", "human-gate"]);
+//! assert_eq!(alerts.guards(), ["no-storm", "suspended", "restart", "missed-scrape", "terminal", "human-gate"]);
 //! ```
 
 mod template;
@@ -54,7 +57,13 @@ const RULES_TEMPLATE: &str = include_str!("rules.yaml");
 const TESTS_TEMPLATE: &str = include_str!("tests.yaml");
 
 /// The guards every rule set has; `human-gate` follows when the vocabulary has a waiting reason.
-const GUARDS: [&str; 4] = ["no-storm", "suspended", "restart", "missed-scrape"];
+const GUARDS: [&str; 5] = [
+    "no-storm",
+    "suspended",
+    "restart",
+    "missed-scrape",
+    "terminal",
+];
 const HUMAN_GATE: &str = "human-gate";
 
 /// Why alert rules cannot be generated for a controller.
@@ -391,6 +400,21 @@ mod tests {
         assert_eq!(alerts.guards(), GUARDS);
         assert!(!alerts.rules().contains(r#"class="waiting""#));
         assert!(!alerts.tests().contains("human-gate"));
+    }
+
+    #[test]
+    fn a_terminal_failure_is_stuck_at_once_and_no_failing_controller() {
+        let rules = AlertRules::new("demo.kubeward.dev/rollouts", "Rollout", &GATED).rules();
+        assert!(rules.contains(
+            r#"max without (instance, pod) (last_over_time(kubeward_object_terminal{controller="demo.kubeward.dev/rollouts"}[10m])) == 1  # guard: terminal"#
+        ));
+        assert!(rules.contains(
+            r#"kubeward_reconcile_errors_total{reason="terminal"}                      # guard: terminal"#
+        ));
+        assert!(
+            !rules.contains(r#"outcome="failed""#),
+            "failures are counted by reason"
+        );
     }
 
     #[test]

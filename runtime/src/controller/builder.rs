@@ -33,6 +33,9 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 const FLUSH_BUDGET: Duration = Duration::from_secs(5);
 /// How many objects are reconciled at once by default.
 pub const DEFAULT_CONCURRENCY: u16 = 16;
+/// How long one pass's reconciler may run by default before the pass is abandoned (a wedged
+/// pass never holds its concurrency slot or the lease for longer).
+pub const DEFAULT_RECONCILE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// How long a status write's or finalizer patch's request may go unanswered by default before it
 /// is taken as lost (the write is then in doubt, and read back).
 pub const DEFAULT_STATUS_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -113,6 +116,8 @@ pub struct Controller<R: Reconciler> {
     concurrency: u16,
     shutdown_grace: Duration,
     status_timeout: Duration,
+    reconcile_timeout: Option<Duration>,
+    memory: ObjectMemory,
     clock: SharedClock,
     watcher_config: watcher::Config,
     shutdown: Option<ShutdownSignal>,
@@ -134,6 +139,8 @@ impl<R: Reconciler> Controller<R> {
             concurrency: DEFAULT_CONCURRENCY,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             status_timeout: DEFAULT_STATUS_WRITE_TIMEOUT,
+            reconcile_timeout: None,
+            memory: ObjectMemory::default(),
             clock: Arc::new(SystemClock),
             watcher_config: watcher::Config::default(),
             shutdown: None,
@@ -242,6 +249,28 @@ impl<R: Reconciler> Controller<R> {
         self
     }
 
+    /// Abandons a pass whose reconciler (`apply` or `cleanup`) runs longer than `timeout`: its
+    /// steps are recorded as abandoned, nothing it decided is written, it fails with
+    /// [`PassError::TimedOut`](super::PassError::TimedOut) (a failure of reason `timeout` in
+    /// `kubeward_reconcile_errors_total`, and a failure event) and is retried with backoff; its
+    /// concurrency slot is freed at once. Default: the declaration's
+    /// [`RECONCILE_TIMEOUT`](Reconciler::RECONCILE_TIMEOUT) (`#[reconciler(timeout = "30s")]`),
+    /// else [`DEFAULT_RECONCILE_TIMEOUT`]. The status write after it has its own bound
+    /// ([`with_status_write_timeout`](Controller::with_status_write_timeout)).
+    #[must_use]
+    pub fn with_reconcile_timeout(mut self, timeout: Duration) -> Self {
+        self.reconcile_timeout = Some(timeout);
+        self
+    }
+
+    /// The reconcile timeout as it will be used; see
+    /// [`with_reconcile_timeout`](Controller::with_reconcile_timeout).
+    pub fn reconcile_timeout(&self) -> Duration {
+        self.reconcile_timeout
+            .or(R::RECONCILE_TIMEOUT)
+            .unwrap_or(DEFAULT_RECONCILE_TIMEOUT)
+    }
+
     /// Stamps condition transitions with `clock`.
     #[must_use]
     pub fn with_clock(mut self, clock: SharedClock) -> Self {
@@ -312,10 +341,12 @@ impl<R: Reconciler> Controller<R> {
     ) -> Result<crate::metrics::ObjectMetrics, prometheus::Error> {
         use kube::ResourceExt;
         let cache = self.cache.subscribe();
+        let memory = self.memory.clone();
         let snapshot = move || {
             let Some(store) = cache.borrow().clone() else {
                 return Vec::new();
             };
+            let terminal = memory.terminal_failures();
             store
                 .state()
                 .iter()
@@ -339,6 +370,7 @@ impl<R: Reconciler> Controller<R> {
                         generation: object.meta().generation,
                         conditions,
                         suspended: is_suspended::<R>(object),
+                        terminal: terminal.holds(&**object),
                         info,
                     }
                 })
@@ -349,10 +381,28 @@ impl<R: Reconciler> Controller<R> {
             .with_info(R::INFO)
     }
 
+    /// A Prometheus collector of this controller's own state: whether this replica reconciles
+    /// (holds the lease, or runs without leader election); see
+    /// [`ControllerMetrics`](crate::metrics::ControllerMetrics).
+    ///
+    /// # Errors
+    /// When `prefix` is not a valid metric-name prefix.
+    #[cfg(feature = "prometheus")]
+    pub fn controller_metrics(
+        &self,
+        prefix: &str,
+    ) -> Result<crate::metrics::ControllerMetrics, prometheus::Error> {
+        // A watch term runs exactly while the controller reconciles: its cache is there.
+        let cache = self.cache.subscribe();
+        let leading = move || cache.borrow().is_some();
+        crate::metrics::ControllerMetrics::new(prefix, self.name(), Arc::new(leading))
+    }
+
     /// Registers every metric of this controller on `registry`: passes, steps and event
     /// publishes ([`Metrics`](crate::metrics::Metrics), wired as an observer of the controller
-    /// and of its own event recorder) and per-object state
-    /// ([`object_metrics`](Controller::object_metrics)), all prefixed `kubeward_`. For a custom
+    /// and of its own event recorder), per-object state
+    /// ([`object_metrics`](Controller::object_metrics)) and the controller's own
+    /// ([`controller_metrics`](Controller::controller_metrics)), all prefixed `kubeward_`. For a custom
     /// prefix or buckets, or one `Metrics` shared by several controllers, use
     /// [`with_observer`](Controller::with_observer) and `object_metrics` instead.
     ///
@@ -367,6 +417,9 @@ impl<R: Reconciler> Controller<R> {
         registry.register(Box::new(metrics.clone()))?;
         registry.register(Box::new(
             self.object_metrics(crate::metrics::DEFAULT_PREFIX)?,
+        ))?;
+        registry.register(Box::new(
+            self.controller_metrics(crate::metrics::DEFAULT_PREFIX)?,
         ))?;
         Ok(self.with_observer(Arc::new(metrics)))
     }
@@ -414,6 +467,7 @@ impl<R: Reconciler> Controller<R> {
     }
 
     async fn run_loop(mut self) -> Result<RunOutcome, ControllerError> {
+        let reconcile_timeout = self.reconcile_timeout();
         let name: Arc<str> = self.name().into();
         NameKind::ControllerName.validate(&name)?;
         crate::vocabulary::Vocabulary::check_distinct(R::CONDITIONS)?;
@@ -455,7 +509,8 @@ impl<R: Reconciler> Controller<R> {
             recorder: recorder.clone(),
             clock: self.clock,
             status_timeout: self.status_timeout,
-            memory: ObjectMemory::default(),
+            reconcile_timeout,
+            memory: self.memory.clone(),
             effects: Effects::default(),
             cache: self.cache.subscribe(),
             fence: self
@@ -578,7 +633,7 @@ fn is_suspended<R: Reconciler>(object: &R::Resource) -> bool {
 }
 
 /// SIGTERM (what Kubernetes sends a terminating pod) or Ctrl-C.
-async fn termination_signal() {
+pub(crate) async fn termination_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -24,6 +24,8 @@ pub(super) struct Context<R: Reconciler> {
     pub(super) clock: SharedClock,
     /// The bound of each request of a status write or finalizer patch (and of its read-back).
     pub(super) status_timeout: std::time::Duration,
+    /// How long the reconciler may take in one pass before the pass is abandoned.
+    pub(super) reconcile_timeout: std::time::Duration,
     /// Per-object retries (the backoff) and finalized objects, by uid.
     pub(super) memory: ObjectMemory,
     /// The passes' effect units still running (awaited by shutdown before the final flush).

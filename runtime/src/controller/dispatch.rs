@@ -21,6 +21,13 @@
 //!   cache lags longer, the pass runs on the old version, and its status write is known to build
 //!   on a replaced version ([`status::Basis::Replaced`]): its 409 is a conflict, never read back
 //!   as stored, so the transition is not published twice.
+//! - A pass that fails with a [terminal](super::Terminal) error is not retried: its object is
+//!   held (in [`ObjectMemory`](super::memory::ObjectMemory)) until it changes in generation,
+//!   labels, annotations or deletion; calls for it meanwhile (its own status write's watch event,
+//!   a resync) run no pass. The change runs the next pass at once.
+//! - A pass that runs past its reconcile timeout is abandoned (the reconciler's future dropped:
+//!   its steps are recorded as abandoned), fails with [`PassError::TimedOut`] and is retried
+//!   with backoff; nothing it decided is written, and its concurrency slot is freed.
 //! - Once the reconciler returned, the status write and the events it makes durable run as one
 //!   [unit](super::effects) that is not cancelled with the pass: a persisted transition always
 //!   gets its event, also when the pass is abandoned.
@@ -61,12 +68,16 @@ enum Next {
     },
 }
 
-/// The error policy kube-runtime calls after a failed pass: the object's next backoff delay.
+/// The error policy kube-runtime calls after a failed pass: the object's next backoff delay, or
+/// no retry at all after a terminal failure (the object's next change triggers it).
 pub(super) fn error_policy<R: Reconciler>(
     object: Arc<R::Resource>,
     error: &PassError<R::Error>,
     context: Arc<Context<R>>,
 ) -> Action {
+    if error.is_terminal() {
+        return Action::await_change();
+    }
     retry::<R>(&context, &object, error)
 }
 
@@ -96,6 +107,29 @@ pub(super) async fn reconcile<R: Reconciler>(
         Start::From(object) => object,
         Start::Later(delay) => return Ok(Action::requeue(delay)),
     };
+    if context.memory.is_held_terminal(&*object) {
+        // Its last pass failed terminally and nothing it could depend on changed since.
+        tracing::trace!(object = %ObjectRef::from_resource(&*object), "held after a terminal failure");
+        return Ok(Action::await_change());
+    }
+    let result = reconcile_phase(context.clone(), object.clone()).await;
+    if let Err(error) = &result
+        && error.is_terminal()
+    {
+        // Recorded before the call returns: the watch event of this pass's own status write
+        // must already find the object held.
+        context
+            .memory
+            .failed_terminally(&*object, |w| context.cached(w));
+    }
+    result
+}
+
+/// The pass(es) of one call for `object`, by phase.
+async fn reconcile_phase<R: Reconciler>(
+    context: Arc<Context<R>>,
+    object: Arc<R::Resource>,
+) -> Result<Action, PassError<R::Error>> {
     let deleting = object.meta().deletion_timestamp.is_some();
     let next = match R::FINALIZER {
         Some(finalizer) if deleting => {
@@ -198,14 +232,13 @@ async fn run_pass<R: Reconciler>(
     phase: Phase,
 ) -> Result<Next, PassError<R::Error>> {
     let reference = Arc::new(ObjectRef::from_resource(&**object));
-    let span =
-        tracing::info_span!("reconcile", controller = %context.name, object = %reference, %phase);
     let guard = PassGuard::start(
         context.name.clone(),
         reference.clone(),
         phase,
         context.observers.clone(),
     );
+    let span = pass_span(&context.name, &reference, phase, &guard);
     let end = guard
         .run(pass_body(context, object, reference, phase))
         .instrument(span.clone())
@@ -215,10 +248,27 @@ async fn run_pass<R: Reconciler>(
         Ok(_) => {
             tracing::debug!(outcome = %end.outcome, skip_reason = end.skip_reason, "pass finished")
         }
-        Err(error) => tracing::warn!(error = %super::ErrorChain(error), "pass failed"),
+        Err(error) => {
+            let terminal = error.is_terminal();
+            tracing::warn!(error = %super::ErrorChain(error), terminal, "pass failed");
+        }
     }
-    guard.finish(end.outcome);
+    match &end.result {
+        Err(error) if end.outcome == Outcome::Failed => guard.fail(error.failure_reason()),
+        _ => guard.finish(end.outcome),
+    }
     end.result
+}
+
+/// The `reconcile` span of one pass: controller, object, phase and the pass's reconcile id.
+fn pass_span(
+    controller: &str,
+    object: &ObjectRef,
+    phase: Phase,
+    guard: &PassGuard,
+) -> tracing::Span {
+    let reconcile_id = guard.reconcile_id();
+    tracing::info_span!("reconcile", controller, %object, %phase, %reconcile_id)
 }
 
 /// How a pass body ended.
@@ -248,8 +298,17 @@ async fn pass_body<R: Reconciler>(
             _ => context.reconciler.apply(object, &mut pass).await,
         }
     })
-    .catch_unwind()
-    .await;
+    .catch_unwind();
+    // Past the timeout the reconciler's future is dropped: its steps record themselves abandoned.
+    let timeout = context.reconcile_timeout;
+    let Ok(reconciled) = tokio::time::timeout(timeout, reconciled).await else {
+        tracing::warn!(
+            ?timeout,
+            "the pass ran past its reconcile timeout; abandoning it"
+        );
+        let decided = Decided::Unfinished(PassError::TimedOut { after: timeout });
+        return run_effects(context, object, pass, decided, regarding).await;
+    };
     let decided = match reconciled {
         Ok(reconciled) => Decided::Completed(
             reconciled
@@ -261,8 +320,20 @@ async fn pass_body<R: Reconciler>(
                 .map_err(PassError::Reconcile),
         ),
         // What a panicking pass decided is not written: it never finished deciding.
-        Err(panic) => Decided::Panicked(PassError::panicked(&*panic)),
+        Err(panic) => Decided::Unfinished(PassError::panicked(&*panic)),
     };
+    run_effects(context, object, pass, decided, regarding).await
+}
+
+/// Runs the effects of a pass whose reconciler `decided` as one unit, and returns how the pass
+/// ended.
+async fn run_effects<R: Reconciler>(
+    context: &Arc<Context<R>>,
+    object: &Arc<R::Resource>,
+    pass: Pass<R::Resource>,
+    decided: Decided<R::Error>,
+    regarding: ObjectReference,
+) -> PassEnd<R::Error> {
     // From here on the pass's effects run as one unit that survives the pass being dropped
     // (abandoned on lost leadership or at the end of the shutdown grace): a status write that
     // persists always gets its transition events.
@@ -289,8 +360,8 @@ async fn pass_body<R: Reconciler>(
 enum Decided<E: std::error::Error + 'static> {
     /// It returned: its status is written whatever the result.
     Completed(Result<Next, PassError<E>>),
-    /// It panicked: nothing it decided is written.
-    Panicked(PassError<E>),
+    /// It panicked or ran past its timeout: nothing it decided is written.
+    Unfinished(PassError<E>),
 }
 
 /// The effects of a pass once the reconciler `decided`: writes its status, then publishes the
@@ -304,7 +375,7 @@ async fn effects<R: Reconciler>(
 ) -> PassEnd<R::Error> {
     let (mut result, completed) = match decided {
         Decided::Completed(result) => (result, true),
-        Decided::Panicked(error) => (Err(error), false),
+        Decided::Unfinished(error) => (Err(error), false),
     };
     // The status is written whatever the result: a reconciler that sets `FailedDeploy` and
     // returns the error wants both the condition and the failed pass.
@@ -383,9 +454,13 @@ async fn effects<R: Reconciler>(
                 }
                 Ok(status::Written::Conflict) => {
                     // Someone changed the object since this pass read it: nothing was stored, so
-                    // nothing is published; the object is retried with its backoff.
+                    // nothing is published; the object is retried with its backoff. So is a
+                    // terminal failure: it holds the object only once its status is stored.
                     tracing::debug!("status write conflicted; retrying with backoff");
-                    if result.is_ok() {
+                    if result
+                        .as_ref()
+                        .map_or_else(PassError::is_terminal, |_| true)
+                    {
                         result = Ok(Next::Conflict { write: "status" });
                     }
                 }
@@ -398,7 +473,11 @@ async fn effects<R: Reconciler>(
                     gone = true;
                 }
                 Err(error) => {
-                    if result.is_ok() {
+                    // A terminal failure whose status did not persist is retried, not held.
+                    if result
+                        .as_ref()
+                        .map_or_else(PassError::is_terminal, |_| true)
+                    {
                         result = Err(PassError::Status(error));
                     } else {
                         tracing::warn!(error = %super::ErrorChain(&error), "status write failed too");
@@ -451,14 +530,13 @@ async fn run_finalizer_pass<R: Reconciler>(
         FinalizerPatch::Remove { .. } => Phase::Delete,
     };
     let reference = Arc::new(ObjectRef::from_resource(&**object));
-    let span =
-        tracing::info_span!("reconcile", controller = %context.name, object = %reference, %phase);
     let guard = PassGuard::start(
         context.name.clone(),
-        reference,
+        reference.clone(),
         phase,
         context.observers.clone(),
     );
+    let span = pass_span(&context.name, &reference, phase, &guard);
     let observed_gone = || context.observed_gone(object);
     let (action, patched) = match &patch {
         FinalizerPatch::Add => (
@@ -508,7 +586,7 @@ async fn run_finalizer_pass<R: Reconciler>(
             };
             let events = failure_event(&context.reconciler, &error, phase);
             publish(context, events.into_iter().collect(), &regarding).await;
-            guard.finish(Outcome::Failed);
+            guard.fail(error.failure_reason());
             Err(error)
         }
     }

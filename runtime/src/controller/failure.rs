@@ -3,8 +3,11 @@
 use std::error::Error as StdError;
 use std::fmt;
 
+use std::time::Duration;
+
+use super::Terminal;
 use crate::events::Event;
-use crate::observe::Phase;
+use crate::observe::{FailureReason, Phase};
 
 /// Why a pass failed — the reconciler's own error, or a request the runtime made for it — or, for
 /// [`error_backoff`](super::Reconciler::error_backoff) only, that its write met a conflict.
@@ -44,6 +47,14 @@ pub enum PassError<E: StdError + 'static> {
         /// The panic's message (its payload, when a string).
         message: String,
     },
+    /// `apply` or `cleanup` ran past the reconcile timeout and was abandoned: its steps are
+    /// recorded as abandoned, nothing it decided is written (it never finished deciding), its
+    /// concurrency slot is freed, and the object is retried with backoff.
+    #[error("the pass did not finish within its reconcile timeout of {after:?}")]
+    TimedOut {
+        /// The timeout.
+        after: Duration,
+    },
 }
 
 impl<E: StdError + 'static> PassError<E> {
@@ -52,6 +63,32 @@ impl<E: StdError + 'static> PassError<E> {
         match self {
             PassError::Reconcile(error) => Some(error),
             _ => None,
+        }
+    }
+
+    /// Whether the pass failed for good until the object changes: the reconciler's error is
+    /// [`Terminal`].
+    pub fn is_terminal(&self) -> bool
+    where
+        E: Terminal,
+    {
+        self.reconcile_error().is_some_and(Terminal::is_terminal)
+    }
+
+    /// Why the pass failed, as `kubeward_reconcile_errors_total` counts it (a conflict, which is
+    /// no failure, counts as [`FailureReason::Write`] if asked).
+    pub fn failure_reason(&self) -> FailureReason
+    where
+        E: Terminal,
+    {
+        match self {
+            PassError::Reconcile(_) if self.is_terminal() => FailureReason::Terminal,
+            PassError::Reconcile(_) => FailureReason::Error,
+            PassError::Finalizer { .. } | PassError::Status(_) | PassError::Conflict { .. } => {
+                FailureReason::Write
+            }
+            PassError::Panicked { .. } => FailureReason::Panic,
+            PassError::TimedOut { .. } => FailureReason::Timeout,
         }
     }
 

@@ -17,6 +17,11 @@
 //!   that would send the same status to the same stored status sends nothing, since the server
 //!   would only make it into what it holds already — steady state is 0 writes whatever the
 //!   server normalises. Only objects whose writes the server normalises have this entry.
+//! - whether its last pass failed with a [terminal](super::Terminal) error, and what the object
+//!   looked like then (a [fingerprint](terminal_fingerprint) of its generation, labels, annotations
+//!   and deletion): while the object still looks so, no pass runs — not on its own status write,
+//!   not on a resync — and it is exported as `kubeward_object_terminal 1`. A change to any of
+//!   them runs the next pass at once; a pass that succeeds forgets the failure.
 //!
 //! A success drops an object's entry unless it was cleaned up or finalized, or awaits its written
 //! version. The
@@ -31,17 +36,18 @@
 //! sweep) whatever events are missed.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use kube::{Resource, ResourceExt};
 
 /// The fewest entries at which the table is swept.
 const MIN_SWEEP: usize = 64;
 
-/// The memory of one controller; see the module documentation.
-#[derive(Debug)]
+/// The memory of one controller; see the module documentation. Clones share the memory (the
+/// controller's per-object metrics read the terminal failures from it).
+#[derive(Debug, Clone)]
 pub(super) struct ObjectMemory {
-    table: Mutex<Table>,
+    table: Arc<Mutex<Table>>,
 }
 
 #[derive(Debug)]
@@ -69,6 +75,32 @@ struct Entry {
     /// The [fingerprints](super::status::fingerprint) of the last status write that the server
     /// stored as something else, and of what it stored.
     normalised: Option<Normalised>,
+    /// The [`terminal_fingerprint`] of the object when its last pass failed terminally.
+    terminal: Option<u64>,
+}
+
+/// What a terminal failure waits to change: the object's generation (its spec), labels,
+/// annotations and whether it is being deleted — not its status, resourceVersion or finalizers.
+pub(super) fn terminal_fingerprint<K: Resource>(object: &K) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let meta = object.meta();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    meta.generation.hash(&mut hasher);
+    meta.labels.hash(&mut hasher);
+    meta.annotations.hash(&mut hasher);
+    meta.deletion_timestamp.is_some().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The objects held after a terminal failure at one moment: their uids and fingerprints.
+pub(super) struct TerminalFailures(HashMap<String, u64>);
+
+impl TerminalFailures {
+    /// Whether `object` is held ([`ObjectMemory::is_held_terminal`] as of this snapshot).
+    pub(super) fn holds<K: Resource>(&self, object: &K) -> bool {
+        !self.0.is_empty()
+            && self.0.get(&key(object)).copied() == Some(terminal_fingerprint(object))
+    }
 }
 
 /// A status write the server stored as something other than what was sent.
@@ -83,7 +115,11 @@ pub(super) struct Normalised {
 impl Entry {
     /// Whether the entry holds more than a retry count: kept when the object's passes succeed.
     fn keeps(&self) -> bool {
-        self.cleaned_up || self.finalized || self.superseded.is_some() || self.normalised.is_some()
+        self.cleaned_up
+            || self.finalized
+            || self.superseded.is_some()
+            || self.normalised.is_some()
+            || self.terminal.is_some()
     }
 }
 
@@ -98,10 +134,10 @@ pub(super) struct Whereabouts<'a> {
 impl Default for ObjectMemory {
     fn default() -> Self {
         Self {
-            table: Mutex::new(Table {
+            table: Arc::new(Mutex::new(Table {
                 entries: HashMap::new(),
                 sweep_at: MIN_SWEEP,
-            }),
+            })),
         }
     }
 }
@@ -133,10 +169,51 @@ impl ObjectMemory {
         attempt
     }
 
-    /// `object`'s pass succeeded: its next retry is a first attempt again.
+    /// `object`'s pass failed with a terminal error: no pass runs while it looks as it does now
+    /// ([`ObjectMemory::is_held_terminal`]). Its retry count is reset: the change that ends the
+    /// hold is a new start.
+    pub(super) fn failed_terminally<K: Resource>(
+        &self,
+        object: &K,
+        exists: impl Fn(Whereabouts<'_>) -> bool,
+    ) {
+        let mut table = self.lock();
+        let entry = table.entry(object, &exists);
+        entry.terminal = Some(terminal_fingerprint(object));
+        entry.retries = 0;
+        table.drop_if_gone(object, &exists);
+    }
+
+    /// Whether `object`'s last pass failed terminally and the object has not changed since in
+    /// anything a [`terminal_fingerprint`] covers.
+    pub(super) fn is_held_terminal<K: Resource>(&self, object: &K) -> bool {
+        let held = self
+            .lock()
+            .entries
+            .get(&key(object))
+            .and_then(|entry| entry.terminal);
+        held.is_some_and(|held| held == terminal_fingerprint(object))
+    }
+
+    /// The objects held after a terminal failure, read under one lock (for a whole scrape).
+    pub(super) fn terminal_failures(&self) -> TerminalFailures {
+        TerminalFailures(
+            self.lock()
+                .entries
+                .iter()
+                .filter_map(|(uid, entry)| Some((uid.clone(), entry.terminal?)))
+                .collect(),
+        )
+    }
+
+    /// `object`'s pass succeeded: its next retry is a first attempt again, and a terminal failure
+    /// is over.
     pub(super) fn succeeded<K: Resource>(&self, object: &K) {
         let mut table = self.lock();
         let key = key(object);
+        if let Some(entry) = table.entries.get_mut(&key) {
+            entry.terminal = None;
+        }
         match table.entries.get_mut(&key) {
             Some(entry) if entry.keeps() => entry.retries = 0,
             Some(_) => {
@@ -245,6 +322,7 @@ impl ObjectMemory {
                 entry.cleaned_up = false;
                 entry.superseded = None;
                 entry.normalised = None;
+                entry.terminal = None;
             }
             _ => {
                 table.entries.remove(&key);
@@ -351,6 +429,7 @@ impl Table {
             superseded: None,
             superseded_at: None,
             normalised: None,
+            terminal: None,
         })
     }
 }

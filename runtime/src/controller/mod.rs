@@ -15,6 +15,7 @@ mod pass;
 mod publish;
 mod status;
 mod status_field;
+pub(crate) mod terminal;
 mod watch;
 mod watch_failures;
 
@@ -28,15 +29,17 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use self::backoff::{BACKOFF_BASE, BACKOFF_MAX, backoff_delay};
+pub(crate) use self::builder::termination_signal;
 pub use self::builder::{
-    Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_GRACE,
-    DEFAULT_STATUS_WRITE_TIMEOUT,
+    Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_RECONCILE_TIMEOUT,
+    DEFAULT_SHUTDOWN_GRACE, DEFAULT_STATUS_WRITE_TIMEOUT,
 };
 pub(crate) use self::failure::panic_message;
 pub use self::failure::{ErrorChain, PassError, default_failure_event, default_failure_reason};
 pub use self::health::{ControllerState, DEFAULT_SYNC_TIMEOUT};
 pub use self::pass::Pass;
 pub use self::status::NoStatusSubresource;
+pub use self::terminal::Terminal;
 use crate::events::Event;
 use crate::observe::{Phase, StepName};
 use crate::vocabulary::Vocabulary;
@@ -62,8 +65,10 @@ pub trait Reconciler: Send + Sync + 'static {
         + Send
         + Sync
         + 'static;
-    /// The error a pass may fail with.
-    type Error: std::error::Error + Send + Sync + 'static;
+    /// The error a pass may fail with. It says which of its errors are permanent
+    /// ([`Terminal`]; `#[derive(kubeward::Terminal)]`): a pass failing with one is not retried
+    /// until the object changes.
+    type Error: std::error::Error + Terminal + Send + Sync + 'static;
 
     /// The controller's name: events' `reportingController` and the `controller` metric label;
     /// a qualified name such as `demo.kubeward.dev/rollouts`. When `None`, the finalizer is used,
@@ -78,6 +83,10 @@ pub trait Reconciler: Send + Sync + 'static {
     /// Spec or status fields exported as labels of one `kubeward_object_info` series per object;
     /// see [`info`](crate::info).
     const INFO: &'static [crate::info::InfoField] = &[];
+    /// How long one pass may run before it is abandoned (`#[reconciler(timeout = "30s")]`);
+    /// `None` for the controller's ([`Controller::with_reconcile_timeout`], by default
+    /// [`DEFAULT_RECONCILE_TIMEOUT`]).
+    const RECONCILE_TIMEOUT: Option<Duration> = None;
 
     /// Converges `object`.
     fn apply(

@@ -192,7 +192,8 @@ mod tests {
     use kube::api::{DeleteParams, ObjectMeta, PostParams};
     use kube::runtime::controller::Action;
 
-    #[derive(Debug, thiserror::Error)]
+    #[derive(Debug, thiserror::Error, crate::Terminal)]
+    #[terminal(crate = "crate")]
     #[error("always fails")]
     struct AlwaysFails;
 
@@ -236,6 +237,7 @@ mod tests {
             recorder: None,
             clock: Arc::new(SystemClock),
             status_timeout: Duration::from_secs(10),
+            reconcile_timeout: super::super::DEFAULT_RECONCILE_TIMEOUT,
             memory: super::super::memory::ObjectMemory::default(),
             effects: super::super::effects::Effects::default(),
             cache: cached,

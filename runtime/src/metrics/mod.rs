@@ -6,12 +6,17 @@
 //! | metric | type | labels |
 //! |---|---|---|
 //! | `kubeward_reconcile_passes_total` | counter | controller, phase, outcome |
+//! | `kubeward_reconcile_errors_total` | counter | controller, phase, reason: why the failed passes failed ([`FailureReason`]: `error`, `terminal`, `timeout`, `panic`, `write`) |
+//! | `kubeward_reconcile_passes_in_flight` | gauge | controller: passes running now (controller-runtime's `active_workers`) |
 //! | `kubeward_reconcile_pass_duration_seconds` | histogram | controller, phase, outcome |
 //! | `kubeward_reconcile_step_duration_seconds` | histogram | controller, step, outcome |
 //! | `kubeward_event_publishes_total` | counter | controller, type, result |
 //!
 //! When a controller registers, every label combination it can produce is initialised to zero,
 //! so `rate()` and absence-based alerts work from the first scrape.
+//!
+//! [`ControllerMetrics`] adds whether this replica leads (`kubeward_controller_leading`) and the
+//! controller's concurrency (`kubeward_controller_max_concurrency`).
 //!
 //! [`ObjectMetrics`] adds per-object state (generation, conditions, suspended) read from the
 //! controller's cache at scrape time: enough to alert on "rollout started", "rollout completed"
@@ -39,15 +44,17 @@
 //! ```
 
 mod objects;
+mod status;
 
 pub use objects::{ObjectMetrics, ObjectState};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
-use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, Opts};
+use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts};
+pub use status::ControllerMetrics;
 
 use crate::observe::{
-    ControllerInfo, Outcome, PassRecord, Phase, PublishRecord, PublishResult, ReconcileObserver,
-    StepRecord,
+    ControllerInfo, FailureReason, Outcome, PassRecord, PassStarted, Phase, PublishRecord,
+    PublishResult, ReconcileObserver, StepRecord,
 };
 
 /// Default histogram buckets, in seconds: from 10 ms to 30 s.
@@ -111,6 +118,21 @@ impl MetricsBuilder {
                 ),
                 &["controller", "phase", "outcome"],
             )?,
+            errors: IntCounterVec::new(
+                Opts::new(
+                    name("reconcile_errors_total"),
+                    "Failed reconcile passes by phase and why they failed: error (retried), \
+                     terminal (not retried until the object changes), timeout, panic, write.",
+                ),
+                &["controller", "phase", "reason"],
+            )?,
+            in_flight: IntGaugeVec::new(
+                Opts::new(
+                    name("reconcile_passes_in_flight"),
+                    "Reconcile passes running now.",
+                ),
+                &["controller"],
+            )?,
             pass_duration: histogram(
                 "reconcile_pass_duration_seconds",
                 "Duration of reconcile passes by phase and outcome.",
@@ -137,6 +159,8 @@ impl MetricsBuilder {
 #[derive(Debug, Clone)]
 pub struct Metrics {
     passes: IntCounterVec,
+    errors: IntCounterVec,
+    in_flight: IntGaugeVec,
     pass_duration: HistogramVec,
     step_duration: HistogramVec,
     publishes: IntCounterVec,
@@ -161,7 +185,12 @@ impl ReconcileObserver for Metrics {
                 self.passes.with_label_values(&labels);
                 self.pass_duration.with_label_values(&labels);
             }
+            for reason in FailureReason::ALL {
+                self.errors
+                    .with_label_values(&[name, phase.as_str(), reason.as_str()]);
+            }
         }
+        self.in_flight.with_label_values(&[name]);
         for step in &controller.steps {
             for outcome in Outcome::STEP {
                 self.step_duration
@@ -176,7 +205,19 @@ impl ReconcileObserver for Metrics {
         }
     }
 
+    fn pass_started(&self, pass: &PassStarted) {
+        self.in_flight.with_label_values(&[&*pass.controller]).inc();
+    }
+
     fn pass_finished(&self, record: &PassRecord) {
+        self.in_flight
+            .with_label_values(&[&*record.controller])
+            .dec();
+        if let Some(reason) = record.failure {
+            self.errors
+                .with_label_values(&[&*record.controller, record.phase.as_str(), reason.as_str()])
+                .inc();
+        }
         let labels = [
             &*record.controller,
             record.phase.as_str(),
@@ -213,6 +254,8 @@ impl Collector for Metrics {
     fn desc(&self) -> Vec<&Desc> {
         [
             self.passes.desc(),
+            self.errors.desc(),
+            self.in_flight.desc(),
             self.pass_duration.desc(),
             self.step_duration.desc(),
             self.publishes.desc(),
@@ -223,6 +266,8 @@ impl Collector for Metrics {
     fn collect(&self) -> Vec<MetricFamily> {
         [
             self.passes.collect(),
+            self.errors.collect(),
+            self.in_flight.collect(),
             self.pass_duration.collect(),
             self.step_duration.collect(),
             self.publishes.collect(),
@@ -259,7 +304,9 @@ mod tests {
             object: object(),
             phase,
             outcome,
+            failure: (outcome == Outcome::Failed).then_some(FailureReason::Error),
             duration: Duration::from_millis(millis),
+            reconcile_id: crate::observe::ReconcileId::random(),
         }
     }
 
@@ -446,6 +493,52 @@ mod tests {
     fn invalid_prefix_is_an_error() {
         assert!(Metrics::builder().prefix("my-operator").build().is_err());
         assert!(Metrics::builder().buckets([2.0, 1.0]).build().is_err());
+    }
+
+    #[test]
+    fn passes_in_flight_and_failures_by_reason_are_counted() {
+        use crate::observe::{Observers, PassGuard};
+        let (metrics, registry) = registry_with(Metrics::builder().build().unwrap());
+        let in_flight =
+            r#"kubeward_reconcile_passes_in_flight{controller="demo.kubeward.dev/rollouts"}"#;
+        let errors = |reason: &str| {
+            format!(
+                r#"kubeward_reconcile_errors_total{{controller="demo.kubeward.dev/rollouts",phase="apply",reason="{reason}"}}"#
+            )
+        };
+        metrics.controller_registered(&ControllerInfo {
+            name: CONTROLLER.into(),
+            steps: vec![],
+        });
+        let text = exposition(&registry);
+        assert_eq!(sample(&text, in_flight), "0");
+        for reason in FailureReason::ALL {
+            assert_eq!(sample(&text, &errors(reason.as_str())), "0");
+        }
+        let start = || {
+            PassGuard::start(
+                CONTROLLER.into(),
+                object(),
+                Phase::Apply,
+                Observers::new(vec![metrics.clone()]),
+            )
+        };
+        let (first, second, third) = (start(), start(), start());
+        assert_ne!(first.reconcile_id(), second.reconcile_id());
+        assert_eq!(sample(&exposition(&registry), in_flight), "3");
+        first.fail(FailureReason::Terminal);
+        second.finish(Outcome::Failed);
+        drop(third);
+        let text = exposition(&registry);
+        assert_eq!(sample(&text, in_flight), "0", "abandoned passes leave too");
+        assert_eq!(sample(&text, &errors("terminal")), "1");
+        assert_eq!(sample(&text, &errors("error")), "1");
+        let failed = r#"kubeward_reconcile_passes_total{controller="demo.kubeward.dev/rollouts",outcome="failed",phase="apply"}"#;
+        assert_eq!(
+            sample(&text, failed),
+            "2",
+            "both failures are failed passes"
+        );
     }
 
     #[tokio::test]

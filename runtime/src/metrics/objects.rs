@@ -24,6 +24,9 @@ pub struct ObjectState {
     pub conditions: Vec<Condition>,
     /// Whether the object is suspended (the reconciler skips it on purpose).
     pub suspended: bool,
+    /// Whether its last pass failed with a [terminal](crate::Terminal) error and it has not
+    /// changed since: no pass runs until it does.
+    pub terminal: bool,
     /// The values of the info labels ([`ObjectMetrics::with_info`]), in their order; empty when
     /// there are none.
     pub info: Vec<String>,
@@ -31,13 +34,14 @@ pub struct ObjectState {
 
 type Snapshot = Arc<dyn Fn() -> Vec<ObjectState> + Send + Sync>;
 
-/// A collector of per-object state: two series per object, 6 per condition type, one per reason
+/// A collector of per-object state: three series per object, 6 per condition type, one per reason
 /// of a declared vocabulary and one info series when info labels are declared.
 ///
 /// | metric | labels | value |
 /// |---|---|---|
 /// | `kubeward_object_generation` | controller, namespace, name | `metadata.generation` |
 /// | `kubeward_object_suspended` | controller, namespace, name | 1 if suspended, else 0 |
+/// | `kubeward_object_terminal` | controller, namespace, name | 1 if its last pass failed with a [terminal](crate::Terminal) error and it has not changed since, else 0 |
 /// | `kubeward_object_condition` | controller, namespace, name, type, status | 1 for the current status, 0 for the other two |
 /// | `kubeward_object_condition_reason` | controller, namespace, name, type, reason, class | 1 for the current reason, 0 for the vocabulary's others |
 /// | `kubeward_object_condition_observed_generation` | controller, namespace, name, type | the condition's observedGeneration |
@@ -61,6 +65,10 @@ pub struct ObjectMetrics {
     snapshot: Snapshot,
     vocabularies: &'static [&'static Vocabulary],
     families: Families,
+    /// What [`Collector::desc`] tells the registry: the families with `controller` as a constant
+    /// label, so that the collectors of several controllers register on one registry (their
+    /// descriptions differ by it; the registry merges their samples by family name).
+    registered: Vec<Desc>,
 }
 
 /// The descriptions of the families. Their samples are built at each scrape straight from the
@@ -69,6 +77,7 @@ pub struct ObjectMetrics {
 struct Families {
     generation: Desc,
     suspended: Desc,
+    terminal: Desc,
     condition: Desc,
     reason: Desc,
     observed_generation: Desc,
@@ -81,6 +90,7 @@ impl Families {
         let mut descs = vec![
             &self.generation,
             &self.suspended,
+            &self.terminal,
             &self.condition,
             &self.reason,
             &self.observed_generation,
@@ -168,7 +178,7 @@ impl ObjectMetrics {
     /// use kubeward::metrics::{ObjectMetrics, ObjectState};
     /// let metrics = ObjectMetrics::new("kubeward", "demo.kubeward.dev/rollouts", Arc::new(|| vec![ObjectState {
     ///     namespace: "demo".into(), name: "web".into(), generation: Some(4), conditions: vec![], suspended: true,
-    ///     info: vec![],
+    ///     terminal: false, info: vec![],
     /// }]))?;
     /// let registry = prometheus::Registry::new();
     /// registry.register(Box::new(metrics))?;
@@ -191,6 +201,12 @@ impl ObjectMetrics {
             suspended: desc(
                 "suspended",
                 "Whether the object is suspended (1) or not (0).",
+                &object,
+            )?,
+            terminal: desc(
+                "terminal",
+                "Whether the object's last pass failed with a terminal error and the object has \
+                 not changed since (1): no pass runs until it does; else 0.",
                 &object,
             )?,
             condition: desc(
@@ -216,12 +232,19 @@ impl ObjectMetrics {
             )?,
             info: None,
         };
+        let controller: Arc<str> = controller.into();
+        let registered = families
+            .descs()
+            .into_iter()
+            .map(|desc| registration_desc(desc, &controller))
+            .collect::<Result<_, _>>()?;
         Ok(Self {
             prefix: prefix.to_owned(),
-            controller: controller.into(),
+            controller,
             snapshot,
             vocabularies: &[],
             families,
+            registered,
         })
     }
 
@@ -269,15 +292,35 @@ impl ObjectMetrics {
     }
 }
 
+/// `desc` as one controller's collector registers it: `controller` a constant label of value
+/// `controller`. (The info family is not registered: its label names differ between controllers,
+/// which the registry's check of one family's label names across collectors would refuse, though
+/// Prometheus takes them.)
+fn registration_desc(desc: &Desc, controller: &str) -> Result<Desc, prometheus::Error> {
+    let variable = desc
+        .variable_labels
+        .iter()
+        .filter(|label| *label != "controller")
+        .cloned()
+        .collect();
+    Desc::new(
+        desc.fq_name.clone(),
+        desc.help.clone(),
+        variable,
+        HashMap::from([("controller".to_owned(), controller.to_owned())]),
+    )
+}
+
 impl Collector for ObjectMetrics {
     fn desc(&self) -> Vec<&Desc> {
-        self.families.descs()
+        self.registered.iter().collect()
     }
 
     fn collect(&self) -> Vec<MetricFamily> {
         let families = &self.families;
         let mut generation = Samples::new(&families.generation);
         let mut suspended = Samples::new(&families.suspended);
+        let mut terminal = Samples::new(&families.terminal);
         let mut condition_status = Samples::new(&families.condition);
         let mut reason = Samples::new(&families.reason);
         let mut observed_generation = Samples::new(&families.observed_generation);
@@ -290,6 +333,7 @@ impl Collector for ObjectMetrics {
                 generation.push(&labels, value as f64);
             }
             suspended.push(&labels, f64::from(u8::from(object.suspended)));
+            terminal.push(&labels, f64::from(u8::from(object.terminal)));
             // A snapshot listing fewer or more values than labels is a bug of its author: leave
             // the object's info series out rather than fail the whole scrape.
             if let Some(info) = &mut info
@@ -325,6 +369,7 @@ impl Collector for ObjectMetrics {
         let mut collected = vec![
             generation.family(),
             suspended.family(),
+            terminal.family(),
             condition_status.family(),
             reason.family(),
             observed_generation.family(),
@@ -369,6 +414,7 @@ mod tests {
                 ),
             }],
             suspended: false,
+            terminal: false,
             info: vec!["r7".into()],
         }
     }
@@ -379,6 +425,65 @@ mod tests {
         prometheus::TextEncoder::new()
             .encode_to_string(&registry.gather())
             .unwrap()
+    }
+
+    #[test]
+    fn the_collectors_of_several_controllers_share_one_registry_and_its_families() {
+        static REVISION: [InfoField; 1] = [InfoField::new("revision", "status.revision")];
+        static IMAGE: [InfoField; 1] = [InfoField::new("image", "spec.image")];
+        let registry = prometheus::Registry::new();
+        for (controller, info) in [
+            ("demo.kubeward.dev/a", &REVISION),
+            ("demo.kubeward.dev/b", &IMAGE),
+        ] {
+            let metrics = ObjectMetrics::new(
+                "kubeward",
+                controller,
+                Arc::new(|| vec![object("Starting")]),
+            )
+            .unwrap()
+            .with_vocabularies(&VOCABULARIES)
+            .unwrap()
+            .with_info(info)
+            .unwrap();
+            registry.register(Box::new(metrics)).unwrap();
+            let leading =
+                crate::metrics::ControllerMetrics::new("kubeward", controller, Arc::new(|| true));
+            registry.register(Box::new(leading.unwrap())).unwrap();
+        }
+        let text = prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .unwrap();
+        for family in [
+            "kubeward_object_generation",
+            "kubeward_object_terminal",
+            "kubeward_object_condition_reason",
+            "kubeward_object_info",
+            "kubeward_controller_leading",
+        ] {
+            let headers = text
+                .lines()
+                .filter(|l| *l == format!("# TYPE {family} gauge"))
+                .count();
+            assert_eq!(headers, 1, "{family} once in:\n{text}");
+        }
+        for controller in ["demo.kubeward.dev/a", "demo.kubeward.dev/b"] {
+            assert!(text.contains(&format!(
+                r#"kubeward_object_generation{{controller="{controller}",name="web",namespace="demo"}} 1"#
+            )), "{text}");
+            assert!(
+                text.contains(&format!(
+                    r#"kubeward_controller_leading{{controller="{controller}"}} 1"#
+                )),
+                "{text}"
+            );
+        }
+        assert!(text.contains(r#"kubeward_object_info{controller="demo.kubeward.dev/a",name="web",namespace="demo",revision="r7"} 1"#), "{text}");
+        assert!(text.contains(r#"kubeward_object_info{controller="demo.kubeward.dev/b",image="r7",name="web",namespace="demo"} 1"#), "{text}");
+        // The same controller twice is still refused.
+        let again =
+            ObjectMetrics::new("kubeward", "demo.kubeward.dev/a", Arc::new(Vec::new)).unwrap();
+        assert!(registry.register(Box::new(again)).is_err());
     }
 
     fn reason_samples(text: &str) -> Vec<&str> {

@@ -5,7 +5,10 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{ObjectRef, Observers, Outcome, PassRecord, Phase, ReconcileObserver};
+use super::{
+    FailureReason, ObjectRef, Observers, Outcome, PassRecord, PassStarted, Phase, ReconcileId,
+    ReconcileObserver,
+};
 
 /// What a pass's steps need to know to report: set by [`PassGuard::run`] as a task-local.
 #[derive(Debug)]
@@ -50,18 +53,27 @@ tokio::task_local! {
 #[derive(Debug)]
 pub struct PassGuard {
     pub(super) scope: Arc<PassScope>,
+    reconcile_id: ReconcileId,
     started: Instant,
     finished: bool,
 }
 
 impl PassGuard {
-    /// Starts timing a pass of `controller` over `object` in `phase`.
+    /// Starts timing a pass of `controller` over `object` in `phase`, with a new
+    /// [`ReconcileId`], and tells the observers it started.
     pub fn start(
         controller: Arc<str>,
         object: Arc<ObjectRef>,
         phase: Phase,
         observers: Observers,
     ) -> Self {
+        let reconcile_id = ReconcileId::random();
+        observers.pass_started(&PassStarted {
+            controller: controller.clone(),
+            object: object.clone(),
+            phase,
+            reconcile_id,
+        });
         Self {
             scope: Arc::new(PassScope {
                 controller,
@@ -69,9 +81,15 @@ impl PassGuard {
                 phase,
                 observers,
             }),
+            reconcile_id,
             started: Instant::now(),
             finished: false,
         }
+    }
+
+    /// The pass's reconcile id.
+    pub fn reconcile_id(&self) -> ReconcileId {
+        self.reconcile_id
     }
 
     /// Runs `future` as (part of) this pass: steps inside it report into the pass.
@@ -89,12 +107,19 @@ impl PassGuard {
         &self.scope.object
     }
 
-    /// Records the pass as ended with `outcome`.
+    /// Records the pass as ended with `outcome`; a [`Outcome::Failed`] one as failed for
+    /// [`FailureReason::Error`] (use [`PassGuard::fail`] to say why).
     pub fn finish(mut self, outcome: Outcome) {
-        self.record(outcome);
+        let failure = (outcome == Outcome::Failed).then_some(FailureReason::Error);
+        self.record(outcome, failure);
     }
 
-    fn record(&mut self, outcome: Outcome) {
+    /// Records the pass as [failed](Outcome::Failed) for `reason`.
+    pub fn fail(mut self, reason: FailureReason) {
+        self.record(Outcome::Failed, Some(reason));
+    }
+
+    fn record(&mut self, outcome: Outcome, failure: Option<FailureReason>) {
         self.finished = true;
         let scope = &self.scope;
         scope.observers.pass_finished(&PassRecord {
@@ -102,7 +127,9 @@ impl PassGuard {
             object: scope.object.clone(),
             phase: scope.phase,
             outcome,
+            failure,
             duration: self.started.elapsed(),
+            reconcile_id: self.reconcile_id,
         });
     }
 }
@@ -110,7 +137,7 @@ impl PassGuard {
 impl Drop for PassGuard {
     fn drop(&mut self) {
         if !self.finished {
-            self.record(Outcome::Abandoned);
+            self.record(Outcome::Abandoned, None);
         }
     }
 }

@@ -118,6 +118,94 @@ impl fmt::Display for Outcome {
     }
 }
 
+/// Why a pass [failed](Outcome::Failed): the `reason` label of
+/// `kubeward_reconcile_errors_total`, which breaks the failed passes down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FailureReason {
+    /// The reconciler returned an error worth retrying: retried with backoff.
+    Error,
+    /// The reconciler returned a [terminal](crate::Terminal) error: not retried until the object
+    /// changes.
+    Terminal,
+    /// The pass ran past its [reconcile timeout](crate::controller::Controller::with_reconcile_timeout)
+    /// and was abandoned: retried with backoff.
+    Timeout,
+    /// The reconciler panicked: retried with backoff.
+    Panic,
+    /// The runtime's own write for the pass failed (the status write, a finalizer patch):
+    /// retried with backoff.
+    Write,
+}
+
+impl FailureReason {
+    /// Every reason.
+    pub const ALL: [FailureReason; 5] = [
+        FailureReason::Error,
+        FailureReason::Terminal,
+        FailureReason::Timeout,
+        FailureReason::Panic,
+        FailureReason::Write,
+    ];
+
+    /// The reason as a metric label value and log field.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FailureReason::Error => "error",
+            FailureReason::Terminal => "terminal",
+            FailureReason::Timeout => "timeout",
+            FailureReason::Panic => "panic",
+            FailureReason::Write => "write",
+        }
+    }
+}
+
+impl fmt::Display for FailureReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The id of one reconcile pass, random (a version 4 UUID, as controller-runtime's
+/// `reconcileID`): on the pass's `reconcile` span and in its [`PassRecord`](super::PassRecord),
+/// so the log lines and traces of one pass can be told from those of the next over the same
+/// object. Never a metric label (it would make a series per pass).
+///
+/// ```
+/// use kubeward::observe::ReconcileId;
+/// let id = ReconcileId::random();
+/// assert_ne!(id, ReconcileId::random());
+/// let text = id.to_string();
+/// assert_eq!(text.len(), 36);
+/// assert_eq!(&text[14..15], "4", "version 4");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReconcileId(u128);
+
+impl ReconcileId {
+    /// A new random id.
+    pub fn random() -> Self {
+        let bits = rand::random::<u128>();
+        // RFC 9562: version 4 (random) in bits 48..52, variant 0b10 in bits 64..66.
+        let bits = (bits & !(0xf << 76) & !(0x3 << 62)) | (0x4 << 76) | (0x2 << 62);
+        Self(bits)
+    }
+}
+
+impl fmt::Display for ReconcileId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hex = format!("{:032x}", self.0);
+        write!(
+            f,
+            "{}-{}-{}-{}-{}",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        )
+    }
+}
+
 /// The object a pass works on.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ObjectRef {

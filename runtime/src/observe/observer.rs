@@ -7,7 +7,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{ControllerInfo, PassRecord, PublishRecord, StepRecord};
+use super::{ControllerInfo, PassRecord, PassStarted, PublishRecord, StepRecord};
 
 /// Receives the records of passes, steps and event publishes.
 ///
@@ -21,6 +21,9 @@ use super::{ControllerInfo, PassRecord, PublishRecord, StepRecord};
 pub trait ReconcileObserver: Send + Sync + 'static {
     /// A controller using this observer started.
     fn controller_registered(&self, _controller: &ControllerInfo) {}
+    /// A pass started; its [`pass_finished`](ReconcileObserver::pass_finished) follows, exactly
+    /// once, also when it is abandoned.
+    fn pass_started(&self, _pass: &PassStarted) {}
     /// A pass finished (or was abandoned).
     fn pass_finished(&self, record: &PassRecord);
     /// A step finished (or failed, or was abandoned).
@@ -112,6 +115,9 @@ impl ReconcileObserver for Observers {
         self.each("controller_registered", |o| {
             o.controller_registered(controller);
         });
+    }
+    fn pass_started(&self, pass: &PassStarted) {
+        self.each("pass_started", |o| o.pass_started(pass));
     }
     fn pass_finished(&self, record: &PassRecord) {
         self.each("pass_finished", |o| o.pass_finished(record));

@@ -6,7 +6,20 @@ use std::time::Duration;
 
 use kube::runtime::events::EventType;
 
-use super::{ObjectRef, Outcome, Phase, StepName};
+use super::{FailureReason, ObjectRef, Outcome, Phase, ReconcileId, StepName};
+
+/// A pass that started (its [`PassRecord`] follows when it ends, also when it is abandoned).
+#[derive(Debug, Clone)]
+pub struct PassStarted {
+    /// The controller's name.
+    pub controller: Arc<str>,
+    /// The object reconciled.
+    pub object: Arc<ObjectRef>,
+    /// The phase of the pass.
+    pub phase: Phase,
+    /// The pass's reconcile id.
+    pub reconcile_id: ReconcileId,
+}
 
 /// A finished pass.
 #[derive(Debug, Clone)]
@@ -19,8 +32,13 @@ pub struct PassRecord {
     pub phase: Phase,
     /// How the pass ended.
     pub outcome: Outcome,
+    /// Why it failed, when `outcome` is [`Outcome::Failed`]; `None` otherwise.
+    pub failure: Option<FailureReason>,
     /// Wall time from the start of the pass to its end (or to its abandonment).
     pub duration: Duration,
+    /// The pass's reconcile id (also on its `reconcile` span): tells apart two passes over the
+    /// same object in logs and traces.
+    pub reconcile_id: ReconcileId,
 }
 
 /// A finished step of a pass.

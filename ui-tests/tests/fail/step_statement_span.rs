@@ -1,7 +1,7 @@
 use k8s_openapi::api::core::v1::ConfigMap;
 use kubeward::{Action, Pass};
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, kubeward::Terminal)]
 #[error("reconcile failed")]
 pub struct Error;
 

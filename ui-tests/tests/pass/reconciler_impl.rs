@@ -7,7 +7,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kubeward::{Action, Pass, Reconciler, step};
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, kubeward::Terminal)]
 pub enum Error {
     #[error("render failed")]
     Render,

@@ -1,0 +1,302 @@
+//! [`Operator`]: several controllers in one process (controller-runtime's Manager) — one
+//! `kube::Client`, one Prometheus registry holding every controller's metrics, one ops server
+//! whose `/readyz` and `/healthz` aggregate every controller, and one shutdown (feature
+//! `prometheus`).
+//!
+//! ```no_run
+//! # use kubeward::{Action, Pass, Reconciler};
+//! # use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+//! # struct Tenants; struct Quotas;
+//! # impl Reconciler for Tenants { type Resource = ConfigMap; type Error = kube::Error;
+//! #   const NAME: Option<&'static str> = Some("demo.kubeward.dev/tenants");
+//! #   async fn apply(&self, _: &ConfigMap, _: &mut Pass<ConfigMap>) -> Result<Action, kube::Error> { Ok(Action::await_change()) } }
+//! # impl Reconciler for Quotas { type Resource = Secret; type Error = kube::Error;
+//! #   const NAME: Option<&'static str> = Some("demo.kubeward.dev/quotas");
+//! #   async fn apply(&self, _: &Secret, _: &mut Pass<Secret>) -> Result<Action, kube::Error> { Ok(Action::await_change()) } }
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use kubeward::operator::Operator;
+//!
+//! let client = kube::Client::try_default().await?;
+//! Operator::new(client)
+//!     .with_reconciler(Tenants)?
+//!     .with_reconciler(Quotas)?
+//!     .with_ops_server("0.0.0.0:8080".parse()?)
+//!     .await?
+//!     .run()
+//!     .await?;
+//! # Ok(()) }
+//! ```
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use crate::Reconciler;
+use crate::controller::{Controller, ControllerError, ControllerState};
+use crate::metrics::{DEFAULT_PREFIX, Metrics};
+
+/// Why an operator could not be set up or run.
+#[derive(Debug, thiserror::Error)]
+pub enum OperatorError {
+    /// Two controllers have one name: their metrics and events could not be told apart.
+    #[error("two controllers are named {0:?}: give one another name (`Controller::with_name`)")]
+    DuplicateController(String),
+    /// A controller's metrics could not be created or registered.
+    #[error("cannot register the metrics of controller {controller}")]
+    Metrics {
+        /// The controller.
+        controller: String,
+        /// Why.
+        #[source]
+        source: prometheus::Error,
+    },
+    /// The ops server could not bind its address.
+    #[error("cannot bind the ops server to {address}")]
+    OpsServer {
+        /// The address.
+        address: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A controller failed; the others were shut down.
+    #[error("controller {controller} failed")]
+    Controller {
+        /// The controller.
+        controller: String,
+        /// Why.
+        #[source]
+        source: ControllerError,
+    },
+    /// A controller's task panicked or was cancelled; the others were shut down.
+    #[error("controller {controller} ended abnormally: {reason}")]
+    Ended {
+        /// The controller.
+        controller: String,
+        /// The panic or cancellation.
+        reason: String,
+    },
+}
+
+type Run = Pin<Box<dyn Future<Output = Result<(), ControllerError>> + Send>>;
+type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Several controllers on one client, one registry, one ops server and one shutdown; see the
+/// [module documentation](self).
+///
+/// - Metrics: every controller's passes, steps and event publishes reach one shared
+///   [`Metrics`]; its per-object state and leader gauge register on the same registry (the
+///   families are shared, the controller a label value).
+/// - Readiness: `/readyz` is ready when every controller is, `/healthz` alive while every one
+///   is; the body names the controllers that are not (as kube-apiserver's `?verbose` does).
+/// - Shutdown: one signal — [`shutdown_on`](Operator::shutdown_on), else SIGTERM or Ctrl-C —
+///   stops every controller (each within its shutdown grace, its event series flushed). A
+///   controller that fails, or whose task panics, shuts the others down too, and `run` returns
+///   its error.
+pub struct Operator {
+    client: kube::Client,
+    registry: prometheus::Registry,
+    metrics: Metrics,
+    names: BTreeSet<String>,
+    runs: Vec<(String, Run)>,
+    readiness: Vec<watch::Receiver<ControllerState>>,
+    stop: watch::Sender<bool>,
+    shutdown: Option<Signal>,
+    ops: Option<crate::ops::OpsServer>,
+}
+
+impl std::fmt::Debug for Operator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operator")
+            .field("controllers", &self.names)
+            .field("ops", &self.ops_address())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Operator {
+    /// An operator whose controllers talk to the cluster through `client`.
+    ///
+    /// # Panics
+    /// Never: the shared metrics have valid names.
+    pub fn new(client: kube::Client) -> Self {
+        let registry = prometheus::Registry::new();
+        let metrics = Metrics::builder()
+            .build()
+            .expect("the default metrics are valid");
+        registry
+            .register(Box::new(metrics.clone()))
+            .expect("a new registry is empty");
+        Self {
+            client,
+            registry,
+            metrics,
+            names: BTreeSet::new(),
+            runs: Vec::new(),
+            readiness: Vec::new(),
+            stop: watch::Sender::new(false),
+            shutdown: None,
+            ops: None,
+        }
+    }
+
+    /// The client every controller added with [`with_reconciler`](Operator::with_reconciler) uses.
+    pub fn client(&self) -> &kube::Client {
+        &self.client
+    }
+
+    /// The registry every controller's metrics are on (`/metrics` of the ops server); register
+    /// metrics of your own here too.
+    pub fn registry(&self) -> &prometheus::Registry {
+        &self.registry
+    }
+
+    /// Adds `reconciler`, run by a controller on the operator's client with the defaults.
+    ///
+    /// # Errors
+    /// As [`with_controller`](Operator::with_controller).
+    pub fn with_reconciler<R: Reconciler>(self, reconciler: R) -> Result<Self, OperatorError> {
+        let controller = Controller::new(reconciler, self.client.clone());
+        self.with_controller(controller)
+    }
+
+    /// Adds `controller`, configured as one likes (its own client, concurrency, timeouts, leader
+    /// election). The operator wires its metrics into the shared registry and its shutdown to the
+    /// operator's: a signal given to the controller's own `shutdown_on` is replaced.
+    ///
+    /// # Errors
+    /// [`OperatorError::DuplicateController`] when a controller of that name was added already;
+    /// [`OperatorError::Metrics`] when its metrics cannot be registered.
+    pub fn with_controller<R: Reconciler>(
+        mut self,
+        controller: Controller<R>,
+    ) -> Result<Self, OperatorError> {
+        let name = controller.name();
+        if !self.names.insert(name.clone()) {
+            return Err(OperatorError::DuplicateController(name));
+        }
+        let metrics_error = |source| OperatorError::Metrics {
+            controller: name.clone(),
+            source,
+        };
+        let objects = controller
+            .object_metrics(DEFAULT_PREFIX)
+            .map_err(metrics_error)?;
+        let leading = controller
+            .controller_metrics(DEFAULT_PREFIX)
+            .map_err(metrics_error)?;
+        self.registry
+            .register(Box::new(objects))
+            .map_err(metrics_error)?;
+        self.registry
+            .register(Box::new(leading))
+            .map_err(metrics_error)?;
+        let mut stop = self.stop.subscribe();
+        let controller = controller
+            .with_observer(Arc::new(self.metrics.clone()))
+            .shutdown_on(async move {
+                let _ = stop.wait_for(|stop| *stop).await;
+            });
+        self.readiness.push(controller.readiness());
+        self.runs.push((name, Box::pin(controller.run())));
+        Ok(self)
+    }
+
+    /// Serves `/metrics` (the operator's registry), `/healthz` and `/readyz` (every controller,
+    /// also those added after this) on `address` while the operator runs; bound now (port 0
+    /// picks a free port: [`ops_address`](Operator::ops_address)).
+    ///
+    /// # Errors
+    /// [`OperatorError::OpsServer`] when `address` cannot be bound.
+    pub async fn with_ops_server(mut self, address: SocketAddr) -> Result<Self, OperatorError> {
+        let server = crate::ops::OpsServer::bind(address)
+            .await
+            .map_err(|source| OperatorError::OpsServer { address, source })?;
+        self.ops = Some(server);
+        Ok(self)
+    }
+
+    /// The address the ops server listens on, if there is one.
+    pub fn ops_address(&self) -> Option<SocketAddr> {
+        self.ops.as_ref().and_then(|ops| ops.local_addr().ok())
+    }
+
+    /// Shuts every controller down when `signal` completes, instead of on SIGTERM or Ctrl-C.
+    #[must_use]
+    pub fn shutdown_on(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.shutdown = Some(Box::pin(signal));
+        self
+    }
+
+    /// Every controller's state, in the order they were added (what `/readyz` aggregates).
+    pub fn readiness(&self) -> Vec<watch::Receiver<ControllerState>> {
+        self.readiness.clone()
+    }
+
+    /// Runs every controller until shut down (see [`Operator`]); with the ops server, serves it
+    /// meanwhile. Returns once every controller has returned.
+    ///
+    /// # Errors
+    /// The first controller's failure, after the others were shut down.
+    pub async fn run(self) -> Result<(), OperatorError> {
+        let Self {
+            registry,
+            runs,
+            readiness,
+            stop,
+            shutdown,
+            ops,
+            ..
+        } = self;
+        let ops = ops.map(|server| {
+            let server = readiness
+                .into_iter()
+                .fold(server.with_registry(registry), |server, state| {
+                    server.with_readiness(state)
+                });
+            tokio::spawn(server.serve())
+        });
+        let shutdown =
+            shutdown.unwrap_or_else(|| Box::pin(crate::controller::termination_signal()));
+        let stop_on_signal = {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                shutdown.await;
+                stop.send_replace(true);
+            })
+        };
+        let mut tasks = tokio::task::JoinSet::new();
+        let mut names = std::collections::HashMap::new();
+        for (name, run) in runs {
+            names.insert(tasks.spawn(run).id(), name);
+        }
+        let mut first_error = None;
+        while let Some(ended) = tasks.join_next_with_id().await {
+            let error = match ended {
+                Ok((_, Ok(()))) => None,
+                Ok((id, Err(source))) => Some(OperatorError::Controller {
+                    controller: names.remove(&id).unwrap_or_default(),
+                    source,
+                }),
+                Err(join) => Some(OperatorError::Ended {
+                    controller: names.remove(&join.id()).unwrap_or_default(),
+                    reason: join.to_string(),
+                }),
+            };
+            // One controller ending ends them all: the process is not half an operator.
+            stop.send_replace(true);
+            if first_error.is_none() {
+                first_error = error;
+            }
+        }
+        stop_on_signal.abort();
+        if let Some(ops) = ops {
+            ops.abort();
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
