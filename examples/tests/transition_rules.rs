@@ -413,17 +413,13 @@ async fn kubectl_patch_of_an_undeclared_transition_fails_with_the_rules_message(
 /// → `Applied`.
 struct Sprint;
 
-#[derive(Debug, thiserror::Error)]
-#[error("never")]
-struct Never;
-
 #[kubeward::reconciler(
     resource = Rollout,
     controller = "test.kubeward.dev/sprint",
     conditions(UpToDate),
 )]
 impl Sprint {
-    async fn apply(&self, _rollout: &Rollout, pass: &mut Pass<Rollout>) -> Result<Action, Never> {
+    async fn apply(&self, _rollout: &Rollout, pass: &mut Pass<Rollout>) -> Result<Action, std::convert::Infallible> {
         use kubeward_examples::rollouts::condition::up_to_date::{
             Applied, Applying, Promoting, ReadyToPromote, State,
         };
