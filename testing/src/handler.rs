@@ -461,8 +461,14 @@ fn write_options(
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
+    let mut manager = manager_or_user_agent(given.map(String::as_str), user_agent);
+    if manager.is_empty() {
+        // managedfields `buildManagerInfo`: a write without a manager or User-Agent is
+        // recorded as `unknown`.
+        manager = "unknown".into();
+    }
     WriteOptions {
-        manager: manager_or_user_agent(given.map(String::as_str), user_agent),
+        manager,
         manager_given: given.is_some(),
         force: query.get("force").map(|f| f == "true"),
         decoding: Decoding {
