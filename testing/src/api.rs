@@ -679,15 +679,16 @@ impl State {
                     .or_else(|| infos.first().map(|i| i.version.as_str()))
                     .unwrap_or_default()
                     .to_string();
-                let ts = rfc3339(now);
+                // `SetDefaults_CustomResourceDefinitionSpec`.
+                if obj["spec"]["conversion"].is_null() {
+                    obj["spec"]["conversion"] = json!({"strategy": "None"});
+                }
+                // The strategy's `PrepareForCreate`: a fresh status naming the storage version;
+                // the names are accepted and the CRD established by controllers, in writes of
+                // their own (`establish`).
                 obj["status"] = json!({
-                    "acceptedNames": obj["spec"]["names"].clone(),
-                    "conditions": [
-                        {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-                         "message": "no conflicts found", "lastTransitionTime": ts},
-                        {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-                         "message": "the initial names have been accepted", "lastTransitionTime": ts},
-                    ],
+                    "acceptedNames": {"plural": "", "kind": ""},
+                    "conditions": null,
                     "storedVersions": [storage],
                 });
             }
@@ -729,7 +730,26 @@ impl State {
         }
         let stored = self.store.put(&info.storage, obj);
         self.after_write(&stored, info);
+        if info.storage == crd_key() {
+            self.establish(&stored);
+        }
         Ok(Self::to_view(info, &stored))
+    }
+
+    /// What apiextensions-apiserver's naming and establishing controllers write after a CRD is
+    /// created: its names accepted and the `NamesAccepted` and `Established` conditions. Here
+    /// at once, in one write after the create (whose answer still shows the fresh status).
+    fn establish(&mut self, crd: &Value) {
+        let ts = rfc3339(self.now());
+        let mut established = crd.clone();
+        established["status"]["acceptedNames"] = crd["spec"]["names"].clone();
+        established["status"]["conditions"] = json!([
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+             "message": "no conflicts found", "lastTransitionTime": ts},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+             "message": "the initial names have been accepted", "lastTransitionTime": ts},
+        ]);
+        self.store.put(&crd_key(), established);
     }
 
     fn after_write(&mut self, stored: &Value, info: &ResourceInfo) {
@@ -1280,10 +1300,10 @@ fn crd_infos(info: &ResourceInfo, name: &str, crd: &Value) -> Result<Vec<Resourc
     infos_from_crd(crd).map_err(|errs| {
         let causes = errs
             .into_iter()
-            .map(|(field, message)| Cause {
-                reason: "FieldValueInvalid".into(),
-                message,
-                field,
+            .map(|e| Cause {
+                reason: e.reason.into(),
+                message: e.message,
+                field: e.field,
             })
             .collect();
         ApiError::invalid(info.qualified_kind(), name, causes)

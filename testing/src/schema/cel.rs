@@ -186,7 +186,7 @@ fn evaluate_rules(
                 errors.push(FieldError::invalid(
                     &at,
                     type_name,
-                    &format!("{e} evaluating rule: {}", rule.error_string()),
+                    &format!("{} evaluating rule: {}", go_error(&e), rule.error_string()),
                 ));
                 continue;
             }
@@ -202,15 +202,31 @@ fn evaluate_rules(
                 Some(m) => m.clone(),
                 None => format!("failed rule: {}", rule.source.trim()),
             });
+        // `fieldErrorForReason(path, sts.Type, ...)`: the value shown is the schema's type
+        // (`Invalid value: "object": ...`), never the value itself.
         errors.push(match rule.reason.as_str() {
             "FieldValueForbidden" => FieldError::forbidden(&at, &detail),
             "FieldValueRequired" => FieldError::required_because(&at, &detail),
-            "FieldValueDuplicate" => FieldError::duplicate(&at, value),
-            // Objects and lists are not shown (`field.OmitValueType`).
-            _ if value.is_object() || value.is_array() => FieldError::invalid_omitted(&at, &detail),
-            _ => FieldError::invalid_json(&at, value, &detail),
+            "FieldValueDuplicate" => FieldError::duplicate(&at, &Value::String(type_name.into())),
+            _ => FieldError::invalid(&at, type_name, &detail),
         });
     }
+}
+
+/// cel-go's wording of an evaluation error the `cel` crate words its own way
+/// (`interpreter/errors`, `common/types/err.go`: "division by zero", "no such key: s").
+fn go_error(e: &cel::ExecutionError) -> String {
+    let text = e.to_string();
+    if text.starts_with("Division by zero") {
+        return "division by zero".into();
+    }
+    if text.starts_with("Remainder by zero") {
+        return "modulus by zero".into();
+    }
+    if let Some(key) = text.strip_prefix("No such key: ") {
+        return format!("no such key: {key}");
+    }
+    text
 }
 
 impl Rule {
@@ -285,7 +301,7 @@ mod tests {
         }
         assert_eq!(
             check("self.replicas < 3", spec.clone(), None),
-            vec!["Invalid value: failed rule: self.replicas < 3".to_string()]
+            vec!["Invalid value: \"object\": failed rule: self.replicas < 3".to_string()]
         );
     }
 
@@ -306,7 +322,7 @@ mod tests {
         assert!(check(rule, json!({"replicas": 1}), None).is_empty());
         assert_eq!(
             check(rule, json!({"replicas": 1}), Some(json!({"replicas": 2}))),
-            vec![format!("Invalid value: failed rule: {rule}")]
+            vec![format!("Invalid value: \"object\": failed rule: {rule}")]
         );
     }
 }
