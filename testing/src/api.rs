@@ -10,7 +10,9 @@ use jiff::Timestamp;
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
-use super::apply::{ApplyError, ApplySchema, Endpoint, apply_at, update_at};
+use super::apply::{
+    ApplyError, ApplySchema, Endpoint, FIELD_MANAGER_MAX_LENGTH, apply_at, update_at,
+};
 use super::events_api::{
     from_core_v1, to_core_v1, validate_core_v1_event, validate_event_create, validate_event_update,
 };
@@ -518,6 +520,11 @@ impl State {
             items.push(view);
         }
         let mut metadata = json!({"resourceVersion": list_rv.to_string()});
+        if info.custom {
+            // An unstructured list keeps its empty `continue` (`UnstructuredList` metadata is a
+            // map, not ListMeta with `omitempty`).
+            metadata["continue"] = json!("");
+        }
         if remaining > 0
             && let Some(key) = next
         {
@@ -883,6 +890,14 @@ impl State {
                 "Required value: is required for apply patch",
             ));
         }
+        // `ValidateFieldManager`: at most 128 bytes.
+        if opts.manager_given && opts.manager.len() > FIELD_MANAGER_MAX_LENGTH {
+            return Err(patch_options_invalid(
+                "fieldManager",
+                "FieldValueTooLong",
+                &format!("Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"),
+            ));
+        }
         if patch_type != PatchType::Apply && opts.force.is_some() {
             return Err(patch_options_invalid(
                 "force",
@@ -896,6 +911,9 @@ impl State {
             _ => serde_json::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
         };
+        if patch_type == PatchType::Apply {
+            check_applied_object(info, name, &patch)?;
+        }
         let old = self.store.get(&info.storage, &ns, name).cloned();
         let now = rfc3339(self.now());
         let api_version = info.api_version();
@@ -1223,7 +1241,9 @@ impl State {
             .remove(&info.storage, &ns, name)
             .ok_or_else(|| ApiError::internal("object vanished during deletion"))?;
         self.after_delete(&gone, info);
-        if info.custom || info.storage == crd_key() || namespace::is_namespaces(info) {
+        // The custom resource registry, like most built-ins', answers a `Status`; only the
+        // CRD and namespace registries return the deleted object.
+        if info.storage == crd_key() || namespace::is_namespaces(info) {
             Ok(Self::to_view(info, &gone))
         } else {
             Ok(delete_success(
@@ -1315,6 +1335,26 @@ fn crd_infos(info: &ResourceInfo, name: &str, crd: &Value) -> Result<Vec<Resourc
 fn reject_resource_version(body: &Value) -> Result<(), ApiError> {
     match meta_str(body, "resourceVersion").map(str::parse::<u64>) {
         Some(Ok(rv)) if rv != 0 => Err(ApiError::resource_version_on_create()),
+        _ => Ok(()),
+    }
+}
+
+/// What the apply patcher checks of the applied object before merging: its kind and version
+/// are the resource's (`invalid object type: <group>/<version>, Kind=<kind>` otherwise) and its
+/// name, if any, is the URL's.
+fn check_applied_object(info: &ResourceInfo, name: &str, applied: &Value) -> Result<(), ApiError> {
+    let api_version = applied["apiVersion"].as_str().unwrap_or_default();
+    let kind = applied["kind"].as_str().unwrap_or_default();
+    if api_version != info.api_version() || kind != info.kind {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        return Err(ApiError::bad_request(format!(
+            "invalid object type: {group}/{version}, Kind={kind}"
+        )));
+    }
+    match meta_str(applied, "name") {
+        Some(n) if !n.is_empty() && n != name => Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({name})"
+        ))),
         _ => Ok(()),
     }
 }
