@@ -612,6 +612,7 @@ impl State {
         self.admit_schema(info, &mut obj, None, &opts.decoding)?;
         let now = rfc3339(self.now());
         track_update(info, None, &mut obj, &opts.manager, None, &now);
+        strategy_prepare_for_create(info, &mut obj);
         self.commit_create(info, obj)
     }
 
@@ -673,7 +674,8 @@ impl State {
         validation::admit_create(info, obj)?;
         match (info.group.as_str(), info.plural.as_str()) {
             ("", "namespaces") => {
-                namespace::prepare_for_create(obj);
+                // Defaulting (`SetDefaults_Namespace`), before the field manager; the strategy's
+                // `PrepareForCreate` runs after it (`strategy_prepare_for_create`).
                 let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
                 labels["kubernetes.io/metadata.name"] = json!(name);
             }
@@ -946,6 +948,7 @@ impl State {
             let mut obj = Self::from_view(info, obj);
             self.prepare_create(info, &ns, &mut obj)?;
             self.admit_schema(info, &mut obj, None, &opts.decoding)?;
+            strategy_prepare_for_create(info, &mut obj);
             return self.commit_create(info, obj).map(|o| (o, true));
         };
         let old_view = Self::to_view(info, &old);
@@ -1336,6 +1339,15 @@ fn reject_resource_version(body: &Value) -> Result<(), ApiError> {
     match meta_str(body, "resourceVersion").map(str::parse::<u64>) {
         Some(Ok(rv)) if rv != 0 => Err(ApiError::resource_version_on_create()),
         _ => Ok(()),
+    }
+}
+
+/// The parts of a kind's `PrepareForCreate` that run after the field manager recorded the
+/// request (the handler records managedFields before the registry's strategy), so what they
+/// set is owned by no one: a namespace's `kubernetes` finalizer and `Active` phase.
+fn strategy_prepare_for_create(info: &ResourceInfo, obj: &mut Value) {
+    if namespace::is_namespaces(info) {
+        namespace::prepare_for_create(obj);
     }
 }
 

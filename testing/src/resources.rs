@@ -361,7 +361,9 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<FieldError>>
     let schema_of = |v: &Value| v["schema"]["openAPIV3Schema"].clone();
     let hoisted = versions.len() > 0
         && schema_of(&versions[0]).is_object()
-        && versions.iter().all(|v| schema_of(v) == schema_of(&versions[0]));
+        && versions
+            .iter()
+            .all(|v| schema_of(v) == schema_of(&versions[0]));
     let mut pairs = Vec::new();
     let mut first: Option<Arc<Structural>> = None;
     let structurals: Vec<Option<Arc<Structural>>> = versions
@@ -385,8 +387,18 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<FieldError>>
         })
         .collect();
     errors.extend(pairs.into_iter().map(|(field, message)| FieldError {
+        // The schema checks word their messages as `field.Forbidden`, `field.Required`, ...
+        // do; the cause type follows from the wording.
+        reason: if message.starts_with("Forbidden") {
+            "FieldValueForbidden"
+        } else if message.starts_with("Required value") {
+            "FieldValueRequired"
+        } else if message.starts_with("Unsupported value") {
+            "FieldValueNotSupported"
+        } else {
+            "FieldValueInvalid"
+        },
         field,
-        reason: "FieldValueInvalid",
         message,
     }));
     if !errors.is_empty() {

@@ -30,10 +30,17 @@ async fn a_posted_crd_is_established_and_appears_in_discovery() {
     let name = created.metadata.name.unwrap();
     let stored = crds.get(&name).await.unwrap();
     assert_eq!(
-        stored.status.as_ref().and_then(|s| s.accepted_names.as_ref()).map(|n| n.kind.as_str()),
+        stored
+            .status
+            .as_ref()
+            .and_then(|s| s.accepted_names.as_ref())
+            .map(|n| n.kind.as_str()),
         Some("Rollout")
     );
-    assert_ne!(stored.metadata.resource_version, created.metadata.resource_version);
+    assert_ne!(
+        stored.metadata.resource_version,
+        created.metadata.resource_version
+    );
     let conditions = stored.status.unwrap().conditions.unwrap();
     for ty in ["NamesAccepted", "Established"] {
         assert!(

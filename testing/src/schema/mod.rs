@@ -210,7 +210,8 @@ mod tests {
 
     #[test]
     fn integral_floats_are_stored_as_go_encodes_them() {
-        let mut v: serde_json::Value = serde_json::from_str(r#"{"a": 1e3, "b": [2.0, 1.5], "c": -0.0}"#).unwrap();
+        let mut v: serde_json::Value =
+            serde_json::from_str(r#"{"a": 1e3, "b": [2.0, 1.5], "c": -0.0}"#).unwrap();
         integral_floats_as_integers(&mut v);
         assert_eq!(v.to_string(), r#"{"a":1000,"b":[2,1.5],"c":0}"#);
     }

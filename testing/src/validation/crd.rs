@@ -19,7 +19,11 @@ pub fn validate_spec(spec: &Value) -> Vec<FieldError> {
     } else if let problems = is_dns1123_subdomain(&group)
         && !problems.is_empty()
     {
-        errs.push(FieldError::invalid("spec.group", &group, &problems.join(",")));
+        errs.push(FieldError::invalid(
+            "spec.group",
+            &group,
+            &problems.join(","),
+        ));
     } else if !group.contains('.') {
         errs.push(FieldError::invalid(
             "spec.group",
@@ -103,7 +107,11 @@ fn validate_names(names: &Value, path: &str) -> Vec<FieldError> {
     let list = |key: &str| -> Vec<String> {
         names[key]
             .as_array()
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     for (i, short) in list("shortNames").iter().enumerate() {
@@ -156,7 +164,10 @@ mod tests {
     }
 
     fn messages(spec: &Value) -> Vec<String> {
-        validate_spec(spec).iter().map(ToString::to_string).collect()
+        validate_spec(spec)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
     }
 
     #[test]
@@ -182,7 +193,9 @@ mod tests {
     #[test]
     fn a_version_needs_a_schema_and_a_dns_label_name() {
         assert_eq!(
-            messages(&spec(json!({"scope": "", "versions": [{"name": "V1", "served": true, "storage": true}]}))),
+            messages(&spec(
+                json!({"scope": "", "versions": [{"name": "V1", "served": true, "storage": true}]})
+            )),
             [
                 "spec.scope: Required value",
                 "spec.versions[0].schema.openAPIV3Schema: Required value",

@@ -98,7 +98,11 @@ pub fn cases() -> Vec<Case> {
         "with a stale resourceVersion",
         vec![
             apply_cm("m", false, json!({"data": {"k": "v"}})),
-            apply_cm("m", false, json!({"metadata": {"resourceVersion": "1"}, "data": {"k": "w"}})),
+            apply_cm(
+                "m",
+                false,
+                json!({"metadata": {"resourceVersion": "1"}, "data": {"k": "w"}}),
+            ),
         ],
     );
     add(
@@ -183,8 +187,16 @@ pub fn cases() -> Vec<Case> {
     add(
         "finalizers are a set",
         vec![
-            apply_cm("a", false, json!({"metadata": {"finalizers": ["example.com/a"]}})),
-            apply_cm("b", false, json!({"metadata": {"finalizers": ["example.com/b"]}})),
+            apply_cm(
+                "a",
+                false,
+                json!({"metadata": {"finalizers": ["example.com/a"]}}),
+            ),
+            apply_cm(
+                "b",
+                false,
+                json!({"metadata": {"finalizers": ["example.com/b"]}}),
+            ),
             apply_cm("a", false, json!({"metadata": {"finalizers": []}})),
             patch(
                 format!("{CMS}/a"),
@@ -212,7 +224,11 @@ pub fn cases() -> Vec<Case> {
     );
     add(
         "invalid object",
-        vec![apply_cm("a", false, json!({"metadata": {"labels": {"-x": "y"}}}))],
+        vec![apply_cm(
+            "a",
+            false,
+            json!({"metadata": {"labels": {"-x": "y"}}}),
+        )],
     );
     add(
         "dryRun",
@@ -253,23 +269,35 @@ pub fn cases() -> Vec<Case> {
             json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": "v"}}),
         )],
     );
-    add(
-        "deployment containers merged by name",
-        {
-            let deployment = |containers: Value| {
-                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+    add("deployment containers merged by name", {
+        let deployment = |containers: Value| {
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
                        "spec": {"selector": {"matchLabels": {"app": "d"}},
                                 "template": {"metadata": {"labels": {"app": "d"}},
                                              "spec": {"containers": containers}}}})
-            };
-            let path = "/apis/apps/v1/namespaces/NS/deployments/d";
-            vec![
-                apply(path, "a", false, deployment(json!([{"name": "web", "image": "nginx"}]))),
-                apply(path, "b", false, deployment(json!([{"name": "side", "image": "busybox"}]))),
-                apply(path, "a", false, deployment(json!([{"name": "web", "image": "nginx:2"}]))),
-            ]
-        },
-    );
+        };
+        let path = "/apis/apps/v1/namespaces/NS/deployments/d";
+        vec![
+            apply(
+                path,
+                "a",
+                false,
+                deployment(json!([{"name": "web", "image": "nginx"}])),
+            ),
+            apply(
+                path,
+                "b",
+                false,
+                deployment(json!([{"name": "side", "image": "busybox"}])),
+            ),
+            apply(
+                path,
+                "a",
+                false,
+                deployment(json!([{"name": "web", "image": "nginx:2"}])),
+            ),
+        ]
+    });
     // Custom resources: list types decide how lists merge.
     let fixture = Fixture::new(
         "apply.corpus.example.com",
@@ -298,16 +326,41 @@ pub fn cases() -> Vec<Case> {
     cr(
         "list-map merged by key",
         vec![
-            apply(&w, "a", false, widget(json!({"ports": [{"name": "http", "port": 80}]}))),
-            apply(&w, "b", false, widget(json!({"ports": [{"name": "grpc", "port": 90}]}))),
-            apply(&w, "a", false, widget(json!({"ports": [{"name": "https", "port": 443}]}))),
+            apply(
+                &w,
+                "a",
+                false,
+                widget(json!({"ports": [{"name": "http", "port": 80}]})),
+            ),
+            apply(
+                &w,
+                "b",
+                false,
+                widget(json!({"ports": [{"name": "grpc", "port": 90}]})),
+            ),
+            apply(
+                &w,
+                "a",
+                false,
+                widget(json!({"ports": [{"name": "https", "port": 443}]})),
+            ),
         ],
     );
     cr(
         "list-map item conflict",
         vec![
-            apply(&w, "a", false, widget(json!({"ports": [{"name": "http", "port": 80}]}))),
-            apply(&w, "b", false, widget(json!({"ports": [{"name": "http", "port": 81}]}))),
+            apply(
+                &w,
+                "a",
+                false,
+                widget(json!({"ports": [{"name": "http", "port": 80}]})),
+            ),
+            apply(
+                &w,
+                "b",
+                false,
+                widget(json!({"ports": [{"name": "http", "port": 81}]})),
+            ),
         ],
     );
     cr(
@@ -329,7 +382,12 @@ pub fn cases() -> Vec<Case> {
     cr(
         "changed list",
         vec![
-            apply(&w, "a", false, widget(json!({"args": ["x", "y"], "size": 1}))),
+            apply(
+                &w,
+                "a",
+                false,
+                widget(json!({"args": ["x", "y"], "size": 1})),
+            ),
             apply(&w, "a", false, widget(json!({"args": ["y"]}))),
         ],
     );

@@ -62,8 +62,12 @@ pub fn install(crd: Value) -> Vec<Step> {
     let group = crd["spec"]["group"].as_str().unwrap_or_default().to_owned();
     vec![
         step(Method::POST, CRDS, Some(crd)),
-        step(Method::GET, format!("/apis/{group}/v1/namespaces/NS/widgets"), None)
-            .until(|status, _| status == 200),
+        step(
+            Method::GET,
+            format!("/apis/{group}/v1/namespaces/NS/widgets"),
+            None,
+        )
+        .until(|status, _| status == 200),
     ]
 }
 
@@ -114,7 +118,11 @@ impl Fixture {
 
     /// POSTs a widget named `name` with `spec`.
     pub fn create(&self, name: &str, spec: Value) -> Step {
-        step(Method::POST, self.collection(), Some(self.widget(name, spec)))
+        step(
+            Method::POST,
+            self.collection(),
+            Some(self.widget(name, spec)),
+        )
     }
 }
 
@@ -216,7 +224,10 @@ fn definition_cases() -> Vec<Case> {
         "plural uppercase",
         json!({"metadata": {"name": "Widgets.NS.example.com"}, "spec": {"names": {"plural": "Widgets"}}}),
     );
-    named("kind lowercase", json!({"spec": {"names": {"kind": "widget"}}}));
+    named(
+        "kind lowercase",
+        json!({"spec": {"names": {"kind": "widget"}}}),
+    );
     named("kind missing", json!({"spec": {"names": {"kind": ""}}}));
     named(
         "listKind equal to kind",
@@ -263,7 +274,10 @@ fn definition_cases() -> Vec<Case> {
     );
     // Schemas: each is the version's whole openAPIV3Schema.
     for (label, schema) in [
-        ("schema root without type", json!({"properties": {"spec": {"type": "object"}}})),
+        (
+            "schema root without type",
+            json!({"properties": {"spec": {"type": "object"}}}),
+        ),
         ("schema root a string", json!({"type": "string"})),
         (
             "schema property without type",
@@ -660,7 +674,11 @@ fn value_cases() -> Vec<Shared> {
         (
             "list-type set",
             json!({"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}),
-            vec![json!(["a", "b"]), json!(["a", "a"]), json!(["a", "b", "a", "b"])],
+            vec![
+                json!(["a", "b"]),
+                json!(["a", "a"]),
+                json!(["a", "b", "a", "b"]),
+            ],
         ),
         (
             "list-type map",
@@ -758,7 +776,10 @@ fn behaviour_cases() -> Vec<Shared> {
             "preserve unknown fields",
             json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
                    "properties": {"a": {"type": "string"}}}),
-            vec![json!({"a": "x", "free": {"any": [1, 2]}}), json!({"a": 1, "free": 1})],
+            vec![
+                json!({"a": "x", "free": {"any": [1, 2]}}),
+                json!({"a": 1, "free": 1}),
+            ],
         ),
         (
             "preserve unknown fields nested",
@@ -787,14 +808,19 @@ fn behaviour_cases() -> Vec<Shared> {
         merge(&mut w, body);
         step(Method::POST, f.collection(), Some(w))
     };
-    cases.push(Shared::new("cr unknown top-level field", None, move |f, _| {
-        vec![object(f, json!({"extra": 1}))]
-    }));
+    cases.push(Shared::new(
+        "cr unknown top-level field",
+        None,
+        move |f, _| vec![object(f, json!({"extra": 1}))],
+    ));
     cases.push(Shared::new("cr bad name", None, |f, _| {
         vec![f.create("Bad_Name", json!({}))]
     }));
     cases.push(Shared::new("cr wrong apiVersion", None, move |f, _| {
-        vec![object(f, json!({"apiVersion": "crds.corpus.example.com/v2"}))]
+        vec![object(
+            f,
+            json!({"apiVersion": "crds.corpus.example.com/v2"}),
+        )]
     }));
     cases.push(Shared::new("cr wrong kind", None, move |f, _| {
         vec![object(f, json!({"kind": "Gadget"}))]
@@ -807,7 +833,8 @@ fn behaviour_cases() -> Vec<Shared> {
         integer(),
         |f, p| {
             let path = format!("{}/g", f.collection());
-            let merge_patch = |body: Value| patch(path.clone(), "application/merge-patch+json", body);
+            let merge_patch =
+                |body: Value| patch(path.clone(), "application/merge-patch+json", body);
             vec![
                 f.create("g", json!({p: 1})),
                 merge_patch(json!({"metadata": {"labels": {"l": "v"}}})),
@@ -825,16 +852,20 @@ fn behaviour_cases() -> Vec<Shared> {
             step(Method::GET, format!("{}/missing", f.collection()), None),
         ]
     }));
-    cases.push(Shared::new("cr put without resourceVersion", integer(), |f, p| {
-        vec![
-            f.create("p", json!({})),
-            step(
-                Method::PUT,
-                format!("{}/p", f.collection()),
-                Some(f.widget("p", json!({p: 1}))),
-            ),
-        ]
-    }));
+    cases.push(Shared::new(
+        "cr put without resourceVersion",
+        integer(),
+        |f, p| {
+            vec![
+                f.create("p", json!({})),
+                step(
+                    Method::PUT,
+                    format!("{}/p", f.collection()),
+                    Some(f.widget("p", json!({p: 1}))),
+                ),
+            ]
+        },
+    ));
     cases.push(Shared::new("cr delete answers the object", None, |f, _| {
         let path = format!("{}/d", f.collection());
         vec![
@@ -843,16 +874,20 @@ fn behaviour_cases() -> Vec<Shared> {
             step(Method::GET, path, None),
         ]
     }));
-    cases.push(Shared::new("cr strategic merge patch", integer(), |f, p| {
-        vec![
-            f.create("s", json!({})),
-            patch(
-                format!("{}/s", f.collection()),
-                "application/strategic-merge-patch+json",
-                json!({"spec": {p: 1}}),
-            ),
-        ]
-    }));
+    cases.push(Shared::new(
+        "cr strategic merge patch",
+        integer(),
+        |f, p| {
+            vec![
+                f.create("s", json!({})),
+                patch(
+                    format!("{}/s", f.collection()),
+                    "application/strategic-merge-patch+json",
+                    json!({"spec": {p: 1}}),
+                ),
+            ]
+        },
+    ));
     cases.push(Shared::new("cr json patch", integer(), |f, p| {
         vec![
             f.create("j", json!({p: 1})),
@@ -916,12 +951,20 @@ fn cel_cases() -> Vec<Shared> {
         (
             "cel string functions",
             json!([{"rule": "self.s.startsWith('x') && self.s.size() < 5"}]),
-            vec![json!({"s": "xy"}), json!({"s": "yy"}), json!({"s": "xyyyyy"})],
+            vec![
+                json!({"s": "xy"}),
+                json!({"s": "yy"}),
+                json!({"s": "xyyyyy"}),
+            ],
         ),
         (
             "cel list macros",
             json!([{"rule": "self.l.all(x, x != 'bad')"}, {"rule": "self.l.exists(x, x == 'ok')", "message": "needs ok"}]),
-            vec![json!({"l": ["ok"]}), json!({"l": ["bad"]}), json!({"l": []})],
+            vec![
+                json!({"l": ["ok"]}),
+                json!({"l": ["bad"]}),
+                json!({"l": []}),
+            ],
         ),
         (
             "cel two rules failing",
@@ -1043,13 +1086,17 @@ fn subresource_cases() -> Vec<Shared> {
         w["status"] = status;
         w
     };
-    cases.push(Shared::new("subresource: create drops status", string(), move |f, p| {
-        vec![step(
-            Method::POST,
-            f.collection(),
-            Some(with_status(f, json!({p: "a"}), json!({"replicas": 1}))),
-        )]
-    }));
+    cases.push(Shared::new(
+        "subresource: create drops status",
+        string(),
+        move |f, p| {
+            vec![step(
+                Method::POST,
+                f.collection(),
+                Some(with_status(f, json!({p: "a"}), json!({"replicas": 1}))),
+            )]
+        },
+    ));
     cases.push(Shared::new("subresource: status patch ignores spec", string(), |f, p| {
         vec![
             f.create("s", json!({p: "a"})),
@@ -1060,16 +1107,20 @@ fn subresource_cases() -> Vec<Shared> {
             ),
         ]
     }));
-    cases.push(Shared::new("subresource: main patch ignores status", string(), |f, p| {
-        vec![
-            f.create("s", json!({p: "a"})),
-            patch(
-                format!("{}/s", f.collection()),
-                "application/merge-patch+json",
-                json!({"spec": {p: "b"}, "status": {"replicas": 2}}),
-            ),
-        ]
-    }));
+    cases.push(Shared::new(
+        "subresource: main patch ignores status",
+        string(),
+        |f, p| {
+            vec![
+                f.create("s", json!({p: "a"})),
+                patch(
+                    format!("{}/s", f.collection()),
+                    "application/merge-patch+json",
+                    json!({"spec": {p: "b"}, "status": {"replicas": 2}}),
+                ),
+            ]
+        },
+    ));
     cases.push(Shared::new(
         "subresource: status put without resourceVersion",
         None,
@@ -1084,13 +1135,17 @@ fn subresource_cases() -> Vec<Shared> {
             ]
         },
     ));
-    cases.push(Shared::new("subresource: status of a missing object", None, |f, _| {
-        vec![patch(
-            format!("{}/none/status", f.collection()),
-            "application/merge-patch+json",
-            json!({"status": {"replicas": 2}}),
-        )]
-    }));
+    cases.push(Shared::new(
+        "subresource: status of a missing object",
+        None,
+        |f, _| {
+            vec![patch(
+                format!("{}/none/status", f.collection()),
+                "application/merge-patch+json",
+                json!({"status": {"replicas": 2}}),
+            )]
+        },
+    ));
     cases.push(Shared::new("subresource: status get", None, |f, _| {
         vec![
             f.create("s", json!({})),
@@ -1109,7 +1164,11 @@ fn subresource_cases() -> Vec<Shared> {
                     "application/merge-patch+json",
                     json!({"status": {"replicas": 1}}),
                 ),
-                patch(path, "application/merge-patch+json", json!({"spec": {p: "c"}})),
+                patch(
+                    path,
+                    "application/merge-patch+json",
+                    json!({"spec": {p: "c"}}),
+                ),
             ]
         },
     ));

@@ -39,7 +39,10 @@ fn cases() -> Vec<Case> {
         crds::cases(),
         apply::cases(),
         validation::cases(),
-    ].into_iter().flatten().collect();
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let mut names = HashSet::new();
     for case in &cases {
         assert!(
@@ -79,7 +82,9 @@ async fn send(client: &kube::Client, step: &Step, ns: &str) -> Answer {
     loop {
         let answer = send_once(client, step, ns).await;
         match step.until {
-            Some(done) if !done(answer.status, &answer.body) && tokio::time::Instant::now() < deadline => {
+            Some(done)
+                if !done(answer.status, &answer.body) && tokio::time::Instant::now() < deadline =>
+            {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
             _ => return answer,

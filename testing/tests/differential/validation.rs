@@ -136,14 +136,18 @@ fn field_validation(cases: &mut Vec<Case>) {
             vec![step(
                 Method::POST,
                 format!("{LEASES}{q}"),
-                Some(json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                            "metadata": {"name": "l"}, "spec": {"holderIdentity": "h", "holder": "x"}})),
+                Some(
+                    json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                            "metadata": {"name": "l"}, "spec": {"holderIdentity": "h", "holder": "x"}}),
+                ),
             )],
         );
         // Custom resources.
         let fixture = Fixture::new(
             GROUP,
-            [("a".to_owned(), json!({"type": "string"}))].into_iter().collect(),
+            [("a".to_owned(), json!({"type": "string"}))]
+                .into_iter()
+                .collect(),
         );
         let widgets = fixture.collection();
         let mut with_crd = |label: &str, last: Step| {
@@ -157,8 +161,10 @@ fn field_validation(cases: &mut Vec<Case>) {
             step(
                 Method::POST,
                 format!("{widgets}{q}"),
-                Some(json!({"apiVersion": "validation.corpus.example.com/v1", "kind": "Widget",
-                            "metadata": {"name": "w"}, "spec": {"a": "x", "b": 1, "c": {"d": 2}}})),
+                Some(
+                    json!({"apiVersion": "validation.corpus.example.com/v1", "kind": "Widget",
+                            "metadata": {"name": "w"}, "spec": {"a": "x", "b": 1, "c": {"d": 2}}}),
+                ),
             ),
         );
         with_crd(
@@ -166,8 +172,10 @@ fn field_validation(cases: &mut Vec<Case>) {
             step(
                 Method::POST,
                 format!("{widgets}{q}"),
-                Some(json!({"apiVersion": "validation.corpus.example.com/v1", "kind": "Widget",
-                            "metadata": {"name": "w", "colour": "red"}})),
+                Some(
+                    json!({"apiVersion": "validation.corpus.example.com/v1", "kind": "Widget",
+                            "metadata": {"name": "w", "colour": "red"}}),
+                ),
             ),
         );
         with_crd(
@@ -210,7 +218,10 @@ fn field_validation(cases: &mut Vec<Case>) {
 /// Built-ins are decoded into their Go types: a value of the wrong JSON type is a 400.
 fn decoding(cases: &mut Vec<Case>) {
     for (label, extra) in [
-        ("label value a number", json!({"metadata": {"labels": {"a": 1}}})),
+        (
+            "label value a number",
+            json!({"metadata": {"labels": {"a": 1}}}),
+        ),
         (
             "annotation value a boolean",
             json!({"metadata": {"annotations": {"a": true}}}),
@@ -223,8 +234,14 @@ fn decoding(cases: &mut Vec<Case>) {
         ("data value null", json!({"data": {"k": null}})),
         ("data a list", json!({"data": ["k"]})),
         ("binaryData a number", json!({"binaryData": {"k": 1}})),
-        ("generation a string", json!({"metadata": {"generation": "1"}})),
-        ("generation a float", json!({"metadata": {"generation": 1.5}})),
+        (
+            "generation a string",
+            json!({"metadata": {"generation": "1"}}),
+        ),
+        (
+            "generation a float",
+            json!({"metadata": {"generation": 1.5}}),
+        ),
         (
             "creationTimestamp with an offset",
             json!({"metadata": {"creationTimestamp": "2024-01-02T03:04:05+02:00"}}),
@@ -250,10 +267,7 @@ fn decoding(cases: &mut Vec<Case>) {
     }
     for (label, spec) in [
         ("durations an integer", json!({"leaseDurationSeconds": 15})),
-        (
-            "duration a string",
-            json!({"leaseDurationSeconds": "15"}),
-        ),
+        ("duration a string", json!({"leaseDurationSeconds": "15"})),
         ("duration a float", json!({"leaseDurationSeconds": 1.5})),
         (
             "duration out of int32",
@@ -272,7 +286,10 @@ fn decoding(cases: &mut Vec<Case>) {
             "renewTime with nanoseconds",
             json!({"renewTime": "2024-01-02T03:04:05.123456789Z"}),
         ),
-        ("renewTime without fraction", json!({"renewTime": "2024-01-02T03:04:05Z"})),
+        (
+            "renewTime without fraction",
+            json!({"renewTime": "2024-01-02T03:04:05Z"}),
+        ),
         ("renewTime a date", json!({"renewTime": "2024-01-02"})),
         ("renewTime a number", json!({"renewTime": 1700000000})),
         ("transitions a string", json!({"leaseTransitions": "2"})),
@@ -282,8 +299,10 @@ fn decoding(cases: &mut Vec<Case>) {
             vec![step(
                 Method::POST,
                 LEASES,
-                Some(json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                            "metadata": {"name": "l"}, "spec": spec})),
+                Some(
+                    json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                            "metadata": {"name": "l"}, "spec": spec}),
+                ),
             )],
         ));
     }
@@ -294,11 +313,16 @@ fn decoding(cases: &mut Vec<Case>) {
         ),
         ("secrets not a list", json!({"secrets": {"name": "x"}})),
     ] {
-        let mut sa = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa"}});
+        let mut sa =
+            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa"}});
         crate::corpus::merge(&mut sa, extra);
         cases.push(Case::new(
             format!("decode serviceaccount: {label}"),
-            vec![step(Method::POST, "/api/v1/namespaces/NS/serviceaccounts", Some(sa))],
+            vec![step(
+                Method::POST,
+                "/api/v1/namespaces/NS/serviceaccounts",
+                Some(sa),
+            )],
         ));
     }
     let event = |times: Value| {
@@ -324,15 +348,19 @@ fn decoding(cases: &mut Vec<Case>) {
             json!({"eventTime": "2024-01-02T05:04:05.123456+02:00", "reportingComponent": "c",
                    "reportingInstance": "i", "action": "A"}),
         ),
+        ("count a string", json!({"count": "2"})),
         (
-            "count a string",
-            json!({"count": "2"}),
+            "firstTimestamp not a time",
+            json!({"firstTimestamp": "soon"}),
         ),
-        ("firstTimestamp not a time", json!({"firstTimestamp": "soon"})),
     ] {
         cases.push(Case::new(
             format!("decode event: {label}"),
-            vec![step(Method::POST, "/api/v1/namespaces/NS/events", Some(event(times)))],
+            vec![step(
+                Method::POST,
+                "/api/v1/namespaces/NS/events",
+                Some(event(times)),
+            )],
         ));
     }
     cases.push(Case::new(
@@ -353,10 +381,12 @@ fn decoding(cases: &mut Vec<Case>) {
         vec![step(
             Method::POST,
             "/apis/apps/v1/namespaces/NS/deployments",
-            Some(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            Some(
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
                 "spec": {"replicas": "3", "selector": {"matchLabels": {"app": "d"}},
                          "template": {"metadata": {"labels": {"app": "d"}},
-                                      "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})),
+                                      "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}),
+            ),
         )],
     ));
 }
