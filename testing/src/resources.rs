@@ -359,7 +359,7 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<FieldError>>
     // Identical per-version schemas are validated once, at `spec.validation`: the conversion
     // to the internal version hoists them there (`hasIdenticalPerVersionSchema`).
     let schema_of = |v: &Value| v["schema"]["openAPIV3Schema"].clone();
-    let hoisted = versions.len() > 0
+    let hoisted = !versions.is_empty()
         && schema_of(&versions[0]).is_object()
         && versions
             .iter()

@@ -206,7 +206,6 @@ fn has_rules(schema: &Structural) -> bool {
 #[cfg(test)]
 mod tests {
     use super::integral_floats_as_integers;
-    use serde_json::json;
 
     #[test]
     fn integral_floats_are_stored_as_go_encodes_them() {

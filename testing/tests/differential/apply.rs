@@ -47,6 +47,21 @@ pub fn cases() -> Vec<Case> {
         )],
     );
     add(
+        "manager from the User-Agent",
+        vec![
+            step(
+                Method::POST,
+                CMS,
+                Some(config_map("a", json!({"data": {"k": "v"}}))),
+            )
+            .header("User-Agent", "kubectl/v1.34.0 (linux/amd64) kubernetes/abc"),
+        ],
+    );
+    add(
+        "as a user without rights",
+        vec![apply_cm("m", false, json!({"data": {"k": "v"}})).as_user("someone")],
+    );
+    add(
         "fieldManager too long",
         vec![apply_cm(&"m".repeat(129), false, json!({}))],
     );

@@ -147,8 +147,11 @@ pub fn property_name(label: &str) -> String {
 struct Shared {
     name: String,
     schema: Option<Value>,
-    steps: Box<dyn Fn(&Fixture, &str) -> Vec<Step>>,
+    steps: StepsOn,
 }
+
+/// A case's steps, given the shared fixture and the name of its property.
+type StepsOn = Box<dyn Fn(&Fixture, &str) -> Vec<Step>>;
 
 impl Shared {
     fn new(
