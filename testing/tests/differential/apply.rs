@@ -335,85 +335,61 @@ pub fn cases() -> Vec<Case> {
         w["status"] = status;
         w
     };
+    let on_widget =
+        |manager: &str, force: bool, spec: Value| apply(&w, manager, force, widget(spec));
     let mut cr = |label: &str, steps: Vec<Step>| {
         cases.push(Case::new(format!("apply: cr {label}"), steps).after(fixture.setup()));
     };
     cr(
         "list-map merged by key",
         vec![
-            apply(
-                &w,
+            on_widget("a", false, json!({"ports": [{"name": "http", "port": 80}]})),
+            on_widget("b", false, json!({"ports": [{"name": "grpc", "port": 90}]})),
+            on_widget(
                 "a",
                 false,
-                widget(json!({"ports": [{"name": "http", "port": 80}]})),
-            ),
-            apply(
-                &w,
-                "b",
-                false,
-                widget(json!({"ports": [{"name": "grpc", "port": 90}]})),
-            ),
-            apply(
-                &w,
-                "a",
-                false,
-                widget(json!({"ports": [{"name": "https", "port": 443}]})),
+                json!({"ports": [{"name": "https", "port": 443}]}),
             ),
         ],
     );
     cr(
         "list-map item conflict",
         vec![
-            apply(
-                &w,
-                "a",
-                false,
-                widget(json!({"ports": [{"name": "http", "port": 80}]})),
-            ),
-            apply(
-                &w,
-                "b",
-                false,
-                widget(json!({"ports": [{"name": "http", "port": 81}]})),
-            ),
+            on_widget("a", false, json!({"ports": [{"name": "http", "port": 80}]})),
+            on_widget("b", false, json!({"ports": [{"name": "http", "port": 81}]})),
         ],
     );
     cr(
         "set merged",
         vec![
-            apply(&w, "a", false, widget(json!({"tags": ["x", "y"]}))),
-            apply(&w, "b", false, widget(json!({"tags": ["z"]}))),
-            apply(&w, "a", false, widget(json!({"tags": ["y"]}))),
+            on_widget("a", false, json!({"tags": ["x", "y"]})),
+            on_widget("b", false, json!({"tags": ["z"]})),
+            on_widget("a", false, json!({"tags": ["y"]})),
         ],
     );
     cr(
         "atomic list conflict",
         vec![
-            apply(&w, "a", false, widget(json!({"args": ["x"]}))),
-            apply(&w, "b", false, widget(json!({"args": ["y"]}))),
-            apply(&w, "b", true, widget(json!({"args": ["y"]}))),
+            on_widget("a", false, json!({"args": ["x"]})),
+            on_widget("b", false, json!({"args": ["y"]})),
+            on_widget("b", true, json!({"args": ["y"]})),
         ],
     );
     cr(
         "changed list",
         vec![
-            apply(
-                &w,
-                "a",
-                false,
-                widget(json!({"args": ["x", "y"], "size": 1})),
-            ),
-            apply(&w, "a", false, widget(json!({"args": ["y"]}))),
+            on_widget("a", false, json!({"args": ["x", "y"], "size": 1})),
+            on_widget("a", false, json!({"args": ["y"]})),
         ],
     );
     cr(
         "invalid value",
-        vec![apply(&w, "a", false, widget(json!({"size": "big"})))],
+        vec![on_widget("a", false, json!({"size": "big"}))],
     );
     cr(
         "on status",
         vec![
-            apply(&w, "a", false, widget(json!({"size": 1}))),
+            on_widget("a", false, json!({"size": 1})),
             apply(
                 &format!("{w}/status"),
                 "c",
