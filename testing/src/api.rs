@@ -10,7 +10,9 @@ use jiff::Timestamp;
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
-use super::apply::{ApplyError, ApplySchema, Endpoint, apply_at, update_at};
+use super::apply::{
+    ApplyError, ApplySchema, Endpoint, FIELD_MANAGER_MAX_LENGTH, apply_at, update_at,
+};
 use super::events_api::{
     from_core_v1, to_core_v1, validate_core_v1_event, validate_event_create, validate_event_update,
 };
@@ -518,6 +520,11 @@ impl State {
             items.push(view);
         }
         let mut metadata = json!({"resourceVersion": list_rv.to_string()});
+        if info.custom {
+            // An unstructured list keeps its empty `continue` (`UnstructuredList` metadata is a
+            // map, not ListMeta with `omitempty`).
+            metadata["continue"] = json!("");
+        }
         if remaining > 0
             && let Some(key) = next
         {
@@ -605,6 +612,7 @@ impl State {
         self.admit_schema(info, &mut obj, None, &opts.decoding)?;
         let now = rfc3339(self.now());
         track_update(info, None, &mut obj, &opts.manager, None, &now);
+        strategy_prepare_for_create(info, &mut obj);
         self.commit_create(info, obj)
     }
 
@@ -666,7 +674,8 @@ impl State {
         validation::admit_create(info, obj)?;
         match (info.group.as_str(), info.plural.as_str()) {
             ("", "namespaces") => {
-                namespace::prepare_for_create(obj);
+                // Defaulting (`SetDefaults_Namespace`), before the field manager; the strategy's
+                // `PrepareForCreate` runs after it (`strategy_prepare_for_create`).
                 let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
                 labels["kubernetes.io/metadata.name"] = json!(name);
             }
@@ -679,15 +688,16 @@ impl State {
                     .or_else(|| infos.first().map(|i| i.version.as_str()))
                     .unwrap_or_default()
                     .to_string();
-                let ts = rfc3339(now);
+                // `SetDefaults_CustomResourceDefinitionSpec`.
+                if obj["spec"]["conversion"].is_null() {
+                    obj["spec"]["conversion"] = json!({"strategy": "None"});
+                }
+                // The strategy's `PrepareForCreate`: a fresh status naming the storage version;
+                // the names are accepted and the CRD established by controllers, in writes of
+                // their own (`establish`).
                 obj["status"] = json!({
-                    "acceptedNames": obj["spec"]["names"].clone(),
-                    "conditions": [
-                        {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-                         "message": "no conflicts found", "lastTransitionTime": ts},
-                        {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-                         "message": "the initial names have been accepted", "lastTransitionTime": ts},
-                    ],
+                    "acceptedNames": {"plural": "", "kind": ""},
+                    "conditions": null,
                     "storedVersions": [storage],
                 });
             }
@@ -729,7 +739,26 @@ impl State {
         }
         let stored = self.store.put(&info.storage, obj);
         self.after_write(&stored, info);
+        if info.storage == crd_key() {
+            self.establish(&stored);
+        }
         Ok(Self::to_view(info, &stored))
+    }
+
+    /// What apiextensions-apiserver's naming and establishing controllers write after a CRD is
+    /// created: its names accepted and the `NamesAccepted` and `Established` conditions. Here
+    /// at once, in one write after the create (whose answer still shows the fresh status).
+    fn establish(&mut self, crd: &Value) {
+        let ts = rfc3339(self.now());
+        let mut established = crd.clone();
+        established["status"]["acceptedNames"] = crd["spec"]["names"].clone();
+        established["status"]["conditions"] = json!([
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+             "message": "no conflicts found", "lastTransitionTime": ts},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+             "message": "the initial names have been accepted", "lastTransitionTime": ts},
+        ]);
+        self.store.put(&crd_key(), established);
     }
 
     fn after_write(&mut self, stored: &Value, info: &ResourceInfo) {
@@ -863,6 +892,14 @@ impl State {
                 "Required value: is required for apply patch",
             ));
         }
+        // `ValidateFieldManager`: at most 128 bytes.
+        if opts.manager_given && opts.manager.len() > FIELD_MANAGER_MAX_LENGTH {
+            return Err(patch_options_invalid(
+                "fieldManager",
+                "FieldValueTooLong",
+                &format!("Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"),
+            ));
+        }
         if patch_type != PatchType::Apply && opts.force.is_some() {
             return Err(patch_options_invalid(
                 "force",
@@ -876,6 +913,9 @@ impl State {
             _ => serde_json::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
         };
+        if patch_type == PatchType::Apply {
+            check_applied_object(info, name, &patch)?;
+        }
         let old = self.store.get(&info.storage, &ns, name).cloned();
         let now = rfc3339(self.now());
         let api_version = info.api_version();
@@ -908,6 +948,7 @@ impl State {
             let mut obj = Self::from_view(info, obj);
             self.prepare_create(info, &ns, &mut obj)?;
             self.admit_schema(info, &mut obj, None, &opts.decoding)?;
+            strategy_prepare_for_create(info, &mut obj);
             return self.commit_create(info, obj).map(|o| (o, true));
         };
         let old_view = Self::to_view(info, &old);
@@ -1203,7 +1244,9 @@ impl State {
             .remove(&info.storage, &ns, name)
             .ok_or_else(|| ApiError::internal("object vanished during deletion"))?;
         self.after_delete(&gone, info);
-        if info.custom || info.storage == crd_key() || namespace::is_namespaces(info) {
+        // The custom resource registry, like most built-ins', answers a `Status`; only the
+        // CRD and namespace registries return the deleted object.
+        if info.storage == crd_key() || namespace::is_namespaces(info) {
             Ok(Self::to_view(info, &gone))
         } else {
             Ok(delete_success(
@@ -1280,10 +1323,10 @@ fn crd_infos(info: &ResourceInfo, name: &str, crd: &Value) -> Result<Vec<Resourc
     infos_from_crd(crd).map_err(|errs| {
         let causes = errs
             .into_iter()
-            .map(|(field, message)| Cause {
-                reason: "FieldValueInvalid".into(),
-                message,
-                field,
+            .map(|e| Cause {
+                reason: e.reason.into(),
+                message: e.message,
+                field: e.field,
             })
             .collect();
         ApiError::invalid(info.qualified_kind(), name, causes)
@@ -1295,6 +1338,35 @@ fn crd_infos(info: &ResourceInfo, name: &str, crd: &Value) -> Result<Vec<Resourc
 fn reject_resource_version(body: &Value) -> Result<(), ApiError> {
     match meta_str(body, "resourceVersion").map(str::parse::<u64>) {
         Some(Ok(rv)) if rv != 0 => Err(ApiError::resource_version_on_create()),
+        _ => Ok(()),
+    }
+}
+
+/// The parts of a kind's `PrepareForCreate` that run after the field manager recorded the
+/// request (the handler records managedFields before the registry's strategy), so what they
+/// set is owned by no one: a namespace's `kubernetes` finalizer and `Active` phase.
+fn strategy_prepare_for_create(info: &ResourceInfo, obj: &mut Value) {
+    if namespace::is_namespaces(info) {
+        namespace::prepare_for_create(obj);
+    }
+}
+
+/// What the apply patcher checks of the applied object before merging: its kind and version
+/// are the resource's (`invalid object type: <group>/<version>, Kind=<kind>` otherwise) and its
+/// name, if any, is the URL's.
+fn check_applied_object(info: &ResourceInfo, name: &str, applied: &Value) -> Result<(), ApiError> {
+    let api_version = applied["apiVersion"].as_str().unwrap_or_default();
+    let kind = applied["kind"].as_str().unwrap_or_default();
+    if api_version != info.api_version() || kind != info.kind {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        return Err(ApiError::bad_request(format!(
+            "invalid object type: {group}/{version}, Kind={kind}"
+        )));
+    }
+    match meta_str(applied, "name") {
+        Some(n) if !n.is_empty() && n != name => Err(ApiError::bad_request(format!(
+            "the name of the object ({n}) does not match the name on the URL ({name})"
+        ))),
         _ => Ok(()),
     }
 }

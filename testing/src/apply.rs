@@ -60,7 +60,7 @@ pub enum ApplyError {
         /// it (`"other"`, `"kubectl-edit" using v1`, `"ctrl" with subresource "status" using
         /// demo/v1`) and the path as `fieldpath.Path.String()` (`.spec.replicas`,
         /// `.status.conditions[type="Ready"].status`). A Status cause is
-        /// `{type: FieldManagerConflict, message: "conflict with " + manager, field: path}`.
+        /// `{reason: FieldManagerConflict, message: "conflict with " + manager, field: path}`.
         conflicts: Vec<(String, String)>,
     },
     /// The apply request itself is invalid (HTTP 400 BadRequest with this message).
@@ -97,14 +97,15 @@ impl ApplyError {
     }
 
     /// The `details.causes` of the Status (`NewConflictError`): one
-    /// `{"type": "FieldManagerConflict", "message": "conflict with …", "field": path}` per conflict.
+    /// `{"reason": "FieldManagerConflict", "message": "conflict with …", "field": path}` per
+    /// conflict (`metav1.StatusCause` serialises its type as `reason`).
     pub fn status_causes(&self) -> Vec<Value> {
         match self {
             ApplyError::Invalid(_) => Vec::new(),
             ApplyError::Conflict { conflicts } => conflicts
                 .iter()
                 .map(|(m, p)| {
-                    json!({"type": "FieldManagerConflict", "message": format!("conflict with {m}"), "field": p})
+                    json!({"reason": "FieldManagerConflict", "message": format!("conflict with {m}"), "field": p})
                 })
                 .collect(),
         }
@@ -359,12 +360,25 @@ pub enum ListType {
 pub struct ApplySchema {
     lists: BTreeMap<String, ListType>,
     maps: std::collections::BTreeSet<String>,
+    /// Whether an Update that adds a struct owns the struct itself, as it owns an added map:
+    /// true for custom resources (an unstructured object has no zero-valued structs, so every
+    /// object an Update adds is new), false for built-ins, whose Go structs exist empty in the
+    /// object the comparison starts from.
+    owns_added_structs: bool,
 }
 
 impl Default for ApplySchema {
     fn default() -> Self {
+        // The built-in kinds served here: ConfigMap `data`/`binaryData`, Secret
+        // `data`/`stringData` are Go maps (no served kind has a struct by those names).
         ApplySchema::metadata_only()
             .with_list("status.conditions", ListType::Map(vec!["type".to_owned()]))
+            .with_map("data")
+            .with_map("binaryData")
+            .with_map("stringData")
+            // A CRD's `spec.conversion` is a pointer to a struct: absent until set, so an
+            // Update that adds it owns it, as it owns an added map.
+            .with_map("spec.conversion")
     }
 }
 
@@ -376,6 +390,7 @@ impl ApplySchema {
         ApplySchema {
             lists: BTreeMap::new(),
             maps: Default::default(),
+            owns_added_structs: false,
         }
         .with_list("metadata.finalizers", ListType::Set)
         .with_list(
@@ -404,6 +419,7 @@ impl ApplySchema {
     /// Everything else keeps the defaults: lists atomic, objects structs.
     pub fn from_openapi_v3(schema: &Value) -> Self {
         let mut s = ApplySchema::metadata_only();
+        s.owns_added_structs = true;
         s.visit(schema, &mut Vec::new());
         s
     }
@@ -686,7 +702,7 @@ fn compare_at(
             compare_at(sc, l.get(k), r.get(k), path, c);
             path.pop();
         }
-        if !path.is_empty() && sc.is_map(path) {
+        if !path.is_empty() && (sc.owns_added_structs || sc.is_map(path)) {
             match (lhs, rhs) {
                 (None, Some(_)) => c.added.insert(path),
                 (Some(_), None) => c.removed.insert(path),
@@ -705,6 +721,12 @@ fn compare_at(
         };
         if l.is_empty() && r.is_empty() {
             return compare_leaf(lhs, rhs, path, c);
+        }
+        // An associative list an Update adds (or removes) is owned itself, like a map.
+        match (lhs, rhs) {
+            (None, Some(_)) => c.added.insert(path),
+            (Some(_), None) => c.removed.insert(path),
+            _ => {}
         }
         let mut seen: Vec<&Pe> = Vec::new();
         for pe in lpes.iter().chain(rpes.iter()) {
@@ -1504,7 +1526,7 @@ mod tests {
         assert_eq!(
             err.status_causes(),
             [
-                json!({"type": "FieldManagerConflict", "message": "conflict with \"other\"", "field": ".spec.replicas"})
+                json!({"reason": "FieldManagerConflict", "message": "conflict with \"other\"", "field": ".spec.replicas"})
             ]
         );
     }
@@ -1657,6 +1679,33 @@ mod tests {
     }
 
     #[test]
+    fn an_update_creating_a_custom_resource_owns_the_structs_and_sets_it_adds() {
+        let schema = ApplySchema::from_openapi_v3(&json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "o": {"type": "object", "properties": {"a": {"type": "string"}}},
+                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                "args": {"type": "array", "items": {"type": "string"}}}}}}));
+        let mut obj = json!({"apiVersion": "demo.kubeward.dev/v1", "kind": "Rollout",
+            "metadata": {"name": "r", "namespace": "d"},
+            "spec": {"o": {"a": "x"}, "tags": ["t"], "args": ["x"]}});
+        let at = Endpoint {
+            api_version: "demo.kubeward.dev/v1",
+            subresource: None,
+            reset_fields: &[],
+            schema: &schema,
+        };
+        update_at(None, &mut obj, "creator", &at, T0);
+        // As kube-apiserver records it: an unstructured object has no empty structs to start
+        // from, so every object (and associative list) the update adds is owned itself; an
+        // atomic list is one leaf.
+        assert_eq!(
+            entries(&obj)[0]["fieldsV1"],
+            json!({"f:spec": {".": {}, "f:args": {}, "f:o": {".": {}, "f:a": {}},
+                              "f:tags": {".": {}, "v:\"t\"": {}}}})
+        );
+    }
+
+    #[test]
     fn update_on_create_owns_everything_but_meta_and_maps_get_a_dot() {
         let mut obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "c", "namespace": "d", "uid": "u", "resourceVersion": "1", "labels": {"a": "1"}},
@@ -1667,7 +1716,7 @@ mod tests {
             [json!({
                 "manager": "kubectl-create", "operation": "Update", "apiVersion": "v1", "time": T0,
                 "fieldsType": "FieldsV1",
-                "fieldsV1": {"f:data": {"f:k": {}}, "f:metadata": {"f:labels": {".": {}, "f:a": {}}}},
+                "fieldsV1": {"f:data": {".": {}, "f:k": {}}, "f:metadata": {"f:labels": {".": {}, "f:a": {}}}},
             })]
         );
     }
@@ -2098,9 +2147,10 @@ mod examples {
                 "type": "array", "x-kubernetes-list-type": "map",
                 "x-kubernetes-list-map-keys": ["type"],
                 "items": {"type": "object"}}}}}});
+        let schema = ApplySchema::from_openapi_v3(&crd_schema);
         assert_eq!(
-            ApplySchema::from_openapi_v3(&crd_schema),
-            ApplySchema::default()
+            schema.list_type(&["f:status".to_owned(), "f:conditions".to_owned()]),
+            crate::apply::ListType::Map(vec!["type".to_owned()])
         );
     }
 

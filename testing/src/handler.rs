@@ -29,7 +29,7 @@ use super::routes::{ResourcePath, Route, parse_query, parse_route};
 use super::schema::duplicates::duplicate_fields;
 use super::schema::{Decoding, FieldValidation};
 use super::shared::Shared;
-use super::status::ApiError;
+use super::status::{ApiError, Qualified};
 use super::validation::rbac::RbacKind;
 use super::watch::{self, WatchRequest};
 use super::{authz, discovery, openapi, protobuf, table};
@@ -260,24 +260,37 @@ async fn serve_as(
                     request.path,
                     request.query,
                 );
-                authorizer::check(&state.store, identity, &attrs).and_then(|()| {
-                    if identity.user.is_privileged() {
-                        return Ok(()); // every check below allows system:masters
-                    }
-                    owner_references_admission(&state, identity, request, r)
-                })
+                authorizer::check(&state.store, identity, &attrs)
+                    .map_err(|message| {
+                        let resource = Qualified {
+                            group: &attrs.api_group,
+                            name: &attrs.resource,
+                        };
+                        ApiError::forbidden_request(
+                            message,
+                            resource,
+                            attrs.name.as_deref().unwrap_or_default(),
+                        )
+                    })
+                    .and_then(|()| {
+                        if identity.user.is_privileged() {
+                            return Ok(()); // every check below allows system:masters
+                        }
+                        owner_references_admission(&state, identity, request, r)
+                            .map_err(ApiError::forbidden)
+                    })
             }
             // Rule-limited clients make non-resource requests unchecked, as if bound to
             // `system:discovery` and `system:public-info-viewer`.
             _ if identity.rules.is_some() => Ok(()),
             _ => {
                 let attrs = authz::non_resource_attributes(user, request.method, request.path);
-                authorizer::check(&state.store, identity, &attrs)
+                authorizer::check(&state.store, identity, &attrs).map_err(ApiError::forbidden)
             }
         }
     };
-    if let Err(message) = authorized {
-        return error_response(&ApiError::forbidden(message));
+    if let Err(error) = authorized {
+        return error_response(&error);
     }
     if let Route::Resource(r) = request.route
         && reviews::is_review(r)
@@ -501,8 +514,14 @@ fn write_options(
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
+    let mut manager = manager_or_user_agent(given.map(String::as_str), user_agent);
+    if manager.is_empty() {
+        // managedfields `buildManagerInfo`: a write without a manager or User-Agent is
+        // recorded as `unknown`.
+        manager = "unknown".into();
+    }
     WriteOptions {
-        manager: manager_or_user_agent(given.map(String::as_str), user_agent),
+        manager,
         manager_given: given.is_some(),
         force: query.get("force").map(|f| f == "true"),
         decoding: Decoding {

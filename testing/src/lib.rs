@@ -72,7 +72,7 @@
 //!   answers the object; the object goes when its finalizers become empty — in that update,
 //!   which is not stored: watchers see only `DELETED` (carrying the last stored object) and the
 //!   writer gets its update back; new finalizers on a deleting object are 422. Without
-//!   finalizers custom resources and namespaces answer the deleted object, built-ins a `Status`
+//!   finalizers CRDs and namespaces answer the deleted object, custom resources and built-ins a `Status`
 //!   of `Success`.
 //! - **Garbage collection** (kube-controller-manager's collector, in a background task of the
 //!   server woken by the writes that concern it): a dependent whose owner references all name

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::schema::Structural;
 use super::status::Qualified;
+use super::validation::{self, FieldError};
 
 /// Where objects of a resource are stored: several resources may share one store (core/v1 and
 /// events.k8s.io/v1 events).
@@ -330,58 +331,76 @@ impl Registry {
 /// Reads the served versions of a CustomResourceDefinition into resource infos.
 ///
 /// Returns the problems found as `(field, message)` pairs when the definition is unusable.
-pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<(String, String)>> {
-    let mut errors = Vec::new();
+pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<FieldError>> {
     let spec = &crd["spec"];
     let group = spec["group"].as_str().unwrap_or_default().to_string();
     let names = &spec["names"];
     let plural = names["plural"].as_str().unwrap_or_default().to_string();
     let kind = names["kind"].as_str().unwrap_or_default().to_string();
-    if group.is_empty() {
-        errors.push(("spec.group".into(), "Required value".into()));
-    }
-    if plural.is_empty() {
-        errors.push(("spec.names.plural".into(), "Required value".into()));
-    }
-    if kind.is_empty() {
-        errors.push(("spec.names.kind".into(), "Required value".into()));
-    }
     let expected_name = format!("{plural}.{group}");
-    if crd["metadata"]["name"].as_str() != Some(expected_name.as_str()) && errors.is_empty() {
-        errors.push((
-            "metadata.name".into(),
-            format!(
-                "Invalid value: {:?}: must be spec.names.plural+\".\"+spec.group",
-                crd["metadata"]["name"].as_str().unwrap_or_default()
-            ),
+    let mut errors = Vec::new();
+    if crd["metadata"]["name"].as_str() != Some(expected_name.as_str()) {
+        errors.push(FieldError::invalid(
+            "metadata.name",
+            crd["metadata"]["name"].as_str().unwrap_or_default(),
+            "must be spec.names.plural+\".\"+spec.group",
         ));
     }
+    errors.extend(validation::crd::validate_spec(spec));
     let scope = spec["scope"].as_str().unwrap_or("Namespaced");
-    if scope != "Namespaced" && scope != "Cluster" {
-        errors.push((
-            "spec.scope".into(),
-            format!("Unsupported value: {scope:?}: supported values: \"Cluster\", \"Namespaced\""),
-        ));
-    }
     let versions = spec["versions"].as_array().cloned().unwrap_or_default();
     if versions.is_empty() {
-        errors.push((
-            "spec.versions".into(),
-            "Invalid value: \"null\": must have exactly one version marked as storage version"
-                .into(),
+        errors.push(FieldError::invalid_rendered(
+            "spec.versions",
+            "[]",
+            "must have exactly one version marked as storage version",
         ));
     }
+    // Identical per-version schemas are validated once, at `spec.validation`: the conversion
+    // to the internal version hoists them there (`hasIdenticalPerVersionSchema`).
+    let schema_of = |v: &Value| v["schema"]["openAPIV3Schema"].clone();
+    let hoisted = !versions.is_empty()
+        && schema_of(&versions[0]).is_object()
+        && versions
+            .iter()
+            .all(|v| schema_of(v) == schema_of(&versions[0]));
+    let mut pairs = Vec::new();
+    let mut first: Option<Arc<Structural>> = None;
     let structurals: Vec<Option<Arc<Structural>>> = versions
         .iter()
         .enumerate()
         .map(|(i, v)| {
             v["schema"]["openAPIV3Schema"].as_object().map(|_| {
-                let path = format!("spec.versions[{i}].schema.openAPIV3Schema");
+                if hoisted && let Some(done) = &first {
+                    return done.clone();
+                }
+                let path = if hoisted {
+                    "spec.validation.openAPIV3Schema".to_owned()
+                } else {
+                    format!("spec.versions[{i}].schema.openAPIV3Schema")
+                };
                 let schema = &v["schema"]["openAPIV3Schema"];
-                Arc::new(Structural::from_json(schema, &path, &mut errors))
+                let structural = Arc::new(Structural::from_json(schema, &path, &mut pairs));
+                first.get_or_insert_with(|| structural.clone());
+                structural
             })
         })
         .collect();
+    errors.extend(pairs.into_iter().map(|(field, message)| FieldError {
+        // The schema checks word their messages as `field.Forbidden`, `field.Required`, ...
+        // do; the cause type follows from the wording.
+        reason: if message.starts_with("Forbidden") {
+            "FieldValueForbidden"
+        } else if message.starts_with("Required value") {
+            "FieldValueRequired"
+        } else if message.starts_with("Unsupported value") {
+            "FieldValueNotSupported"
+        } else {
+            "FieldValueInvalid"
+        },
+        field,
+        message,
+    }));
     if !errors.is_empty() {
         return Err(errors);
     }

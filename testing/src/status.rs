@@ -201,6 +201,22 @@ impl ApiError {
         }
     }
 
+    /// 403 Forbidden from the authorizer for a resource request (`responsewriters.Forbidden`:
+    /// `errors.NewForbidden` of the request's group, resource and name), so the details name
+    /// the resource (`{"kind": "configmaps", "name": "a"}`).
+    pub fn forbidden_request(
+        message: impl Into<String>,
+        resource: Qualified<'_>,
+        name: &str,
+    ) -> Self {
+        Self {
+            code: 403,
+            reason: "Forbidden",
+            message: message.into(),
+            details: Some(details(resource, name)),
+        }
+    }
+
     /// 403 Forbidden about one object, as admission plugins answer (`errors.NewForbidden`):
     /// `namespaces "default" is forbidden: this namespace may not be deleted`.
     pub fn forbidden_object(resource: Qualified<'_>, name: &str, why: &str) -> Self {

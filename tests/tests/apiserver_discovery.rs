@@ -21,7 +21,27 @@ async fn a_posted_crd_is_established_and_appears_in_discovery() {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let crd: CustomResourceDefinition = serde_json::from_value(rollout_crd_json(true)).unwrap();
     let created = crds.create(&PostParams::default(), &crd).await.unwrap();
-    let conditions = created.status.unwrap().conditions.unwrap();
+    // The create answers the fresh status, as kube-apiserver's strategy leaves it; the
+    // controllers' write that accepts the names and establishes the CRD comes after.
+    let fresh = created.status.unwrap();
+    assert_eq!(fresh.conditions, None);
+    assert_eq!(fresh.accepted_names.map(|n| n.kind), Some(String::new()));
+    assert_eq!(fresh.stored_versions, Some(vec!["v1".to_owned()]));
+    let name = created.metadata.name.unwrap();
+    let stored = crds.get(&name).await.unwrap();
+    assert_eq!(
+        stored
+            .status
+            .as_ref()
+            .and_then(|s| s.accepted_names.as_ref())
+            .map(|n| n.kind.as_str()),
+        Some("Rollout")
+    );
+    assert_ne!(
+        stored.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    let conditions = stored.status.unwrap().conditions.unwrap();
     for ty in ["NamesAccepted", "Established"] {
         assert!(
             conditions

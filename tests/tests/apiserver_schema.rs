@@ -451,7 +451,7 @@ async fn formats_are_checked_as_apiextensions_does() {
             cause(
                 "spec.since",
                 "FieldValueTypeInvalid",
-                "Invalid value: \"yesterday\": spec.since in body must be of type datetime: \"yesterday\""
+                "Invalid value: \"yesterday\": spec.since in body must be of type date-time: \"yesterday\""
             ),
             not_checked(),
         ])
@@ -986,9 +986,8 @@ async fn a_crd_whose_rule_or_pattern_does_not_compile_is_rejected() {
     assert_eq!(
         fields,
         BTreeSet::from([
-            "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[name].pattern"
-                .to_string(),
-            "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
+            "spec.validation.openAPIV3Schema.properties[spec].properties[name].pattern".to_string(),
+            "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
                 .to_string(),
         ])
     );

@@ -204,7 +204,7 @@ fn evaluate_rules(
                 errors.push(FieldError::invalid(
                     &at,
                     type_name,
-                    &format!("{e} evaluating rule: {}", rule.error_string()),
+                    &format!("{} evaluating rule: {}", go_error(&e), rule.error_string()),
                 ));
                 continue;
             }
@@ -220,17 +220,32 @@ fn evaluate_rules(
                 Some(m) => m.clone(),
                 None => format!("failed rule: {}", rule.source.trim()),
             });
-        // `fieldErrorForReason(fldPath, sts.Type, ..)`: the value shown is the type of the node
-        // that declares the rule (`Invalid value: "object": ..`), for `message` and
-        // `messageExpression` alike, whatever `fieldPath` points at.
-        let shown = Value::String(schema.type_.clone());
+        // `fieldErrorForReason(path, sts.Type, ...)`: the value shown is the type of the node
+        // that declares the rule (`Invalid value: "object": ...`), never the value itself, for
+        // `message` and `messageExpression` alike, whatever `fieldPath` points at.
         errors.push(match rule.reason.as_str() {
             "FieldValueForbidden" => FieldError::forbidden(&at, &detail),
             "FieldValueRequired" => FieldError::required_because(&at, &detail),
-            "FieldValueDuplicate" => FieldError::duplicate(&at, &shown),
-            _ => FieldError::invalid_json(&at, &shown, &detail),
+            "FieldValueDuplicate" => FieldError::duplicate(&at, &Value::String(type_name.into())),
+            _ => FieldError::invalid(&at, type_name, &detail),
         });
     }
+}
+
+/// cel-go's wording of an evaluation error the `cel` crate words its own way
+/// (`interpreter/errors`, `common/types/err.go`: "division by zero", "no such key: s").
+fn go_error(e: &cel::ExecutionError) -> String {
+    let text = e.to_string();
+    if text.starts_with("Division by zero") {
+        return "division by zero".into();
+    }
+    if text.starts_with("Remainder by zero") {
+        return "modulus by zero".into();
+    }
+    if let Some(key) = text.strip_prefix("No such key: ") {
+        return format!("no such key: {key}");
+    }
+    text
 }
 
 impl Rule {

@@ -48,9 +48,10 @@ static SHORT_NAME: LazyLock<Regex> = LazyLock::new(|| re(r"^[a-z0-9]([-a-z0-9]*[
 static LONG_NAME: LazyLock<Regex> =
     LazyLock::new(|| re(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"));
 
-/// Whether `s` is a valid value of `format` (normalized). Formats not listed are accepted.
+/// Whether `s` is a valid value of `format` (dashes ignored: `date-time` is `datetime`).
+/// Formats not listed are accepted.
 pub fn is_valid(format: &str, s: &str) -> bool {
-    match format {
+    match format.replace('-', "").as_str() {
         "uuid" => UUID.is_match(s),
         "uuid3" => UUID3.is_match(s),
         "uuid4" => UUID4.is_match(s),

@@ -71,10 +71,30 @@ pub struct Decoding {
     pub duplicate_fields: Vec<String>,
 }
 
+/// A custom resource is decoded into Go's `map[string]interface{}`, where `1e3` is a
+/// float64 that encodes back as `1000`: integral numbers written with a fraction or an
+/// exponent are stored as the integers they are.
+fn integral_floats_as_integers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9.0e15
+            {
+                *value = Value::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        Value::Object(map) => map.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
+    }
+}
+
 /// Prunes, defaults and validates a custom resource about to be stored (`old` is the stored
 /// object on an update). Returns the warnings to send, or the error to answer.
 ///
-/// Resources without a structural schema (built-ins) only have their duplicate fields handled.
+/// Resources without a structural schema (built-ins) only have their duplicate fields and
+/// unknown `metadata` fields handled.
 pub fn admit(
     info: &ResourceInfo,
     obj: &mut Value,
@@ -82,13 +102,21 @@ pub fn admit(
     decoding: &Decoding,
 ) -> Result<Vec<String>, ApiError> {
     let mut problems: Vec<String> = Vec::new();
-    if let Some(schema) = info.structural.as_deref() {
-        problems.extend(
-            pruning::prune(schema, "", obj)
-                .into_iter()
-                .map(|f| format!("unknown field {}", field::quote(&f))),
-        );
+    if info.custom {
+        integral_floats_as_integers(obj);
     }
+    let unknown = match info.structural.as_deref() {
+        Some(schema) => pruning::prune(schema, "", obj),
+        None => match obj.get_mut("metadata") {
+            Some(metadata) => pruning::prune_object_meta("metadata", metadata),
+            None => Vec::new(),
+        },
+    };
+    problems.extend(
+        unknown
+            .into_iter()
+            .map(|f| format!("unknown field {}", field::quote(&f))),
+    );
     problems.extend(
         decoding
             .duplicate_fields
@@ -173,4 +201,17 @@ fn has_rules(schema: &Structural) -> bool {
             .as_deref()
             .is_some_and(has_rules)
         || schema.items.as_deref().is_some_and(has_rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::integral_floats_as_integers;
+
+    #[test]
+    fn integral_floats_are_stored_as_go_encodes_them() {
+        let mut v: serde_json::Value =
+            serde_json::from_str(r#"{"a": 1e3, "b": [2.0, 1.5], "c": -0.0}"#).unwrap();
+        integral_floats_as_integers(&mut v);
+        assert_eq!(v.to_string(), r#"{"a":1000,"b":[2,1.5],"c":0}"#);
+    }
 }

@@ -1,7 +1,8 @@
 //! Pruning of fields a structural schema does not declare
 //! (apiextensions-apiserver `pkg/apiserver/schema/pruning/algorithm.go`): unknown fields are
 //! dropped, except under `x-kubernetes-preserve-unknown-fields`; the envelope of the object
-//! (`apiVersion`, `kind`, `metadata`) and of embedded resources is kept.
+//! (`apiVersion`, `kind`, `metadata`) and of embedded resources is kept, but for fields
+//! `metadata` does not have (ObjectMeta is decoded into its Go type, for every kind).
 
 use serde_json::Value;
 
@@ -31,6 +32,9 @@ fn walk(
             let mut unknown = Vec::new();
             for (name, v) in map.iter_mut() {
                 if keeps_envelope && is_meta_field(name) {
+                    if name == "metadata" {
+                        pruned.extend(prune_object_meta(&field::child(path, name), v));
+                    }
                     continue;
                 }
                 match schema.child(name) {
@@ -52,5 +56,68 @@ fn walk(
             }
         }
         _ => {}
+    }
+}
+
+/// The JSON fields of `metav1.ObjectMeta`.
+const OBJECT_META_FIELDS: [&str; 15] = [
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// Drops the fields of an object's `metadata` (at `path`) that ObjectMeta does not have,
+/// returning their paths (`metadata.colour`).
+pub fn prune_object_meta(path: &str, metadata: &mut Value) -> Vec<String> {
+    let Value::Object(map) = metadata else {
+        return Vec::new();
+    };
+    let unknown: Vec<String> = map
+        .keys()
+        .filter(|k| !OBJECT_META_FIELDS.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    for name in &unknown {
+        map.remove(name);
+    }
+    unknown.iter().map(|n| field::child(path, n)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn metadata_keeps_only_object_meta_fields_in_every_envelope() {
+        let schema = Structural::from_json(
+            &json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                "r": {"type": "object", "x-kubernetes-embedded-resource": true,
+                      "x-kubernetes-preserve-unknown-fields": true}}}}}),
+            "",
+            &mut Vec::new(),
+        );
+        let mut obj = json!({"apiVersion": "v1", "kind": "X",
+            "metadata": {"name": "x", "labels": {"a": "b"}, "colour": "red"},
+            "spec": {"r": {"kind": "ConfigMap", "metadata": {"name": "y", "junk": 1}, "data": {"k": "v"}}}});
+        assert_eq!(
+            prune(&schema, "", &mut obj),
+            ["metadata.colour", "spec.r.metadata.junk"]
+        );
+        assert_eq!(obj["metadata"], json!({"name": "x", "labels": {"a": "b"}}));
+        assert_eq!(obj["spec"]["r"]["metadata"], json!({"name": "y"}));
+        assert_eq!(obj["spec"]["r"]["data"], json!({"k": "v"}));
     }
 }

@@ -25,7 +25,8 @@ pub struct Structural {
     pub preserve_unknown_fields: bool,
     /// `x-kubernetes-embedded-resource`: an object with its own `apiVersion`, `kind`, `metadata`.
     pub embedded_resource: bool,
-    /// `format`, only the ones apiextensions validates (others are stripped, as upstream does).
+    /// `format` as written (`date-time`: messages quote it), only the ones apiextensions
+    /// validates (others are stripped, as upstream does).
     pub format: Option<String>,
     /// `enum`.
     pub enum_: Vec<Value>,
@@ -110,7 +111,7 @@ impl Structural {
         let format = schema["format"]
             .as_str()
             .filter(|f| supported_format(&type_, f))
-            .map(|f| f.replace('-', ""));
+            .map(str::to_owned);
         let pattern = schema["pattern"].as_str().and_then(|p| {
             match regex::Regex::new(p) {
                 Ok(re) => Some((p.to_string(), re)),

@@ -7,13 +7,15 @@
 //! - `meta`: `api/validation/objectmeta.go` — every object's metadata.
 //! - `builtins`: ConfigMap, Secret, Lease and Namespace rules and defaulting.
 //! - [`rbac`]: Role, ClusterRole, RoleBinding and ClusterRoleBinding rules and defaulting.
+//! - [`crd`]: a CustomResourceDefinition's group, scope, names and versions.
 //!
-//! Events (`events_api`) and CustomResourceDefinitions (`resources`) keep their own rules; the
+//! Events (`events_api`) and CRD schemas (`resources`, `schema`) keep their own rules; the
 //! metadata rules here apply to them too. The write paths call [`admit_create`] after name
 //! generation and [`admit_update`] after the update strategy ran.
 
 pub mod base64;
 mod builtins;
+pub mod crd;
 pub mod field;
 mod meta;
 pub mod names;

@@ -36,7 +36,7 @@ pub fn cases() -> Vec<Case> {
     ] {
         let n = name.to_owned();
         add(
-            format!("configmap name {name:.20}"),
+            format!("configmap name {name:.20} ({} bytes)", name.len()),
             Box::new(move |ns| vec![step(Method::POST, cms(ns), Some(config_map(&n, json!({}))))]),
         );
     }

@@ -28,6 +28,7 @@ impl Step {
 
     /// The same request sent as another user (`Impersonate-User`; the corpus's client may
     /// impersonate anyone on both servers).
+    #[allow(clippy::wrong_self_convention)] // named after kubectl's `--as`
     pub fn as_user(self, user: &str) -> Self {
         self.header("Impersonate-User", user)
     }
@@ -43,6 +44,9 @@ impl Step {
 /// accepted list refers to cases by name.
 pub struct Case {
     pub name: String,
+    /// Requests sent first, their answers not compared: fixtures several cases share (a CRD
+    /// installed once and waited for, then found existing by the next case).
+    pub setup: Vec<Step>,
     pub steps: Vec<Step>,
 }
 
@@ -50,8 +54,15 @@ impl Case {
     pub fn new(name: impl Into<String>, steps: Vec<Step>) -> Self {
         Case {
             name: name.into(),
+            setup: Vec::new(),
             steps,
         }
+    }
+
+    /// The same case, after `setup` (whose answers are not compared).
+    pub fn after(mut self, setup: Vec<Step>) -> Self {
+        self.setup = setup;
+        self
     }
 }
 

@@ -1,0 +1,206 @@
+//! apiextensions-apiserver's `validateCustomResourceDefinitionSpec` for what a CRD names: its
+//! group, scope, names (`ValidateCustomResourceDefinitionNames`) and versions' names, and that
+//! every version has a schema. The schemas themselves are checked where they are read
+//! (`schema::structural`).
+
+use serde_json::Value;
+
+use super::field::FieldError;
+use super::names::{is_dns1035_label, is_dns1123_subdomain};
+
+/// The problems of a CRD's `spec`, in upstream's order (after the v1 defaults: `singular` and
+/// `listKind` derived from `kind`).
+pub fn validate_spec(spec: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let group = text(&spec["group"]);
+    if group.is_empty() {
+        errs.push(FieldError::required("spec.group"));
+    } else if let problems = is_dns1123_subdomain(&group)
+        && !problems.is_empty()
+    {
+        errs.push(FieldError::invalid(
+            "spec.group",
+            &group,
+            &problems.join(","),
+        ));
+    } else if !group.contains('.') {
+        errs.push(FieldError::invalid(
+            "spec.group",
+            &group,
+            "should be a domain with at least one dot",
+        ));
+    }
+    // `validateEnumStrings(scope, [Cluster, Namespaced], required)`.
+    match spec["scope"].as_str().unwrap_or_default() {
+        "" => errs.push(FieldError::required("spec.scope")),
+        "Cluster" | "Namespaced" => {}
+        other => errs.push(FieldError::not_supported(
+            "spec.scope",
+            &Value::String(other.to_owned()),
+            &["Cluster".to_owned(), "Namespaced".to_owned()],
+        )),
+    }
+    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    for (i, version) in versions.iter().enumerate() {
+        if !version["schema"]["openAPIV3Schema"].is_object() {
+            errs.push(FieldError::required(&format!(
+                "spec.versions[{i}].schema.openAPIV3Schema"
+            )));
+        }
+    }
+    for (i, version) in versions.iter().enumerate() {
+        let name = text(&version["name"]);
+        if let problems = is_dns1035_label(&name)
+            && !problems.is_empty()
+        {
+            errs.push(FieldError::invalid(
+                &format!("spec.versions[{i}].name"),
+                &name,
+                &problems.join(","),
+            ));
+        }
+    }
+    let names = &spec["names"];
+    for key in ["plural", "singular", "kind", "listKind"] {
+        if text(&names[key]).is_empty() {
+            errs.push(FieldError::required(&format!("spec.names.{key}")));
+        }
+    }
+    errs.extend(validate_names(names, "spec.names"));
+    errs
+}
+
+/// `ValidateCustomResourceDefinitionNames` of `names` at `path`.
+fn validate_names(names: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let text = |key: &str| names[key].as_str().unwrap_or_default().to_owned();
+    for key in ["plural", "singular"] {
+        let value = text(key);
+        if let problems = is_dns1035_label(&value)
+            && !value.is_empty()
+            && !problems.is_empty()
+        {
+            errs.push(FieldError::invalid(
+                &format!("{path}.{key}"),
+                &value,
+                &problems.join(","),
+            ));
+        }
+    }
+    for key in ["kind", "listKind"] {
+        let value = text(key);
+        if let problems = is_dns1035_label(&value.to_lowercase())
+            && !value.is_empty()
+            && !problems.is_empty()
+        {
+            errs.push(FieldError::invalid(
+                &format!("{path}.{key}"),
+                &value,
+                &format!(
+                    "may have mixed case, but should otherwise match: {}",
+                    problems.join(",")
+                ),
+            ));
+        }
+    }
+    let list = |key: &str| -> Vec<String> {
+        names[key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for (i, short) in list("shortNames").iter().enumerate() {
+        if let problems = is_dns1035_label(short)
+            && !problems.is_empty()
+        {
+            errs.push(FieldError::invalid(
+                &format!("{path}.shortNames[{i}]"),
+                short,
+                &problems.join(","),
+            ));
+        }
+    }
+    let (kind, list_kind) = (text("kind"), text("listKind"));
+    if !kind.is_empty() && kind == list_kind {
+        errs.push(FieldError::invalid(
+            &format!("{path}.listKind"),
+            &list_kind,
+            "kind and listKind may not be the same",
+        ));
+    }
+    for (i, category) in list("categories").iter().enumerate() {
+        if let problems = is_dns1035_label(category)
+            && !problems.is_empty()
+        {
+            errs.push(FieldError::invalid(
+                &format!("{path}.categories[{i}]"),
+                category,
+                &problems.join(","),
+            ));
+        }
+    }
+    errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec(edit: Value) -> Value {
+        let mut spec = json!({"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                          "schema": {"openAPIV3Schema": {"type": "object"}}}]});
+        if let (Some(s), Value::Object(e)) = (spec.as_object_mut(), edit) {
+            s.extend(e);
+        }
+        spec
+    }
+
+    fn messages(spec: &Value) -> Vec<String> {
+        validate_spec(spec)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn a_valid_spec_has_no_problems() {
+        assert_eq!(messages(&spec(json!({}))), Vec::<String>::new());
+    }
+
+    #[test]
+    fn names_group_and_scope_are_reported_as_kube_apiserver_words_them() {
+        assert_eq!(
+            messages(&spec(json!({"group": "example", "scope": "Global",
+                "names": {"plural": "widgets", "singular": "Widget", "kind": "Widget", "listKind": "Widget", "shortNames": ["w w"]}}))),
+            [
+                "spec.group: Invalid value: \"example\": should be a domain with at least one dot",
+                "spec.scope: Unsupported value: \"Global\": supported values: \"Cluster\", \"Namespaced\"",
+                "spec.names.singular: Invalid value: \"Widget\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+                "spec.names.shortNames[0]: Invalid value: \"w w\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+                "spec.names.listKind: Invalid value: \"Widget\": kind and listKind may not be the same",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_version_needs_a_schema_and_a_dns_label_name() {
+        assert_eq!(
+            messages(&spec(
+                json!({"scope": "", "versions": [{"name": "V1", "served": true, "storage": true}]})
+            )),
+            [
+                "spec.scope: Required value",
+                "spec.versions[0].schema.openAPIV3Schema: Required value",
+                "spec.versions[0].name: Invalid value: \"V1\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+            ]
+        );
+    }
+}
