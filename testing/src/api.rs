@@ -384,6 +384,9 @@ impl State {
     pub fn to_view(info: &ResourceInfo, stored: &Value) -> Value {
         match info.view {
             View::CoreEvent => to_core_v1(stored),
+            // Through the Go types and back: the keys the events.k8s.io/v1 encoder writes
+            // (`deprecatedSource: {}`, null timestamps), unknown fields gone.
+            View::Native if info.storage == events_key() => from_core_v1(&to_core_v1(stored)),
             View::Native => {
                 let mut v = stored.clone();
                 v["apiVersion"] = Value::String(info.api_version());
@@ -1214,8 +1217,11 @@ impl State {
         }
     }
 
-    /// DELETE of a collection: every matching object is deleted as by [`State::delete`], with
-    /// the same options.
+    /// DELETE of a collection (the registry's `DeleteCollection`): the page the list options
+    /// select (`limit` and `continue` included) is deleted object by object as by
+    /// [`State::delete`], with the same options; the answer is that page's list with the
+    /// deleted objects (or, for those a finalizer keeps, the objects as they now are) as items,
+    /// without their `apiVersion` and `kind`, as a list's items are encoded.
     pub fn delete_collection(
         &mut self,
         info: &ResourceInfo,
@@ -1225,32 +1231,25 @@ impl State {
     ) -> Result<Value, ApiError> {
         // ValidateDeleteOptions runs before anything is listed.
         Propagation::from_options(options)?;
-        let list = self.list(
-            info,
-            namespace,
-            &ListParams {
-                limit: 0,
-                continue_token: None,
-                ..*params
-            },
-        )?;
+        let mut list = self.list(info, namespace, params)?;
         let mut items = Vec::new();
         for item in list["items"].as_array().cloned().unwrap_or_default() {
             let ns = meta_str(&item, "namespace").map(str::to_string);
             let name = meta_str(&item, "name").unwrap_or_default().to_string();
-            match self.delete(info, ns.as_deref(), &name, options) {
-                Ok(v) if v["kind"] != "Status" => items.push(v),
-                Ok(_) => items.push(item),
-                Err(e) if e.code == 404 => {}
+            let mut deleted = match self.delete(info, ns.as_deref(), &name, options) {
+                Ok(v) if v["kind"] != "Status" => v,
+                Ok(_) => item,
+                Err(e) if e.code == 404 => continue,
                 Err(e) => return Err(e),
+            };
+            if let Value::Object(fields) = &mut deleted {
+                fields.remove("apiVersion");
+                fields.remove("kind");
             }
+            items.push(deleted);
         }
-        Ok(json!({
-            "kind": format!("{}List", info.kind),
-            "apiVersion": info.api_version(),
-            "metadata": {"resourceVersion": self.store.current_rv().to_string()},
-            "items": items,
-        }))
+        list["items"] = Value::Array(items);
+        Ok(list)
     }
 
     /// Registers a CRD object directly (as if POSTed), returning it.

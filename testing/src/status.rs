@@ -201,6 +201,26 @@ impl ApiError {
         }
     }
 
+    /// 403 Forbidden as `errors.NewForbidden` answers for a resource (`resource` without its
+    /// subresource; `name` empty for collections): `details` carry the group, the resource as
+    /// `kind` and the name; a non-resource request has empty details.
+    pub fn forbidden_resource(
+        resource: Qualified<'_>,
+        name: &str,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            code: 403,
+            reason: "Forbidden",
+            message: message.into(),
+            details: Some(if resource.name.is_empty() {
+                json!({})
+            } else {
+                details(resource, name)
+            }),
+        }
+    }
+
     /// 403 Forbidden about one object, as admission plugins answer (`errors.NewForbidden`):
     /// `namespaces "default" is forbidden: this namespace may not be deleted`.
     pub fn forbidden_object(resource: Qualified<'_>, name: &str, why: &str) -> Self {
