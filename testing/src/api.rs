@@ -1198,15 +1198,23 @@ impl State {
             self.after_write(&stored, info);
             return Ok(Self::to_view(info, &stored));
         }
-        if self.dry_run {
-            return Ok(Self::to_view(info, &old));
-        }
-        let gone = self
-            .store
-            .remove(&info.storage, &ns, name)
-            .ok_or_else(|| ApiError::internal("object vanished during deletion"))?;
-        self.after_delete(&gone, info);
-        if info.custom || info.storage == crd_key() || namespace::is_namespaces(info) {
+        let gone = if self.dry_run {
+            old
+        } else {
+            let gone = self
+                .store
+                .remove(&info.storage, &ns, name)
+                .ok_or_else(|| ApiError::internal("object vanished during deletion"))?;
+            self.after_delete(&gone, info);
+            gone
+        };
+        // The registries that set `ReturnDeletedObject`: custom resources, CRDs, namespaces
+        // and service accounts answer the object; the others a Status (dry runs alike).
+        let returns_object = info.custom
+            || info.storage == crd_key()
+            || namespace::is_namespaces(info)
+            || (info.group.is_empty() && info.plural == "serviceaccounts");
+        if returns_object {
             Ok(Self::to_view(info, &gone))
         } else {
             Ok(delete_success(
@@ -1219,9 +1227,8 @@ impl State {
 
     /// DELETE of a collection (the registry's `DeleteCollection`): the page the list options
     /// select (`limit` and `continue` included) is deleted object by object as by
-    /// [`State::delete`], with the same options; the answer is that page's list with the
-    /// deleted objects (or, for those a finalizer keeps, the objects as they now are) as items,
-    /// without their `apiVersion` and `kind`, as a list's items are encoded.
+    /// [`State::delete`], with the same options; the answer is that page as it was listed
+    /// before the deletions.
     pub fn delete_collection(
         &mut self,
         info: &ResourceInfo,
@@ -1232,23 +1239,21 @@ impl State {
         // ValidateDeleteOptions runs before anything is listed.
         Propagation::from_options(options)?;
         let mut list = self.list(info, namespace, params)?;
-        let mut items = Vec::new();
-        for item in list["items"].as_array().cloned().unwrap_or_default() {
-            let ns = meta_str(&item, "namespace").map(str::to_string);
-            let name = meta_str(&item, "name").unwrap_or_default().to_string();
-            let mut deleted = match self.delete(info, ns.as_deref(), &name, options) {
-                Ok(v) if v["kind"] != "Status" => v,
-                Ok(_) => item,
-                Err(e) if e.code == 404 => continue,
-                Err(e) => return Err(e),
-            };
-            if let Value::Object(fields) = &mut deleted {
+        for item in list["items"].as_array_mut().into_iter().flatten() {
+            if let Value::Object(fields) = item {
                 fields.remove("apiVersion");
                 fields.remove("kind");
             }
-            items.push(deleted);
         }
-        list["items"] = Value::Array(items);
+        for item in list["items"].as_array().cloned().unwrap_or_default() {
+            let ns = meta_str(&item, "namespace").map(str::to_string);
+            let name = meta_str(&item, "name").unwrap_or_default().to_string();
+            match self.delete(info, ns.as_deref(), &name, options) {
+                Ok(_) => {}
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
         Ok(list)
     }
 

@@ -15,6 +15,7 @@
 pub mod base64;
 mod builtins;
 pub mod field;
+mod gotime;
 mod meta;
 pub mod names;
 pub mod rbac;

@@ -25,16 +25,13 @@ fn dependent(name: &str, owner: &str, extra: Value) -> Step {
     )
 }
 
+/// ConfigMap `owner` with `finalizers` (none when empty), its uid remembered as `$OWNER`.
 fn owner(finalizers: Value) -> Step {
-    step(
-        Method::POST,
-        CMS,
-        Some(config_map(
-            "owner",
-            json!({"metadata": {"finalizers": finalizers}}),
-        )),
-    )
-    .remember("$OWNER", "/metadata/uid")
+    let extra = match finalizers.as_array().is_some_and(|f| !f.is_empty()) {
+        true => json!({"metadata": {"finalizers": finalizers}}),
+        false => json!({}),
+    };
+    step(Method::POST, CMS, Some(config_map("owner", extra))).remember("$OWNER", "/metadata/uid")
 }
 
 fn delete_with(path: &str, options: Value) -> Step {
@@ -178,6 +175,14 @@ pub fn cases() -> Vec<Case> {
             get(&owner_path).until(gone),
             get(CMS).until(unowned),
         ],
+    ));
+    cases.push(Case::new(
+        "create with empty finalizers",
+        vec![step(
+            Method::POST,
+            CMS,
+            Some(config_map("e", json!({"metadata": {"finalizers": []}}))),
+        )],
     ));
     // What DELETE answers.
     for (label, finalizers, options) in [
