@@ -153,7 +153,7 @@ impl ApiError {
             code: 405,
             reason: "MethodNotAllowed",
             message: "the server does not allow this method on the requested resource".into(),
-            details: None,
+            details: Some(json!({})),
         }
     }
 

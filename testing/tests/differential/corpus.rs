@@ -32,6 +32,7 @@ impl Step {
 
     /// The same request sent as another user (`Impersonate-User`; the corpus's client may
     /// impersonate anyone on both servers).
+    #[allow(clippy::wrong_self_convention)] // a builder step named like kubectl's --as
     pub fn as_user(self, user: &str) -> Self {
         self.header("Impersonate-User", user)
     }

@@ -128,6 +128,7 @@ pub fn cases() -> Vec<Case> {
                 format!("{owner_path}?propagationPolicy=Orphan"),
                 None,
             ),
+            get(&owner_path).until(gone),
             get(CMS).until(unowned),
         ],
     ));
@@ -344,7 +345,12 @@ pub fn cases() -> Vec<Case> {
                 )),
             ),
             step(Method::DELETE, "/api/v1/namespaces/NS-d", None),
-            step(Method::DELETE, "/api/v1/namespaces/NS-d", None),
+            // Deleted again once the namespace controller reported on it.
+            step(Method::DELETE, "/api/v1/namespaces/NS-d", None).until(|_, a| {
+                a["status"]["conditions"]
+                    .as_array()
+                    .is_some_and(|c| c.len() == 5)
+            }),
             patch(
                 "/api/v1/namespaces/NS-d/configmaps/held",
                 "application/merge-patch+json",
