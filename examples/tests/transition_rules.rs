@@ -419,7 +419,11 @@ struct Sprint;
     conditions(UpToDate),
 )]
 impl Sprint {
-    async fn apply(&self, _rollout: &Rollout, pass: &mut Pass<Rollout>) -> Result<Action, std::convert::Infallible> {
+    async fn apply(
+        &self,
+        _rollout: &Rollout,
+        pass: &mut Pass<Rollout>,
+    ) -> Result<Action, std::convert::Infallible> {
         use kubeward_examples::rollouts::condition::up_to_date::{
             Applied, Applying, Promoting, ReadyToPromote, State,
         };

@@ -247,7 +247,43 @@ fn track_update(
         reset_fields: reset_fields(info, subresource),
         schema: &schema,
     };
+    if info.view == View::CoreEvent {
+        // A core/v1 Event's fields are owned as the request's version names them (stored in
+        // the events.k8s.io form here): compared in the core form, from the Go type's zero
+        // values (which the comparison does not see as set).
+        let core = |event: &Value| without_zero_values(to_core_v1(event));
+        let old_core = old.map(core);
+        let mut new_core = core(new);
+        update_at(old_core.as_ref(), &mut new_core, manager, &at, now);
+        new["metadata"]["managedFields"] = new_core["metadata"]["managedFields"].take();
+        return;
+    }
     update_at(old, new, manager, &at, now);
+}
+
+/// `value` without the nulls, empty strings and empty objects a Go type's zero values encode
+/// to (metadata kept whole).
+fn without_zero_values(mut value: Value) -> Value {
+    fn prune(value: &mut Value) {
+        if let Value::Object(map) = value {
+            map.values_mut().for_each(prune);
+            map.retain(|_, v| match v {
+                Value::Null => false,
+                Value::String(s) => !s.is_empty(),
+                Value::Object(m) => !m.is_empty(),
+                _ => true,
+            });
+        }
+    }
+    if let Value::Object(map) = &mut value {
+        for (key, v) in map.iter_mut() {
+            if key != "metadata" {
+                prune(v);
+            }
+        }
+        map.retain(|key, v| key == "metadata" || !(v.is_null() || v == "" || v == &json!({})));
+    }
+    value
 }
 
 /// Parsed list/watch filters.
@@ -386,6 +422,9 @@ impl State {
     pub fn to_view(info: &ResourceInfo, stored: &Value) -> Value {
         match info.view {
             View::CoreEvent => to_core_v1(stored),
+            // Through the Go types and back: the keys the events.k8s.io/v1 encoder writes
+            // (`deprecatedSource: {}`, null timestamps), unknown fields gone.
+            View::Native if info.storage == events_key() => from_core_v1(&to_core_v1(stored)),
             View::Native => {
                 let mut v = stored.clone();
                 v["apiVersion"] = Value::String(info.api_version());
@@ -1158,7 +1197,7 @@ impl State {
         Ok(Self::to_view(info, &stored))
     }
 
-    /// DELETE of one object. Returns the object (custom resources and namespaces, or while
+    /// DELETE of one object. Returns the object (CRDs, namespaces and service accounts, or while
     /// finalizers remain) or a success `Status`, exactly as the generic registry does. The
     /// propagation policy adds or removes the garbage collector's finalizers first.
     pub fn delete(
@@ -1236,17 +1275,23 @@ impl State {
             self.after_write(&stored, info);
             return Ok(Self::to_view(info, &stored));
         }
-        if self.dry_run {
-            return Ok(Self::to_view(info, &old));
-        }
-        let gone = self
-            .store
-            .remove(&info.storage, &ns, name)
-            .ok_or_else(|| ApiError::internal("object vanished during deletion"))?;
-        self.after_delete(&gone, info);
-        // The custom resource registry, like most built-ins', answers a `Status`; only the
-        // CRD and namespace registries return the deleted object.
-        if info.storage == crd_key() || namespace::is_namespaces(info) {
+        let gone = if self.dry_run {
+            old
+        } else {
+            let gone = self
+                .store
+                .remove(&info.storage, &ns, name)
+                .ok_or_else(|| ApiError::internal("object vanished during deletion"))?;
+            self.after_delete(&gone, info);
+            gone
+        };
+        // The registries that set `ReturnDeletedObject`: CRDs, namespaces and service accounts
+        // answer the object; the others, custom resources among them, a Status (dry runs
+        // alike).
+        let returns_object = info.storage == crd_key()
+            || namespace::is_namespaces(info)
+            || (info.group.is_empty() && info.plural == "serviceaccounts");
+        if returns_object {
             Ok(Self::to_view(info, &gone))
         } else {
             Ok(delete_success(
@@ -1257,8 +1302,10 @@ impl State {
         }
     }
 
-    /// DELETE of a collection: every matching object is deleted as by [`State::delete`], with
-    /// the same options.
+    /// DELETE of a collection (the registry's `DeleteCollection`): the page the list options
+    /// select (`limit` and `continue` included) is deleted object by object as by
+    /// [`State::delete`], with the same options; the answer is that page as it was listed
+    /// before the deletions.
     pub fn delete_collection(
         &mut self,
         info: &ResourceInfo,
@@ -1268,32 +1315,23 @@ impl State {
     ) -> Result<Value, ApiError> {
         // ValidateDeleteOptions runs before anything is listed.
         Propagation::from_options(options)?;
-        let list = self.list(
-            info,
-            namespace,
-            &ListParams {
-                limit: 0,
-                continue_token: None,
-                ..*params
-            },
-        )?;
-        let mut items = Vec::new();
+        let mut list = self.list(info, namespace, params)?;
+        for item in list["items"].as_array_mut().into_iter().flatten() {
+            if let Value::Object(fields) = item {
+                fields.remove("apiVersion");
+                fields.remove("kind");
+            }
+        }
         for item in list["items"].as_array().cloned().unwrap_or_default() {
             let ns = meta_str(&item, "namespace").map(str::to_string);
             let name = meta_str(&item, "name").unwrap_or_default().to_string();
             match self.delete(info, ns.as_deref(), &name, options) {
-                Ok(v) if v["kind"] != "Status" => items.push(v),
-                Ok(_) => items.push(item),
+                Ok(_) => {}
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
             }
         }
-        Ok(json!({
-            "kind": format!("{}List", info.kind),
-            "apiVersion": info.api_version(),
-            "metadata": {"resourceVersion": self.store.current_rv().to_string()},
-            "items": items,
-        }))
+        Ok(list)
     }
 
     /// Registers a CRD object directly (as if POSTed), returning it.

@@ -360,11 +360,14 @@ pub enum ListType {
 pub struct ApplySchema {
     lists: BTreeMap<String, ListType>,
     maps: std::collections::BTreeSet<String>,
-    /// Whether an Update that adds a struct owns the struct itself, as it owns an added map:
-    /// true for custom resources (an unstructured object has no zero-valued structs, so every
-    /// object an Update adds is new), false for built-ins, whose Go structs exist empty in the
-    /// object the comparison starts from.
-    owns_added_structs: bool,
+    /// Structs owned and replaced whole (`+structType=atomic`, `x-kubernetes-map-type: atomic`).
+    atomics: std::collections::BTreeSet<String>,
+    /// Whether objects are unstructured (custom resources) rather than Go types (built-ins).
+    /// In an unstructured object an Update that adds a struct owns the struct itself, as it
+    /// owns an added map (there are no zero-valued structs, so every object an Update adds is
+    /// new), and `null` is a value; a built-in's Go structs exist empty in the object the
+    /// comparison starts from, and its `null` is a nil slice or pointer, no value.
+    unstructured: bool,
 }
 
 impl Default for ApplySchema {
@@ -379,6 +382,15 @@ impl Default for ApplySchema {
             // A CRD's `spec.conversion` is a pointer to a struct: absent until set, so an
             // Update that adds it owns it, as it owns an added map.
             .with_map("spec.conversion")
+            // Likewise an event's `series` and a ClusterRole's `aggregationRule`.
+            .with_map("series")
+            .with_map("aggregationRule")
+            // `+structType=atomic` structs of the served kinds: a binding's RoleRef, an
+            // event's ObjectReferences.
+            .with_atomic("roleRef")
+            .with_atomic("involvedObject")
+            .with_atomic("regarding")
+            .with_atomic("related")
     }
 }
 
@@ -390,13 +402,16 @@ impl ApplySchema {
         ApplySchema {
             lists: BTreeMap::new(),
             maps: Default::default(),
-            owns_added_structs: false,
+            atomics: Default::default(),
+            unstructured: false,
         }
         .with_list("metadata.finalizers", ListType::Set)
         .with_list(
             "metadata.ownerReferences",
             ListType::Map(vec!["uid".to_owned()]),
         )
+        // OwnerReference is `+structType=atomic`: each `k:{uid}` item is one leaf.
+        .with_atomic("metadata.ownerReferences[]")
         .with_map("metadata.labels")
         .with_map("metadata.annotations")
     }
@@ -407,6 +422,12 @@ impl ApplySchema {
         self
     }
 
+    /// Declares the object at `path` atomic: owned as one field and replaced whole by an apply.
+    pub fn with_atomic(mut self, path: &str) -> Self {
+        self.atomics.insert(path.to_owned());
+        self
+    }
+
     /// Declares the object at `path` a map (`additionalProperties`) rather than a struct.
     pub fn with_map(mut self, path: &str) -> Self {
         self.maps.insert(path.to_owned());
@@ -414,17 +435,23 @@ impl ApplySchema {
     }
 
     /// ObjectMeta's rules plus what a CRD version's `openAPIV3Schema` declares: arrays with
-    /// `x-kubernetes-list-type: set` or `map` (keys from `x-kubernetes-list-map-keys`), and
-    /// objects with `additionalProperties` as maps (unless `x-kubernetes-map-type: atomic`).
+    /// `x-kubernetes-list-type: set` or `map` (keys from `x-kubernetes-list-map-keys`), objects
+    /// with `additionalProperties` as maps, and `x-kubernetes-map-type: atomic` objects atomic.
     /// Everything else keeps the defaults: lists atomic, objects structs.
     pub fn from_openapi_v3(schema: &Value) -> Self {
         let mut s = ApplySchema::metadata_only();
-        s.owns_added_structs = true;
+        s.unstructured = true;
         s.visit(schema, &mut Vec::new());
         s
     }
 
     fn visit(&mut self, schema: &Value, path: &mut Vec<String>) {
+        if !path.is_empty()
+            && schema.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic")
+        {
+            self.atomics.insert(path.join("."));
+            return;
+        }
         if let Some(props) = schema.get("properties").and_then(Value::as_object) {
             for (name, sub) in props {
                 if path.is_empty() && name == "metadata" {
@@ -436,9 +463,7 @@ impl ApplySchema {
             }
         }
         if let Some(add) = schema.get("additionalProperties").filter(|a| a.is_object()) {
-            if schema.get("x-kubernetes-map-type").and_then(Value::as_str) != Some("atomic") {
-                self.maps.insert(path.join("."));
-            }
+            self.maps.insert(path.join("."));
             path.push("*".to_owned());
             self.visit(add, path);
             path.pop();
@@ -507,6 +532,11 @@ impl ApplySchema {
         Self::matches(self.lists.keys(), path)
             .and_then(|k| self.lists.get(&k).cloned())
             .unwrap_or(ListType::Atomic)
+    }
+
+    /// Atomic structs: owned, compared and merged as one value.
+    fn is_atomic(&self, path: &[Pe]) -> bool {
+        !path.is_empty() && Self::matches(self.atomics.iter(), path).is_some()
     }
 
     /// Maps (as opposed to structs): an Update that adds one owns the map itself.
@@ -623,7 +653,7 @@ fn walk_object_set(
 
 fn walk_value_set(sc: &ApplySchema, v: &Value, path: &mut Path, set: &mut FieldSet) {
     match v {
-        Value::Object(m) if m.is_empty() => set.insert(path),
+        Value::Object(m) if m.is_empty() || sc.is_atomic(path) => set.insert(path),
         Value::Object(m) => walk_object_set(sc, m, path, set),
         Value::Array(items) => {
             let kind = sc.list_type(path);
@@ -632,7 +662,9 @@ fn walk_value_set(sc: &ApplySchema, v: &Value, path: &mut Path, set: &mut FieldS
                     for (pe, item) in pes.into_iter().zip(items) {
                         path.push(pe);
                         set.insert(path);
-                        if let Value::Object(m) = item {
+                        if let Value::Object(m) = item
+                            && !sc.is_atomic(path)
+                        {
                             walk_object_set(sc, m, path, set);
                         }
                         path.pop();
@@ -668,7 +700,20 @@ fn is_empty_container(v: Option<&Value>) -> bool {
     }
 }
 
-fn compare_leaf(lhs: Option<&Value>, rhs: Option<&Value>, path: &Path, c: &mut Comparison) {
+/// Compares one leaf. In a built-in's object `null` is no value (a Go nil slice or pointer
+/// encodes as `null`, and is not a field an Update sets); in a custom resource's it is one.
+fn compare_leaf(
+    sc: &ApplySchema,
+    lhs: Option<&Value>,
+    rhs: Option<&Value>,
+    path: &Path,
+    c: &mut Comparison,
+) {
+    let (lhs, rhs) = if sc.unstructured {
+        (lhs, rhs)
+    } else {
+        (lhs.filter(|v| !v.is_null()), rhs.filter(|v| !v.is_null()))
+    };
     match (lhs, rhs) {
         (None, None) => {}
         (None, Some(_)) => c.added.insert(path),
@@ -688,8 +733,8 @@ fn compare_at(
     let is_obj = |v: Option<&Value>| v.is_none_or(Value::is_object);
     let is_arr = |v: Option<&Value>| v.is_none_or(Value::is_array);
     if is_obj(lhs) && is_obj(rhs) && (lhs.is_some() || rhs.is_some()) {
-        if is_empty_container(lhs) && is_empty_container(rhs) {
-            return compare_leaf(lhs, rhs, path, c);
+        if (is_empty_container(lhs) && is_empty_container(rhs)) || sc.is_atomic(path) {
+            return compare_leaf(sc, lhs, rhs, path, c);
         }
         let empty = Map::new();
         let l = lhs.and_then(Value::as_object).unwrap_or(&empty);
@@ -702,7 +747,7 @@ fn compare_at(
             compare_at(sc, l.get(k), r.get(k), path, c);
             path.pop();
         }
-        if !path.is_empty() && (sc.owns_added_structs || sc.is_map(path)) {
+        if !path.is_empty() && (sc.unstructured || sc.is_map(path)) {
             match (lhs, rhs) {
                 (None, Some(_)) => c.added.insert(path),
                 (Some(_), None) => c.removed.insert(path),
@@ -717,10 +762,10 @@ fn compare_at(
         let r = rhs.and_then(Value::as_array).unwrap_or(&empty);
         let kind = sc.list_type(path);
         let (Some(lpes), Some(rpes)) = (item_elements(&kind, l), item_elements(&kind, r)) else {
-            return compare_leaf(lhs, rhs, path, c);
+            return compare_leaf(sc, lhs, rhs, path, c);
         };
         if l.is_empty() && r.is_empty() {
-            return compare_leaf(lhs, rhs, path, c);
+            return compare_leaf(sc, lhs, rhs, path, c);
         }
         // An associative list an Update adds (or removes) is owned itself, like a map.
         match (lhs, rhs) {
@@ -741,19 +786,19 @@ fn compare_at(
                 (Some(a), Some(b)) if a.is_object() && b.is_object() => {
                     compare_at(sc, Some(a), Some(b), path, c)
                 }
-                (Some(a), Some(b)) => compare_leaf(Some(a), Some(b), path, c),
+                (Some(a), Some(b)) => compare_leaf(sc, Some(a), Some(b), path, c),
                 (a, b) => {
                     if a.is_some_and(Value::is_object) || b.is_some_and(Value::is_object) {
                         compare_at(sc, a, b, path, c);
                     }
-                    compare_leaf(a, b, path, c);
+                    compare_leaf(sc, a, b, path, c);
                 }
             }
             path.pop();
         }
         return;
     }
-    compare_leaf(lhs, rhs, path, c)
+    compare_leaf(sc, lhs, rhs, path, c)
 }
 
 /// `TypedValue.Merge`: `config` merged into `live` (config wins; associative lists merge by key
@@ -761,6 +806,7 @@ fn compare_at(
 fn merge(sc: &ApplySchema, live: Option<&Value>, config: &Value, path: &mut Path) -> Option<Value> {
     match (live, config) {
         (_, Value::Null) => None,
+        (_, Value::Object(_)) if sc.is_atomic(path) => Some(config.clone()),
         (Some(Value::Object(l)), Value::Object(r)) => {
             let mut out = l.clone();
             for (k, v) in r {

@@ -32,7 +32,7 @@ pub(crate) fn resource_attributes(
     raw_path: &str,
     query: &HashMap<String, String>,
 ) -> RequestAttributes {
-    let watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
+    let watch = super::handler::is_watch(query);
     let mut name = path.name.clone();
     if name.is_none() && method == Method::GET {
         // RequestInfoFactory takes a list/watch's name from a `metadata.name=` field selector.
@@ -49,7 +49,11 @@ pub(crate) fn resource_attributes(
         api_group: path.group.clone(),
         resource: path.plural.clone(),
         subresource: path.subresource.clone(),
-        namespace: path.namespace.clone(),
+        // RequestInfoFactory: `/api/v1/namespaces/{name}[/status|/finalize]` is in that namespace.
+        namespace: match (&path.namespace, path.group.as_str(), path.plural.as_str()) {
+            (None, "", "namespaces") => path.name.clone(),
+            (namespace, ..) => namespace.clone(),
+        },
         name,
         path: raw_path.to_string(),
         resource_request: true,

@@ -260,37 +260,24 @@ async fn serve_as(
                     request.path,
                     request.query,
                 );
-                authorizer::check(&state.store, identity, &attrs)
-                    .map_err(|message| {
-                        let resource = Qualified {
-                            group: &attrs.api_group,
-                            name: &attrs.resource,
-                        };
-                        ApiError::forbidden_request(
-                            message,
-                            resource,
-                            attrs.name.as_deref().unwrap_or_default(),
-                        )
-                    })
-                    .and_then(|()| {
-                        if identity.user.is_privileged() {
-                            return Ok(()); // every check below allows system:masters
-                        }
-                        owner_references_admission(&state, identity, request, r)
-                            .map_err(ApiError::forbidden)
-                    })
+                authorizer::check(&state.store, identity, &attrs).and_then(|()| {
+                    if identity.user.is_privileged() {
+                        return Ok(()); // every check below allows system:masters
+                    }
+                    owner_references_admission(&state, identity, request, r)
+                })
             }
             // Rule-limited clients make non-resource requests unchecked, as if bound to
             // `system:discovery` and `system:public-info-viewer`.
             _ if identity.rules.is_some() => Ok(()),
             _ => {
                 let attrs = authz::non_resource_attributes(user, request.method, request.path);
-                authorizer::check(&state.store, identity, &attrs).map_err(ApiError::forbidden)
+                authorizer::check(&state.store, identity, &attrs)
             }
         }
     };
-    if let Err(error) = authorized {
-        return error_response(&error);
+    if let Err(forbidden) = authorized {
+        return error_response(&forbidden);
     }
     if let Route::Resource(r) = request.route
         && reviews::is_review(r)
@@ -385,7 +372,7 @@ fn owner_references_admission(
     identity: &Identity,
     request: &Served<'_>,
     path: &ResourcePath,
-) -> Result<(), String> {
+) -> Result<(), ApiError> {
     let method = request.method;
     let media = media_type(request.headers);
     let merge_patch = media.as_deref() == Some("application/merge-patch+json");
@@ -424,6 +411,11 @@ fn owner_references_admission(
         new = old.clone().unwrap_or_else(|| json!({}));
         new["metadata"]["ownerReferences"] = refs;
     }
+    let name = new["metadata"]["name"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| path.name.clone())
+        .unwrap_or_default();
     authz::owner_references_admission(
         &identity.user.name,
         |attrs| authorizer::authorize(&state.store, identity, attrs).allowed,
@@ -432,6 +424,13 @@ fn owner_references_admission(
         old.as_ref(),
         |api_version, kind| state.plural_of_kind(api_version, kind),
     )
+    .map_err(|message| {
+        let resource = Qualified {
+            group: &path.group,
+            name: &path.plural,
+        };
+        ApiError::forbidden_resource(resource, &name, message)
+    })
 }
 
 fn route_request(
@@ -536,48 +535,109 @@ fn write_options(
     }
 }
 
-/// `ValidateListOptions` for watches: streaming lists need `resourceVersionMatch=NotOlderThan`
-/// and bookmarks; `resourceVersionMatch` is otherwise forbidden on a watch.
-fn validate_watch_options(query: &HashMap<String, String>) -> Result<(), ApiError> {
-    let send_initial = query.get("sendInitialEvents").map(String::as_str);
+/// apimachinery's `ValidateListOptions` (`validateWatchOptions` for watches): on a watch,
+/// `resourceVersionMatch` only with `sendInitialEvents` and only `NotOlderThan`; on a list, only
+/// with a `resourceVersion`, not with `continue`, `Exact` or `NotOlderThan` (and `Exact` not at
+/// `0`), and no `sendInitialEvents`.
+fn validate_list_options(query: &HashMap<String, String>, watching: bool) -> Result<(), ApiError> {
+    let send_initial = query.get("sendInitialEvents").is_some();
     let version_match = query
         .get("resourceVersionMatch")
         .map(String::as_str)
         .filter(|m| !m.is_empty());
-    let bookmarks = query
-        .get("allowWatchBookmarks")
-        .is_some_and(|b| b == "true");
+    let resource_version = query
+        .get("resourceVersion")
+        .map(String::as_str)
+        .unwrap_or("");
+    let continuing = query.get("continue").is_some_and(|c| !c.is_empty());
     let mut causes = Vec::new();
-    let mut cause = |reason: &str, field: &str, message: &str| {
+    let mut cause = |reason: &str, field: &str, message: String| {
         causes.push(super::status::Cause {
             reason: reason.into(),
-            message: message.into(),
+            message,
             field: field.into(),
         })
     };
-    match send_initial {
-        Some(_) => {
-            if version_match != Some("NotOlderThan") {
+    let forbidden = |text: &str| format!("Forbidden: {text}");
+    if watching {
+        if send_initial && version_match != Some("NotOlderThan") {
+            cause(
+                "FieldValueForbidden",
+                "resourceVersionMatch",
+                forbidden(
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                ),
+            );
+        }
+        if let Some(m) = version_match {
+            if !send_initial {
                 cause(
                     "FieldValueForbidden",
                     "resourceVersionMatch",
-                    "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                    forbidden(
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                    ),
                 );
             }
-            if !bookmarks {
+            if m != "NotOlderThan" {
                 cause(
-                    "FieldValueRequired",
-                    "allowWatchBookmarks",
-                    "Required value: sendInitialEvents requires setting allowWatchBookmarks to true",
+                    "FieldValueNotSupported",
+                    "resourceVersionMatch",
+                    format!("Unsupported value: {m:?}: supported values: \"NotOlderThan\""),
+                );
+            }
+            if continuing {
+                cause(
+                    "FieldValueForbidden",
+                    "resourceVersionMatch",
+                    forbidden("resourceVersionMatch is forbidden when continue is provided"),
                 );
             }
         }
-        None if version_match.is_some() => cause(
-            "FieldValueForbidden",
-            "resourceVersionMatch",
-            "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-        ),
-        None => {}
+    } else {
+        if let Some(m) = version_match {
+            if resource_version.is_empty() {
+                cause(
+                    "FieldValueForbidden",
+                    "resourceVersionMatch",
+                    forbidden(
+                        "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                    ),
+                );
+            }
+            if continuing {
+                cause(
+                    "FieldValueForbidden",
+                    "resourceVersionMatch",
+                    forbidden("resourceVersionMatch is forbidden when continue is provided"),
+                );
+            }
+            if m != "Exact" && m != "NotOlderThan" {
+                cause(
+                    "FieldValueNotSupported",
+                    "resourceVersionMatch",
+                    format!(
+                        "Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
+                    ),
+                );
+            }
+            if m == "Exact" && resource_version == "0" {
+                cause(
+                    "FieldValueForbidden",
+                    "resourceVersionMatch",
+                    forbidden(
+                        "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                    ),
+                );
+            }
+        }
+        if send_initial {
+            cause(
+                "FieldValueForbidden",
+                "sendInitialEvents",
+                forbidden("sendInitialEvents is forbidden for list"),
+            );
+        }
     }
     if causes.is_empty() {
         Ok(())
@@ -593,9 +653,19 @@ fn validate_watch_options(query: &HashMap<String, String>) -> Result<(), ApiErro
     }
 }
 
+/// A boolean query parameter as the parameter codec reads it (`strconv.ParseBool`: `1`, `t`,
+/// `T`, `TRUE`, `true`, `True` and their false counterparts); anything else is `None`.
+pub(crate) fn bool_parameter(query: &HashMap<String, String>, name: &str) -> Option<bool> {
+    match query.get(name)?.as_str() {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
 /// Whether a collection GET is a watch (`watch=true` or `watch=1`).
 pub(crate) fn is_watch(query: &HashMap<String, String>) -> bool {
-    matches!(query.get("watch").map(String::as_str), Some("true" | "1"))
+    bool_parameter(query, "watch") == Some(true)
 }
 
 /// An integer query parameter decoded as the parameter codec does (`strconv.ParseInt`), 400
@@ -703,6 +773,14 @@ fn delete_options(body: &Bytes, query: &HashMap<String, String>) -> Result<Value
             .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")));
     }
     let mut options = json!({});
+    if let Some(grace) = query.get("gracePeriodSeconds") {
+        let seconds = grace.parse::<i64>().map_err(|_| {
+            ApiError::bad_request(format!(
+                "strconv.ParseInt: parsing {grace:?}: invalid syntax"
+            ))
+        })?;
+        options["gracePeriodSeconds"] = json!(seconds);
+    }
     if let Some(policy) = query.get("propagationPolicy") {
         options["propagationPolicy"] = json!(policy);
     }
@@ -810,15 +888,13 @@ fn resource_request(
             }
             let clock = state.clock.clone();
             drop(state);
-            validate_watch_options(query)?;
+            validate_list_options(query, true)?;
             let request = WatchRequest {
                 info: info.clone(),
                 namespace: r.namespace.clone(),
                 resource_version: query.get("resourceVersion").cloned(),
-                send_initial_events: query.get("sendInitialEvents").is_some_and(|v| v == "true"),
-                bookmarks: query
-                    .get("allowWatchBookmarks")
-                    .is_some_and(|v| v == "true"),
+                send_initial_events: bool_parameter(query, "sendInitialEvents"),
+                bookmarks: bool_parameter(query, "allowWatchBookmarks") == Some(true),
                 timeout: int_parameter(query, "timeoutSeconds")?
                     .and_then(|t| u64::try_from(t).ok())
                     .map(Duration::from_secs),
@@ -841,6 +917,7 @@ fn resource_request(
             return Ok(response);
         }
         (&Method::GET, None) => {
+            validate_list_options(query, false)?;
             let list = state.list(&info, ns, &list_params)?;
             let now = state.clock.now();
             let items = list["items"]

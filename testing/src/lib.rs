@@ -93,7 +93,7 @@
 //!   `NamespaceDeletionDiscoveryFailure`, `NamespaceDeletionGroupVersionParsingFailure`,
 //!   `NamespaceDeletionContentFailure`, `NamespaceContentRemaining` and
 //!   `NamespaceFinalizersRemaining` conditions with upstream's reasons and messages (`Some
-//!   finalizers are remaining: example.com/x in 1 resource instances`), and removes the
+//!   content in the namespace has finalizers remaining: example.com/x in 1 resource instances`), and removes the
 //!   namespace once nothing is left. Spec finalizers change only through `PUT .../finalize`
 //!   (which removes a terminating namespace at once, leaving any content stored, as etcd
 //!   would). `default`, `kube-system` and `kube-public` answer 403

@@ -87,8 +87,14 @@ impl ResourceInfo {
 
     /// The group-qualified kind for `Invalid` messages.
     pub fn qualified_kind(&self) -> Qualified<'_> {
+        // events.k8s.io/v1 is served by the core event registry: its errors name the
+        // internal core kind (`Event "e" is invalid`).
+        let group = match (self.group.as_str(), self.plural.as_str()) {
+            ("events.k8s.io", "events") => "",
+            (group, _) => group,
+        };
         Qualified {
-            group: &self.group,
+            group,
             name: &self.kind,
         }
     }

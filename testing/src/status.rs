@@ -153,7 +153,7 @@ impl ApiError {
             code: 405,
             reason: "MethodNotAllowed",
             message: "the server does not allow this method on the requested resource".into(),
-            details: None,
+            details: Some(json!({})),
         }
     }
 
@@ -201,19 +201,23 @@ impl ApiError {
         }
     }
 
-    /// 403 Forbidden from the authorizer for a resource request (`responsewriters.Forbidden`:
-    /// `errors.NewForbidden` of the request's group, resource and name), so the details name
-    /// the resource (`{"kind": "configmaps", "name": "a"}`).
-    pub fn forbidden_request(
-        message: impl Into<String>,
+    /// 403 Forbidden as `errors.NewForbidden` answers for a resource (`resource` without its
+    /// subresource; `name` empty for collections): `details` carry the group, the resource as
+    /// `kind` and the name; a non-resource request has empty details.
+    pub fn forbidden_resource(
         resource: Qualified<'_>,
         name: &str,
+        message: impl Into<String>,
     ) -> Self {
         Self {
             code: 403,
             reason: "Forbidden",
             message: message.into(),
-            details: Some(details(resource, name)),
+            details: Some(if resource.name.is_empty() {
+                json!({})
+            } else {
+                details(resource, name)
+            }),
         }
     }
 

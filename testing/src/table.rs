@@ -132,8 +132,16 @@ struct Column {
     kind: &'static str,
     format: &'static str,
     priority: i64,
+    /// The column's description: the API documentation of the field it shows, as the printers
+    /// take it from `SwaggerDoc()` (empty where not reproduced here: the events' columns).
+    description: String,
     cell: Cell,
 }
+
+/// `metav1.ObjectMeta{}.SwaggerDoc()["name"]`, the Name column's description.
+const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+/// `metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]`, the Age column's description.
+const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
 impl Column {
     fn new(name: &str, kind: &'static str, priority: i64, cell: Cell) -> Self {
@@ -142,8 +150,14 @@ impl Column {
             kind,
             format: if name == "Name" { "name" } else { "" },
             priority,
+            description: String::new(),
             cell,
         }
+    }
+
+    fn described(mut self, description: &str) -> Self {
+        self.description = description.into();
+        self
     }
 }
 
@@ -162,6 +176,7 @@ fn name_column() -> Column {
         0,
         Box::new(|o, _| o["metadata"]["name"].clone()),
     )
+    .described(NAME_DESCRIPTION)
 }
 
 fn age_column() -> Column {
@@ -171,6 +186,7 @@ fn age_column() -> Column {
         0,
         Box::new(|o, now| age_since(o["metadata"]["creationTimestamp"].as_str(), now)),
     )
+    .described(AGE_DESCRIPTION)
 }
 
 fn count(v: &Value) -> usize {
@@ -243,23 +259,27 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
         }
         ("", "configmaps") => vec![
             name_column(),
+            // The printers declare the count a string column.
             Column::new(
                 "Data",
-                "integer",
+                "string",
                 0,
                 Box::new(|o, _| json!(count(&o["data"]) + count(&o["binaryData"]))),
-            ),
+            )
+            .described("Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process."),
             age_column(),
         ],
         ("", "secrets") => vec![
             name_column(),
-            Column::new("Type", "string", 0, Box::new(|o, _| o["type"].clone())),
+            Column::new("Type", "string", 0, Box::new(|o, _| o["type"].clone()))
+                .described("Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types"),
             Column::new(
                 "Data",
-                "integer",
+                "string",
                 0,
                 Box::new(|o, _| json!(count(&o["data"]))),
-            ),
+            )
+            .described("Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4"),
             age_column(),
         ],
         ("", "namespaces") => vec![
@@ -269,7 +289,8 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
                 "string",
                 0,
                 Box::new(|o, _| o["status"]["phase"].clone()),
-            ),
+            )
+            .described("The status of the namespace"),
             age_column(),
         ],
         _ => {
@@ -299,6 +320,7 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
                     cell,
                 );
                 c.kind = kind;
+                c.description = col["description"].as_str().unwrap_or_default().into();
                 cols.push(c);
             }
             // A CRD with printer columns lists Age itself when it wants it; one without gets
@@ -328,7 +350,7 @@ pub fn table(
         columns
             .iter()
             .map(|c| {
-                json!({"name": c.name, "type": c.kind, "format": c.format, "description": "",
+                json!({"name": c.name, "type": c.kind, "format": c.format, "description": c.description,
                     "priority": c.priority})
             })
             .collect()

@@ -23,8 +23,8 @@ pub struct WatchRequest {
     pub namespace: Option<String>,
     /// `resourceVersion` as sent.
     pub resource_version: Option<String>,
-    /// `sendInitialEvents=true`.
-    pub send_initial_events: bool,
+    /// `sendInitialEvents` (`None` when not sent).
+    pub send_initial_events: Option<bool>,
     /// `allowWatchBookmarks=true`.
     pub bookmarks: bool,
     /// `timeoutSeconds`.
@@ -184,7 +184,14 @@ pub fn start(
             .as_deref()
             .filter(|rv| !rv.is_empty() && *rv != "0");
         let current = guard.store.current_rv();
-        if req.send_initial_events || requested.is_none() {
+        if req.send_initial_events == Some(false) && requested.is_none() {
+            // No initial events: the changes from now on.
+            (
+                Opening::Replay(Vec::new()),
+                Some(guard.store.subscribe()),
+                current,
+            )
+        } else if req.send_initial_events == Some(true) || requested.is_none() {
             let objects = guard
                 .store
                 .list(&req.info.storage, req.namespace.as_deref())
@@ -229,7 +236,13 @@ pub fn start(
                     .filter(|view| req.filter.matches(view))
                     .map(|view| encoder.object("ADDED", &view))
                     .collect();
-                if req.send_initial_events {
+                // A streaming list ends its initial events with the annotated bookmark, and so
+                // does kube-apiserver 1.34 for a watch from no resourceVersion that allows
+                // bookmarks.
+                let unversioned = req.resource_version.as_deref().is_none_or(str::is_empty);
+                let initial_end = req.send_initial_events == Some(true)
+                    || (req.send_initial_events.is_none() && unversioned);
+                if req.bookmarks && initial_end {
                     lines.push(encoder.bookmark(last_rv, true));
                 }
                 lines

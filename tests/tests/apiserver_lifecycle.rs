@@ -193,11 +193,11 @@ async fn deleting_a_namespace_terminates_it_deletes_its_content_and_waits_for_fi
     );
     assert_eq!(
         condition(&ns, "NamespaceFinalizersRemaining")["message"],
-        "Some finalizers are remaining: example.com/hold in 1 resource instances"
+        "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances"
     );
     assert_eq!(
         condition(&ns, "NamespaceFinalizersRemaining")["reason"],
-        "SomeFinalizerRemain"
+        "SomeFinalizersRemain"
     );
     for (type_, reason) in [
         ("NamespaceDeletionDiscoveryFailure", "ResourcesDiscovered"),

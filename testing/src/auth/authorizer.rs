@@ -17,6 +17,7 @@ use k8s_openapi::api::rbac::v1::PolicyRule;
 use super::resolver::{self, aggregate};
 use super::user::UserInfo;
 use crate::rbac::{RequestAttributes, forbidden_message, rule_allows};
+use crate::status::{ApiError, Qualified};
 use crate::store::Store;
 
 /// Who a request is and how it is authorized.
@@ -76,23 +77,36 @@ pub(crate) fn authorize(store: &Store, identity: &Identity, attrs: &RequestAttri
     }
 }
 
-/// [`authorize`], with a denial as the 403 message (`responsewriters.ForbiddenStatusError`: the
-/// forbidden message, then `: <reason>` when the authorizer gave one).
+/// [`authorize`], with a denial as the 403 (`responsewriters.Forbidden`: the forbidden
+/// message, then `: <reason>` when the authorizer gave one; details naming the resource).
 pub(crate) fn check(
     store: &Store,
     identity: &Identity,
     attrs: &RequestAttributes,
-) -> Result<(), String> {
+) -> Result<(), ApiError> {
     let decision = authorize(store, identity, attrs);
     if decision.allowed {
         return Ok(());
     }
     let message = forbidden_message(attrs);
-    Err(if decision.reason.is_empty() {
+    let message = if decision.reason.is_empty() {
         message
     } else {
         format!("{message}: {}", decision.reason)
-    })
+    };
+    let resource = Qualified {
+        group: &attrs.api_group,
+        name: if attrs.resource_request {
+            &attrs.resource
+        } else {
+            ""
+        },
+    };
+    Err(ApiError::forbidden_resource(
+        resource,
+        attrs.name.as_deref().unwrap_or_default(),
+        message,
+    ))
 }
 
 /// The rules that apply to `identity` in `namespace` and the errors met resolving them

@@ -225,10 +225,17 @@ pub(crate) fn check(
         authorizer::authorize(store, identity, &attrs).allowed
     };
     let forbidden = |reason: String| {
-        ApiError::forbidden(format!(
-            "{plural}.{RBAC_GROUP} {} is forbidden: {reason}",
-            go_quote(name)
-        ))
+        ApiError::forbidden_resource(
+            Qualified {
+                group: RBAC_GROUP,
+                name: plural,
+            },
+            name,
+            format!(
+                "{plural}.{RBAC_GROUP} {} is forbidden: {reason}",
+                go_quote(name)
+            ),
+        )
     };
     let rules = match kind {
         RbacKind::Role | RbacKind::ClusterRole => {

@@ -194,7 +194,7 @@ pub(crate) fn impersonate(
             Requested::Uid(uid) => user.uid.clone_from(uid),
         }
         let attributes = request.attributes(&requestor.user.name);
-        authorizer::check(store, &requestor, &attributes).map_err(ApiError::forbidden)?;
+        authorizer::check(store, &requestor, &attributes)?;
     }
     user.extra = extra;
     let implied = if user.name == ANONYMOUS {

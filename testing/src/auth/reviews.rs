@@ -124,6 +124,10 @@ pub(crate) fn serve(
         "SelfSubjectRulesReview" => rules_review(store, identity, &object)?,
         _ => {
             object["metadata"]["creationTimestamp"] = json!(now);
+            // SelfSubjectReview has no spec.
+            if let Value::Object(fields) = &mut object {
+                fields.remove("spec");
+            }
             json!({"userInfo": user_info(identity)})
         }
     };

@@ -253,8 +253,8 @@ impl Content {
             out.insert(
                 "NamespaceFinalizersRemaining",
                 (
-                    "SomeFinalizerRemain",
-                    format!("Some finalizers are remaining: {parts}"),
+                    "SomeFinalizersRemain",
+                    format!("Some content in the namespace has finalizers remaining: {parts}"),
                 ),
             );
         }
@@ -435,7 +435,7 @@ mod tests {
         );
         assert_eq!(
             conditions[4]["message"],
-            "Some finalizers are remaining: example.com/cleanup in 2 resource instances"
+            "Some content in the namespace has finalizers remaining: example.com/cleanup in 2 resource instances"
         );
         assert_eq!(conditions[0]["reason"], "ResourcesDiscovered");
         assert!(!update_conditions(&mut ns, &content, "t2"));

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::base64;
 use super::field::{FieldError, key};
+use super::gotime::{self, Layout};
 use super::names::{NameRule, go_quote, is_config_map_key};
 use super::rbac::{self, RbacKind};
 use crate::resources::ResourceInfo;
@@ -26,6 +27,10 @@ enum Builtin {
     Secret,
     Lease,
     Namespace,
+    /// A core/v1 Event.
+    CoreEvent,
+    /// An events.k8s.io/v1 Event.
+    Event,
 }
 
 fn builtin(info: &ResourceInfo) -> Option<Builtin> {
@@ -34,6 +39,8 @@ fn builtin(info: &ResourceInfo) -> Option<Builtin> {
         ("", "secrets") => Some(Builtin::Secret),
         ("coordination.k8s.io", "leases") => Some(Builtin::Lease),
         ("", "namespaces") => Some(Builtin::Namespace),
+        ("", "events") => Some(Builtin::CoreEvent),
+        ("events.k8s.io", "events") => Some(Builtin::Event),
         _ => None,
     }
 }
@@ -92,6 +99,10 @@ pub fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<(), String> {
             }
         }
         Some(Builtin::Lease) => {
+            // `spec` is a struct, not a pointer: the encoder always writes it.
+            if obj["spec"].is_null() {
+                obj["spec"] = Value::Object(Map::new());
+            }
             for field in ["acquireTime", "renewTime"] {
                 if let Some(t) = obj["spec"].get(field).and_then(Value::as_str)
                     && t.parse::<jiff::Timestamp>().is_err()
@@ -107,7 +118,93 @@ pub fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<(), String> {
                 }
             }
         }
+        // Both APIs' events are stored in the events.k8s.io/v1 form; the decoder's errors
+        // name the fields of the API the request came through.
+        Some(Builtin::CoreEvent) => decode_event(
+            obj,
+            &[
+                ("deprecatedFirstTimestamp", "firstTimestamp", Layout::Time),
+                ("deprecatedLastTimestamp", "lastTimestamp", Layout::Time),
+                ("eventTime", "eventTime", Layout::MicroTime),
+            ],
+            ("deprecatedCount", "count"),
+        )?,
+        Some(Builtin::Event) => decode_event(
+            obj,
+            &[
+                ("eventTime", "eventTime", Layout::MicroTime),
+                (
+                    "deprecatedFirstTimestamp",
+                    "deprecatedFirstTimestamp",
+                    Layout::Time,
+                ),
+                (
+                    "deprecatedLastTimestamp",
+                    "deprecatedLastTimestamp",
+                    Layout::Time,
+                ),
+            ],
+            ("deprecatedCount", "deprecatedCount"),
+        )?,
         Some(Builtin::Namespace) | None => {}
+    }
+    Ok(())
+}
+
+/// The JSON decoder's type error for a field of a Go struct
+/// (`json: cannot unmarshal string into Go struct field Event.count of type int32`).
+fn type_error(found: &Value, go_field: &str, go_type: &str) -> String {
+    let found = match found {
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Array(_) => "array",
+        _ => "object",
+    };
+    format!("json: cannot unmarshal {found} into Go struct field {go_field} of type {go_type}")
+}
+
+/// An Event's typed fields as the decoder reads them: its times (`times`: stored key, the key
+/// the request's API names it by, layout; and `series.lastObservedTime`) parsed as Go parses
+/// them and stored in UTC as the encoder writes them, its counts (`count`: stored key and API
+/// key; `series.count`) `int32`s.
+fn decode_event(
+    obj: &mut Value,
+    times: &[(&str, &str, Layout)],
+    count: (&str, &str),
+) -> Result<(), String> {
+    let int32 = |v: &Value| v.as_i64().is_some_and(|n| i32::try_from(n).is_ok());
+    if let Some(v) = obj.get(count.0).filter(|v| !v.is_null() && !int32(v)) {
+        return Err(type_error(v, &format!("Event.{}", count.1), "int32"));
+    }
+    if let Some(v) = obj["series"]
+        .get("count")
+        .filter(|v| !v.is_null() && !int32(v))
+    {
+        return Err(type_error(v, "EventSeries.series.count", "int32"));
+    }
+    let series_time = [("lastObservedTime", "lastObservedTime", Layout::MicroTime)];
+    for (parent, fields) in [(None, times), (Some("series"), &series_time[..])] {
+        for (stored, named, layout) in fields {
+            let holder = match parent {
+                None => Some(&mut *obj),
+                Some(p) => obj.get_mut(p),
+            };
+            let Some(value) = holder.and_then(|h| h.get_mut(*stored)) else {
+                continue;
+            };
+            match value {
+                Value::Null => {}
+                Value::String(text) => *text = gotime::normalise(text, *layout)?,
+                other => {
+                    let go_field = match parent {
+                        None => format!("Event.{named}"),
+                        Some(p) => format!("EventSeries.{p}.{named}"),
+                    };
+                    return Err(type_error(other, &go_field, "string"));
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -140,7 +237,7 @@ pub fn validate(info: &ResourceInfo, new: &Value, old: Option<&Value>) -> Vec<Fi
             errs.extend(validate_secret(new));
         }
         Some(Builtin::Lease) => errs.extend(validate_lease_spec(&new["spec"])),
-        Some(Builtin::Namespace) | None => {}
+        Some(Builtin::Namespace | Builtin::CoreEvent | Builtin::Event) | None => {}
     }
     errs
 }

@@ -17,6 +17,7 @@ pub mod base64;
 mod builtins;
 pub mod crd;
 pub mod field;
+mod gotime;
 mod meta;
 pub mod names;
 pub mod rbac;

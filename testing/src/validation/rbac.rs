@@ -48,7 +48,17 @@ impl RbacKind {
 /// `SetDefaults_RoleBinding`, `SetDefaults_ClusterRoleBinding` and `SetDefaults_Subject`.
 pub fn default(kind: RbacKind, obj: &mut Value) {
     if !kind.is_binding() {
+        // `rules` has no omitempty: absent or empty, the encoder writes `null`.
+        if obj["rules"].as_array().is_none_or(Vec::is_empty) {
+            obj["rules"] = Value::Null;
+        }
         return;
+    }
+    // `subjects` is omitempty: an empty list is not written.
+    if obj["subjects"].as_array().is_some_and(Vec::is_empty)
+        && let Some(fields) = obj.as_object_mut()
+    {
+        fields.remove("subjects");
     }
     if obj["roleRef"].is_object()
         && obj["roleRef"]["apiGroup"]

@@ -36,7 +36,11 @@ pub fn cases() -> Vec<Case> {
     ] {
         let n = name.to_owned();
         add(
-            format!("configmap name {name:.20} ({} bytes)", name.len()),
+            // Long names are cut to 20 characters: their length tells them apart.
+            match name.len() {
+                0..=20 => format!("configmap name {name}"),
+                long => format!("configmap name {name:.20} ({long} chars)"),
+            },
             Box::new(move |ns| vec![step(Method::POST, cms(ns), Some(config_map(&n, json!({}))))]),
         );
     }

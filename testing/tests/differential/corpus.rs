@@ -17,6 +17,10 @@ pub struct Step {
     /// state a server reaches in its own time (a CRD served, a namespace finalised, garbage
     /// collected). The last answer is compared.
     pub until: Option<fn(u16, &Value) -> bool>,
+    /// Values of the raw (not normalised) answer to remember: `(name, JSON pointer)`. Every
+    /// later step of the case has `name` in its path (percent-encoded), headers and body
+    /// replaced by the value — a resourceVersion to watch from, a continue token, a uid.
+    pub remember: Vec<(&'static str, &'static str)>,
 }
 
 impl Step {
@@ -31,6 +35,14 @@ impl Step {
     #[allow(clippy::wrong_self_convention)] // named after kubectl's `--as`
     pub fn as_user(self, user: &str) -> Self {
         self.header("Impersonate-User", user)
+    }
+
+    /// The same request, remembering the string (or the JSON text) at `pointer` of its answer
+    /// as `name` for the case's later steps; `name` should be a token no path or body holds
+    /// otherwise (e.g. `$RV`).
+    pub fn remember(mut self, name: &'static str, pointer: &'static str) -> Self {
+        self.remember.push((name, pointer));
+        self
     }
 
     /// The same request, repeated until `done` holds for its answer.
@@ -75,6 +87,7 @@ pub fn step(method: Method, path: impl Into<String>, body: Option<Value>) -> Ste
         body,
         headers: Vec::new(),
         until: None,
+        remember: Vec::new(),
     }
 }
 

@@ -17,11 +17,17 @@
 //! area of the API and returns its cases from `cases()`; `accepted.txt` lists the accepted
 //! differences.
 
+mod access;
 mod apply;
 mod builtins;
+mod clients;
 mod corpus;
 mod crds;
+mod events;
+mod lifecycle;
+mod lists;
 mod validation;
+mod watch;
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
@@ -39,6 +45,12 @@ fn cases() -> Vec<Case> {
         crds::cases(),
         apply::cases(),
         validation::cases(),
+        watch::cases(),
+        lists::cases(),
+        events::cases(),
+        access::cases(),
+        lifecycle::cases(),
+        clients::cases(),
     ]
     .into_iter()
     .flatten()
@@ -76,31 +88,76 @@ impl std::fmt::Display for Answer {
 }
 
 /// The answer to `step` (the last one, if it has an `until`); a stream of JSON values, as a
-/// watch answers, is an array of them.
-async fn send(client: &kube::Client, step: &Step, ns: &str) -> Answer {
+/// watch answers, is an array of them. What the step remembers of the raw answer goes into
+/// `bindings`, for the case's later steps.
+async fn send(
+    client: &kube::Client,
+    step: &Step,
+    ns: &str,
+    bindings: &mut BTreeMap<&'static str, String>,
+) -> Answer {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        let answer = send_once(client, step, ns).await;
+        let (status, warnings, raw) = send_once(client, step, ns, bindings).await;
+        let answer = Answer {
+            status,
+            warnings,
+            body: normalise(raw.clone(), ns),
+        };
         match step.until {
             Some(done)
                 if !done(answer.status, &answer.body) && tokio::time::Instant::now() < deadline =>
             {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            _ => return answer,
+            _ => {
+                for (name, pointer) in &step.remember {
+                    let value = match raw.pointer(pointer) {
+                        Some(Value::String(text)) => text.clone(),
+                        Some(other) => other.to_string(),
+                        None => panic!("{name}: the answer has no {pointer}: {raw}"),
+                    };
+                    bindings.insert(name, value);
+                }
+                return answer;
+            }
         }
     }
 }
 
-async fn send_once(client: &kube::Client, step: &Step, ns: &str) -> Answer {
-    let path = step.path.replace("NS", ns);
+/// `text` with the case's namespace for `NS` and every remembered value for its name
+/// (percent-encoded in paths).
+fn substitute(
+    text: &str,
+    ns: &str,
+    bindings: &BTreeMap<&'static str, String>,
+    in_path: bool,
+) -> String {
+    let mut text = text.replace("NS", ns);
+    for (name, value) in bindings {
+        let value = if in_path {
+            corpus::encode(value)
+        } else {
+            value.clone()
+        };
+        text = text.replace(name, &value);
+    }
+    text
+}
+
+async fn send_once(
+    client: &kube::Client,
+    step: &Step,
+    ns: &str,
+    bindings: &BTreeMap<&'static str, String>,
+) -> (u16, Vec<String>, Value) {
+    let path = substitute(&step.path, ns, bindings, true);
     let body = match &step.body {
         None => Vec::new(),
-        Some(Value::String(raw)) => raw.replace("NS", ns).into_bytes(),
-        Some(value) => serde_json::to_string(value)
-            .unwrap()
-            .replace("NS", ns)
-            .into_bytes(),
+        Some(Value::String(raw)) => substitute(raw, ns, bindings, false).into_bytes(),
+        Some(value) => {
+            substitute(&serde_json::to_string(value).unwrap(), ns, bindings, false).into_bytes()
+        }
     };
     let mut request = Request::builder()
         .method(step.method.clone())
@@ -114,7 +171,7 @@ async fn send_once(client: &kube::Client, step: &Step, ns: &str) -> Answer {
         request = request.header(http::header::ACCEPT, "application/json");
     }
     for (name, value) in &step.headers {
-        request = request.header(*name, value.replace("NS", ns));
+        request = request.header(*name, substitute(value, ns, bindings, false));
     }
     let request = request.body(body).unwrap();
     let response = client
@@ -132,11 +189,7 @@ async fn send_once(client: &kube::Client, step: &Step, ns: &str) -> Answer {
         .await
         .map(|b| b.to_bytes())
         .unwrap_or_default();
-    Answer {
-        status,
-        warnings,
-        body: normalise(parse(&bytes), ns),
-    }
+    (status, warnings, parse(&bytes))
 }
 
 /// A JSON value, an array of the JSON values of a stream, or the text.
@@ -167,16 +220,47 @@ fn normalise(mut value: Value, ns: &str) -> Value {
                     "continue",
                     "remainingItemCount",
                     "serverAddress",
+                    "lastTransitionTime",
                 ] {
                     if let Some(v) = map.get_mut(key) {
                         *v = Value::String("<normalised>".into());
                     }
                 }
-                // managedFields are compared but for each entry's time.
+                // managedFields are compared but for each entry's time (and so the order
+                // entries of different seconds sort in), and the uids in owner-reference keys.
                 if let Some(Value::Array(entries)) = map.get_mut("managedFields") {
                     for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
                         if entry.contains_key("time") {
                             entry.insert("time".into(), Value::String("<normalised>".into()));
+                        }
+                        if let Some(fields) = entry.get_mut("fieldsV1") {
+                            normalise_uid_keys(fields);
+                        }
+                    }
+                    entries.sort_by_key(|entry| {
+                        ["operation", "manager", "apiVersion", "subresource"]
+                            .map(|key| entry[key].as_str().unwrap_or_default().to_owned())
+                    });
+                }
+                // `/version`: the build's strings (the versions compared are major and minor).
+                if map.contains_key("gitVersion") && map.contains_key("goVersion") {
+                    for key in [
+                        "gitVersion",
+                        "gitCommit",
+                        "gitTreeState",
+                        "buildDate",
+                        "goVersion",
+                        "compiler",
+                        "platform",
+                    ] {
+                        map.insert(key.into(), Value::String("<normalised>".into()));
+                    }
+                }
+                // A Table row's age (`0s`, `1s`) is timing.
+                if let Some(Value::Array(cells)) = map.get_mut("cells") {
+                    for cell in cells {
+                        if cell.as_str().is_some_and(is_age) {
+                            *cell = Value::String("<age>".into());
                         }
                     }
                 }
@@ -199,12 +283,38 @@ fn normalise(mut value: Value, ns: &str) -> Value {
     value
 }
 
+/// A field set's `k:{"uid":"…"}` keys (owner references) with the uid normalised.
+fn normalise_uid_keys(fields: &mut Value) {
+    if let Value::Object(map) = fields {
+        let entries = std::mem::take(map);
+        for (key, mut value) in entries {
+            normalise_uid_keys(&mut value);
+            let key = match key.strip_prefix("k:{\"uid\":\"") {
+                Some(_) => "k:{\"uid\":\"<normalised>\"}".to_owned(),
+                None => key,
+            };
+            map.insert(key, value);
+        }
+    }
+}
+
+/// Whether `text` is an age as kubectl's printers write it (`5s`, `3m2s`, `4d`).
+fn is_age(text: &str) -> bool {
+    !text.is_empty()
+        && text.ends_with(['s', 'm', 'h', 'd', 'y'])
+        && text
+            .chars()
+            .all(|c| c.is_ascii_digit() || "smhdy".contains(c))
+        && text.starts_with(|c: char| c.is_ascii_digit())
+}
+
 /// The answers of every case on `cluster`, in order.
 async fn answers(cluster: &Cluster, cases: &[&Case]) -> Vec<Vec<Answer>> {
     let client = cluster.client().unwrap();
     let mut all = Vec::new();
     for (index, case) in cases.iter().enumerate() {
         let ns = format!("diff-{index}");
+        let mut bindings = BTreeMap::new();
         let created = send(
             &client,
             &step(
@@ -213,12 +323,13 @@ async fn answers(cluster: &Cluster, cases: &[&Case]) -> Vec<Vec<Answer>> {
                 Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})),
             ),
             &ns,
+            &mut bindings,
         )
         .await;
         assert_eq!(created.status, 201, "namespace {ns}: {created}");
         for step in &case.setup {
             // A fixture already there (a CRD shared with an earlier case) is fine.
-            let answer = send(&client, step, &ns).await;
+            let answer = send(&client, step, &ns, &mut bindings).await;
             assert!(
                 answer.status < 400 || answer.status == 409,
                 "case {:?}: setup {} {} failed: {answer}",
@@ -229,7 +340,7 @@ async fn answers(cluster: &Cluster, cases: &[&Case]) -> Vec<Vec<Answer>> {
         }
         let mut answers = Vec::new();
         for step in &case.steps {
-            answers.push(send(&client, step, &ns).await);
+            answers.push(send(&client, step, &ns, &mut bindings).await);
         }
         all.push(answers);
     }
