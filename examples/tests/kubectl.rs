@@ -403,7 +403,8 @@ fn namespace_deletion_waits_for_the_operators_cleanup(kubeconfig: &Path, dir: &P
         ],
         |s| {
             s == format!(
-                "Terminating Some finalizers are remaining: {HOLD} in 1 resource instances"
+                "Terminating Some content in the namespace has finalizers remaining: {HOLD} in 1 resource \
+                 instances"
             )
         },
     );

@@ -719,6 +719,7 @@ impl State {
                 labels["kubernetes.io/metadata.name"] = json!(name);
             }
             ("apiextensions.k8s.io", "customresourcedefinitions") => {
+                validation::crd::set_defaults(obj);
                 let infos = crd_infos(info, &name, obj)?;
                 let storage = obj["spec"]["versions"]
                     .as_array()
@@ -727,10 +728,6 @@ impl State {
                     .or_else(|| infos.first().map(|i| i.version.as_str()))
                     .unwrap_or_default()
                     .to_string();
-                // `SetDefaults_CustomResourceDefinitionSpec`.
-                if obj["spec"]["conversion"].is_null() {
-                    obj["spec"]["conversion"] = json!({"strategy": "None"});
-                }
                 // The strategy's `PrepareForCreate`: a fresh status naming the storage version;
                 // the names are accepted and the CRD established by controllers, in writes of
                 // their own (`establish`).
@@ -1162,6 +1159,7 @@ impl State {
                 .map_err(|e| ApiError::invalid(info.qualified_kind(), &name, field_causes(e)))?;
         }
         if info.storage == crd_key() && subresource.is_none() {
+            validation::crd::set_defaults(&mut new);
             crd_infos(info, &name, &new)?;
         }
         if track {

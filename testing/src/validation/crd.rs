@@ -8,6 +8,28 @@ use serde_json::Value;
 use super::field::FieldError;
 use super::names::{is_dns1035_label, is_dns1123_subdomain};
 
+/// apiextensions v1 `SetDefaults_CustomResourceDefinitionSpec`, before validation: `singular`
+/// is the lower-cased `kind`, `listKind` is `<kind>List`, and `conversion` is `None`.
+pub fn set_defaults(crd: &mut Value) {
+    let spec = &mut crd["spec"];
+    if !spec.is_object() {
+        return;
+    }
+    let kind = spec["names"]["kind"].as_str().unwrap_or_default().to_owned();
+    if spec["names"].is_object() && !kind.is_empty() {
+        let names = &mut spec["names"];
+        if names["singular"].as_str().is_none_or(str::is_empty) {
+            names["singular"] = Value::String(kind.to_lowercase());
+        }
+        if names["listKind"].as_str().is_none_or(str::is_empty) {
+            names["listKind"] = Value::String(format!("{kind}List"));
+        }
+    }
+    if spec["conversion"].is_null() {
+        spec["conversion"] = serde_json::json!({"strategy": "None"});
+    }
+}
+
 /// The problems of a CRD's `spec`, in upstream's order (after the v1 defaults: `singular` and
 /// `listKind` derived from `kind`).
 pub fn validate_spec(spec: &Value) -> Vec<FieldError> {
