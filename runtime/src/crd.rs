@@ -247,7 +247,9 @@ pub fn with_condition_rules(
 }
 
 /// The CRD of `R`'s resource with the rules enforcing `R`'s vocabularies
-/// ([`with_condition_rules`]).
+/// ([`with_condition_rules`]), and — unless `R` opted out of [kstatus](crate::kstatus) status —
+/// an integer `status.observedGeneration` in every version's schema that lacks one, so that the
+/// server does not prune the generation the runtime writes.
 ///
 /// # Errors
 ///
@@ -257,10 +259,40 @@ where
     R: crate::Reconciler,
     R::Resource: kube::CustomResourceExt,
 {
-    with_condition_rules(
+    let mut crd = with_condition_rules(
         <R::Resource as kube::CustomResourceExt>::crd(),
         R::CONDITIONS,
-    )
+    )?;
+    if R::KSTATUS.is_some() {
+        with_observed_generation(&mut crd);
+    }
+    Ok(crd)
+}
+
+/// Adds `status.observedGeneration` (an int64, at least 0) to every version's status schema that
+/// has properties but not that one.
+fn with_observed_generation(crd: &mut CustomResourceDefinition) {
+    for version in &mut crd.spec.versions {
+        let status = version
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+            .and_then(|root| property(root, "status"));
+        let Some(properties) = status.and_then(|s| s.properties.as_mut()) else {
+            continue;
+        };
+        properties
+            .entry(crate::kstatus::OBSERVED_GENERATION.to_owned())
+            .or_insert_with(|| JSONSchemaProps {
+                type_: Some("integer".to_owned()),
+                format: Some("int64".to_owned()),
+                minimum: Some(0.0),
+                description: Some(
+                    "The generation the controller last worked on (kstatus).".to_owned(),
+                ),
+                ..JSONSchemaProps::default()
+            });
+    }
 }
 
 /// `metav1.Condition`'s own validation (its kubebuilder markers): bounded strings, the status

@@ -30,6 +30,7 @@ pub mod controller;
 pub mod crd;
 pub mod events;
 pub mod info;
+pub mod kstatus;
 pub mod leader;
 pub use kubeward_names::limits;
 #[cfg(feature = "prometheus")]

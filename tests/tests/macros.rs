@@ -134,6 +134,30 @@ async fn a_macro_declared_reconciler_writes_typed_transitions_and_their_declared
     assert_eq!(waiting.type_.as_deref(), Some("Normal"));
     assert_eq!(waiting.note.as_deref(), Some("waiting for approval"));
     assert_eq!(waiting.reporting_controller.as_deref(), Some(GATES));
+    // The declared `Ready` is the reconciler's: the runtime derives only `Reconciling` (True at
+    // the gate, its reason) and adds no second `Ready`; the derived condition publishes nothing.
+    let stored = widgets.get("w1").await.unwrap().status.unwrap().conditions;
+    let of = |type_: &str| {
+        stored
+            .iter()
+            .filter(|c| c.type_ == type_)
+            .map(|c| (c.status.clone(), c.reason.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(of("Ready"), [("False".into(), "WaitingForApproval".into())]);
+    assert_eq!(
+        of("Reconciling"),
+        [("True".into(), "WaitingForApproval".into())]
+    );
+    assert_eq!(of("Stalled"), []);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.reason.as_deref() == Some("WaitingForApproval"))
+            .count(),
+        1,
+        "{events:#?}"
+    );
     assert!(
         steps
             .0
@@ -208,6 +232,39 @@ async fn a_macro_declared_reconciler_writes_typed_transitions_and_their_declared
         );
     }
     running.stop().await;
+}
+
+/// The same reconciler with its kstatus reporting configured, and without it.
+#[kubeward::reconciler(
+    resource = Widget,
+    controller = "test.kubeward.dev/gates-current",
+    conditions(Ready),
+    kstatus(stalled_after = 3, current_at(ready::WaitingForApproval)),
+)]
+async fn gates_current(_: &Widget, _: &mut Pass<Widget>) -> Result<Action, WidgetError> {
+    Ok(Action::await_change())
+}
+
+#[kubeward::reconciler(resource = Widget, controller = "test.kubeward.dev/plain", kstatus = false)]
+async fn plain(_: &Widget, _: &mut Pass<Widget>) -> Result<Action, WidgetError> {
+    Ok(Action::await_change())
+}
+
+#[test]
+fn the_kstatus_argument_is_the_reconcilers_kstatus_policy() {
+    use kubeward::kstatus::{GateRef, Kstatus};
+    assert_eq!(Gates::KSTATUS, Some(Kstatus::DEFAULT));
+    assert_eq!(
+        GatesCurrent::KSTATUS,
+        Some(Kstatus {
+            stalled_after: Some(3),
+            current_at: &[GateRef {
+                condition_type: "Ready",
+                reason: "WaitingForApproval"
+            }],
+        })
+    );
+    assert_eq!(Plain::KSTATUS, None);
 }
 
 #[test]

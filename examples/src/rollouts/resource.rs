@@ -100,6 +100,10 @@ pub struct RolloutStatus {
     /// The image that is live (promoted), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live_image: Option<String>,
+    /// The generation the operator last worked on (written by the runtime, for kstatus-based
+    /// deploy tools: `kubectl wait`, `helm --wait`, Flux).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
 }
 
 impl Rollout {

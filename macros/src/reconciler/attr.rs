@@ -18,10 +18,11 @@ const KEYS: &[&str] = &[
     "error",
     "info",
     "timeout",
+    "kstatus",
     "crate",
 ];
 
-/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), steps(..), error = .., info(..), timeout = "..", crate = "..")]`
+/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), steps(..), error = .., info(..), timeout = "..", kstatus(..), crate = "..")]`
 pub(crate) struct Args {
     pub resource: Option<Type>,
     pub controller: Option<LitStr>,
@@ -33,7 +34,21 @@ pub(crate) struct Args {
     pub info: Vec<super::info::InfoLabel>,
     /// The reconcile timeout (`timeout = "30s"`), in milliseconds.
     pub timeout: Option<u64>,
+    /// `kstatus = false` or `kstatus(..)`; `None` for the runtime's default.
+    pub kstatus: Option<Kstatus>,
     pub krate: Path,
+}
+
+/// The kstatus status a reconciler reports (`kubeward::kstatus`).
+pub(crate) enum Kstatus {
+    /// `kstatus = false`: none.
+    Off,
+    /// `kstatus(stalled_after = N, current_at(gate, ..))`.
+    On {
+        stalled_after: Option<u32>,
+        /// The gates (reason types) reported as Current.
+        current_at: Vec<Path>,
+    },
 }
 
 impl Args {
@@ -49,6 +64,7 @@ impl Args {
             error: None,
             info: Vec::new(),
             timeout: None,
+            kstatus: None,
             krate: util::default_crate(),
         };
         let mut seen: Vec<String> = Vec::new();
@@ -80,6 +96,7 @@ impl Args {
                         Err(message) => errors.at(&lit, message),
                     }
                 }
+                "kstatus" => out.kstatus = Some(parse_kstatus(&meta, errors)?),
                 "crate" => out.krate = util::crate_path(&meta.value()?.parse()?)?,
                 _ => {
                     errors.push(meta.error(util::unknown_key("key", &key, KEYS)));
@@ -105,6 +122,50 @@ impl Args {
         }
         out
     }
+}
+
+const KSTATUS_KEYS: &[&str] = &["stalled_after", "current_at"];
+
+/// `kstatus = true | false` or `kstatus(stalled_after = 5, current_at(up_to_date::WaitingForApproval))`.
+fn parse_kstatus(meta: &syn::meta::ParseNestedMeta, errors: &mut Errors) -> syn::Result<Kstatus> {
+    if meta.input.peek(Token![=]) {
+        let on: syn::LitBool = meta.value()?.parse()?;
+        return Ok(if on.value {
+            Kstatus::On {
+                stalled_after: None,
+                current_at: Vec::new(),
+            }
+        } else {
+            Kstatus::Off
+        });
+    }
+    let mut stalled_after = None;
+    let mut current_at = Vec::new();
+    meta.parse_nested_meta(|inner| {
+        let key = path_name(&inner.path);
+        match key.as_str() {
+            "stalled_after" => {
+                let lit: syn::LitInt = inner.value()?.parse()?;
+                match lit.base10_parse::<u32>() {
+                    Ok(n) if n > 0 => stalled_after = Some(n),
+                    _ => errors.at(
+                        &lit,
+                        "`stalled_after` is the number of consecutive failed passes after which an object is reported Stalled: a whole number of at least 1",
+                    ),
+                }
+            }
+            "current_at" => current_at = path_list(&inner, "gate", errors)?,
+            _ => {
+                errors.push(inner.error(util::unknown_key("kstatus key", &key, KSTATUS_KEYS)));
+                return util::skip_value(&inner);
+            }
+        }
+        Ok(())
+    })?;
+    Ok(Kstatus::On {
+        stalled_after,
+        current_at,
+    })
 }
 
 /// `(A, b::C, ..)`, each path once (`what` names a duplicate in the error).

@@ -2,16 +2,57 @@
 //! ready-to-run `Controller`, and the RBAC rules as data.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::Path;
 use syn::spanned::Spanned;
 
 use super::ast::{Form, Reconciler};
+use super::attr::Kstatus;
 use super::hooks;
 use super::valid::Checked;
 use crate::condition::path_name;
 use crate::step::expand::step_const;
 use crate::util;
+
+/// The `KSTATUS` constant of a `kstatus` argument (the runtime's default without one), and a check that each
+/// `current_at` reason is a gate, evaluated where the reconciler is declared.
+fn expand_kstatus(kstatus: Option<&Kstatus>, krate: &Path) -> (TokenStream, TokenStream) {
+    let ty = quote!(::core::option::Option<#krate::kstatus::Kstatus>);
+    match kstatus {
+        None => (
+            quote!(const KSTATUS: #ty = ::core::option::Option::Some(#krate::kstatus::Kstatus::DEFAULT);),
+            TokenStream::new(),
+        ),
+        Some(Kstatus::Off) => (
+            quote!(const KSTATUS: #ty = ::core::option::Option::None;),
+            TokenStream::new(),
+        ),
+        Some(Kstatus::On {
+            stalled_after,
+            current_at,
+        }) => {
+            let stalled_after = match stalled_after {
+                Some(n) => quote!(::core::option::Option::Some(#n)),
+                None => quote!(::core::option::Option::None),
+            };
+            let gates = current_at
+                .iter()
+                .map(|gate| quote_spanned!(gate.span()=> #krate::kstatus::GateRef::of::<#gate>()));
+            let check = current_at.iter().map(|gate| {
+                quote_spanned!(gate.span()=> const _: #krate::kstatus::GateRef = #krate::kstatus::GateRef::of::<#gate>();)
+            });
+            (
+                quote! {
+                    const KSTATUS: #ty = ::core::option::Option::Some(#krate::kstatus::Kstatus {
+                        stalled_after: #stalled_after,
+                        current_at: &[#(#gates),*],
+                    });
+                },
+                quote!(#(#check)*),
+            )
+        }
+    }
+}
 
 pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
     let args = &model.args;
@@ -31,6 +72,7 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
         quote!(const RECONCILE_TIMEOUT: ::core::option::Option<::core::time::Duration> =
             ::core::option::Option::Some(::core::time::Duration::from_millis(#millis));)
     });
+    let (kstatus, gates) = expand_kstatus(args.kstatus.as_ref(), krate);
     let info = super::info::expand(&args.info, krate);
     let steps = &checked.steps;
     let step_fns: Vec<Path> = args.steps.iter().map(step_fn_const).collect();
@@ -155,8 +197,10 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
             ];
             #info
             #timeout
+            #kstatus
             #hooks
         }
+        #gates
 
         #[allow(dead_code)]
         impl #impl_generics #self_ty #where_clause {

@@ -71,6 +71,9 @@ impl ::kubeward::Reconciler for Rollouts {
         ::kubeward::observe::StepName::from_static("publish"),
         checks::__kubeward_step_verify,
     ];
+    const KSTATUS: ::core::option::Option<::kubeward::kstatus::Kstatus> = ::core::option::Option::Some(
+        ::kubeward::kstatus::Kstatus::DEFAULT,
+    );
     fn apply(
         &self,
         object: &Self::Resource,

@@ -517,6 +517,7 @@ impl<R: Reconciler> Controller<R> {
                 .leader_election
                 .as_ref()
                 .map(leader::LeaderElection::fence),
+            observed_generation_dropped: Default::default(),
         });
         if let (Some(recorder), Some(fence)) = (&recorder, &context.fence) {
             recorder.fence_with(fence.clone());

@@ -34,6 +34,8 @@ pub(super) struct Context<R: Reconciler> {
     pub(super) cache: watch::Receiver<Option<Store<R::Resource>>>,
     /// With leader election: writes are sent only while it is open.
     pub(super) fence: Option<crate::leader::Fence>,
+    /// Whether the resource's status type was found to drop `observedGeneration` (said once).
+    pub(super) observed_generation_dropped: std::sync::atomic::AtomicBool,
 }
 
 impl<R: Reconciler> Context<R> {

@@ -47,12 +47,12 @@ use super::context::Context;
 use super::failure::PassError;
 use super::memory::Normalised;
 use super::publish::{failure_event, publish, transition_events};
-use super::{Reconciler, finalizer, status};
+use super::{Reconciler, derived_status, finalizer, status};
 use crate::Pass;
 use crate::observe::{ObjectRef, Outcome, PassGuard, Phase};
 
 /// How a pass that did not fail ended, for what comes next.
-enum Next {
+pub(super) enum Next {
     /// The pass succeeded: hand `action` to kube-runtime.
     Done {
         action: Action,
@@ -369,7 +369,7 @@ enum Decided<E: std::error::Error + 'static> {
 async fn effects<R: Reconciler>(
     context: Arc<Context<R>>,
     object: Arc<R::Resource>,
-    pass: Pass<R::Resource>,
+    mut pass: Pass<R::Resource>,
     decided: Decided<R::Error>,
     regarding: ObjectReference,
 ) -> PassEnd<R::Error> {
@@ -386,6 +386,10 @@ async fn effects<R: Reconciler>(
         // fails, the retry removes the finalizer without running cleanup again (one delete, one
         // cleanup). A status that did not persist is not retried: the object is going.
         context.memory.cleaned_up(&*object, |w| context.cached(w));
+    }
+    if completed {
+        let retries = context.memory.retries(&*object);
+        derived_status::derive::<R>(&mut pass, &result, retries);
     }
     if completed && pass.status_needs_write() {
         // Several transitions of one condition in this pass that the vocabulary does not declare
@@ -427,6 +431,11 @@ async fn effects<R: Reconciler>(
                         context.memory.wrote(&*object, |w| context.cached(w));
                     }
                     if let Some(stored) = stored {
+                        derived_status::check_stored::<R>(
+                            &status,
+                            &stored,
+                            &context.observed_generation_dropped,
+                        );
                         // A write the server stored as something a repeat of it would not
                         // match is remembered, so that the repeat is not sent.
                         let normalised =

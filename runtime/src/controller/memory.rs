@@ -169,6 +169,14 @@ impl ObjectMemory {
         attempt
     }
 
+    /// The consecutive retried passes of `object` so far (0 when its last pass succeeded).
+    pub(super) fn retries<K: Resource>(&self, object: &K) -> u32 {
+        self.lock()
+            .entries
+            .get(&key(object))
+            .map_or(0, |entry| entry.retries)
+    }
+
     /// `object`'s pass failed with a terminal error: no pass runs while it looks as it does now
     /// ([`ObjectMemory::is_held_terminal`]). Its retry count is reset: the change that ends the
     /// hold is a new start.

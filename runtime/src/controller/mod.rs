@@ -4,6 +4,7 @@
 mod backoff;
 mod builder;
 mod context;
+mod derived_status;
 mod dispatch;
 mod effects;
 mod failure;
@@ -87,6 +88,12 @@ pub trait Reconciler: Send + Sync + 'static {
     /// `None` for the controller's ([`Controller::with_reconcile_timeout`], by default
     /// [`DEFAULT_RECONCILE_TIMEOUT`]).
     const RECONCILE_TIMEOUT: Option<Duration> = None;
+    /// How the runtime reports kstatus-compatible status (`Ready`, `Reconciling`, `Stalled` and
+    /// `status.observedGeneration`, derived from each `apply` pass; see [`kstatus`](crate::kstatus)),
+    /// or `None` for none. `#[kubeward::reconciler]` sets [`Kstatus::DEFAULT`](crate::kstatus::Kstatus::DEFAULT)
+    /// unless told otherwise (`kstatus(..)`, `kstatus = false`); a hand-written implementation
+    /// states it here, as it states everything else the runtime manages for it.
+    const KSTATUS: Option<crate::kstatus::Kstatus> = None;
 
     /// Converges `object`.
     fn apply(

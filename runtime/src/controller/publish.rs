@@ -25,8 +25,12 @@ pub(super) fn transition_events<R: Reconciler>(
     pass: &Pass<R::Resource>,
     written: &[crate::conditions::Condition],
 ) -> Vec<Event> {
+    // The derived kstatus conditions restate the declared ones' transitions: no events of
+    // their own.
+    let derived = crate::kstatus::derived_types(R::KSTATUS.as_ref(), R::CONDITIONS);
     status::transitions(pass.stored_status(), written)
         .into_iter()
+        .filter(|condition| !derived.contains(&condition.type_.as_str()))
         .map(|condition| {
             let event_type = pass
                 .declared_event_type(&condition.type_, &condition.reason)

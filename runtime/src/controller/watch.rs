@@ -242,6 +242,7 @@ mod tests {
             effects: super::super::effects::Effects::default(),
             cache: cached,
             fence: None,
+            observed_generation_dropped: Default::default(),
         });
         let watching = Watching {
             client: client.clone(),

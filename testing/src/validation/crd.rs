@@ -15,7 +15,10 @@ pub fn set_defaults(crd: &mut Value) {
     if !spec.is_object() {
         return;
     }
-    let kind = spec["names"]["kind"].as_str().unwrap_or_default().to_owned();
+    let kind = spec["names"]["kind"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     if spec["names"].is_object() && !kind.is_empty() {
         let names = &mut spec["names"];
         if names["singular"].as_str().is_none_or(str::is_empty) {

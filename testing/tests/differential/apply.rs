@@ -220,20 +220,27 @@ pub fn cases() -> Vec<Case> {
             ),
         ],
     );
+    // Owners that exist: a reference to a missing uid has the garbage collector delete the
+    // dependent at a moment of its own, between the steps or not.
+    let owner = |name: &str, uid: &'static str| {
+        step(Method::POST, CMS, Some(config_map(name, json!({})))).remember(uid, "/metadata/uid")
+    };
     add(
         "owner references keyed by uid",
         vec![
+            owner("o1", "$O1"),
+            owner("o2", "$O2"),
             apply_cm(
                 "a",
                 false,
                 json!({"metadata": {"ownerReferences": [
-                    {"apiVersion": "v1", "kind": "ConfigMap", "name": "o1", "uid": "u1"}]}}),
+                    {"apiVersion": "v1", "kind": "ConfigMap", "name": "o1", "uid": "$O1"}]}}),
             ),
             apply_cm(
                 "b",
                 false,
                 json!({"metadata": {"ownerReferences": [
-                    {"apiVersion": "v1", "kind": "ConfigMap", "name": "o2", "uid": "u2"}]}}),
+                    {"apiVersion": "v1", "kind": "ConfigMap", "name": "o2", "uid": "$O2"}]}}),
             ),
         ],
     );
