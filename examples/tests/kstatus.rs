@@ -15,6 +15,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kubeward_examples::rollouts::operator::OperatorOptions;
 use kubeward_examples::rollouts::scenario::{RunningOperator, cluster};
 use kubeward_examples::rollouts::{APPROVED_GENERATION, Rollout, RolloutSpec, Strategy, rbac};
+use kubeward_testing::Cluster;
 use serde_json::{Value, json};
 
 /// kstatus' statuses of a resource.
@@ -128,27 +129,49 @@ async fn approve(api: &Api<Rollout>, name: &str, generation: i64) {
         .expect("approve");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deploy_tools_read_every_stage_of_the_scenario_as_kstatus_documents() {
+/// A cluster with the operator running as its generated RBAC (stages `stage_delay` apart) and
+/// Rollout `web` (image `registry.example/web:1.0`, `strategy`) created; the admin's Rollouts.
+async fn start_with_web(
+    stage_delay: Duration,
+    strategy: Strategy,
+) -> (Cluster, RunningOperator, Api<Rollout>) {
     let server = cluster().await.expect("cluster");
-    let admin = server.client().expect("admin client");
     let operator_client = server
         .service_account_client("default", "rollouts", rbac::rules(false))
         .await
         .expect("the operator's identity");
     let options = OperatorOptions {
-        stage_delay: Duration::from_millis(20),
+        stage_delay,
         ..OperatorOptions::default()
     };
     let operator = RunningOperator::start(operator_client, &options).expect("operator");
-    let rollouts: Api<Rollout> = Api::namespaced(admin.clone(), "default");
+    let admin = server.client().expect("admin client");
+    let rollouts: Api<Rollout> = Api::namespaced(admin, "default");
     rollouts
         .create(
             &PostParams::default(),
-            &rollout("web", "registry.example/web:1.0", Strategy::Manual),
+            &rollout("web", "registry.example/web:1.0", strategy),
         )
         .await
         .expect("create web");
+    (server, operator, rollouts)
+}
+
+/// Sets `web`'s image (a new generation).
+async fn set_image(api: &Api<Rollout>, image: &str) {
+    api.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"image": image}})),
+    )
+    .await
+    .expect("set the image");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deploy_tools_read_every_stage_of_the_scenario_as_kstatus_documents() {
+    let (_server, operator, rollouts) =
+        start_with_web(Duration::from_millis(20), Strategy::Manual).await;
 
     // Waiting for approval: a gate, InProgress (Helm's --wait waits for the approval).
     let waiting = until(&rollouts, "web", "waiting for approval", |o| {
@@ -188,14 +211,7 @@ async fn deploy_tools_read_every_stage_of_the_scenario_as_kstatus_documents() {
     // The watch's initial list (generation 1) first: from here on it sees every write.
     let mut versions = versions;
     versions.try_next().await.expect("watch").expect("web");
-    rollouts
-        .patch(
-            "web",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"image": "registry.example/web:2.0"}})),
-        )
-        .await
-        .expect("patch the image");
+    set_image(&rollouts, "registry.example/web:2.0").await;
     let mut approved = false;
     let seen = tokio::time::timeout(Duration::from_secs(60), async {
         let mut seen = Vec::new();
@@ -232,14 +248,7 @@ async fn deploy_tools_read_every_stage_of_the_scenario_as_kstatus_documents() {
     );
 
     // A spec that can never work (a terminal error): Failed.
-    rollouts
-        .patch(
-            "web",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"image": "registry.example/web"}})),
-        )
-        .await
-        .expect("an image without a tag");
+    set_image(&rollouts, "registry.example/web").await;
     let stalled = until(&rollouts, "web", "stalled", |o| {
         condition(o, "Stalled").is_some_and(|(_, _, g)| g == Some(3))
     })
@@ -279,27 +288,10 @@ async fn deploy_tools_read_every_stage_of_the_scenario_as_kstatus_documents() {
 /// is observed: kubectl compares the condition's observedGeneration with the generation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_wait_for_ready_returns_once_the_new_generation_is_applied() {
-    let server = cluster().await.expect("cluster");
-    let admin = server.client().expect("admin client");
-    let operator_client = server
-        .service_account_client("default", "rollouts", rbac::rules(false))
-        .await
-        .expect("the operator's identity");
-    let options = OperatorOptions {
-        // Slow stages: the spec change takes a while to apply, so a wait that returned on the
-        // old generation's Ready would be caught.
-        stage_delay: Duration::from_millis(300),
-        ..OperatorOptions::default()
-    };
-    let operator = RunningOperator::start(operator_client, &options).expect("operator");
-    let rollouts: Api<Rollout> = Api::namespaced(admin.clone(), "default");
-    rollouts
-        .create(
-            &PostParams::default(),
-            &rollout("web", "registry.example/web:1.0", Strategy::Automatic),
-        )
-        .await
-        .expect("create web");
+    // Slow stages: the spec change takes a while to apply, so a wait that returned on the old
+    // generation's Ready would be caught.
+    let (server, operator, rollouts) =
+        start_with_web(Duration::from_millis(300), Strategy::Automatic).await;
     let dir = std::env::temp_dir().join(format!("kubeward-kstatus-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let kubeconfig = dir.join("kubeconfig");
@@ -308,14 +300,7 @@ async fn kubectl_wait_for_ready_returns_once_the_new_generation_is_applied() {
     let first = until(&rollouts, "web", "applied", |o| at(o, "Applied", 1)).await;
     assert_eq!(compute(&first), Kstatus::Current);
 
-    rollouts
-        .patch(
-            "web",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"image": "registry.example/web:2.0"}})),
-        )
-        .await
-        .expect("patch the image");
+    set_image(&rollouts, "registry.example/web:2.0").await;
     kubectl_wait_ready(&kubeconfig);
     let after = serde_json::to_value(rollouts.get("web").await.expect("get")).expect("json");
     assert!(
