@@ -27,9 +27,8 @@ pub(super) fn derive<R: Reconciler>(
     }
     // Only objects with a status: a resource without one (a ConfigMap) has no status
     // subresource to write to.
-    let has_status = !R::CONDITIONS.is_empty()
-        || pass.status_needs_write()
-        || !pass.stored_status().to_json().is_empty();
+    let has_status =
+        !R::CONDITIONS.is_empty() || pass.status_needs_write() || !pass.stored_status().is_empty();
     if !has_status {
         return;
     }

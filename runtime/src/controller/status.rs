@@ -172,6 +172,11 @@ pub(crate) fn transitions<'a>(
 }
 
 impl StoredStatus {
+    /// Whether `status` holds nothing: no conditions (parsed or not) and no other fields.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.conditions.is_empty() && self.foreign.is_empty() && self.fields.is_empty()
+    }
+
     /// The whole status as JSON: the fields, and the conditions with the foreign entries in their
     /// places (`conditions` left out when there are none).
     pub(crate) fn to_json(&self) -> Map<String, Value> {
