@@ -155,7 +155,8 @@ async fn the_scenario_publishes_one_typed_event_per_transition_and_ends_applied(
     assert!(output.contains("Scenario completed"), "{output}");
 }
 
-/// A generation whose candidate cannot be applied (the API server answers 500) stays Applying
+/// A generation whose candidate cannot be applied (the API server answers its server-side apply
+/// with 500) stays Applying
 /// and, past `spec.timeoutSeconds`, is declared RolloutTimeout with a Warning.
 #[tokio::test]
 async fn a_rollout_stuck_applying_past_its_timeout_is_rollout_timeout_with_a_warning() {
@@ -170,7 +171,7 @@ async fn a_rollout_stuck_applying_past_its_timeout_is_rollout_timeout_with_a_war
     let client = server.client().expect("client");
     server.faults().add(
         Fault::new(FaultAction::Status(500))
-            .method(Method::POST)
+            .method(Method::PATCH)
             .resource("", "configmaps"),
     );
     let operator = RunningOperator::start(client.clone(), &ScenarioOptions::default().operator())

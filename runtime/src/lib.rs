@@ -16,6 +16,8 @@
 //! - [`controller`]: a [`Reconciler`] run on kube-runtime with phases, finalizers, status writes,
 //!   transition and failure events, graceful shutdown and [`leader`] election; [`ops`] serves
 //!   `/metrics`, `/healthz` and `/readyz`;
+//! - [`relations`] and [`children`]: the children a controller owns and the objects it watches,
+//!   declared once, their changes starting the right passes, children written by server-side apply;
 //! - [`rbac`]: the ClusterRole rules a controller needs, derived from its declaration;
 //! - [`vocabulary`]: condition reasons, their event types and allowed transitions as data;
 //! - [`clock`]: injectable wall-clock time, so time-dependent rules are tested without sleeping.
@@ -24,6 +26,7 @@
 
 #[cfg(feature = "prometheus")]
 pub mod alerts;
+pub mod children;
 pub mod clock;
 pub mod conditions;
 pub mod controller;
@@ -54,6 +57,7 @@ pub mod operator;
 pub mod ops;
 mod rate_limit;
 pub mod rbac;
+pub mod relations;
 pub mod vocabulary;
 
 pub use kube::runtime::controller::Action;

@@ -26,7 +26,9 @@
 /// finalizers subresource when it has a finalizer (update: clusters that enforce owner
 /// references require it to create children whose owner reference blocks the owner's
 /// deletion), events (create, patch, and get to read back a create or patch whose answer was
-/// lost) and, with `leader_election`, leases (get, create, update).
+/// lost), the kinds of its [relations](crate::relations) (list and watch; on owned kinds also
+/// create, patch and delete: see [`Relation::verbs`](crate::relations::Relation::verbs)) and,
+/// with `leader_election`, leases (get, create, update).
 pub fn rules<R: crate::Reconciler>(
     leader_election: bool,
 ) -> Vec<k8s_openapi::api::rbac::v1::PolicyRule> {
@@ -57,6 +59,23 @@ pub fn rules<R: crate::Reconciler>(
         &["events".to_owned()],
         &["get", "create", "patch"],
     ));
+    for relation in R::relations().iter() {
+        let kind = relation.kind();
+        let resources = std::slice::from_ref(&kind.plural);
+        match rules.iter_mut().find(|r| {
+            r.api_groups.as_deref() == Some(std::slice::from_ref(&kind.group))
+                && r.resources.as_deref() == Some(resources)
+        }) {
+            Some(existing) => {
+                for verb in relation.verbs() {
+                    if !existing.verbs.iter().any(|v| v == verb) {
+                        existing.verbs.push((*verb).to_owned());
+                    }
+                }
+            }
+            None => rules.push(rule(&kind.group, resources, relation.verbs())),
+        }
+    }
     if leader_election {
         rules.push(rule(
             "coordination.k8s.io",

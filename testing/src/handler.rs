@@ -261,6 +261,7 @@ async fn serve_as(
                     request.query,
                 );
                 authorizer::check(&state.store, identity, &attrs).and_then(|()| {
+                    apply_create_authorization(&state, identity, request, r)?;
                     if identity.user.is_privileged() {
                         return Ok(()); // every check below allows system:masters
                     }
@@ -365,8 +366,42 @@ async fn escalation_check(
     .map_err(|e| error_response(&e))
 }
 
+/// A server-side apply that creates its object is authorised as a create as well as a patch
+/// (patch.go's `createValidation`: `withAuthorization(.., createAuthorizerAttributes)`): without
+/// `create`, 403 `errors.NewForbidden(resource, name, reason)` — `configmaps "web" is forbidden: `
+/// and the authorizer's reason, empty for an RBAC denial.
+fn apply_create_authorization(
+    state: &State,
+    identity: &Identity,
+    request: &Served<'_>,
+    path: &ResourcePath,
+) -> Result<(), ApiError> {
+    let apply = media_type(request.headers).as_deref() == Some("application/apply-patch+yaml");
+    if *request.method != Method::PATCH || !apply || path.subresource.is_some() {
+        return Ok(());
+    }
+    let (Some(name), Some(info)) = (
+        &path.name,
+        state.resource(&path.group, &path.version, &path.plural),
+    ) else {
+        return Ok(());
+    };
+    if state.get(&info, path.namespace.as_deref(), name).is_ok() {
+        return Ok(());
+    }
+    let mut attrs = authz::resource_attributes(
+        &identity.user.name,
+        &Method::POST,
+        path,
+        request.path,
+        request.query,
+    );
+    attrs.name = Some(name.clone());
+    authorizer::check(&state.store, identity, &attrs)
+}
+
 /// [`super::authz::owner_references_admission`] for a request, with what can be known before the
-/// write: the body of a create, update or merge patch, and the stored object.
+/// write: the body of a create, update, merge patch or server-side apply, and the stored object.
 fn owner_references_admission(
     state: &State,
     identity: &Identity,
@@ -377,9 +412,10 @@ fn owner_references_admission(
     let media = media_type(request.headers);
     let merge_patch = media.as_deref() == Some("application/merge-patch+json");
     let strategic = media.as_deref() == Some("application/strategic-merge-patch+json");
+    let apply = media.as_deref() == Some("application/apply-patch+yaml");
     let checked = *method == Method::POST
         || *method == Method::PUT
-        || (*method == Method::PATCH && (merge_patch || strategic));
+        || (*method == Method::PATCH && (merge_patch || strategic || apply));
     if !checked || path.subresource.is_some() {
         return Ok(());
     }
@@ -404,7 +440,8 @@ fn owner_references_admission(
         };
         new = patched;
     } else if *method == Method::PATCH {
-        // A merge patch without owner references leaves them as they are.
+        // A merge patch or an apply (in JSON) without owner references leaves them as they are;
+        // with them, an apply by the manager that owns the references sets them as written.
         let Some(refs) = new["metadata"].get("ownerReferences").cloned() else {
             return Ok(());
         };

@@ -3,14 +3,19 @@
 //!
 //! They stand in for a workload: rendering resolves the image (and refuses one that does not
 //! resolve), applying stages the candidate, promoting copies it to the live ConfigMap. The
-//! operator needs `get`, `create`, `patch` and `delete` on `configmaps` for them.
+//! reconciler declares `owns(ConfigMap)`: a deleted or edited child starts the Rollout's pass,
+//! which applies it again, and the generated RBAC rules cover the writes
+//! ([`Pass::apply_child`](kubeward::Pass::apply_child), [`Pass::delete_child`](kubeward::Pass::delete_child)).
+//! Reading the candidate back is the operator's own `get` ([`rbac`](super::rbac)).
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::{Resource, ResourceExt};
+use kube::ResourceExt;
+use kube::api::Api;
+use kubeward::Pass;
+use kubeward::children::ChildError;
 
 use super::resource::Rollout;
 
@@ -89,7 +94,8 @@ pub fn resolve_image(image: &str) -> Result<(), RenderError> {
     Ok(())
 }
 
-/// Renders the candidate ConfigMap of `rollout`'s current generation, owned by the Rollout.
+/// Renders the candidate ConfigMap of `rollout`'s current generation (applied as a child of
+/// the Rollout: [`Pass::apply_child`] adds the owner reference).
 ///
 /// # Errors
 /// When the image does not resolve or the spec is invalid; see [`RenderError`].
@@ -105,13 +111,6 @@ pub fn render(rollout: &Rollout) -> Result<ConfigMap, RenderError> {
         .name
         .as_deref()
         .ok_or(RenderError::Incomplete("name"))?;
-    let mut owner = rollout
-        .controller_owner_ref(&())
-        .ok_or(RenderError::Incomplete("uid"))?;
-    // As controller-runtime's SetControllerReference does: foreground deletion of the Rollout
-    // waits for its children. (Clusters that enforce owner references then require `update` on
-    // `rollouts/finalizers`, which the generated RBAC rules include.)
-    owner.block_owner_deletion = Some(true);
     let generation = rollout.metadata.generation.unwrap_or_default();
     Ok(ConfigMap {
         metadata: ObjectMeta {
@@ -121,7 +120,6 @@ pub fn render(rollout: &Rollout) -> Result<ConfigMap, RenderError> {
                 ROLLOUT_LABEL.to_owned(),
                 name.to_owned(),
             )])),
-            owner_references: Some(vec![owner]),
             ..ObjectMeta::default()
         },
         data: Some(BTreeMap::from([
@@ -131,36 +129,6 @@ pub fn render(rollout: &Rollout) -> Result<ConfigMap, RenderError> {
         ])),
         ..ConfigMap::default()
     })
-}
-
-/// Creates `config_map`, or, when it exists, merge-patches its labels, owner references and
-/// data onto the stored one (`create`, then `patch` on conflict: no `get` needed).
-///
-/// # Errors
-/// When the API server refuses either request.
-pub async fn apply(client: &kube::Client, config_map: &ConfigMap) -> Result<(), kube::Error> {
-    let namespace = config_map.namespace().unwrap_or_default();
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
-    match api.create(&PostParams::default(), config_map).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 409 => {
-            let patch = serde_json::json!({
-                "metadata": {
-                    "labels": config_map.metadata.labels,
-                    "ownerReferences": config_map.metadata.owner_references,
-                },
-                "data": config_map.data,
-            });
-            api.patch(
-                &config_map.name_any(),
-                &PatchParams::default(),
-                &Patch::Merge(&patch),
-            )
-            .await?;
-            Ok(())
-        }
-        Err(error) => Err(error),
-    }
 }
 
 /// The stored candidate of `rollout`, if any.
@@ -193,7 +161,6 @@ pub fn promoted(candidate: &ConfigMap, rollout: &Rollout) -> ConfigMap {
         name: Some(live_name(&rollout.name_any())),
         namespace: candidate.metadata.namespace.clone(),
         labels: candidate.metadata.labels.clone(),
-        owner_references: candidate.metadata.owner_references.clone(),
         ..ObjectMeta::default()
     };
     live
@@ -203,16 +170,12 @@ pub fn promoted(candidate: &ConfigMap, rollout: &Rollout) -> ConfigMap {
 ///
 /// # Errors
 /// When the API server refuses a delete.
-pub async fn delete_all(client: &kube::Client, rollout: &Rollout) -> Result<usize, kube::Error> {
-    let api: Api<ConfigMap> =
-        Api::namespaced(client.clone(), &rollout.namespace().unwrap_or_default());
+pub async fn delete_all(pass: &Pass<Rollout>, rollout: &Rollout) -> Result<usize, ChildError> {
     let name = rollout.name_any();
     let mut deleted = 0;
     for child in [candidate_name(&name), live_name(&name)] {
-        match api.delete(&child, &DeleteParams::default()).await {
-            Ok(_) => deleted += 1,
-            Err(kube::Error::Api(status)) if status.code == 404 => {}
-            Err(error) => return Err(error),
+        if pass.delete_child::<ConfigMap>(&child).await? {
+            deleted += 1;
         }
     }
     Ok(deleted)

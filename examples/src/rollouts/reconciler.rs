@@ -57,6 +57,9 @@ pub enum Error {
     /// A request to the API server failed; the pass is retried with backoff.
     #[error("API request failed")]
     Api(#[from] kube::Error),
+    /// A child could not be applied or deleted; the pass is retried with backoff.
+    #[error("could not write a child ConfigMap")]
+    Child(#[from] kubeward::children::ChildError),
 }
 
 /// The rollout operator.
@@ -98,6 +101,7 @@ impl Rollouts {
     finalizer = "demo.kubeward.dev/cleanup",
     conditions(UpToDate),
     info(image = "spec.image"),
+    owns(ConfigMap),
 )]
 impl Rollouts {
     async fn apply(&self, rollout: &Rollout, pass: &mut Pass<Rollout>) -> Result<Action, Error> {
@@ -152,7 +156,7 @@ impl Rollouts {
                     }
                 };
                 #[step("apply")]
-                children::apply(&self.client, &candidate).await?;
+                pass.apply_child(&candidate).await?;
                 #[step("verify")]
                 let stored = children::candidate(&self.client, rollout).await?;
                 if !stored.is_some_and(|c| children::is_current(&c, rollout)) {
@@ -195,7 +199,7 @@ impl Rollouts {
                 ));
                 Ok(next)
             }
-            State::Promoting(now) => match self.promote(rollout).await? {
+            State::Promoting(now) => match self.promote(rollout, pass).await? {
                 Some(live) => {
                     let image = children::image_of(&live).unwrap_or_default().to_owned();
                     pass.set(now.to(
@@ -228,16 +232,23 @@ impl Rollouts {
                 // Still failing: the condition stays, the failure event's series grows.
                 Err(source) => Err(Error::Render { generation, source }),
             },
-            // Converged, or timed out: wait for a new generation.
-            State::Applied(_) | State::RolloutTimeout(_) => Ok(Action::await_change()),
+            // Converged: the live ConfigMap stays as promoted (a deleted or edited one starts
+            // this pass, `owns(ConfigMap)`, and is applied again); wait for a new generation.
+            State::Applied(_) => {
+                #[step("restore")]
+                self.restore_live(rollout, pass).await?;
+                Ok(Action::await_change())
+            }
+            // Timed out: wait for a new generation.
+            State::RolloutTimeout(_) => Ok(Action::await_change()),
             // At the current generation, the condition has a reason of this vocabulary.
             State::Absent(_) | State::Unrecognized(_) => Ok(next),
         }
     }
 
-    async fn cleanup(&self, rollout: &Rollout, _pass: &mut Pass<Rollout>) -> Result<Action, Error> {
+    async fn cleanup(&self, rollout: &Rollout, pass: &mut Pass<Rollout>) -> Result<Action, Error> {
         #[step("delete")]
-        children::delete_all(&self.client, rollout).await?;
+        children::delete_all(pass, rollout).await?;
         Ok(Action::await_change())
     }
 
@@ -254,12 +265,27 @@ impl Rollouts {
 
     /// Copies the verified candidate to the live ConfigMap; `None` when the candidate is gone.
     #[step("promote")]
-    async fn promote(&self, rollout: &Rollout) -> Result<Option<ConfigMap>, Error> {
+    async fn promote(
+        &self,
+        rollout: &Rollout,
+        pass: &Pass<Rollout>,
+    ) -> Result<Option<ConfigMap>, Error> {
         let Some(candidate) = children::candidate(&self.client, rollout).await? else {
             return Ok(None);
         };
         let live = children::promoted(&candidate, rollout);
-        children::apply(&self.client, &live).await?;
+        pass.apply_child(&live).await?;
         Ok(Some(live))
+    }
+
+    /// Applies the live ConfigMap of the promoted generation again: a no-op while it is as
+    /// promoted, the restore when it was deleted or edited.
+    async fn restore_live(&self, rollout: &Rollout, pass: &Pass<Rollout>) -> Result<(), Error> {
+        let generation = rollout.metadata.generation.unwrap_or_default();
+        let rendered =
+            children::render(rollout).map_err(|source| Error::Render { generation, source })?;
+        pass.apply_child(&children::promoted(&rendered, rollout))
+            .await?;
+        Ok(())
     }
 }

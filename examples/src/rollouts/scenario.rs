@@ -329,6 +329,7 @@ pub async fn drive(
         )
         .await?;
     stage.live_image(out, "approve", image).await?;
+    stage.restore_live(out, image).await?;
     stage.describe(out, &uid).await?;
 
     // 3. An image that does not resolve: FailedDeploy, and retries with backoff.
@@ -666,6 +667,31 @@ impl Stage<'_> {
             .await
             .map_err(api(stage))?;
         Ok(())
+    }
+
+    /// Deletes the live ConfigMap, then edits the restored one: the operator owns it
+    /// (`owns(ConfigMap)`), so each change starts the Rollout's pass, which applies it again.
+    async fn restore_live(&self, out: &mut dyn Write, image: &str) -> Result<(), ScenarioError> {
+        let live = children::live_name(&self.options.name);
+        writeln!(
+            out,
+            "  $ kubectl delete configmap {live}   # a child of the Rollout"
+        )?;
+        self.config_maps
+            .delete(&live, &DeleteParams::default())
+            .await
+            .map_err(api("restore"))?;
+        self.live_image(out, "restore after delete", image).await?;
+        writeln!(
+            out,
+            "  $ kubectl patch configmap {live} --type merge -p '{{\"data\":{{\"image\":\"edited\"}}}}'"
+        )?;
+        let edit = serde_json::json!({ "data": { children::IMAGE_KEY: "edited" } });
+        self.config_maps
+            .patch(&live, &PatchParams::default(), &Patch::Merge(&edit))
+            .await
+            .map_err(api("restore"))?;
+        self.live_image(out, "restore after edit", image).await
     }
 
     /// Waits for the live ConfigMap to carry `image`, and prints it.

@@ -19,10 +19,12 @@ const KEYS: &[&str] = &[
     "info",
     "timeout",
     "kstatus",
+    "owns",
+    "watches",
     "crate",
 ];
 
-/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), steps(..), error = .., info(..), timeout = "..", kstatus(..), crate = "..")]`
+/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), steps(..), error = .., info(..), timeout = "..", kstatus(..), owns(..), watches(..).., crate = "..")]`
 pub(crate) struct Args {
     pub resource: Option<Type>,
     pub controller: Option<LitStr>,
@@ -36,6 +38,8 @@ pub(crate) struct Args {
     pub timeout: Option<u64>,
     /// `kstatus = false` or `kstatus(..)`; `None` for the runtime's default.
     pub kstatus: Option<Kstatus>,
+    /// `owns(..)` and each `watches(..)`.
+    pub relations: super::relations::Relations,
     pub krate: Path,
 }
 
@@ -65,6 +69,7 @@ impl Args {
             info: Vec::new(),
             timeout: None,
             kstatus: None,
+            relations: super::relations::Relations::default(),
             krate: util::default_crate(),
         };
         let mut seen: Vec<String> = Vec::new();
@@ -97,6 +102,9 @@ impl Args {
                     }
                 }
                 "kstatus" => out.kstatus = Some(parse_kstatus(&meta, errors)?),
+                "owns" => out.relations.parse_owns(&meta, errors)?,
+                // One `watches(..)` per related kind: the key repeats.
+                "watches" => return out.relations.parse_watches(&meta, errors),
                 "crate" => out.krate = util::crate_path(&meta.value()?.parse()?)?,
                 _ => {
                     errors.push(meta.error(util::unknown_key("key", &key, KEYS)));

@@ -74,6 +74,7 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
     });
     let (kstatus, gates) = expand_kstatus(args.kstatus.as_ref(), krate);
     let info = super::info::expand(&args.info, krate);
+    let relations = args.relations.expand(krate);
     let steps = &checked.steps;
     let step_fns: Vec<Path> = args.steps.iter().map(step_fn_const).collect();
     let unique_steps = unique_step_fns(model, checked);
@@ -198,6 +199,7 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
             #info
             #timeout
             #kstatus
+            #relations
             #hooks
         }
         #gates
@@ -210,8 +212,9 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
                 #krate::controller::Controller::new(self, client)
             }
 
-            /// The RBAC rules this controller needs (its resource, status, finalizer, events and,
-            /// with `leader_election`, leases), as a ClusterRole's rules.
+            /// The RBAC rules this controller needs (its resource, status, finalizer, events, the
+            /// kinds it owns and watches and, with `leader_election`, leases), as a ClusterRole's
+            /// rules.
             #vis fn rbac_rules(leader_election: bool) -> ::std::vec::Vec<#krate::__private::k8s_openapi::api::rbac::v1::PolicyRule> {
                 #krate::rbac::rules::<Self>(leader_election)
             }

@@ -6,6 +6,7 @@ mod attr;
 mod expand;
 mod hooks;
 mod info;
+mod relations;
 mod valid;
 
 use proc_macro2::TokenStream;

@@ -501,6 +501,8 @@ impl<R: Reconciler> Controller<R> {
             .shutdown
             .take()
             .unwrap_or_else(|| Box::pin(termination_signal()));
+        let relations = R::relations();
+        let children = Arc::new(super::context::ChildContext::new(&name, &relations));
         let context = Arc::new(Context {
             reconciler: self.reconciler,
             client: self.client.clone(),
@@ -517,6 +519,8 @@ impl<R: Reconciler> Controller<R> {
                 .leader_election
                 .as_ref()
                 .map(leader::LeaderElection::fence),
+            relations,
+            children,
             observed_generation_dropped: Default::default(),
         });
         if let (Some(recorder), Some(fence)) = (&recorder, &context.fence) {

@@ -2,14 +2,15 @@
 
 use std::sync::Arc;
 
-use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Resource, ResourceExt};
 use tokio::sync::watch;
 
 use super::Reconciler;
 use super::effects::Effects;
 use super::in_doubt::Writer;
 use super::memory::{ObjectMemory, Whereabouts};
+use crate::children::OwnedKinds;
 use crate::clock::SharedClock;
 use crate::events::EventRecorder;
 use crate::observe::Observers;
@@ -34,11 +35,56 @@ pub(super) struct Context<R: Reconciler> {
     pub(super) cache: watch::Receiver<Option<Store<R::Resource>>>,
     /// With leader election: writes are sent only while it is open.
     pub(super) fence: Option<crate::leader::Fence>,
+    /// The kinds watched beside the resource.
+    pub(super) relations: crate::relations::Relations<R::Resource>,
+    /// What passes write children with (all but the owner reference, which is each pass's).
+    pub(super) children: Arc<ChildContext>,
     /// Whether the resource's status type was found to drop `observedGeneration` (said once).
     pub(super) observed_generation_dropped: std::sync::atomic::AtomicBool,
 }
 
+/// What every pass of a controller writes children with.
+#[derive(Debug)]
+pub(super) struct ChildContext {
+    /// The field manager of server-side applies: the controller's name.
+    pub(super) field_manager: Arc<str>,
+    /// The controller's name as the value of [`CONTROLLER_LABEL`](crate::children::CONTROLLER_LABEL).
+    pub(super) label_value: Arc<str>,
+    pub(super) owned: Arc<OwnedKinds>,
+}
+
+impl ChildContext {
+    /// For the controller named `name` with `relations`.
+    pub(super) fn new<K: kube::Resource<DynamicType = ()> + Clone + 'static>(
+        name: &Arc<str>,
+        relations: &crate::relations::Relations<K>,
+    ) -> Self {
+        Self {
+            field_manager: name.clone(),
+            label_value: crate::children::controller_label_value(name).into(),
+            owned: Arc::new(OwnedKinds::of(relations)),
+        }
+    }
+}
+
 impl<R: Reconciler> Context<R> {
+    /// The writer of the children of `object`, for its pass.
+    pub(super) fn child_writer(
+        &self,
+        object: &R::Resource,
+    ) -> Option<crate::children::ChildWriter> {
+        let mut owner = object.controller_owner_ref(&())?;
+        owner.block_owner_deletion = Some(true);
+        Some(crate::children::ChildWriter {
+            client: self.client.clone(),
+            field_manager: self.children.field_manager.clone(),
+            label_value: self.children.label_value.clone(),
+            owned: self.children.owned.clone(),
+            owner,
+            namespace: object.namespace(),
+        })
+    }
+
     /// Whether the object at `whereabouts` is still in the cache (as the same object: same uid).
     /// Without a cache (between watch terms), every object counts as present.
     pub(super) fn cached(&self, whereabouts: Whereabouts<'_>) -> bool {

@@ -292,6 +292,9 @@ async fn pass_body<R: Reconciler>(
     if let Some(recorder) = &context.recorder {
         pass = pass.with_events(recorder.clone(), regarding.clone());
     }
+    if let Some(writer) = context.child_writer(object) {
+        pass = pass.with_children(writer);
+    }
     let reconciled = AssertUnwindSafe(async {
         match phase {
             Phase::Cleanup => context.reconciler.cleanup(object, &mut pass).await,

@@ -95,6 +95,14 @@ pub trait Reconciler: Send + Sync + 'static {
     /// states it here, as it states everything else the runtime manages for it.
     const KSTATUS: Option<crate::kstatus::Kstatus> = None;
 
+    /// The kinds this controller watches beside its resource: the children it owns and the
+    /// related objects it maps to its own; see [`relations`](crate::relations).
+    /// `#[kubeward::reconciler(owns(..), watches(..))]` generates it. Called when the controller
+    /// starts and for its RBAC rules ([`rbac::rules`](crate::rbac::rules)); default: none.
+    fn relations() -> crate::relations::Relations<Self::Resource> {
+        crate::relations::Relations::new()
+    }
+
     /// Converges `object`.
     fn apply(
         &self,

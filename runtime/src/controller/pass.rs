@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events::EventType;
 use serde_json::{Map, Value};
 
+use crate::children::{ChildError, ChildWriter};
 use crate::clock::Clock;
 use crate::conditions::{self, Change, Condition, DesiredCondition};
 use crate::events::{Event, EventRecorder, PublishError};
@@ -54,6 +55,8 @@ pub struct Pass<K> {
     skip_reason: Option<String>,
     now: Timestamp,
     events: Option<(EventRecorder, ObjectReference)>,
+    /// What the pass writes the object's children with, when a controller started it.
+    children: Option<ChildWriter>,
     /// Per condition type, the reason and event type its last `set` declared.
     event_types: HashMap<String, (String, EventType)>,
     /// Per condition type, the condition as each `set` of this pass left it, in order.
@@ -98,6 +101,7 @@ impl<K> Pass<K> {
             skip_reason: None,
             now: Timestamp::now(),
             events: None,
+            children: None,
             event_types: HashMap::new(),
             paths: HashMap::new(),
             _resource: PhantomData,
@@ -190,6 +194,53 @@ impl<K> Pass<K> {
     /// The status as it was stored when the pass started.
     pub(crate) fn stored_status(&self) -> &StoredStatus {
         self.stored()
+    }
+
+    /// This pass writing the object's children with `writer`.
+    pub(crate) fn with_children(mut self, writer: ChildWriter) -> Self {
+        self.children = Some(writer);
+        self
+    }
+
+    /// Applies `child`, a child of this pass's object, by server-side apply under the
+    /// controller's field manager, with the controller ownerReference to the object, its
+    /// namespace (when `child` names none) and the [`CONTROLLER_LABEL`](crate::children::CONTROLLER_LABEL)
+    /// set; returns the child as stored. Its kind must be declared owned (`owns(..)`). See
+    /// [`children`](crate::children).
+    ///
+    /// # Errors
+    /// [`ChildError::Undeclared`] for a kind not declared owned, [`ChildError::Unnamed`],
+    /// [`ChildError::OtherNamespace`], [`ChildError::NoController`] outside a controller's pass,
+    /// and the API server's refusal ([`ChildError::Api`]).
+    pub async fn apply_child<C>(&self, child: &C) -> Result<C, ChildError>
+    where
+        C: kube::Resource<DynamicType = ()>
+            + serde::Serialize
+            + serde::de::DeserializeOwned
+            + Clone
+            + std::fmt::Debug,
+    {
+        self.children
+            .as_ref()
+            .ok_or(ChildError::NoController)?
+            .apply(child)
+            .await
+    }
+
+    /// Deletes this pass's object's child of kind `C` named `name` (in the object's namespace);
+    /// whether it was there. Its kind must be declared owned (`owns(..)`).
+    ///
+    /// # Errors
+    /// As [`apply_child`](Self::apply_child).
+    pub async fn delete_child<C>(&self, name: &str) -> Result<bool, ChildError>
+    where
+        C: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned + Clone + std::fmt::Debug,
+    {
+        self.children
+            .as_ref()
+            .ok_or(ChildError::NoController)?
+            .delete::<C>(name)
+            .await
     }
 
     /// This pass publishing its events through `recorder`, regarding `regarding`.

@@ -22,6 +22,7 @@ use super::context::Context;
 use super::dispatch::{error_policy, reconcile};
 use super::health::ControllerState;
 use super::watch_failures::WatchFailures;
+use crate::relations::TriggerInputs;
 
 /// The watch-and-reconcile loop of one controller.
 pub(super) struct Watching<R: Reconciler> {
@@ -63,12 +64,26 @@ impl<R: Reconciler> Watching<R> {
         // otherwise: a missing CRD would be listed in a hot loop).
         let watch = watcher(api, self.watcher_config.clone())
             .default_backoff()
-            .inspect_err(move |error| failures.record(error));
+            .inspect_err(move |error| failures.record(error))
+            // Nothing reads managedFields from the cache; they are often half an object.
+            .map_ok(|event| event.modify(|object| object.meta_mut().managed_fields = None));
         let objects = reflector::reflector(writer, watch)
             .inspect_ok(move |event| forget_the_gone(&context, event))
             .applied_objects();
-        let controller = kube::runtime::Controller::for_stream(objects, store.clone())
+        let mut controller = kube::runtime::Controller::for_stream(objects, store.clone())
             .with_config(ControllerConfig::default().concurrency(self.concurrency));
+        for relation in self.context.relations.iter() {
+            let failures = self.failures.clone();
+            let triggers = relation
+                .triggers(TriggerInputs {
+                    client: self.client.clone(),
+                    store: store.clone(),
+                })
+                .inspect_err(move |error| failures.record(error))
+                .filter_map(|batch| futures::future::ready(batch.ok()))
+                .flat_map(futures::stream::iter);
+            controller = controller.reconcile_on(triggers);
+        }
         self.cache.send_replace(Some(store.clone()));
         // Not ready until this term's cache has listed the objects.
         self.state.send_replace(ControllerState::Syncing);
@@ -242,6 +257,11 @@ mod tests {
             effects: super::super::effects::Effects::default(),
             cache: cached,
             fence: None,
+            relations: crate::relations::Relations::new(),
+            children: Arc::new(super::super::context::ChildContext::new(
+                &"test.kubeward.dev/failing".into(),
+                &crate::relations::Relations::<ConfigMap>::new(),
+            )),
             observed_generation_dropped: Default::default(),
         });
         let watching = Watching {

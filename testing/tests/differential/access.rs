@@ -6,7 +6,7 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, config_map, step};
+use crate::corpus::{Case, Step, config_map, patch, step};
 
 const ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/namespaces/NS/roles";
 const BINDINGS: &str = "/apis/rbac.authorization.k8s.io/v1/namespaces/NS/rolebindings";
@@ -368,6 +368,31 @@ pub fn cases() -> Vec<Case> {
         let mut steps = vec![step(Method::POST, CMS, Some(config_map("a", json!({}))))];
         steps.extend(grant(verbs, json!(["configmaps"])));
         steps.push(step(method, path, body).as_user(USER));
+        cases.push(Case::new(format!("permitted: {label}"), steps));
+    }
+    // A server-side apply that creates is authorised as a create too; one that updates is not.
+    for (label, verbs, existing) in [
+        ("apply that creates, patch only", json!(["patch"]), false),
+        (
+            "apply that creates, create and patch",
+            json!(["create", "patch"]),
+            false,
+        ),
+        ("apply that updates, patch only", json!(["patch"]), true),
+    ] {
+        let mut steps = Vec::new();
+        if existing {
+            steps.push(step(Method::POST, CMS, Some(config_map("a", json!({})))));
+        }
+        steps.extend(grant(verbs, json!(["configmaps"])));
+        steps.push(
+            patch(
+                format!("{CMS}/a?fieldManager=m"),
+                "application/apply-patch+yaml",
+                config_map("a", json!({"data": {"k": "v"}})),
+            )
+            .as_user(USER),
+        );
         cases.push(Case::new(format!("permitted: {label}"), steps));
     }
     cases.push(Case::new(

@@ -1,0 +1,139 @@
+//! [`Ledger`]: what one relation's watch last saw of each object, so that only real changes
+//! start passes.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+
+/// What a relation's watch last saw of each of its objects, by uid, and what the controller
+/// itself last wrote of its children. An event starts passes only when it shows something the
+/// ledger does not already know:
+/// - a relist (after a watch expired, or in a new watch term) re-delivers every object; one
+///   whose resourceVersion did not move starts nothing;
+/// - a child the controller wrote ([`wrote`](Ledger::wrote): the resourceVersion its
+///   server-side apply returned) or deleted ([`deleted`](Ledger::deleted)) starts nothing when
+///   its watch event arrives — the pass that wrote it already knows. A change by anyone else has
+///   another resourceVersion, and starts the owner's pass.
+///
+/// Uids and resourceVersions are kept as 64-bit hashes: 16 bytes and the table's overhead per
+/// object, never the object. Entries of objects a relist no longer lists are dropped at its end.
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    seen: HashMap<u64, Seen>,
+    /// The objects listed so far by a relist under way.
+    listing: Option<HashSet<u64>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// At this resourceVersion (hashed).
+    At(u64),
+    /// Deleted by the controller itself; its delete event is expected.
+    DeletedByController,
+}
+
+fn hash(text: &str) -> u64 {
+    // A fixed-key hasher: hashes are compared with those of later events, never exposed.
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
+impl Ledger {
+    fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records that the watch saw object `uid` at `resource_version`; whether that is news (its
+    /// passes should run).
+    pub(crate) fn observe(&self, uid: &str, resource_version: &str) -> bool {
+        let (uid, version) = (hash(uid), Seen::At(hash(resource_version)));
+        let mut inner = self.inner();
+        if let Some(listing) = &mut inner.listing {
+            listing.insert(uid);
+        }
+        inner.seen.insert(uid, version) != Some(version)
+    }
+
+    /// Records that the watch saw object `uid` deleted; whether that is news.
+    pub(crate) fn observe_delete(&self, uid: &str) -> bool {
+        self.inner().seen.remove(&hash(uid)) != Some(Seen::DeletedByController)
+    }
+
+    /// A relist starts: objects it does not list are forgotten at its end.
+    pub(crate) fn relist_started(&self) {
+        self.inner().listing = Some(HashSet::new());
+    }
+
+    /// A relist is complete: forgets the objects it did not list.
+    pub(crate) fn relist_done(&self) {
+        let mut inner = self.inner();
+        if let Some(listed) = inner.listing.take() {
+            inner.seen.retain(|uid, _| listed.contains(uid));
+        }
+    }
+
+    /// The controller wrote object `uid`, which is now at `resource_version`.
+    pub(crate) fn wrote(&self, uid: &str, resource_version: &str) {
+        self.inner()
+            .seen
+            .insert(hash(uid), Seen::At(hash(resource_version)));
+    }
+
+    /// The controller deleted object `uid`.
+    pub(crate) fn deleted(&self, uid: &str) {
+        self.inner()
+            .seen
+            .insert(hash(uid), Seen::DeletedByController);
+    }
+
+    /// How many objects the ledger remembers.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.inner().seen.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Ledger;
+
+    #[test]
+    fn only_news_starts_passes() {
+        let ledger = Ledger::default();
+        assert!(ledger.observe("u1", "10"), "a first sight is news");
+        assert!(!ledger.observe("u1", "10"), "the same version again is not");
+        assert!(ledger.observe("u1", "11"), "a new version is");
+
+        ledger.wrote("u1", "12");
+        assert!(
+            !ledger.observe("u1", "12"),
+            "the controller's own write is not"
+        );
+        assert!(ledger.observe("u1", "13"), "someone else's later change is");
+
+        ledger.deleted("u1");
+        assert!(
+            !ledger.observe_delete("u1"),
+            "the controller's own delete is not"
+        );
+        assert!(ledger.observe_delete("u2"), "a delete by anyone else is");
+    }
+
+    #[test]
+    fn a_relist_forgets_what_it_does_not_list() {
+        let ledger = Ledger::default();
+        assert!(ledger.observe("u1", "1"));
+        assert!(ledger.observe("u2", "1"));
+        ledger.relist_started();
+        assert!(!ledger.observe("u1", "1"), "unchanged across the relist");
+        ledger.relist_done();
+        assert_eq!(ledger.len(), 1, "u2 was not listed: it is gone");
+        assert!(ledger.observe("u2", "1"), "so seeing it again is news");
+    }
+}

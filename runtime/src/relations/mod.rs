@@ -1,0 +1,265 @@
+//! The kinds a controller watches beside its resource, declared once: the children it **owns**
+//! (`#[reconciler(owns(ConfigMap))]`) and the related objects it **watches** with a map function
+//! (`watches(Secret, map = secret_users)`). A hand-written [`Reconciler`](crate::Reconciler)
+//! declares the same in [`Reconciler::relations`](crate::Reconciler::relations).
+//!
+//! From the declaration the controller
+//! - watches each owned kind **metadata-only** (no bodies are fetched or kept) and runs the pass
+//!   of an object's controller owner when a child is created, changed or deleted — the owner named
+//!   by the child's ownerReference with `controller: true`, namespaced or cluster-scoped;
+//! - watches each related kind and runs the passes its map function returns;
+//! - derives the RBAC rules of both ([`rbac::rules`](crate::rbac::rules)): `list` and `watch` on
+//!   every kind, and on owned kinds `create` and `patch` (server-side apply that creates needs
+//!   both) and `delete`;
+//! - writes children through [`Pass::apply_child`](crate::Pass::apply_child): server-side apply
+//!   under the controller's field manager with the controller ownerReference set, so a reconciler
+//!   writes the desired child and nothing else.
+//!
+//! A relist of a related kind (after a watch expired) starts no pass for an object whose
+//! resourceVersion did not move, and a child's change written by the controller itself
+//! (`apply_child`, `delete_child`) starts none either: a deleted child starts exactly one owner
+//! pass, which restores it.
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+//! use kube::runtime::reflector::{ObjectRef, Store};
+//! use kubeward::relations::Relations;
+//!
+//! /// The ConfigMaps (the reconciled resource here) that name `secret` in their `secret` key.
+//! fn users(secret: &Secret, configs: &Store<ConfigMap>) -> Vec<ObjectRef<ConfigMap>> {
+//!     let name = secret.metadata.name.as_deref();
+//!     configs
+//!         .state()
+//!         .iter()
+//!         .filter(|c| c.data.as_ref().and_then(|d| d.get("secret")).map(String::as_str) == name)
+//!         .map(|c| ObjectRef::from_obj(&**c))
+//!         .collect()
+//! }
+//!
+//! let relations = Relations::<ConfigMap>::new()
+//!     .owns::<k8s_openapi::api::core::v1::Pod>()
+//!     .watches::<Secret, _>(users);
+//! let kinds: Vec<_> = relations.kinds().map(|k| k.plural.as_str()).collect();
+//! assert_eq!(kinds, ["pods", "secrets"]);
+//! ```
+
+mod ledger;
+mod trigger;
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use futures::stream::BoxStream;
+use kube::Resource;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use serde::de::DeserializeOwned;
+
+pub(crate) use self::ledger::Ledger;
+
+/// How the controller relates to a kind it watches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Its objects are the controller's children: it creates, changes and deletes them, and each
+    /// names its owner in a controller ownerReference.
+    Owned,
+    /// Its objects are read, not written: a map function names the objects they concern.
+    Watched,
+}
+
+/// A kind, as RBAC rules and ownerReferences name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KindName {
+    /// The API group (`""` for the core group).
+    pub group: String,
+    /// The version watched.
+    pub version: String,
+    /// The kind (`ConfigMap`).
+    pub kind: String,
+    /// The resource (`configmaps`).
+    pub plural: String,
+}
+
+impl KindName {
+    /// The kind of `K`.
+    pub fn of<K: Resource<DynamicType = ()>>() -> Self {
+        Self {
+            group: K::group(&()).into_owned(),
+            version: K::version(&()).into_owned(),
+            kind: K::kind(&()).into_owned(),
+            plural: K::plural(&()).into_owned(),
+        }
+    }
+}
+
+/// The triggers of one relation: the objects of `K` to reconcile for each batch of the relation's
+/// watch events, or the watch's failures (retried with backoff by the watcher).
+pub(crate) type Triggers<K> = BoxStream<'static, Result<Vec<ObjectRef<K>>, watcher::Error>>;
+
+/// What a relation's trigger stream is built from, once per watch term.
+pub(crate) struct TriggerInputs<K: Resource<DynamicType = ()> + Clone + 'static> {
+    pub(crate) client: kube::Client,
+    /// The cache of the controller's own objects, to find the owner of a child and for map
+    /// functions.
+    pub(crate) store: Store<K>,
+}
+
+type MakeTriggers<K> = Arc<dyn Fn(TriggerInputs<K>, Arc<Ledger>) -> Triggers<K> + Send + Sync>;
+
+/// One kind watched beside the controller's resource `K`.
+pub struct Relation<K: Resource<DynamicType = ()> + Clone + 'static> {
+    role: Role,
+    kind: KindName,
+    ledger: Arc<Ledger>,
+    triggers: MakeTriggers<K>,
+}
+
+impl<K: Resource<DynamicType = ()> + Clone + 'static> Relation<K> {
+    /// Whether the kind is owned or watched.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> &KindName {
+        &self.kind
+    }
+
+    /// The verbs the controller needs on the kind: `list` and `watch`; for owned kinds also
+    /// `create` and `patch` ([`Pass::apply_child`](crate::Pass::apply_child) is a server-side
+    /// apply, and one that creates is authorised for both) and `delete`
+    /// ([`Pass::delete_child`](crate::Pass::delete_child)).
+    pub fn verbs(&self) -> &'static [&'static str] {
+        match self.role {
+            Role::Owned => &["list", "watch", "create", "patch", "delete"],
+            Role::Watched => &["list", "watch"],
+        }
+    }
+
+    pub(crate) fn triggers(&self, inputs: TriggerInputs<K>) -> Triggers<K> {
+        (self.triggers)(inputs, self.ledger.clone())
+    }
+
+    pub(crate) fn ledger(&self) -> &Arc<Ledger> {
+        &self.ledger
+    }
+}
+
+impl<K: Resource<DynamicType = ()> + Clone + 'static> Debug for Relation<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Relation")
+            .field("role", &self.role)
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The kinds a controller of `K` watches beside `K` itself; see the [module](self).
+pub struct Relations<K: Resource<DynamicType = ()> + Clone + 'static> {
+    relations: Vec<Relation<K>>,
+}
+
+impl<K: Resource<DynamicType = ()> + Clone + 'static> Default for Relations<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K: Resource<DynamicType = ()> + Clone + 'static> Debug for Relations<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.relations).finish()
+    }
+}
+
+impl<K> Relations<K>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    /// Owns children of kind `C`: watched metadata-only in every namespace the controller
+    /// watches; a child's create, change or delete runs its controller owner's pass.
+    #[must_use]
+    pub fn owns<C>(self) -> Self
+    where
+        C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        self.owns_with::<C>(watcher::Config::default())
+    }
+
+    /// [`owns`](Self::owns) with the children's watch configured by `config` (a label selector
+    /// narrows it to the children this controller labels, for instance).
+    #[must_use]
+    pub fn owns_with<C>(self, config: watcher::Config) -> Self
+    where
+        C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        self.with(
+            Role::Owned,
+            KindName::of::<C>(),
+            Arc::new(move |inputs, ledger| trigger::owners::<K, C>(inputs, config.clone(), ledger)),
+        )
+    }
+
+    /// Watches objects of kind `O` (in full) in every namespace the controller watches; each
+    /// one's create, change or delete runs the passes of the objects `map` returns for it. `map`
+    /// gets the controller's cache of its own objects to look them up (`store.state()`,
+    /// `store.find(..)`); it must not block.
+    #[must_use]
+    pub fn watches<O, I>(self, map: fn(&O, &Store<K>) -> I) -> Self
+    where
+        O: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        I: IntoIterator<Item = ObjectRef<K>> + 'static,
+    {
+        self.watches_with::<O, I>(watcher::Config::default(), map)
+    }
+
+    /// [`watches`](Self::watches) with the watch configured by `config` (a label or field
+    /// selector).
+    #[must_use]
+    pub fn watches_with<O, I>(self, config: watcher::Config, map: fn(&O, &Store<K>) -> I) -> Self
+    where
+        O: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        I: IntoIterator<Item = ObjectRef<K>> + 'static,
+    {
+        self.with(
+            Role::Watched,
+            KindName::of::<O>(),
+            Arc::new(move |inputs, ledger| {
+                trigger::mapped::<K, O, I>(inputs, config.clone(), ledger, map)
+            }),
+        )
+    }
+
+    fn with(mut self, role: Role, kind: KindName, triggers: MakeTriggers<K>) -> Self {
+        self.relations.push(Relation {
+            role,
+            kind,
+            ledger: Arc::default(),
+            triggers,
+        });
+        self
+    }
+}
+
+impl<K: Resource<DynamicType = ()> + Clone + 'static> Relations<K> {
+    /// None: the controller watches only its own resource.
+    pub fn new() -> Self {
+        Self {
+            relations: Vec::new(),
+        }
+    }
+
+    /// Each relation, in the order declared.
+    pub fn iter(&self) -> impl Iterator<Item = &Relation<K>> {
+        self.relations.iter()
+    }
+
+    /// The kinds watched, in the order declared.
+    pub fn kinds(&self) -> impl Iterator<Item = &KindName> {
+        self.relations.iter().map(|r| &r.kind)
+    }
+
+    /// Whether no kind is watched beside the resource.
+    pub fn is_empty(&self) -> bool {
+        self.relations.is_empty()
+    }
+}

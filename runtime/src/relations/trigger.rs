@@ -1,0 +1,203 @@
+//! The trigger streams of relations: a watch of the related kind, its events filtered through the
+//! relation's [`Ledger`], mapped to the controller's objects.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::Api;
+use kube::core::PartialObjectMeta;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+
+use super::{Ledger, TriggerInputs, Triggers};
+
+/// The owners (of kind `K`) of the children (of kind `C`) whose watch events are news, watched
+/// metadata-only.
+pub(super) fn owners<K, C>(
+    inputs: TriggerInputs<K>,
+    config: watcher::Config,
+    ledger: Arc<Ledger>,
+) -> Triggers<K>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let store = inputs.store;
+    watcher(Api::<PartialObjectMeta<C>>::all(inputs.client), config)
+        .default_backoff()
+        .map_ok(move |event| {
+            news(&ledger, event)
+                .and_then(|child| controller_owner(child.meta(), &store))
+                .into_iter()
+                .collect()
+        })
+        .boxed()
+}
+
+/// The objects `map` returns for each related object (of kind `O`) whose watch event is news.
+pub(super) fn mapped<K, O, I>(
+    inputs: TriggerInputs<K>,
+    config: watcher::Config,
+    ledger: Arc<Ledger>,
+    map: fn(&O, &Store<K>) -> I,
+) -> Triggers<K>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    O: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    I: IntoIterator<Item = ObjectRef<K>> + 'static,
+{
+    let store = inputs.store;
+    watcher(Api::<O>::all(inputs.client), config)
+        .default_backoff()
+        .map_ok(move |event| match news(&ledger, event) {
+            Some(object) => map(&object, &store).into_iter().collect(),
+            None => Vec::new(),
+        })
+        .boxed()
+}
+
+/// The object of `event` if the event is news to `ledger` (see [`Ledger`]).
+fn news<M: Resource>(ledger: &Ledger, event: watcher::Event<M>) -> Option<M> {
+    match event {
+        watcher::Event::Init => {
+            ledger.relist_started();
+            None
+        }
+        watcher::Event::InitDone => {
+            ledger.relist_done();
+            None
+        }
+        watcher::Event::Apply(object) | watcher::Event::InitApply(object) => {
+            let uid = object.uid().unwrap_or_default();
+            let version = object.resource_version().unwrap_or_default();
+            ledger.observe(&uid, &version).then_some(object)
+        }
+        watcher::Event::Delete(object) => {
+            let uid = object.uid().unwrap_or_default();
+            ledger.observe_delete(&uid).then_some(object)
+        }
+    }
+}
+
+/// The object of kind `K` that `child`'s controller ownerReference names, if the controller's
+/// cache holds it: in the child's namespace, or cluster-scoped (the namespace of a reference is
+/// the dependent's, and a cluster-scoped owner has none). Only the reference with
+/// `controller: true` counts, matched by group and kind (any version), as controller-runtime's
+/// `Owns` does.
+pub(crate) fn controller_owner<K>(child: &ObjectMeta, store: &Store<K>) -> Option<ObjectRef<K>>
+where
+    K: Resource<DynamicType = ()> + Clone,
+{
+    let owner = child
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|owner| owner.controller == Some(true))?;
+    let group = owner
+        .api_version
+        .rsplit_once('/')
+        .map_or("", |(group, _)| group);
+    if group != K::group(&()) || owner.kind != K::kind(&()) {
+        return None;
+    }
+    let cluster_scoped = ObjectRef::<K>::new(&owner.name);
+    let candidates = child
+        .namespace
+        .as_deref()
+        .map(|namespace| cluster_scoped.clone().within(namespace))
+        .into_iter()
+        .chain([cluster_scoped]);
+    candidates
+        .into_iter()
+        .find(|reference| store.get(reference).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use kube::runtime::reflector;
+
+    fn store_of<K: Resource<DynamicType = ()> + Clone>(objects: Vec<K>) -> Store<K> {
+        let (store, mut writer) = reflector::store();
+        writer.apply_watcher_event(&watcher::Event::Init);
+        for object in objects {
+            writer.apply_watcher_event(&watcher::Event::InitApply(object));
+        }
+        writer.apply_watcher_event(&watcher::Event::InitDone);
+        store
+    }
+
+    fn child(namespace: &str, owners: Vec<OwnerReference>) -> ObjectMeta {
+        ObjectMeta {
+            name: Some("child".into()),
+            namespace: Some(namespace.into()),
+            owner_references: Some(owners),
+            ..ObjectMeta::default()
+        }
+    }
+
+    fn reference(api_version: &str, kind: &str, name: &str, controller: bool) -> OwnerReference {
+        OwnerReference {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            name: name.into(),
+            uid: "u".into(),
+            controller: Some(controller),
+            block_owner_deletion: None,
+        }
+    }
+
+    #[test]
+    fn the_controller_reference_names_a_namespaced_owner_in_the_childs_namespace() {
+        let owner = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("web".into()),
+                namespace: Some("demo".into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        };
+        let store = store_of(vec![owner]);
+        let found = controller_owner(
+            &child("demo", vec![reference("v1", "ConfigMap", "web", true)]),
+            &store,
+        );
+        assert_eq!(found, Some(ObjectRef::new("web").within("demo")));
+        // Not the controller reference, another kind, or another namespace: none.
+        for owners in [
+            vec![reference("v1", "ConfigMap", "web", false)],
+            vec![reference("v1", "Secret", "web", true)],
+            vec![reference("apps/v1", "ConfigMap", "web", true)],
+        ] {
+            assert_eq!(controller_owner(&child("demo", owners), &store), None);
+        }
+        let elsewhere = child("other", vec![reference("v1", "ConfigMap", "web", true)]);
+        assert_eq!(controller_owner(&elsewhere, &store), None);
+    }
+
+    #[test]
+    fn a_cluster_scoped_owner_is_found_without_a_namespace() {
+        let owner = Namespace {
+            metadata: ObjectMeta {
+                name: Some("tenant-a".into()),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        };
+        let store = store_of(vec![owner]);
+        let found = controller_owner(
+            &child(
+                "tenant-a",
+                vec![reference("v1", "Namespace", "tenant-a", true)],
+            ),
+            &store,
+        );
+        assert_eq!(found, Some(ObjectRef::new("tenant-a")));
+    }
+}
