@@ -186,6 +186,7 @@ impl ChildWriter {
         let namespace = meta.namespace.clone();
         let request = kube::core::Request::new(C::url_path(&(), namespace.as_deref()));
         let params = PatchParams::apply(&self.field_manager).force();
+        let _writing = ledger.writing(namespace.as_deref(), &name);
         let stored: C = self
             .client
             .request(request.patch(&name, &params, &Patch::Apply(&child))?)
@@ -204,6 +205,7 @@ impl ChildWriter {
     {
         let ledger = self.ledger::<C>()?;
         let request = kube::core::Request::new(C::url_path(&(), self.namespace.as_deref()));
+        let _writing = ledger.writing(self.namespace.as_deref(), name);
         // The deleted object, or a Status naming it (some kinds answer that way).
         let answer = self
             .client

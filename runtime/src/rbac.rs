@@ -23,7 +23,7 @@
 /// reflector, patch for the finalizer, get to read back a status write or finalizer patch whose
 /// answer was lost), its status (patch: status writes are merge patches with a resourceVersion
 /// precondition; the read-back reads the object itself, so the status needs no get), its
-/// finalizers subresource when it has a finalizer (update: clusters that enforce owner
+/// finalizers subresource when it has a finalizer or owns children (update: clusters that enforce owner
 /// references require it to create children whose owner reference blocks the owner's
 /// deletion), events (create, patch, and get to read back a create or patch whose answer was
 /// lost), the kinds of its [relations](crate::relations) (list and watch; on owned kinds also
@@ -51,7 +51,11 @@ pub fn rules<R: crate::Reconciler>(
         ),
         rule(&group, &[format!("{plural}/status")], &["patch"]),
     ];
-    if R::FINALIZER.is_some() {
+    let relations = R::relations();
+    let owns = relations
+        .iter()
+        .any(|r| r.role() == crate::relations::Role::Owned);
+    if R::FINALIZER.is_some() || owns {
         rules.push(rule(&group, &[format!("{plural}/finalizers")], &["update"]));
     }
     rules.push(rule(
@@ -59,7 +63,7 @@ pub fn rules<R: crate::Reconciler>(
         &["events".to_owned()],
         &["get", "create", "patch"],
     ));
-    for relation in R::relations().iter() {
+    for relation in relations.iter() {
         let kind = relation.kind();
         let resources = std::slice::from_ref(&kind.plural);
         match rules.iter_mut().find(|r| {

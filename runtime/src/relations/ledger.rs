@@ -3,7 +3,15 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+/// How long an event of a child waits for the controller's write of that child, under way, to
+/// answer before it is taken as news (a write that hangs never holds up the relation's watch
+/// for longer).
+pub(crate) const WRITE_WAIT: Duration = Duration::from_secs(2);
 
 /// What a relation's watch last saw of each of its objects, by uid, and what the controller
 /// itself last wrote of its children. An event starts passes only when it shows something the
@@ -15,11 +23,17 @@ use std::sync::Mutex;
 ///   its watch event arrives — the pass that wrote it already knows. A change by anyone else has
 ///   another resourceVersion, and starts the owner's pass.
 ///
+/// The watch event of a write can arrive before the write's answer: an event of an object the
+/// controller is writing ([`writing`](Ledger::writing)) waits for the answer (at most
+/// [`WRITE_WAIT`]) before it is judged.
+///
 /// Uids and resourceVersions are kept as 64-bit hashes: 16 bytes and the table's overhead per
 /// object, never the object. Entries of objects a relist no longer lists are dropped at its end.
 #[derive(Debug, Default)]
 pub(crate) struct Ledger {
     inner: Mutex<Inner>,
+    /// Signalled when a write of the controller's is answered.
+    answered: Notify,
 }
 
 #[derive(Debug, Default)]
@@ -27,6 +41,33 @@ struct Inner {
     seen: HashMap<u64, Seen>,
     /// The objects listed so far by a relist under way.
     listing: Option<HashSet<u64>>,
+    /// The objects (by namespace and name) the controller is writing, with how many writes.
+    writing: HashMap<u64, usize>,
+}
+
+/// A write of the controller's under way; dropping it says it was answered.
+pub(crate) struct Writing {
+    ledger: Arc<Ledger>,
+    key: u64,
+}
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        let mut inner = self.ledger.inner();
+        if let Some(count) = inner.writing.get_mut(&self.key) {
+            *count -= 1;
+            if *count == 0 {
+                inner.writing.remove(&self.key);
+            }
+        }
+        drop(inner);
+        self.ledger.answered.notify_waiters();
+    }
+}
+
+/// The key of the object `name` in `namespace`.
+fn object_key(namespace: Option<&str>, name: &str) -> u64 {
+    hash(&format!("{}/{name}", namespace.unwrap_or_default()))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +88,35 @@ fn hash(text: &str) -> u64 {
 impl Ledger {
     fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The controller starts writing the object `name` in `namespace`; record the result with
+    /// [`wrote`](Self::wrote) or [`deleted`](Self::deleted) before dropping the guard.
+    pub(crate) fn writing(self: &Arc<Self>, namespace: Option<&str>, name: &str) -> Writing {
+        let key = object_key(namespace, name);
+        *self.inner().writing.entry(key).or_default() += 1;
+        Writing {
+            ledger: self.clone(),
+            key,
+        }
+    }
+
+    /// Waits (at most [`WRITE_WAIT`]) until no write of the controller's to the object `name` in
+    /// `namespace` is under way.
+    pub(crate) async fn settled(&self, namespace: Option<&str>, name: &str) {
+        let key = object_key(namespace, name);
+        let wait = async {
+            loop {
+                let answered = self.answered.notified();
+                let mut answered = std::pin::pin!(answered);
+                answered.as_mut().enable();
+                if !self.inner().writing.contains_key(&key) {
+                    return;
+                }
+                answered.await;
+            }
+        };
+        let _ = tokio::time::timeout(WRITE_WAIT, wait).await;
     }
 
     /// Records that the watch saw object `uid` at `resource_version`; whether that is news (its
@@ -102,6 +172,29 @@ impl Ledger {
 #[cfg(test)]
 mod tests {
     use super::Ledger;
+    use std::sync::Arc;
+
+    #[tokio::test]
+    async fn an_event_waits_for_the_answer_of_a_write_under_way() {
+        let ledger = Arc::new(Ledger::default());
+        let writing = ledger.writing(Some("demo"), "child");
+        let waiter = {
+            let ledger = ledger.clone();
+            tokio::spawn(async move {
+                ledger.settled(Some("demo"), "child").await;
+                ledger.observe("u1", "5")
+            })
+        };
+        tokio::task::yield_now().await;
+        ledger.wrote("u1", "5");
+        drop(writing);
+        assert!(
+            !waiter.await.unwrap(),
+            "the event of the controller's own write, judged after its answer, is not news"
+        );
+        // Nothing under way: no wait.
+        ledger.settled(Some("demo"), "other").await;
+    }
 
     #[test]
     fn only_news_starts_passes() {

@@ -29,11 +29,15 @@ where
     let store = inputs.store;
     watcher(Api::<PartialObjectMeta<C>>::all(inputs.client), config)
         .default_backoff()
-        .map_ok(move |event| {
-            news(&ledger, event)
-                .and_then(|child| controller_owner(child.meta(), &store))
-                .into_iter()
-                .collect()
+        .and_then(move |event| {
+            let (ledger, store) = (ledger.clone(), store.clone());
+            async move {
+                let child = news(&ledger, event).await;
+                Ok(child
+                    .and_then(|child| controller_owner(child.meta(), &store))
+                    .into_iter()
+                    .collect())
+            }
         })
         .boxed()
 }
@@ -53,15 +57,21 @@ where
     let store = inputs.store;
     watcher(Api::<O>::all(inputs.client), config)
         .default_backoff()
-        .map_ok(move |event| match news(&ledger, event) {
-            Some(object) => map(&object, &store).into_iter().collect(),
-            None => Vec::new(),
+        .and_then(move |event| {
+            let (ledger, store) = (ledger.clone(), store.clone());
+            async move {
+                Ok(match news(&ledger, event).await {
+                    Some(object) => map(&object, &store).into_iter().collect(),
+                    None => Vec::new(),
+                })
+            }
         })
         .boxed()
 }
 
-/// The object of `event` if the event is news to `ledger` (see [`Ledger`]).
-fn news<M: Resource>(ledger: &Ledger, event: watcher::Event<M>) -> Option<M> {
+/// The object of `event` if the event is news to `ledger` (see [`Ledger`]), judged once any
+/// write of the controller's to that object is answered.
+async fn news<M: Resource>(ledger: &Ledger, event: watcher::Event<M>) -> Option<M> {
     match event {
         watcher::Event::Init => {
             ledger.relist_started();
@@ -72,11 +82,17 @@ fn news<M: Resource>(ledger: &Ledger, event: watcher::Event<M>) -> Option<M> {
             None
         }
         watcher::Event::Apply(object) | watcher::Event::InitApply(object) => {
+            ledger
+                .settled(object.meta().namespace.as_deref(), &object.name_any())
+                .await;
             let uid = object.uid().unwrap_or_default();
             let version = object.resource_version().unwrap_or_default();
             ledger.observe(&uid, &version).then_some(object)
         }
         watcher::Event::Delete(object) => {
+            ledger
+                .settled(object.meta().namespace.as_deref(), &object.name_any())
+                .await;
             let uid = object.uid().unwrap_or_default();
             ledger.observe_delete(&uid).then_some(object)
         }
@@ -104,16 +120,15 @@ where
     if group != K::group(&()) || owner.kind != K::kind(&()) {
         return None;
     }
-    let cluster_scoped = ObjectRef::<K>::new(&owner.name);
-    let candidates = child
-        .namespace
-        .as_deref()
-        .map(|namespace| cluster_scoped.clone().within(namespace))
-        .into_iter()
-        .chain([cluster_scoped]);
-    candidates
-        .into_iter()
-        .find(|reference| store.get(reference).is_some())
+    let mut reference = ObjectRef::<K>::new(&owner.name);
+    if let Some(namespace) = &child.namespace {
+        reference = reference.within(namespace);
+    }
+    // The store falls back to the cluster-scoped key; the owner's own reference is the one its
+    // other triggers use, so that one object never has two passes at once.
+    store
+        .get(&reference)
+        .map(|owner| ObjectRef::from_obj(&*owner))
 }
 
 #[cfg(test)]

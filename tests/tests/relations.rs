@@ -1,0 +1,445 @@
+//! Owned children and watched related objects (`owns(..)`, `watches(..)`), through a controller
+//! run as the identity its generated RBAC grants: a child's create, change and delete each start
+//! exactly one pass of its owner, and the pass restores the child; the controller's own child
+//! writes start none; a related object runs the passes its map function returns; a
+//! cluster-scoped owner is found for its namespaced child; a child of an undeclared kind fails
+//! the pass with the fix in the failure event.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::{Resource, ResourceExt};
+use kubeward::children::{CONTROLLER_LABEL, ChildError};
+use kubeward::controller::Controller;
+use kubeward::{Action, Pass};
+use kubeward_testing::Cluster;
+use kubeward_tests::{Running, Widget, WidgetSpec, create_widget, eventually, server_with_widgets};
+
+const PARENTS: &str = "test.kubeward.dev/parents";
+
+/// The passes started, by object name, in order.
+#[derive(Debug, Default, Clone)]
+struct Started(Arc<Mutex<Vec<String>>>);
+
+impl Started {
+    fn note(&self, name: String) {
+        self.0.lock().unwrap().push(name);
+    }
+
+    fn count(&self, name: &str) -> usize {
+        self.0.lock().unwrap().iter().filter(|n| *n == name).count()
+    }
+}
+
+/// Every Widget owns the ConfigMap `<name>-child` holding `{owner: <name>}`; Secrets labelled
+/// `widget=<name>` (or `widget=all`) concern the widgets they name.
+struct Parents {
+    started: Started,
+}
+
+#[derive(Debug, thiserror::Error, kubeward::Terminal)]
+enum ParentError {
+    #[error("could not write the child")]
+    Child(#[from] ChildError),
+}
+
+fn child_name(widget: &str) -> String {
+    format!("{widget}-child")
+}
+
+fn desired_child(widget: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(child_name(widget)),
+            ..ObjectMeta::default()
+        },
+        data: Some(BTreeMap::from([("owner".to_owned(), widget.to_owned())])),
+        ..ConfigMap::default()
+    }
+}
+
+/// The widgets a Secret's `widget` label names: one by name, or every cached one for `all`.
+fn secret_users(secret: &Secret, widgets: &Store<Widget>) -> Vec<ObjectRef<Widget>> {
+    match secret.labels().get("widget").map(String::as_str) {
+        Some("all") => widgets
+            .state()
+            .iter()
+            .map(|w| ObjectRef::from_obj(&**w))
+            .collect(),
+        Some(name) => vec![ObjectRef::new(name).within("default")],
+        None => Vec::new(),
+    }
+}
+
+#[kubeward::reconciler(
+    resource = Widget,
+    controller = "test.kubeward.dev/parents",
+    owns(ConfigMap),
+    watches(Secret, map = secret_users, labels = "widget"),
+    kstatus = false,
+)]
+impl Parents {
+    async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, ParentError> {
+        let name = widget.name_any();
+        self.started.note(name.clone());
+        pass.apply_child(&desired_child(&name)).await?;
+        Ok(Action::await_change())
+    }
+}
+
+/// The Parents controller run as the service account its generated RBAC is granted to.
+async fn start_parents(server: &Cluster, started: &Started) -> Running {
+    let client = server
+        .service_account_client("default", "parents", Parents::rbac_rules(false))
+        .await
+        .expect("the generated RBAC is stored");
+    Running::start(
+        Controller::new(
+            Parents {
+                started: started.clone(),
+            },
+            client,
+        )
+        .with_shutdown_grace(Duration::from_millis(200)),
+    )
+}
+
+fn config_maps(client: &kube::Client) -> Api<ConfigMap> {
+    Api::namespaced(client.clone(), "default")
+}
+
+/// Waits until the child of `widget` is stored as desired; returns it.
+async fn child_restored(client: &kube::Client, widget: &str) -> ConfigMap {
+    let api = config_maps(client);
+    let name = child_name(widget);
+    let desired = desired_child(widget).data;
+    eventually(&format!("{name} as desired"), || async {
+        api.get_opt(&name)
+            .await
+            .expect("get")
+            .is_some_and(|c| c.data == desired)
+    })
+    .await;
+    api.get(&name).await.expect("get")
+}
+
+/// How long a pass that something started would take to show: the test asserts that no other
+/// pass starts within it (not a timing assertion on the controller: a second pass would come
+/// within milliseconds of the event that started it).
+const QUIET: Duration = Duration::from_millis(700);
+
+/// Waits until `widget` has `passes` passes and then none more for [`QUIET`].
+async fn passes_settle_at(started: &Started, widget: &str, passes: usize) {
+    eventually(&format!("{passes} passes of {widget}"), || async {
+        started.count(widget) >= passes
+    })
+    .await;
+    tokio::time::sleep(QUIET).await;
+    assert_eq!(
+        started.count(widget),
+        passes,
+        "passes of {widget}: {:?}",
+        started.0.lock().unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_created_changed_or_deleted_starts_exactly_one_owner_pass() {
+    let (server, admin) = server_with_widgets().await;
+    let started = Started::default();
+    let running = start_parents(&server, &started).await;
+    let widget = create_widget(&admin, "w", WidgetSpec::default()).await;
+
+    // The first pass applies the child: owned by the widget, labelled, under the controller's
+    // field manager. Its own write starts no pass.
+    let child = child_restored(&admin, "w").await;
+    passes_settle_at(&started, "w", 1).await;
+    let owner = child.owner_references()[0].clone();
+    assert_eq!(
+        (
+            owner.kind.as_str(),
+            owner.name.as_str(),
+            owner.controller,
+            owner.block_owner_deletion
+        ),
+        ("Widget", "w", Some(true), Some(true))
+    );
+    assert_eq!(Some(owner.uid), widget.uid());
+    assert_eq!(
+        child.labels().get(CONTROLLER_LABEL).map(String::as_str),
+        Some("test.kubeward.dev.parents")
+    );
+    let managers: Vec<_> = child
+        .managed_fields()
+        .iter()
+        .filter_map(|m| m.manager.as_deref())
+        .collect();
+    assert_eq!(managers, [PARENTS]);
+
+    // Deleted: one pass, which restores it.
+    config_maps(&admin)
+        .delete(&child_name("w"), &DeleteParams::default())
+        .await
+        .expect("delete");
+    let restored = child_restored(&admin, "w").await;
+    assert_ne!(restored.uid(), child.uid(), "a new child");
+    passes_settle_at(&started, "w", 2).await;
+
+    // Changed: one pass, which sets the field back.
+    let edit = serde_json::json!({ "data": { "owner": "someone-else" } });
+    config_maps(&admin)
+        .patch(
+            &child_name("w"),
+            &PatchParams::default(),
+            &Patch::Merge(&edit),
+        )
+        .await
+        .expect("edit");
+    child_restored(&admin, "w").await;
+    passes_settle_at(&started, "w", 3).await;
+
+    // Created by someone else with the widget as its controller: one pass.
+    let adopted = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("adopted".into()),
+            owner_references: Some(vec![
+                widget.controller_owner_ref(&()).expect("owner reference"),
+            ]),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    config_maps(&admin)
+        .create(&PostParams::default(), &adopted)
+        .await
+        .expect("create");
+    passes_settle_at(&started, "w", 4).await;
+
+    // A ConfigMap that is not the widget's child (no controller reference to it): none.
+    let stranger = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("stranger".into()),
+            owner_references: Some(vec![OwnerReference {
+                controller: Some(false),
+                ..widget.controller_owner_ref(&()).expect("owner reference")
+            }]),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    config_maps(&admin)
+        .create(&PostParams::default(), &stranger)
+        .await
+        .expect("create");
+    passes_settle_at(&started, "w", 4).await;
+    running.stop().await;
+}
+
+fn secret(name: &str, widget: Option<&str>) -> Secret {
+    Secret {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            labels: widget.map(|w| BTreeMap::from([("widget".to_owned(), w.to_owned())])),
+            ..ObjectMeta::default()
+        },
+        ..Secret::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_related_object_runs_the_passes_its_map_function_returns() {
+    let (server, admin) = server_with_widgets().await;
+    let started = Started::default();
+    let running = start_parents(&server, &started).await;
+    for name in ["a", "b"] {
+        create_widget(&admin, name, WidgetSpec::default()).await;
+        child_restored(&admin, name).await;
+    }
+    passes_settle_at(&started, "a", 1).await;
+    passes_settle_at(&started, "b", 1).await;
+    let secrets: Api<Secret> = Api::namespaced(admin.clone(), "default");
+
+    // `widget=all` fans out to both.
+    secrets
+        .create(&PostParams::default(), &secret("shared", Some("all")))
+        .await
+        .expect("create");
+    passes_settle_at(&started, "a", 2).await;
+    passes_settle_at(&started, "b", 2).await;
+
+    // `widget=a` concerns a alone; its delete too.
+    secrets
+        .create(&PostParams::default(), &secret("only-a", Some("a")))
+        .await
+        .expect("create");
+    passes_settle_at(&started, "a", 3).await;
+    secrets
+        .delete("only-a", &DeleteParams::default())
+        .await
+        .expect("delete");
+    passes_settle_at(&started, "a", 4).await;
+    assert_eq!(started.count("b"), 2);
+
+    // Outside the watch's label selector: nothing.
+    secrets
+        .create(&PostParams::default(), &secret("unlabelled", None))
+        .await
+        .expect("create");
+    passes_settle_at(&started, "a", 4).await;
+    assert_eq!(started.count("b"), 2);
+    running.stop().await;
+}
+
+/// Each labelled Namespace (cluster-scoped) owns a ConfigMap `quota` inside itself.
+struct Tenants {
+    started: Started,
+}
+
+#[kubeward::reconciler(
+    resource = Namespace,
+    controller = "test.kubeward.dev/tenants",
+    owns(ConfigMap),
+    kstatus = false,
+)]
+impl Tenants {
+    async fn apply(
+        &self,
+        namespace: &Namespace,
+        pass: &mut Pass<Namespace>,
+    ) -> Result<Action, ParentError> {
+        let name = namespace.name_any();
+        self.started.note(name.clone());
+        let quota = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("quota".into()),
+                namespace: Some(name),
+                ..ObjectMeta::default()
+            },
+            data: Some(BTreeMap::from([("pods".to_owned(), "10".to_owned())])),
+            ..ConfigMap::default()
+        };
+        pass.apply_child(&quota).await?;
+        Ok(Action::await_change())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_scoped_owner_is_run_for_its_namespaced_child() {
+    let (server, admin) = server_with_widgets().await;
+    let client = server
+        .service_account_client("default", "tenants", Tenants::rbac_rules(false))
+        .await
+        .expect("the generated RBAC is stored");
+    let started = Started::default();
+    let running = Running::start(
+        Controller::new(
+            Tenants {
+                started: started.clone(),
+            },
+            client,
+        )
+        .with_watcher_config(watcher::Config::default().labels("tenant"))
+        .with_shutdown_grace(Duration::from_millis(200)),
+    );
+    let tenant = Namespace {
+        metadata: ObjectMeta {
+            name: Some("tenant-a".into()),
+            labels: Some(BTreeMap::from([("tenant".to_owned(), "yes".to_owned())])),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    Api::<Namespace>::all(admin.clone())
+        .create(&PostParams::default(), &tenant)
+        .await
+        .expect("namespace");
+    let quotas: Api<ConfigMap> = Api::namespaced(admin.clone(), "tenant-a");
+    eventually("the quota", || async {
+        quotas.get_opt("quota").await.expect("get").is_some()
+    })
+    .await;
+    passes_settle_at(&started, "tenant-a", 1).await;
+    quotas
+        .delete("quota", &DeleteParams::default())
+        .await
+        .expect("delete");
+    eventually("the quota restored", || async {
+        quotas.get_opt("quota").await.expect("get").is_some()
+    })
+    .await;
+    passes_settle_at(&started, "tenant-a", 2).await;
+    running.stop().await;
+}
+
+/// Applies a Secret without declaring `owns(Secret)`.
+struct Undeclared;
+
+#[kubeward::reconciler(resource = Widget, controller = "test.kubeward.dev/undeclared", kstatus = false)]
+impl Undeclared {
+    async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, ParentError> {
+        pass.apply_child(&secret(&widget.name_any(), None)).await?;
+        Ok(Action::await_change())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_of_an_undeclared_kind_fails_the_pass_with_the_fix() {
+    let (server, admin) = server_with_widgets().await;
+    let client = server
+        .service_account_client("default", "undeclared", Undeclared::rbac_rules(false))
+        .await
+        .expect("the generated RBAC is stored");
+    let running = Running::start(
+        Controller::new(Undeclared, client).with_shutdown_grace(Duration::from_millis(200)),
+    );
+    create_widget(&admin, "u", WidgetSpec::default()).await;
+    let failure = |events: Vec<k8s_openapi::api::events::v1::Event>| {
+        events
+            .into_iter()
+            .find(|e| e.reason.as_deref() == Some("ReconcileFailed"))
+    };
+    eventually("the failure event", || async {
+        failure(kubeward_tests::events_about(&admin, "u").await).is_some()
+    })
+    .await;
+    let event = failure(kubeward_tests::events_about(&admin, "u").await).expect("the event");
+    let note = event.note.unwrap_or_default();
+    assert!(
+        note.contains(
+            "Secret is not declared as owned by this controller, so a change to the child would go unnoticed: declare it with `#[reconciler(owns(Secret))]`"
+        ),
+        "{note}"
+    );
+    let secrets: Api<Secret> = Api::namespaced(admin.clone(), "default");
+    assert!(secrets.get_opt("u").await.expect("get").is_none());
+    running.stop().await;
+}
+
+#[test]
+fn the_generated_rules_cover_owned_and_watched_kinds() {
+    let rules = Parents::rbac_rules(false);
+    let verbs_on = |resource: &str| {
+        rules
+            .iter()
+            .find(|r| r.resources.as_deref() == Some(&[resource.to_owned()][..]))
+            .map(|r| r.verbs.clone())
+    };
+    assert_eq!(
+        verbs_on("configmaps"),
+        Some(
+            ["list", "watch", "create", "patch", "delete"]
+                .map(String::from)
+                .to_vec()
+        )
+    );
+    assert_eq!(
+        verbs_on("secrets"),
+        Some(["list", "watch"].map(String::from).to_vec())
+    );
+}
