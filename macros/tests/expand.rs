@@ -65,6 +65,8 @@ fn reconciler_expansion_matches_snapshot() {
             finalizer = "demo.kubeward.dev/cleanup",
             conditions(UpToDate),
             steps(checks::verify),
+            owns(ConfigMap),
+            watches(Secret, map = secret_users),
         },
         quote! {
             impl Rollouts {

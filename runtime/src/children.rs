@@ -220,7 +220,7 @@ impl ChildWriter {
             .iter()
             .find_map(|pointer| answer.pointer(pointer)?.as_str());
         if let Some(uid) = uid.filter(|uid| !uid.is_empty()) {
-            ledger.deleted(&uid);
+            ledger.deleted(uid);
         }
         Ok(true)
     }

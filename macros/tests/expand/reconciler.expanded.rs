@@ -74,6 +74,11 @@ impl ::kubeward::Reconciler for Rollouts {
     const KSTATUS: ::core::option::Option<::kubeward::kstatus::Kstatus> = ::core::option::Option::Some(
         ::kubeward::kstatus::Kstatus::DEFAULT,
     );
+    fn relations() -> ::kubeward::relations::Relations<Self::Resource> {
+        ::kubeward::relations::Relations::new()
+            .owns::<ConfigMap>()
+            .watches::<Secret, _>(secret_users)
+    }
     fn apply(
         &self,
         object: &Self::Resource,
@@ -103,8 +108,9 @@ impl Rollouts {
     ) -> ::kubeward::controller::Controller<Self> {
         ::kubeward::controller::Controller::new(self, client)
     }
-    /// The RBAC rules this controller needs (its resource, status, finalizer, events and,
-    /// with `leader_election`, leases), as a ClusterRole's rules.
+    /// The RBAC rules this controller needs (its resource, status, finalizer, events, the
+    /// kinds it owns and watches and, with `leader_election`, leases), as a ClusterRole's
+    /// rules.
     pub fn rbac_rules(
         leader_election: bool,
     ) -> ::std::vec::Vec<::kubeward::__private::k8s_openapi::api::rbac::v1::PolicyRule> {
