@@ -174,6 +174,59 @@ async fn the_printed_role_is_sufficient_and_every_verb_of_it_is_needed() {
     assert_each_removal_breaks(removals, "").await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_in_one_namespace_the_printed_role_and_binding_there_are_sufficient() {
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    let server = cluster().await.expect("cluster");
+    let admin = server.client().expect("admin client");
+    // Nothing cluster-wide: the Role and RoleBinding `rollouts rbac --namespace default` prints.
+    let operator_client = server
+        .service_account_client("default", rbac::SERVICE_ACCOUNT, Vec::new())
+        .await
+        .expect("service account");
+    let (role, binding) = rbac::namespaced(false, "default");
+    Api::<Role>::namespaced(admin.clone(), "default")
+        .create(&PostParams::default(), &role)
+        .await
+        .expect("role");
+    Api::<RoleBinding>::namespaced(admin.clone(), "default")
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("binding");
+    let options = ScenarioOptions {
+        stage_timeout: Duration::from_secs(30),
+        ..ScenarioOptions::default()
+    };
+    let mut operator_options = options.operator();
+    operator_options.namespace = Some("default".into());
+    let operator =
+        RunningOperator::start(operator_client.clone(), &operator_options).expect("operator");
+    let mut output = Vec::new();
+    let result = drive(&admin, &operator, &options, &mut output).await;
+    let _ = operator.stop().await;
+    if let Err(error) = result {
+        panic!(
+            "the scenario fails in one namespace with its Role: {error}\n{}",
+            String::from_utf8_lossy(&output)
+        );
+    }
+    let refused: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.user == USER && r.status == 403)
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(refused.is_empty(), "refused: {refused:?}");
+    // The identity holds nothing outside the namespace.
+    let elsewhere = Api::<kubeward_examples::rollouts::Rollout>::all(operator_client)
+        .list(&Default::default())
+        .await;
+    assert!(
+        matches!(&elsewhere, Err(kube::Error::Api(status)) if status.code == 403),
+        "{elsewhere:?}"
+    );
+}
+
 /// Timings short enough that a lost lease shows within the scenario: renewals every 200 ms,
 /// leadership lost after 1.5 s without one.
 fn fast_lease() -> LeaseOptions {

@@ -90,6 +90,59 @@ pub fn rules<R: crate::Reconciler>(
     rules
 }
 
+/// A Role of `rules` named `name` in `namespace` and a RoleBinding of it (same name) to the
+/// service account `service_account` of that namespace: what a controller run
+/// [`in_namespace`](crate::controller::Controller::in_namespace) needs instead of a ClusterRole.
+///
+/// ```
+/// let rules = vec![k8s_openapi::api::rbac::v1::PolicyRule {
+///     api_groups: Some(vec![String::new()]),
+///     resources: Some(vec!["configmaps".into()]),
+///     verbs: vec!["list".into(), "watch".into()],
+///     ..Default::default()
+/// }];
+/// let (role, binding) = kubeward::rbac::namespaced("rollouts", "demo", rules, "rollouts");
+/// assert_eq!(role.metadata.namespace.as_deref(), Some("demo"));
+/// assert_eq!(binding.role_ref.kind, "Role");
+/// ```
+pub fn namespaced(
+    name: &str,
+    namespace: &str,
+    rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule>,
+    service_account: &str,
+) -> (
+    k8s_openapi::api::rbac::v1::Role,
+    k8s_openapi::api::rbac::v1::RoleBinding,
+) {
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding, RoleRef, Subject};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    let metadata = ObjectMeta {
+        name: Some(name.to_owned()),
+        namespace: Some(namespace.to_owned()),
+        ..ObjectMeta::default()
+    };
+    let role = Role {
+        metadata: metadata.clone(),
+        rules: Some(rules),
+    };
+    let binding = RoleBinding {
+        metadata,
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".to_owned(),
+            kind: "Role".to_owned(),
+            name: name.to_owned(),
+        },
+        subjects: Some(vec![Subject {
+            kind: "ServiceAccount".to_owned(),
+            name: service_account.to_owned(),
+            namespace: Some(namespace.to_owned()),
+            ..Subject::default()
+        }]),
+    };
+    (role, binding)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -408,6 +408,23 @@ where
     }
 }
 
+/// How long a pass that something started would take to show: [`settles_at`] asserts that no
+/// further pass starts within it (not a timing assertion on the controller: a pass comes within
+/// milliseconds of the event that starts it).
+pub const QUIET: Duration = Duration::from_millis(700);
+
+/// Waits until `count()` (passes of something) reaches `expected`, then asserts it stays there
+/// for [`QUIET`]; `what` names it in the failure.
+pub async fn settles_at(what: &str, count: impl Fn() -> usize, expected: usize) {
+    eventually(&format!("{expected} {what}"), || {
+        let reached = count() >= expected;
+        async move { reached }
+    })
+    .await;
+    tokio::time::sleep(QUIET).await;
+    assert_eq!(count(), expected, "{what}");
+}
+
 /// The API server `KUBEWARD_TEST_APISERVER` picks (see [`Cluster`]) with the `Widget` CRD
 /// installed, and an administrator's client of it.
 pub async fn server_with_widgets() -> (Cluster, kube::Client) {

@@ -19,7 +19,9 @@ use kubeward::children::{CONTROLLER_LABEL, ChildError};
 use kubeward::controller::Controller;
 use kubeward::{Action, Pass};
 use kubeward_testing::Cluster;
-use kubeward_tests::{Running, Widget, WidgetSpec, create_widget, eventually, server_with_widgets};
+use kubeward_tests::{
+    Running, Widget, WidgetSpec, create_widget, eventually, server_with_widgets, settles_at,
+};
 
 const PARENTS: &str = "test.kubeward.dev/parents";
 
@@ -72,7 +74,7 @@ fn secret_users(secret: &Secret, widgets: &Store<Widget>) -> Vec<ObjectRef<Widge
             .iter()
             .map(|w| ObjectRef::from_obj(&**w))
             .collect(),
-        Some(name) => vec![ObjectRef::new(name).within("default")],
+        Some(name) => vec![ObjectRef::new(name).within(&secret.namespace().unwrap_or_default())],
         None => Vec::new(),
     }
 }
@@ -129,24 +131,10 @@ async fn child_restored(client: &kube::Client, widget: &str) -> ConfigMap {
     api.get(&name).await.expect("get")
 }
 
-/// How long a pass that something started would take to show: the test asserts that no other
-/// pass starts within it (not a timing assertion on the controller: a second pass would come
-/// within milliseconds of the event that started it).
-const QUIET: Duration = Duration::from_millis(700);
-
-/// Waits until `widget` has `passes` passes and then none more for [`QUIET`].
+/// Waits until `widget` has `passes` passes and then none more for a while.
 async fn passes_settle_at(started: &Started, widget: &str, passes: usize) {
-    eventually(&format!("{passes} passes of {widget}"), || async {
-        started.count(widget) >= passes
-    })
-    .await;
-    tokio::time::sleep(QUIET).await;
-    assert_eq!(
-        started.count(widget),
-        passes,
-        "passes of {widget}: {:?}",
-        started.0.lock().unwrap()
-    );
+    let what = format!("passes of {widget}");
+    settles_at(&what, || started.count(widget), passes).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -294,6 +282,119 @@ async fn a_related_object_runs_the_passes_its_map_function_returns() {
     passes_settle_at(&started, "a", 4).await;
     assert_eq!(started.count("b"), 2);
     running.stop().await;
+}
+
+/// Creates the namespace `name` (if missing) through `admin`.
+async fn namespace(admin: &kube::Client, name: &str) {
+    let namespace = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    match Api::<Namespace>::all(admin.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(error) => panic!("namespace {name}: {error}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_one_namespace_the_controller_and_its_relations_need_only_a_role_there() {
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    let (server, admin) = server_with_widgets().await;
+    for name in ["team-a", "team-b"] {
+        namespace(&admin, name).await;
+    }
+    // The service account holds nothing cluster-wide: only the generated rules as a Role and
+    // RoleBinding in team-a.
+    let client = server
+        .service_account_client("team-a", "parents", Vec::new())
+        .await
+        .expect("service account");
+    let (role, binding) =
+        kubeward::rbac::namespaced("parents", "team-a", Parents::rbac_rules(false), "parents");
+    Api::<Role>::namespaced(admin.clone(), "team-a")
+        .create(&PostParams::default(), &role)
+        .await
+        .expect("role");
+    Api::<RoleBinding>::namespaced(admin.clone(), "team-a")
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("binding");
+    let started = Started::default();
+    let running = Running::start(
+        Controller::new(
+            Parents {
+                started: started.clone(),
+            },
+            client.clone(),
+        )
+        .in_namespace("team-a")
+        .with_shutdown_grace(Duration::from_millis(200)),
+    );
+    for namespace in ["team-a", "team-b"] {
+        let mut widget = Widget::new(namespace, WidgetSpec::default());
+        widget.metadata.namespace = Some(namespace.into());
+        Api::<Widget>::namespaced(admin.clone(), namespace)
+            .create(&PostParams::default(), &widget)
+            .await
+            .expect("widget");
+    }
+    let children: Api<ConfigMap> = Api::namespaced(admin.clone(), "team-a");
+    eventually("the child in team-a", || async {
+        children
+            .get_opt(&child_name("team-a"))
+            .await
+            .expect("get")
+            .is_some()
+    })
+    .await;
+    passes_settle_at(&started, "team-a", 1).await;
+    assert_eq!(started.count("team-b"), 0, "a widget outside the namespace");
+    // The owned and the watched kinds are watched in the namespace.
+    children
+        .delete(&child_name("team-a"), &DeleteParams::default())
+        .await
+        .expect("delete");
+    eventually("the child restored", || async {
+        children
+            .get_opt(&child_name("team-a"))
+            .await
+            .expect("get")
+            .is_some()
+    })
+    .await;
+    passes_settle_at(&started, "team-a", 2).await;
+    let mut shared = secret("shared", Some("all"));
+    shared.metadata.namespace = Some("team-a".into());
+    Api::<Secret>::namespaced(admin.clone(), "team-a")
+        .create(&PostParams::default(), &shared)
+        .await
+        .expect("secret");
+    passes_settle_at(&started, "team-a", 3).await;
+    running.stop().await;
+
+    let user = "system:serviceaccount:team-a:parents";
+    let refused = |server: &Cluster| {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.user == user && r.status == 403)
+            .count()
+    };
+    assert_eq!(refused(&server), 0, "the controller was refused something");
+    // Outside its namespace the identity holds nothing.
+    let everywhere = Api::<Widget>::all(client).list(&Default::default()).await;
+    assert!(
+        matches!(&everywhere, Err(kube::Error::Api(status)) if status.code == 403),
+        "{everywhere:?}"
+    );
+    assert_eq!(refused(&server), 1);
 }
 
 /// Each labelled Namespace (cluster-scoped) owns a ConfigMap `quota` inside itself.

@@ -3,10 +3,11 @@
 //! ```text
 //! rollouts                                  scripted scenario on the embedded API server
 //! rollouts --serve [--kubeconfig-out PATH]  the scenario, then keep serving for kubectl
-//! rollouts run [--kubeconfig PATH] [--metrics-addr ADDR] [--leader-election]
+//! rollouts run [--kubeconfig PATH] [--metrics-addr ADDR] [--leader-election] [--namespace NS]
 //!                                           the operator against a real cluster
 //! rollouts crd                              print the CustomResourceDefinition
-//! rollouts rbac [--leader-election]         print the ClusterRole
+//! rollouts rbac [--leader-election] [--namespace NS]
+//!                                          print the ClusterRole (a Role and RoleBinding in NS)
 //! rollouts alerts [--rules | --tests | --out DIR]
 //!                                           print the PrometheusRule (or the rule file, or its
 //!                                           promtool tests), or write all three to DIR
@@ -61,17 +62,25 @@ enum Command {
         /// `rollouts rbac --leader-election` includes the Lease rule).
         #[arg(long)]
         leader_election: bool,
-        /// The namespace of the Lease.
-        #[arg(long, value_name = "NAMESPACE", default_value = "default")]
-        lease_namespace: String,
+        /// The namespace of the Lease (default: --namespace, else `default`).
+        #[arg(long, value_name = "NAMESPACE")]
+        lease_namespace: Option<String>,
+        /// Watch and reconcile the Rollouts of this namespace alone (with the Role that
+        /// `rollouts rbac --namespace` prints); default: the whole cluster.
+        #[arg(long, value_name = "NAMESPACE")]
+        namespace: Option<String>,
     },
     /// Print the Rollout CustomResourceDefinition as YAML.
     Crd,
-    /// Print the ClusterRole the operator needs as YAML.
+    /// Print the ClusterRole the operator needs as YAML (with --namespace, a Role and a
+    /// RoleBinding to the service account `rollouts` in that namespace).
     Rbac {
         /// Include the Lease rule that --leader-election needs.
         #[arg(long)]
         leader_election: bool,
+        /// For `rollouts run --namespace NAMESPACE`.
+        #[arg(long, value_name = "NAMESPACE")]
+        namespace: Option<String>,
     },
     /// Print the alert rules generated from the operator's declaration, as a Prometheus Operator
     /// PrometheusRule (`rollouts alerts | kubectl apply -f -`).
@@ -93,14 +102,40 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Crd) => print_yaml(&operator::crd()),
-        Some(Command::Rbac { leader_election }) => print_yaml(&rbac::cluster_role(leader_election)),
+        Some(Command::Rbac {
+            leader_election,
+            namespace: None,
+        }) => print_yaml(&rbac::cluster_role(leader_election)),
+        Some(Command::Rbac {
+            leader_election,
+            namespace: Some(namespace),
+        }) => {
+            let (role, binding) = rbac::namespaced(leader_election, &namespace);
+            print_yaml(&role).and_then(|()| {
+                println!("---");
+                print_yaml(&binding)
+            })
+        }
         Some(Command::Alerts { rules, tests, out }) => alerts(rules, tests, out.as_deref()),
         Some(Command::Run {
             kubeconfig,
             metrics_addr,
             leader_election,
             lease_namespace,
-        }) => run(kubeconfig, metrics_addr, leader_election, &lease_namespace).await,
+            namespace,
+        }) => {
+            let lease_namespace = lease_namespace
+                .or_else(|| namespace.clone())
+                .unwrap_or_else(|| "default".to_owned());
+            run(
+                kubeconfig,
+                metrics_addr,
+                leader_election,
+                &lease_namespace,
+                namespace,
+            )
+            .await
+        }
         None if cli.serve => serve(&cli.kubeconfig_out).await,
         None => scenario().await,
     };
@@ -194,6 +229,7 @@ async fn run(
     metrics_addr: Option<SocketAddr>,
     leader_election: bool,
     lease_namespace: &str,
+    namespace: Option<String>,
 ) -> Result<(), BoxError> {
     let client = match kubeconfig {
         Some(path) => {
@@ -212,6 +248,7 @@ async fn run(
     let options = OperatorOptions {
         instance: Some(identity),
         leader_election: leader_election.then(|| LeaseOptions::new(lease_namespace)),
+        namespace,
         ..OperatorOptions::default()
     };
     let Operator {

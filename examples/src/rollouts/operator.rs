@@ -20,6 +20,9 @@ pub struct OperatorOptions {
     pub instance: Option<String>,
     /// Reconcile only while holding the Lease [`LEASE_NAME`] in this namespace.
     pub leader_election: Option<LeaseOptions>,
+    /// Watch and reconcile the Rollouts (and their ConfigMaps) of this namespace alone, with a
+    /// Role there ([`rbac::namespaced`](super::rbac::namespaced)); `None` for the whole cluster.
+    pub namespace: Option<String>,
 }
 
 /// The name of the operator's Lease.
@@ -55,6 +58,7 @@ impl Default for OperatorOptions {
             event_flush_interval: kubeward::events::DEFAULT_FLUSH_INTERVAL,
             instance: None,
             leader_election: None,
+            namespace: None,
         }
     }
 }
@@ -89,6 +93,9 @@ impl Operator {
             .register_metrics(&registry)?;
         if let Some(instance) = &options.instance {
             controller = controller.with_reporting_instance(instance.clone());
+        }
+        if let Some(namespace) = &options.namespace {
+            controller = controller.in_namespace(namespace.clone());
         }
         if let Some(lease) = &options.leader_election {
             let identity = options

@@ -5,7 +5,7 @@
 //! watched, applied and deleted through the pass) and, with leader election, leases;
 //! [`CHILD_VERBS`] on `configmaps` covers what this operator does to its children itself.
 
-use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
+use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::reconciler::Rollouts;
@@ -39,4 +39,18 @@ pub fn cluster_role(leader_election: bool) -> ClusterRole {
         rules: Some(rules(leader_election)),
         ..ClusterRole::default()
     }
+}
+
+/// The name of the operator's service account.
+pub const SERVICE_ACCOUNT: &str = "rollouts";
+
+/// The Role with [`rules`] in `namespace` and its RoleBinding to the service account
+/// [`SERVICE_ACCOUNT`] there: what `rollouts run --namespace NAMESPACE` needs.
+pub fn namespaced(leader_election: bool, namespace: &str) -> (Role, RoleBinding) {
+    kubeward::rbac::namespaced(
+        ROLE_NAME,
+        namespace,
+        rules(leader_election),
+        SERVICE_ACCOUNT,
+    )
 }

@@ -18,6 +18,7 @@ use super::context::Context;
 use super::effects::{Effects, SETTLE_TIMEOUT};
 use super::health::{ControllerState, DEFAULT_SYNC_TIMEOUT};
 use super::memory::ObjectMemory;
+use super::scope::Scope;
 use super::watch::{TermEnd, Watching};
 use super::watch_failures::WatchFailures;
 use crate::clock::{SharedClock, SystemClock};
@@ -120,6 +121,8 @@ pub struct Controller<R: Reconciler> {
     memory: ObjectMemory,
     clock: SharedClock,
     watcher_config: watcher::Config,
+    scope: Scope<R::Resource>,
+    every_watch_event: bool,
     shutdown: Option<ShutdownSignal>,
     leader_election: Option<leader::LeaderElection>,
     sync_timeout: Duration,
@@ -143,6 +146,8 @@ impl<R: Reconciler> Controller<R> {
             memory: ObjectMemory::default(),
             clock: Arc::new(SystemClock),
             watcher_config: watcher::Config::default(),
+            scope: Scope::cluster(),
+            every_watch_event: false,
             shutdown: None,
             leader_election: None,
             sync_timeout: DEFAULT_SYNC_TIMEOUT,
@@ -282,6 +287,18 @@ impl<R: Reconciler> Controller<R> {
     #[must_use]
     pub fn with_watcher_config(mut self, config: watcher::Config) -> Self {
         self.watcher_config = config;
+        self
+    }
+
+    /// Starts a pass for every watch event of the resource, as kube-runtime does. By default the
+    /// controller's own status writes start none (the pass that wrote knows what it wrote; its
+    /// returned action says when to look again), nor does a relist within a watch term (after a
+    /// watch expired) for an object whose resourceVersion did not move. Every other change does:
+    /// spec, metadata (labels, annotations, finalizers, deletion) and anyone else's status write.
+    /// The first list of each watch term starts a pass for every object.
+    #[must_use]
+    pub fn with_every_watch_event(mut self) -> Self {
+        self.every_watch_event = true;
         self
     }
 
@@ -521,6 +538,7 @@ impl<R: Reconciler> Controller<R> {
                 .map(leader::LeaderElection::fence),
             relations,
             children,
+            own_writes: (!self.every_watch_event).then(Arc::default),
             observed_generation_dropped: Default::default(),
         });
         if let (Some(recorder), Some(fence)) = (&recorder, &context.fence) {
@@ -530,6 +548,7 @@ impl<R: Reconciler> Controller<R> {
             client: self.client.clone(),
             context: context.clone(),
             watcher_config: self.watcher_config,
+            scope: self.scope,
             concurrency: self.concurrency,
             grace: self.shutdown_grace,
             sync_timeout: self.sync_timeout,
@@ -583,6 +602,23 @@ impl<R: Reconciler> Controller<R> {
                     .map_err(ControllerError::from)
             }
         }
+    }
+}
+
+impl<R: Reconciler> Controller<R>
+where
+    R::Resource: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+{
+    /// Watches and reconciles the objects in `namespace` alone, and watches its
+    /// [relations](crate::relations) (owned children, related objects) in it too: the
+    /// controller then needs its [RBAC rules](crate::rbac::rules) only in that namespace, as a
+    /// Role and RoleBinding ([`rbac::namespaced`](crate::rbac::namespaced)) rather than a
+    /// ClusterRole. Default: the whole cluster. (Only a namespaced resource can be watched in
+    /// one namespace; for a cluster-scoped one this does not compile.)
+    #[must_use]
+    pub fn in_namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.scope = Scope::namespace(namespace.into());
+        self
     }
 }
 

@@ -39,6 +39,11 @@ pub(super) struct Context<R: Reconciler> {
     pub(super) relations: crate::relations::Relations<R::Resource>,
     /// What passes write children with (all but the owner reference, which is each pass's).
     pub(super) children: Arc<ChildContext>,
+    /// What the watch of the resource last saw of each object, and the versions this
+    /// controller's own status writes stored: a watch event of one of those starts no pass (nor
+    /// does a relist's event of an object that did not change). `None` when every watch event
+    /// starts a pass ([`Controller::with_every_watch_event`](super::Controller::with_every_watch_event)).
+    pub(super) own_writes: Option<Arc<crate::relations::Ledger>>,
     /// Whether the resource's status type was found to drop `observedGeneration` (said once).
     pub(super) observed_generation_dropped: std::sync::atomic::AtomicBool,
 }

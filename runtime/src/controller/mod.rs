@@ -14,6 +14,7 @@ mod in_doubt;
 mod memory;
 mod pass;
 mod publish;
+mod scope;
 mod status;
 mod status_field;
 pub(crate) mod terminal;

@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use kube::Resource;
-use kube::api::Api;
 use kube::runtime::controller::Config as ControllerConfig;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -29,6 +28,8 @@ pub(super) struct Watching<R: Reconciler> {
     pub(super) client: kube::Client,
     pub(super) context: Arc<Context<R>>,
     pub(super) watcher_config: watcher::Config,
+    /// Where it watches.
+    pub(super) scope: super::scope::Scope<R::Resource>,
     pub(super) concurrency: u16,
     pub(super) grace: Duration,
     /// How long a term may take to list its objects before readiness says why it has not.
@@ -55,7 +56,7 @@ impl<R: Reconciler> Watching<R> {
     /// Reconciles until `stop` completes, then lets in-flight passes finish within the grace
     /// period and drops (abandons) the rest.
     pub(super) async fn run(&self, stop: impl Future<Output = ()> + Send) -> TermEnd {
-        let api = Api::<R::Resource>::all_with(self.client.clone(), &());
+        let api = self.scope.api(self.client.clone());
         let (graceful_tx, graceful_rx) = tokio::sync::oneshot::channel::<()>();
         let (store, writer) = reflector::store();
         let context = self.context.clone();
@@ -67,9 +68,23 @@ impl<R: Reconciler> Watching<R> {
             .inspect_err(move |error| failures.record(error))
             // Nothing reads managedFields from the cache; they are often half an object.
             .map_ok(|event| event.modify(|object| object.meta_mut().managed_fields = None));
+        let own_writes = self.context.own_writes.clone();
+        let mut first_list = true;
         let objects = reflector::reflector(writer, watch)
             .inspect_ok(move |event| forget_the_gone(&context, event))
-            .applied_objects();
+            .try_filter_map(move |event| {
+                let decided = triggers(own_writes.as_deref(), &mut first_list, event);
+                let own_writes = own_writes.clone();
+                async move {
+                    Ok(match decided {
+                        Trigger::Now(object) => object,
+                        Trigger::Judged(object) => match &own_writes {
+                            Some(own) => news(own, object).await,
+                            None => Some(object),
+                        },
+                    })
+                }
+            });
         let mut controller = kube::runtime::Controller::for_stream(objects, store.clone())
             .with_config(ControllerConfig::default().concurrency(self.concurrency));
         for relation in self.context.relations.iter() {
@@ -78,6 +93,7 @@ impl<R: Reconciler> Watching<R> {
                 .triggers(TriggerInputs {
                     client: self.client.clone(),
                     store: store.clone(),
+                    namespace: self.scope.namespace_name().map(str::to_owned),
                 })
                 .inspect_err(move |error| failures.record(error))
                 .filter_map(|batch| futures::future::ready(batch.ok()))
@@ -171,6 +187,63 @@ impl<R: Reconciler> Watching<R> {
     }
 }
 
+/// Whether a watch event of the resource starts a pass.
+enum Trigger<K> {
+    /// Decided: this object's pass, or none.
+    Now(Option<K>),
+    /// An object that changed: its pass unless the change is the controller's own status write.
+    Judged(K),
+}
+
+/// Whether `event` starts a pass, with `own_writes` the controller's ledger (`None`: every event
+/// does) and `first_list` whether the term's first list is under way (it starts every pass).
+fn triggers<K: Resource>(
+    own_writes: Option<&crate::relations::Ledger>,
+    first_list: &mut bool,
+    event: watcher::Event<K>,
+) -> Trigger<K> {
+    let Some(own) = own_writes else {
+        return Trigger::Now(match event {
+            watcher::Event::Apply(object) | watcher::Event::InitApply(object) => Some(object),
+            _ => None,
+        });
+    };
+    match event {
+        watcher::Event::Init => {
+            own.relist_started();
+            Trigger::Now(None)
+        }
+        watcher::Event::InitDone => {
+            own.relist_done();
+            *first_list = false;
+            Trigger::Now(None)
+        }
+        watcher::Event::InitApply(object) => {
+            let uid = object.meta().uid.clone().unwrap_or_default();
+            let version = object.meta().resource_version.clone().unwrap_or_default();
+            let news = own.observe(&uid, &version);
+            Trigger::Now((*first_list || news).then_some(object))
+        }
+        watcher::Event::Apply(object) => Trigger::Judged(object),
+        // A deletion is seen by the controller loop through its cache.
+        watcher::Event::Delete(_) => Trigger::Now(None),
+    }
+}
+
+/// `object` if its version is not one the controller's own status write stored (judged once a
+/// write of it under way is answered).
+async fn news<K: Resource>(own: &crate::relations::Ledger, object: K) -> Option<K> {
+    let meta = object.meta();
+    own.settled(
+        meta.namespace.as_deref(),
+        meta.name.as_deref().unwrap_or_default(),
+    )
+    .await;
+    let uid = meta.uid.as_deref().unwrap_or_default();
+    let version = meta.resource_version.as_deref().unwrap_or_default();
+    own.observe(uid, version).then_some(object)
+}
+
 /// Tells the controller's memory which objects `event` shows gone: a deleted object, or — at the
 /// end of a relist, once the cache holds the listed objects — every object no longer listed.
 fn forget_the_gone<R: Reconciler>(context: &Context<R>, event: &watcher::Event<R::Resource>) {
@@ -204,7 +277,7 @@ mod tests {
     use crate::clock::SystemClock;
     use crate::observe::Observers;
     use k8s_openapi::api::core::v1::ConfigMap;
-    use kube::api::{DeleteParams, ObjectMeta, PostParams};
+    use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
     use kube::runtime::controller::Action;
 
     #[derive(Debug, thiserror::Error, crate::Terminal)]
@@ -258,6 +331,7 @@ mod tests {
             cache: cached,
             fence: None,
             relations: crate::relations::Relations::new(),
+            own_writes: None,
             children: Arc::new(super::super::context::ChildContext::new(
                 &"test.kubeward.dev/failing".into(),
                 &crate::relations::Relations::<ConfigMap>::new(),
@@ -268,6 +342,7 @@ mod tests {
             client: client.clone(),
             context: context.clone(),
             watcher_config: watcher::Config::default(),
+            scope: super::super::scope::Scope::cluster(),
             concurrency: 4,
             grace: Duration::ZERO,
             sync_timeout: super::super::health::DEFAULT_SYNC_TIMEOUT,

@@ -102,6 +102,8 @@ pub(crate) struct TriggerInputs<K: Resource<DynamicType = ()> + Clone + 'static>
     /// The cache of the controller's own objects, to find the owner of a child and for map
     /// functions.
     pub(crate) store: Store<K>,
+    /// The namespace the controller watches, or `None` for the whole cluster.
+    pub(crate) namespace: Option<String>,
 }
 
 type MakeTriggers<K> = Arc<dyn Fn(TriggerInputs<K>, Arc<Ledger>) -> Triggers<K> + Send + Sync>;
@@ -175,8 +177,8 @@ impl<K> Relations<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    /// Owns children of kind `C`: watched metadata-only in every namespace the controller
-    /// watches; a child's create, change or delete runs its controller owner's pass.
+    /// Owns children of kind `C`: watched metadata-only where the controller watches (the
+    /// cluster, or its [namespace](crate::controller::Controller::in_namespace)); a child's create, change or delete runs its controller owner's pass.
     #[must_use]
     pub fn owns<C>(self) -> Self
     where
@@ -199,7 +201,7 @@ where
         )
     }
 
-    /// Watches objects of kind `O` (in full) in every namespace the controller watches; each
+    /// Watches objects of kind `O` (in full) where the controller watches; each
     /// one's create, change or delete runs the passes of the objects `map` returns for it. `map`
     /// gets the controller's cache of its own objects to look them up (`store.state()`,
     /// `store.find(..)`); it must not block.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
-use kube::core::PartialObjectMeta;
+use kube::core::{ApiResource, DynamicObject, PartialObjectMeta};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
@@ -26,20 +26,23 @@ where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    let store = inputs.store;
-    watcher(Api::<PartialObjectMeta<C>>::all(inputs.client), config)
-        .default_backoff()
-        .and_then(move |event| {
-            let (ledger, store) = (ledger.clone(), store.clone());
-            async move {
-                let child = news(&ledger, event).await;
-                Ok(child
-                    .and_then(|child| controller_owner(child.meta(), &store))
-                    .into_iter()
-                    .collect())
-            }
-        })
-        .boxed()
+    let store = inputs.store.clone();
+    watcher(
+        dynamic_api::<C, PartialObjectMeta<DynamicObject>>(&inputs),
+        config,
+    )
+    .default_backoff()
+    .and_then(move |event| {
+        let (ledger, store) = (ledger.clone(), store.clone());
+        async move {
+            let child = news(&ledger, event).await;
+            Ok(child
+                .and_then(|child| controller_owner(child.meta(), &store))
+                .into_iter()
+                .collect())
+        }
+    })
+    .boxed()
 }
 
 /// The objects `map` returns for each related object (of kind `O`) whose watch event is news.
@@ -54,19 +57,40 @@ where
     O: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     I: IntoIterator<Item = ObjectRef<K>> + 'static,
 {
-    let store = inputs.store;
-    watcher(Api::<O>::all(inputs.client), config)
+    let store = inputs.store.clone();
+    watcher(dynamic_api::<O, DynamicObject>(&inputs), config)
         .default_backoff()
         .and_then(move |event| {
             let (ledger, store) = (ledger.clone(), store.clone());
             async move {
-                Ok(match news(&ledger, event).await {
-                    Some(object) => map(&object, &store).into_iter().collect(),
-                    None => Vec::new(),
+                let Some(object) = news(&ledger, event).await else {
+                    return Ok(Vec::new());
+                };
+                Ok(match object.try_parse::<O>() {
+                    Ok(object) => map(&object, &store).into_iter().collect(),
+                    Err(error) => {
+                        tracing::warn!(kind = %O::kind(&()), %error, "a watched object does not deserialize; its change starts no pass");
+                        Vec::new()
+                    }
                 })
             }
         })
         .boxed()
+}
+
+/// An API of kind `C` (served as `D`: a dynamic object, or its metadata) where the controller
+/// watches: in its namespace, or in every namespace. Dynamic, so that a namespace can be given
+/// for any kind.
+fn dynamic_api<C, D>(inputs: &TriggerInputs<impl Resource<DynamicType = ()> + Clone>) -> Api<D>
+where
+    C: Resource<DynamicType = ()>,
+    D: Resource<DynamicType = ApiResource, Scope = kube::core::DynamicResourceScope>,
+{
+    let resource = ApiResource::erase::<C>(&());
+    match &inputs.namespace {
+        Some(namespace) => Api::namespaced_with(inputs.client.clone(), namespace, &resource),
+        None => Api::all_with(inputs.client.clone(), &resource),
+    }
 }
 
 /// The object of `event` if the event is news to `ledger` (see [`Ledger`]), judged once any
