@@ -226,6 +226,67 @@ impl ChildWriter {
     }
 }
 
+impl ChildWriter {
+    /// Deletes the children of kind `C` this controller applied for the object (they carry
+    /// [`CONTROLLER_LABEL`] with its value and the object's controller ownerReference) whose names
+    /// are not in `wanted`; how many it deleted. Each delete carries the child's uid as a
+    /// precondition, so a child recreated meanwhile is left alone.
+    pub(crate) async fn prune<C>(&self, wanted: &[&str]) -> Result<usize, ChildError>
+    where
+        C: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
+    {
+        use kube::api::{ListParams, Preconditions};
+        use kube::core::{ApiResource, DynamicObject, PartialObjectMeta};
+
+        let ledger = self.ledger::<C>()?;
+        let resource = ApiResource::erase::<C>(&());
+        let api: kube::Api<PartialObjectMeta<DynamicObject>> = match &self.namespace {
+            Some(namespace) => {
+                kube::Api::namespaced_with(self.client.clone(), namespace, &resource)
+            }
+            None => kube::Api::all_with(self.client.clone(), &resource),
+        };
+        let selector = format!("{CONTROLLER_LABEL}={}", self.label_value);
+        let listed = api
+            .list_metadata(&ListParams::default().labels(&selector))
+            .await?;
+        let mut deleted = 0;
+        for child in listed.items {
+            let owned = child
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|r| r.controller == Some(true) && r.uid == self.owner.uid);
+            let name = child.metadata.name.clone().unwrap_or_default();
+            if !owned || wanted.contains(&name.as_str()) {
+                continue;
+            }
+            let Some(uid) = child.metadata.uid.clone() else {
+                continue;
+            };
+            let _writing = ledger.writing(child.metadata.namespace.as_deref(), &name);
+            let params = DeleteParams {
+                preconditions: Some(Preconditions {
+                    uid: Some(uid.clone()),
+                    resource_version: None,
+                }),
+                ..DeleteParams::default()
+            };
+            match api.delete(&name, &params).await {
+                Ok(_) => {
+                    ledger.deleted(&uid);
+                    deleted += 1;
+                }
+                // Gone already, or replaced by a new child of that name: not this one to delete.
+                Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Ok(deleted)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::controller_label_value;

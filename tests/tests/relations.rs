@@ -544,3 +544,111 @@ fn the_generated_rules_cover_owned_and_watched_kinds() {
         Some(["list", "watch"].map(String::from).to_vec())
     );
 }
+
+/// The annotation that lists the children a widget wants (`a,b`: ConfigMaps `<widget>-a`, `-b`).
+const WANTED: &str = "test.kubeward.dev/children";
+
+/// Applies the children a widget's [`WANTED`] annotation lists and prunes the rest.
+struct Fleet;
+
+#[kubeward::reconciler(
+    resource = Widget,
+    controller = "test.kubeward.dev/fleet",
+    owns(ConfigMap),
+    kstatus = false,
+)]
+impl Fleet {
+    async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, ParentError> {
+        let owner = widget.name_any();
+        let wanted: Vec<String> = widget
+            .annotations()
+            .get(WANTED)
+            .map(|list| list.split(',').map(|c| format!("{owner}-{c}")).collect())
+            .unwrap_or_default();
+        for name in &wanted {
+            let mut child = desired_child(&owner);
+            child.metadata.name = Some(name.clone());
+            pass.apply_child(&child).await?;
+        }
+        let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
+        pass.prune_children::<ConfigMap>(&wanted).await?;
+        Ok(Action::await_change())
+    }
+}
+
+async fn names_of_config_maps(client: &kube::Client) -> Vec<String> {
+    let mut names: Vec<String> = config_maps(client)
+        .list(&Default::default())
+        .await
+        .expect("list")
+        .items
+        .iter()
+        .map(ResourceExt::name_any)
+        .filter(|n| n.starts_with("f-") || n == "other")
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn children_a_pass_no_longer_wants_are_pruned_and_no_others() {
+    let (server, admin) = server_with_widgets().await;
+    let client = server
+        .service_account_client("default", "fleet", Fleet::rbac_rules(false))
+        .await
+        .expect("the generated RBAC is stored");
+    let running = Running::start(
+        Controller::new(Fleet, client).with_shutdown_grace(Duration::from_millis(200)),
+    );
+    let mut widget = Widget::new("f", WidgetSpec::default());
+    widget.metadata.annotations = Some(BTreeMap::from([(WANTED.to_owned(), "a,b,c".to_owned())]));
+    let widget = widgets_api(&admin)
+        .create(&PostParams::default(), &widget)
+        .await
+        .expect("widget");
+    eventually("three children", || async {
+        names_of_config_maps(&admin).await == ["f-a", "f-b", "f-c"]
+    })
+    .await;
+    // Not the fleet's to prune: one owned by the widget but not applied by the controller (no
+    // label), and one with the label owned by nothing.
+    let unlabelled = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("f-manual".into()),
+            owner_references: Some(vec![widget.controller_owner_ref(&()).expect("owner")]),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    let labelled = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("other".into()),
+            labels: Some(BTreeMap::from([(
+                CONTROLLER_LABEL.to_owned(),
+                "test.kubeward.dev.fleet".to_owned(),
+            )])),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    for child in [unlabelled, labelled] {
+        config_maps(&admin)
+            .create(&PostParams::default(), &child)
+            .await
+            .expect("create");
+    }
+    let wanted = serde_json::json!({ "metadata": { "annotations": { WANTED: "a" } } });
+    widgets_api(&admin)
+        .patch("f", &PatchParams::default(), &Patch::Merge(&wanted))
+        .await
+        .expect("annotate");
+    eventually("b and c pruned", || async {
+        names_of_config_maps(&admin).await == ["f-a", "f-manual", "other"]
+    })
+    .await;
+    running.stop().await;
+}
+
+fn widgets_api(client: &kube::Client) -> Api<Widget> {
+    Api::namespaced(client.clone(), "default")
+}

@@ -90,6 +90,9 @@ impl Operator {
             .with_stage_delay(options.stage_delay)
             .controller(client.clone())
             .with_event_flush_interval(options.event_flush_interval)
+            // Every stage returns the action it needs (`requeue` to go on): the operator's own
+            // status writes need not start passes.
+            .skipping_own_status_writes()
             .register_metrics(&registry)?;
         if let Some(instance) = &options.instance {
             controller = controller.with_reporting_instance(instance.clone());

@@ -59,6 +59,18 @@ pub enum ControllerError {
     DuplicateConditionType(#[from] crate::vocabulary::DuplicateConditionType),
 }
 
+/// Which watch events of the resource start a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WatchEvents {
+    /// Every one ([`Controller::with_every_watch_event`]).
+    Every,
+    /// Every change: not a relist's event of an unchanged object (the default).
+    Changes,
+    /// Every change but the controller's own status writes
+    /// ([`Controller::skipping_own_status_writes`]).
+    SkipOwnStatusWrites,
+}
+
 /// How a controller publishes its events.
 enum Events {
     /// Through a recorder built when it runs (the default): reporting as the controller's name,
@@ -122,7 +134,7 @@ pub struct Controller<R: Reconciler> {
     clock: SharedClock,
     watcher_config: watcher::Config,
     scope: Scope<R::Resource>,
-    every_watch_event: bool,
+    watch_events: WatchEvents,
     shutdown: Option<ShutdownSignal>,
     leader_election: Option<leader::LeaderElection>,
     sync_timeout: Duration,
@@ -147,7 +159,7 @@ impl<R: Reconciler> Controller<R> {
             clock: Arc::new(SystemClock),
             watcher_config: watcher::Config::default(),
             scope: Scope::cluster(),
-            every_watch_event: false,
+            watch_events: WatchEvents::Changes,
             shutdown: None,
             leader_election: None,
             sync_timeout: DEFAULT_SYNC_TIMEOUT,
@@ -290,15 +302,28 @@ impl<R: Reconciler> Controller<R> {
         self
     }
 
-    /// Starts a pass for every watch event of the resource, as kube-runtime does. By default the
-    /// controller's own status writes start none (the pass that wrote knows what it wrote; its
-    /// returned action says when to look again), nor does a relist within a watch term (after a
-    /// watch expired) for an object whose resourceVersion did not move. Every other change does:
-    /// spec, metadata (labels, annotations, finalizers, deletion) and anyone else's status write.
-    /// The first list of each watch term starts a pass for every object.
+    /// Starts a pass for every watch event of the resource, as kube-runtime does: also for a
+    /// relist within a watch term (after a watch expired) of an object whose resourceVersion
+    /// did not move, which by default starts none. (The first list of each watch term starts a
+    /// pass for every object either way.)
     #[must_use]
     pub fn with_every_watch_event(mut self) -> Self {
-        self.every_watch_event = true;
+        self.watch_events = WatchEvents::Every;
+        self
+    }
+
+    /// Starts no pass for the watch event of the controller's own status write (one the server
+    /// answered; a write resolved by reading it back may hold someone else's change too, and
+    /// does start one). Every other change still does: spec, metadata, anyone else's status.
+    ///
+    /// Off by default: a reconciler that makes a transition and returns
+    /// `Action::await_change()` counts on its write's event to run the next stage (kube-runtime's
+    /// behaviour, and controller-runtime's without predicates). Switch it on for a reconciler
+    /// whose every stage returns the action it needs (`requeue` to go on), as the example's does;
+    /// it saves a pass per status write.
+    #[must_use]
+    pub fn skipping_own_status_writes(mut self) -> Self {
+        self.watch_events = WatchEvents::SkipOwnStatusWrites;
         self
     }
 
@@ -538,7 +563,11 @@ impl<R: Reconciler> Controller<R> {
                 .map(leader::LeaderElection::fence),
             relations,
             children,
-            own_writes: (!self.every_watch_event).then(Arc::default),
+            own_writes: match self.watch_events {
+                WatchEvents::Every => None,
+                WatchEvents::Changes | WatchEvents::SkipOwnStatusWrites => Some(Arc::default()),
+            },
+            skip_own_status_writes: self.watch_events == WatchEvents::SkipOwnStatusWrites,
             observed_generation_dropped: Default::default(),
         });
         if let (Some(recorder), Some(fence)) = (&recorder, &context.fence) {

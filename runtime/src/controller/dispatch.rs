@@ -423,11 +423,6 @@ async fn effects<R: Reconciler>(
                 status::Basis::Current
             };
             let observed_gone = || context.observed_gone(&object);
-            // The write's watch event may come before its answer: it waits for this.
-            let _writing = context
-                .own_writes
-                .as_ref()
-                .map(|own| own.writing(object.meta().namespace.as_deref(), &object.name_any()));
             let written =
                 status::write(context.writer(&observed_gone), &*object, basis, &status).await;
             // Only a write the server answered: a version read back may hold someone else's
@@ -440,6 +435,7 @@ async fn effects<R: Reconciler>(
                 }),
                 Some(uid),
             ) = (&context.own_writes, &written, object.uid())
+                && context.skip_own_status_writes
             {
                 own.wrote(&uid, version);
             }

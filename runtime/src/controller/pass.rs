@@ -243,6 +243,26 @@ impl<K> Pass<K> {
             .await
     }
 
+    /// Deletes this pass's object's children of kind `C` that the controller applied
+    /// ([`apply_child`](Self::apply_child): they carry its
+    /// [`CONTROLLER_LABEL`](crate::children::CONTROLLER_LABEL) and the object's controller
+    /// ownerReference) and that `wanted` does not name: a pass that applies the children it
+    /// wants and then prunes the rest leaves exactly those. Children someone else created, or
+    /// owned by another object, are never deleted. Returns how many were deleted.
+    ///
+    /// # Errors
+    /// As [`apply_child`](Self::apply_child).
+    pub async fn prune_children<C>(&self, wanted: &[&str]) -> Result<usize, ChildError>
+    where
+        C: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned + Clone + std::fmt::Debug,
+    {
+        self.children
+            .as_ref()
+            .ok_or(ChildError::NoController)?
+            .prune::<C>(wanted)
+            .await
+    }
+
     /// This pass publishing its events through `recorder`, regarding `regarding`.
     #[must_use]
     pub fn with_events(mut self, recorder: EventRecorder, regarding: ObjectReference) -> Self {

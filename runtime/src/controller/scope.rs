@@ -5,10 +5,13 @@ use k8s_openapi::NamespaceResourceScope;
 use kube::Resource;
 use kube::api::Api;
 
+/// Builds an API of `K` in a namespace (only a namespaced `K` has one).
+type NamespacedApi<K> = fn(kube::Client, &str) -> Api<K>;
+
 /// Where a controller of `K` watches its resource and its relations.
 pub(super) struct Scope<K> {
-    /// The namespace, with the way to build an API of `K` in it (only a namespaced `K` has one).
-    namespace: Option<(String, fn(kube::Client, &str) -> Api<K>)>,
+    /// The namespace, with the way to build an API of `K` in it.
+    namespace: Option<(String, NamespacedApi<K>)>,
 }
 
 impl<K> Clone for Scope<K> {

@@ -74,16 +74,7 @@ impl<R: Reconciler> Watching<R> {
             .inspect_ok(move |event| forget_the_gone(&context, event))
             .try_filter_map(move |event| {
                 let decided = triggers(own_writes.as_deref(), &mut first_list, event);
-                let own_writes = own_writes.clone();
-                async move {
-                    Ok(match decided {
-                        Trigger::Now(object) => object,
-                        Trigger::Judged(object) => match &own_writes {
-                            Some(own) => news(own, object).await,
-                            None => Some(object),
-                        },
-                    })
-                }
+                futures::future::ready(Ok(decided))
             });
         let mut controller = kube::runtime::Controller::for_stream(objects, store.clone())
             .with_config(ControllerConfig::default().concurrency(self.concurrency));
@@ -187,58 +178,49 @@ impl<R: Reconciler> Watching<R> {
     }
 }
 
-/// Whether a watch event of the resource starts a pass.
-enum Trigger<K> {
-    /// Decided: this object's pass, or none.
-    Now(Option<K>),
-    /// An object that changed: its pass unless the change is the controller's own status write.
-    Judged(K),
-}
-
 /// Whether `event` starts a pass, with `own_writes` the controller's ledger (`None`: every event
 /// does) and `first_list` whether the term's first list is under way (it starts every pass).
 fn triggers<K: Resource>(
     own_writes: Option<&crate::relations::Ledger>,
     first_list: &mut bool,
     event: watcher::Event<K>,
-) -> Trigger<K> {
+) -> Option<K> {
     let Some(own) = own_writes else {
-        return Trigger::Now(match event {
+        return match event {
             watcher::Event::Apply(object) | watcher::Event::InitApply(object) => Some(object),
             _ => None,
-        });
+        };
     };
     match event {
         watcher::Event::Init => {
             own.relist_started();
-            Trigger::Now(None)
+            None
         }
         watcher::Event::InitDone => {
             own.relist_done();
             *first_list = false;
-            Trigger::Now(None)
+            None
         }
-        watcher::Event::InitApply(object) => {
-            let uid = object.meta().uid.clone().unwrap_or_default();
-            let version = object.meta().resource_version.clone().unwrap_or_default();
-            let news = own.observe(&uid, &version);
-            Trigger::Now((*first_list || news).then_some(object))
+        watcher::Event::InitApply(object) if *first_list => {
+            let meta = object.meta();
+            own.observe(
+                meta.uid.as_deref().unwrap_or_default(),
+                meta.resource_version.as_deref().unwrap_or_default(),
+            );
+            Some(object)
         }
-        watcher::Event::Apply(object) => Trigger::Judged(object),
+        watcher::Event::InitApply(object) | watcher::Event::Apply(object) => news(own, object),
         // A deletion is seen by the controller loop through its cache.
-        watcher::Event::Delete(_) => Trigger::Now(None),
+        watcher::Event::Delete(_) => None,
     }
 }
 
-/// `object` if its version is not one the controller's own status write stored (judged once a
-/// write of it under way is answered).
-async fn news<K: Resource>(own: &crate::relations::Ledger, object: K) -> Option<K> {
+/// `object` if its version is not one the watch already saw or the controller's own status
+/// write stored. Not waiting for a write under way (that would hold up the cache, and the
+/// delete events the runtime reads from it): a write's event that comes before its answer
+/// starts a pass.
+fn news<K: Resource>(own: &crate::relations::Ledger, object: K) -> Option<K> {
     let meta = object.meta();
-    own.settled(
-        meta.namespace.as_deref(),
-        meta.name.as_deref().unwrap_or_default(),
-    )
-    .await;
     let uid = meta.uid.as_deref().unwrap_or_default();
     let version = meta.resource_version.as_deref().unwrap_or_default();
     own.observe(uid, version).then_some(object)
@@ -332,6 +314,7 @@ mod tests {
             fence: None,
             relations: crate::relations::Relations::new(),
             own_writes: None,
+            skip_own_status_writes: false,
             children: Arc::new(super::super::context::ChildContext::new(
                 &"test.kubeward.dev/failing".into(),
                 &crate::relations::Relations::<ConfigMap>::new(),
