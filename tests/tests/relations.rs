@@ -17,7 +17,7 @@ use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use kubeward::children::{CONTROLLER_LABEL, ChildError};
 use kubeward::controller::Controller;
-use kubeward::{Action, Pass};
+use kubeward::{Action, Pass, Reconciler};
 use kubeward_testing::Cluster;
 use kubeward_tests::{
     Running, Widget, WidgetSpec, create_widget, eventually, server_with_widgets, settles_at,
@@ -95,25 +95,42 @@ impl Parents {
     }
 }
 
-/// The Parents controller run as the service account its generated RBAC is granted to.
-async fn start_parents(server: &Cluster, started: &Started) -> Running {
+/// `reconciler`'s controller, as `configure` sets it up, run as the service account `account`
+/// of `default` holding the rules generated for it.
+async fn run_as<R: Reconciler>(
+    server: &Cluster,
+    account: &str,
+    reconciler: R,
+    configure: impl FnOnce(Controller<R>) -> Controller<R>,
+) -> Running {
     let client = server
-        .service_account_client("default", "parents", Parents::rbac_rules(false))
+        .service_account_client("default", account, kubeward::rbac::rules::<R>(false))
         .await
         .expect("the generated RBAC is stored");
-    Running::start(
-        Controller::new(
-            Parents {
-                started: started.clone(),
-            },
-            client,
-        )
-        .with_shutdown_grace(Duration::from_millis(200)),
-    )
+    let controller =
+        Controller::new(reconciler, client).with_shutdown_grace(Duration::from_millis(200));
+    Running::start(configure(controller))
+}
+
+/// The Parents controller run as the service account its generated RBAC is granted to.
+async fn start_parents(server: &Cluster, started: &Started) -> Running {
+    let parents = Parents {
+        started: started.clone(),
+    };
+    run_as(server, "parents", parents, |c| c).await
 }
 
 fn config_maps(client: &kube::Client) -> Api<ConfigMap> {
     Api::namespaced(client.clone(), "default")
+}
+
+/// Waits until the ConfigMap `name` is stored in `api`'s namespace (`what` names it in the
+/// failure).
+async fn stored(api: &Api<ConfigMap>, name: &str, what: &str) {
+    eventually(what, || async {
+        api.get_opt(name).await.expect("get").is_some()
+    })
+    .await;
 }
 
 /// Waits until the child of `widget` is stored as desired; returns it.
@@ -193,40 +210,40 @@ async fn a_child_created_changed_or_deleted_starts_exactly_one_owner_pass() {
     passes_settle_at(&started, "w", 3).await;
 
     // Created by someone else with the widget as its controller: one pass.
-    let adopted = ConfigMap {
-        metadata: ObjectMeta {
-            name: Some("adopted".into()),
-            owner_references: Some(vec![
-                widget.controller_owner_ref(&()).expect("owner reference"),
-            ]),
-            ..ObjectMeta::default()
-        },
-        ..ConfigMap::default()
-    };
-    config_maps(&admin)
-        .create(&PostParams::default(), &adopted)
-        .await
-        .expect("create");
+    let controller = widget.controller_owner_ref(&()).expect("owner reference");
+    create_config_map(&admin, "adopted", Some(controller.clone()), None).await;
     passes_settle_at(&started, "w", 4).await;
 
     // A ConfigMap that is not the widget's child (no controller reference to it): none.
-    let stranger = ConfigMap {
+    let reference = OwnerReference {
+        controller: Some(false),
+        ..controller
+    };
+    create_config_map(&admin, "stranger", Some(reference), None).await;
+    passes_settle_at(&started, "w", 4).await;
+    running.stop().await;
+}
+
+/// Creates the ConfigMap `name` in `default` with `owner` and the label `label` (key, value).
+async fn create_config_map(
+    client: &kube::Client,
+    name: &str,
+    owner: Option<OwnerReference>,
+    label: Option<(&str, &str)>,
+) {
+    let config_map = ConfigMap {
         metadata: ObjectMeta {
-            name: Some("stranger".into()),
-            owner_references: Some(vec![OwnerReference {
-                controller: Some(false),
-                ..widget.controller_owner_ref(&()).expect("owner reference")
-            }]),
+            name: Some(name.into()),
+            owner_references: owner.map(|o| vec![o]),
+            labels: label.map(|(k, v)| BTreeMap::from([(k.to_owned(), v.to_owned())])),
             ..ObjectMeta::default()
         },
         ..ConfigMap::default()
     };
-    config_maps(&admin)
-        .create(&PostParams::default(), &stranger)
+    config_maps(client)
+        .create(&PostParams::default(), &config_map)
         .await
         .expect("create");
-    passes_settle_at(&started, "w", 4).await;
-    running.stop().await;
 }
 
 fn secret(name: &str, widget: Option<&str>) -> Secret {
@@ -346,14 +363,7 @@ async fn in_one_namespace_the_controller_and_its_relations_need_only_a_role_ther
             .expect("widget");
     }
     let children: Api<ConfigMap> = Api::namespaced(admin.clone(), "team-a");
-    eventually("the child in team-a", || async {
-        children
-            .get_opt(&child_name("team-a"))
-            .await
-            .expect("get")
-            .is_some()
-    })
-    .await;
+    stored(&children, &child_name("team-a"), "the child in team-a").await;
     passes_settle_at(&started, "team-a", 1).await;
     assert_eq!(started.count("team-b"), 0, "a widget outside the namespace");
     // The owned and the watched kinds are watched in the namespace.
@@ -361,14 +371,7 @@ async fn in_one_namespace_the_controller_and_its_relations_need_only_a_role_ther
         .delete(&child_name("team-a"), &DeleteParams::default())
         .await
         .expect("delete");
-    eventually("the child restored", || async {
-        children
-            .get_opt(&child_name("team-a"))
-            .await
-            .expect("get")
-            .is_some()
-    })
-    .await;
+    stored(&children, &child_name("team-a"), "the child restored").await;
     passes_settle_at(&started, "team-a", 2).await;
     let mut shared = secret("shared", Some("all"));
     shared.metadata.namespace = Some("team-a".into());
@@ -433,21 +436,14 @@ impl Tenants {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_scoped_owner_is_run_for_its_namespaced_child() {
     let (server, admin) = server_with_widgets().await;
-    let client = server
-        .service_account_client("default", "tenants", Tenants::rbac_rules(false))
-        .await
-        .expect("the generated RBAC is stored");
     let started = Started::default();
-    let running = Running::start(
-        Controller::new(
-            Tenants {
-                started: started.clone(),
-            },
-            client,
-        )
-        .with_watcher_config(watcher::Config::default().labels("tenant"))
-        .with_shutdown_grace(Duration::from_millis(200)),
-    );
+    let tenants = Tenants {
+        started: started.clone(),
+    };
+    let running = run_as(&server, "tenants", tenants, |c| {
+        c.with_watcher_config(watcher::Config::default().labels("tenant"))
+    })
+    .await;
     let tenant = Namespace {
         metadata: ObjectMeta {
             name: Some("tenant-a".into()),
@@ -461,19 +457,13 @@ async fn a_cluster_scoped_owner_is_run_for_its_namespaced_child() {
         .await
         .expect("namespace");
     let quotas: Api<ConfigMap> = Api::namespaced(admin.clone(), "tenant-a");
-    eventually("the quota", || async {
-        quotas.get_opt("quota").await.expect("get").is_some()
-    })
-    .await;
+    stored(&quotas, "quota", "the quota").await;
     passes_settle_at(&started, "tenant-a", 1).await;
     quotas
         .delete("quota", &DeleteParams::default())
         .await
         .expect("delete");
-    eventually("the quota restored", || async {
-        quotas.get_opt("quota").await.expect("get").is_some()
-    })
-    .await;
+    stored(&quotas, "quota", "the quota restored").await;
     passes_settle_at(&started, "tenant-a", 2).await;
     running.stop().await;
 }
@@ -492,13 +482,7 @@ impl Undeclared {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_of_an_undeclared_kind_fails_the_pass_with_the_fix() {
     let (server, admin) = server_with_widgets().await;
-    let client = server
-        .service_account_client("default", "undeclared", Undeclared::rbac_rules(false))
-        .await
-        .expect("the generated RBAC is stored");
-    let running = Running::start(
-        Controller::new(Undeclared, client).with_shutdown_grace(Duration::from_millis(200)),
-    );
+    let running = run_as(&server, "undeclared", Undeclared, |c| c).await;
     create_widget(&admin, "u", WidgetSpec::default()).await;
     let failure = |events: Vec<k8s_openapi::api::events::v1::Event>| {
         events
@@ -593,13 +577,7 @@ async fn names_of_config_maps(client: &kube::Client) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn children_a_pass_no_longer_wants_are_pruned_and_no_others() {
     let (server, admin) = server_with_widgets().await;
-    let client = server
-        .service_account_client("default", "fleet", Fleet::rbac_rules(false))
-        .await
-        .expect("the generated RBAC is stored");
-    let running = Running::start(
-        Controller::new(Fleet, client).with_shutdown_grace(Duration::from_millis(200)),
-    );
+    let running = run_as(&server, "fleet", Fleet, |c| c).await;
     let mut widget = Widget::new("f", WidgetSpec::default());
     widget.metadata.annotations = Some(BTreeMap::from([(WANTED.to_owned(), "a,b,c".to_owned())]));
     let widget = widgets_api(&admin)
@@ -612,31 +590,10 @@ async fn children_a_pass_no_longer_wants_are_pruned_and_no_others() {
     .await;
     // Not the fleet's to prune: one owned by the widget but not applied by the controller (no
     // label), and one with the label owned by nothing.
-    let unlabelled = ConfigMap {
-        metadata: ObjectMeta {
-            name: Some("f-manual".into()),
-            owner_references: Some(vec![widget.controller_owner_ref(&()).expect("owner")]),
-            ..ObjectMeta::default()
-        },
-        ..ConfigMap::default()
-    };
-    let labelled = ConfigMap {
-        metadata: ObjectMeta {
-            name: Some("other".into()),
-            labels: Some(BTreeMap::from([(
-                CONTROLLER_LABEL.to_owned(),
-                "test.kubeward.dev.fleet".to_owned(),
-            )])),
-            ..ObjectMeta::default()
-        },
-        ..ConfigMap::default()
-    };
-    for child in [unlabelled, labelled] {
-        config_maps(&admin)
-            .create(&PostParams::default(), &child)
-            .await
-            .expect("create");
-    }
+    let owner = widget.controller_owner_ref(&()).expect("owner");
+    create_config_map(&admin, "f-manual", Some(owner), None).await;
+    let label = (CONTROLLER_LABEL, "test.kubeward.dev.fleet");
+    create_config_map(&admin, "other", None, Some(label)).await;
     let wanted = serde_json::json!({ "metadata": { "annotations": { WANTED: "a" } } });
     widgets_api(&admin)
         .patch("f", &PatchParams::default(), &Patch::Merge(&wanted))
