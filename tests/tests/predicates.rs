@@ -120,3 +120,20 @@ async fn a_relist_starts_no_pass_for_an_object_that_did_not_move() {
     assert_eq!(reconciler.started("b"), 2);
     running.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_resync_every_object_is_reconciled_each_interval() {
+    let (server, admin) = server_with_widgets().await;
+    let reconciler = Widgets::default();
+    let client = operator_client(&server, kubeward_tests::OPERATOR).await;
+    let running = Running::start(
+        Controller::new(reconciler.clone(), client)
+            .skipping_own_status_writes()
+            .with_resync(std::time::Duration::from_millis(300)),
+    );
+    create_widget(&admin, "w", ready()).await;
+    ready_is_stored(&admin, "w").await;
+    // Nothing changes, and passes keep coming: one per interval.
+    kubeward_tests::eventually("three resyncs", || async { reconciler.started("w") >= 4 }).await;
+    running.stop().await;
+}

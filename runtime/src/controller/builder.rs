@@ -135,6 +135,7 @@ pub struct Controller<R: Reconciler> {
     watcher_config: watcher::Config,
     scope: Scope<R::Resource>,
     watch_events: WatchEvents,
+    resync: Option<Duration>,
     shutdown: Option<ShutdownSignal>,
     leader_election: Option<leader::LeaderElection>,
     sync_timeout: Duration,
@@ -160,6 +161,7 @@ impl<R: Reconciler> Controller<R> {
             watcher_config: watcher::Config::default(),
             scope: Scope::cluster(),
             watch_events: WatchEvents::Changes,
+            resync: None,
             shutdown: None,
             leader_election: None,
             sync_timeout: DEFAULT_SYNC_TIMEOUT,
@@ -324,6 +326,16 @@ impl<R: Reconciler> Controller<R> {
     #[must_use]
     pub fn skipping_own_status_writes(mut self) -> Self {
         self.watch_events = WatchEvents::SkipOwnStatusWrites;
+        self
+    }
+
+    /// Runs a pass of every cached object each `interval` as well (controller-runtime's
+    /// `SyncPeriod`), for a reconciler that converges on what it cannot watch (an external
+    /// system). Off by default: passes start on changes, requeues and retries. The first resync
+    /// comes one `interval` after a watch term starts.
+    #[must_use]
+    pub fn with_resync(mut self, interval: Duration) -> Self {
+        self.resync = Some(interval);
         self
     }
 
@@ -578,6 +590,7 @@ impl<R: Reconciler> Controller<R> {
             context: context.clone(),
             watcher_config: self.watcher_config,
             scope: self.scope,
+            resync: self.resync,
             concurrency: self.concurrency,
             grace: self.shutdown_grace,
             sync_timeout: self.sync_timeout,

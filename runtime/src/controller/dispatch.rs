@@ -423,6 +423,12 @@ async fn effects<R: Reconciler>(
                 status::Basis::Current
             };
             let observed_gone = || context.observed_gone(&object);
+            // Its watch event may come before its answer, and is then judged after it.
+            let _writing = context
+                .own_writes
+                .as_ref()
+                .filter(|_| context.skip_own_status_writes)
+                .map(|own| own.writing(object.meta().namespace.as_deref(), &object.name_any()));
             let written =
                 status::write(context.writer(&observed_gone), &*object, basis, &status).await;
             // Only a write the server answered: a version read back may hold someone else's

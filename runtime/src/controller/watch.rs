@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures::{StreamExt, TryStreamExt};
 use kube::Resource;
 use kube::runtime::controller::Config as ControllerConfig;
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
 
@@ -30,6 +30,8 @@ pub(super) struct Watching<R: Reconciler> {
     pub(super) watcher_config: watcher::Config,
     /// Where it watches.
     pub(super) scope: super::scope::Scope<R::Resource>,
+    /// How often every cached object is reconciled besides, if at all.
+    pub(super) resync: Option<Duration>,
     pub(super) concurrency: u16,
     pub(super) grace: Duration,
     /// How long a term may take to list its objects before readiness says why it has not.
@@ -69,15 +71,31 @@ impl<R: Reconciler> Watching<R> {
             // Nothing reads managedFields from the cache; they are often half an object.
             .map_ok(|event| event.modify(|object| object.meta_mut().managed_fields = None));
         let own_writes = self.context.own_writes.clone();
+        // Events of objects with a status write under way are judged once it is answered, off
+        // the watch stream (which keeps delivering to the cache meanwhile); those that are news
+        // start their passes through this channel.
+        let (deferred, judged) = tokio::sync::mpsc::unbounded_channel::<ObjectRef<R::Resource>>();
         let mut first_list = true;
         let objects = reflector::reflector(writer, watch)
             .inspect_ok(move |event| forget_the_gone(&context, event))
             .try_filter_map(move |event| {
-                let decided = triggers(own_writes.as_deref(), &mut first_list, event);
+                let decided = triggers(own_writes.as_ref(), &deferred, &mut first_list, event);
                 futures::future::ready(Ok(decided))
             });
         let mut controller = kube::runtime::Controller::for_stream(objects, store.clone())
             .with_config(ControllerConfig::default().concurrency(self.concurrency));
+        controller = controller.reconcile_on(futures::stream::unfold(judged, |mut judged| async {
+            judged.recv().await.map(|reference| (reference, judged))
+        }));
+        if let Some(interval) = self.resync {
+            let start = tokio::time::Instant::now() + interval;
+            let ticks = tokio::time::interval_at(start, interval);
+            controller =
+                controller.reconcile_all_on(futures::stream::unfold(ticks, |mut ticks| async {
+                    ticks.tick().await;
+                    Some(((), ticks))
+                }));
+        }
         for relation in self.context.relations.iter() {
             let failures = self.failures.clone();
             let triggers = relation
@@ -179,9 +197,12 @@ impl<R: Reconciler> Watching<R> {
 }
 
 /// Whether `event` starts a pass, with `own_writes` the controller's ledger (`None`: every event
-/// does) and `first_list` whether the term's first list is under way (it starts every pass).
-fn triggers<K: Resource>(
-    own_writes: Option<&crate::relations::Ledger>,
+/// does) and `first_list` whether the term's first list is under way (it starts every pass). The
+/// event of an object with a status write of the controller's under way is judged once the
+/// write is answered, and sent to `deferred` if it is news.
+fn triggers<K: Resource<DynamicType = ()> + Send + Sync + 'static>(
+    own_writes: Option<&Arc<crate::relations::Ledger>>,
+    deferred: &tokio::sync::mpsc::UnboundedSender<ObjectRef<K>>,
     first_list: &mut bool,
     event: watcher::Event<K>,
 ) -> Option<K> {
@@ -209,6 +230,26 @@ fn triggers<K: Resource>(
             );
             Some(object)
         }
+        watcher::Event::Apply(object)
+            if own.is_writing(
+                object.meta().namespace.as_deref(),
+                object.meta().name.as_deref().unwrap_or_default(),
+            ) =>
+        {
+            let (own, deferred) = (own.clone(), deferred.clone());
+            tokio::spawn(async move {
+                let meta = object.meta();
+                own.settled(
+                    meta.namespace.as_deref(),
+                    meta.name.as_deref().unwrap_or_default(),
+                )
+                .await;
+                if let Some(object) = news(&own, object) {
+                    let _ = deferred.send(ObjectRef::from_obj(&object));
+                }
+            });
+            None
+        }
         watcher::Event::InitApply(object) | watcher::Event::Apply(object) => news(own, object),
         // A deletion is seen by the controller loop through its cache.
         watcher::Event::Delete(_) => None,
@@ -216,9 +257,7 @@ fn triggers<K: Resource>(
 }
 
 /// `object` if its version is not one the watch already saw or the controller's own status
-/// write stored. Not waiting for a write under way (that would hold up the cache, and the
-/// delete events the runtime reads from it): a write's event that comes before its answer
-/// starts a pass.
+/// write stored.
 fn news<K: Resource>(own: &crate::relations::Ledger, object: K) -> Option<K> {
     let meta = object.meta();
     let uid = meta.uid.as_deref().unwrap_or_default();
@@ -326,6 +365,7 @@ mod tests {
             context: context.clone(),
             watcher_config: watcher::Config::default(),
             scope: super::super::scope::Scope::cluster(),
+            resync: None,
             concurrency: 4,
             grace: Duration::ZERO,
             sync_timeout: super::super::health::DEFAULT_SYNC_TIMEOUT,

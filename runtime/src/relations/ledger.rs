@@ -101,6 +101,13 @@ impl Ledger {
         }
     }
 
+    /// Whether a write of the controller's to the object `name` in `namespace` is under way.
+    pub(crate) fn is_writing(&self, namespace: Option<&str>, name: &str) -> bool {
+        self.inner()
+            .writing
+            .contains_key(&object_key(namespace, name))
+    }
+
     /// Waits (at most [`WRITE_WAIT`]) until no write of the controller's to the object `name` in
     /// `namespace` is under way.
     pub(crate) async fn settled(&self, namespace: Option<&str>, name: &str) {
