@@ -212,16 +212,14 @@ fn triggers<K: Resource<DynamicType = ()> + Send + Sync + 'static>(
             _ => None,
         };
     };
-    match event {
-        watcher::Event::Init => {
-            own.relist_started();
-            None
-        }
-        watcher::Event::InitDone => {
-            own.relist_done();
+    if own.follow_relist(&event) {
+        if matches!(event, watcher::Event::InitDone) {
             *first_list = false;
-            None
         }
+        return None;
+    }
+    match event {
+        watcher::Event::Init | watcher::Event::InitDone => None,
         watcher::Event::InitApply(object) if *first_list => {
             let meta = object.meta();
             own.observe(

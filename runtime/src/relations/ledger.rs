@@ -142,6 +142,17 @@ impl Ledger {
         self.inner().seen.remove(&hash(uid)) != Some(Seen::DeletedByController)
     }
 
+    /// Follows a relist through `event`: its start (`Init`) and its end (`InitDone`, which
+    /// forgets the objects it did not list). Whether `event` was one of those two.
+    pub(crate) fn follow_relist<K>(&self, event: &kube::runtime::watcher::Event<K>) -> bool {
+        match event {
+            kube::runtime::watcher::Event::Init => self.relist_started(),
+            kube::runtime::watcher::Event::InitDone => self.relist_done(),
+            _ => return false,
+        }
+        true
+    }
+
     /// A relist starts: objects it does not list are forgotten at its end.
     pub(crate) fn relist_started(&self) {
         self.inner().listing = Some(HashSet::new());

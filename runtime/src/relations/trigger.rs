@@ -96,15 +96,11 @@ where
 /// The object of `event` if the event is news to `ledger` (see [`Ledger`]), judged once any
 /// write of the controller's to that object is answered.
 async fn news<M: Resource>(ledger: &Ledger, event: watcher::Event<M>) -> Option<M> {
+    if ledger.follow_relist(&event) {
+        return None;
+    }
     match event {
-        watcher::Event::Init => {
-            ledger.relist_started();
-            None
-        }
-        watcher::Event::InitDone => {
-            ledger.relist_done();
-            None
-        }
+        watcher::Event::Init | watcher::Event::InitDone => None,
         watcher::Event::Apply(object) | watcher::Event::InitApply(object) => {
             ledger
                 .settled(object.meta().namespace.as_deref(), &object.name_any())
