@@ -32,6 +32,8 @@ pub enum NameKind {
     Finalizer,
     /// A step name (a metric label value): lowercase letters, digits, `_` and `-`, at most 63 bytes.
     StepName,
+    /// A label or annotation key: a qualified name.
+    MetadataKey,
 }
 
 impl NameKind {
@@ -45,6 +47,7 @@ impl NameKind {
             NameKind::ControllerName => "controller name",
             NameKind::Finalizer => "finalizer",
             NameKind::StepName => "step name",
+            NameKind::MetadataKey => "label or annotation key",
         }
     }
 
@@ -70,7 +73,9 @@ impl NameKind {
             NameKind::EventAction => {
                 required(value).or_else(|| event_field_max(value, EVENT_ACTION_MAX_BYTES))
             }
-            NameKind::ControllerName | NameKind::Finalizer => qualified_name_problem(value),
+            NameKind::ControllerName | NameKind::Finalizer | NameKind::MetadataKey => {
+                qualified_name_problem(value)
+            }
             NameKind::StepName => {
                 max_bytes(value, STEP_NAME_MAX_BYTES).or_else(|| step_name_problem(value))
             }

@@ -23,11 +23,12 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::Resource;
 use kube::api::{DeleteParams, Patch, PatchParams};
-use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::observe::{ChildOperation, ChildWriteRecord, Observers, ReconcileObserver};
 use crate::relations::{KindName, Ledger, Relations};
 
 /// The label every child written through [`Pass::apply_child`](crate::Pass::apply_child)
@@ -139,9 +140,21 @@ pub(crate) struct ChildWriter {
     pub(crate) owner: OwnerReference,
     /// The pass's object's namespace.
     pub(crate) namespace: Option<String>,
+    /// Told of every write ([`ChildWriteRecord`]).
+    pub(crate) observers: Observers,
 }
 
 impl ChildWriter {
+    /// Tells the observers of a write of a child of kind `C`.
+    fn record<C: Resource<DynamicType = ()>>(&self, operation: ChildOperation, succeeded: bool) {
+        self.observers.child_written(&ChildWriteRecord {
+            controller: self.field_manager.clone(),
+            kind: C::kind(&()).into(),
+            operation,
+            succeeded,
+        });
+    }
+
     fn ledger<C: Resource<DynamicType = ()>>(&self) -> Result<&Arc<Ledger>, ChildError> {
         let kind = KindName::of::<C>();
         self.owned
@@ -187,13 +200,13 @@ impl ChildWriter {
         let request = kube::core::Request::new(C::url_path(&(), namespace.as_deref()));
         let params = PatchParams::apply(&self.field_manager).force();
         let _writing = ledger.writing(namespace.as_deref(), &name);
-        let stored: C = self
+        let stored = self
             .client
-            .request(request.patch(&name, &params, &Patch::Apply(&child))?)
-            .await?;
-        if let (Some(uid), Some(version)) = (stored.uid(), stored.resource_version()) {
-            ledger.wrote(&uid, &version);
-        }
+            .request::<C>(request.patch(&name, &params, &Patch::Apply(&child))?)
+            .await;
+        self.record::<C>(ChildOperation::Apply, stored.is_ok());
+        let stored = stored?;
+        ledger.wrote(stored.meta());
         Ok(stored)
     }
 
@@ -211,16 +224,18 @@ impl ChildWriter {
             .client
             .request::<serde_json::Value>(request.delete(name, &DeleteParams::default())?)
             .await;
+        let gone = matches!(&answer, Err(kube::Error::Api(status)) if status.code == 404);
+        self.record::<C>(ChildOperation::Delete, answer.is_ok() || gone);
         let answer = match answer {
             Ok(answer) => answer,
-            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(false),
+            Err(_) if gone => return Ok(false),
             Err(error) => return Err(error.into()),
         };
         let uid = ["/metadata/uid", "/details/uid"]
             .iter()
             .find_map(|pointer| answer.pointer(pointer)?.as_str());
         if let Some(uid) = uid.filter(|uid| !uid.is_empty()) {
-            ledger.deleted(uid);
+            ledger.deleted(self.namespace.as_deref(), uid);
         }
         Ok(true)
     }
@@ -275,12 +290,16 @@ impl ChildWriter {
             };
             match api.delete(&name, &params).await {
                 Ok(_) => {
-                    ledger.deleted(&uid);
+                    self.record::<C>(ChildOperation::Prune, true);
+                    ledger.deleted(child.metadata.namespace.as_deref(), &uid);
                     deleted += 1;
                 }
                 // Gone already, or replaced by a new child of that name: not this one to delete.
                 Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {}
-                Err(error) => return Err(error.into()),
+                Err(error) => {
+                    self.record::<C>(ChildOperation::Prune, false);
+                    return Err(error.into());
+                }
             }
         }
         Ok(deleted)

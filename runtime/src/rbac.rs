@@ -91,8 +91,11 @@ pub fn rules<R: crate::Reconciler>(
 }
 
 /// A Role of `rules` named `name` in `namespace` and a RoleBinding of it (same name) to the
-/// service account `service_account` of that namespace: what a controller run
-/// [`in_namespace`](crate::controller::Controller::in_namespace) needs instead of a ClusterRole.
+/// service account `service_account` of namespace `service_account_namespace` (where the
+/// controller's pod runs): what a controller run
+/// [`in_namespace`](crate::controller::Controller::in_namespace) needs instead of a ClusterRole,
+/// and — once per namespace — one run
+/// [`in_namespaces`](crate::controller::Controller::in_namespaces).
 ///
 /// ```
 /// let rules = vec![k8s_openapi::api::rbac::v1::PolicyRule {
@@ -101,14 +104,21 @@ pub fn rules<R: crate::Reconciler>(
 ///     verbs: vec!["list".into(), "watch".into()],
 ///     ..Default::default()
 /// }];
-/// let (role, binding) = kubeward::rbac::namespaced("rollouts", "demo", rules, "rollouts");
-/// assert_eq!(role.metadata.namespace.as_deref(), Some("demo"));
-/// assert_eq!(binding.role_ref.kind, "Role");
+/// // The operator runs in `operators`, and reconciles `team-a` and `team-b`.
+/// for namespace in ["team-a", "team-b"] {
+///     let (role, binding) =
+///         kubeward::rbac::namespaced("rollouts", namespace, rules.clone(), "operators", "rollouts");
+///     assert_eq!(role.metadata.namespace.as_deref(), Some(namespace));
+///     assert_eq!(binding.role_ref.kind, "Role");
+///     let subject = &binding.subjects.as_ref().unwrap()[0];
+///     assert_eq!(subject.namespace.as_deref(), Some("operators"));
+/// }
 /// ```
 pub fn namespaced(
     name: &str,
     namespace: &str,
     rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule>,
+    service_account_namespace: &str,
     service_account: &str,
 ) -> (
     k8s_openapi::api::rbac::v1::Role,
@@ -136,7 +146,7 @@ pub fn namespaced(
         subjects: Some(vec![Subject {
             kind: "ServiceAccount".to_owned(),
             name: service_account.to_owned(),
-            namespace: Some(namespace.to_owned()),
+            namespace: Some(service_account_namespace.to_owned()),
             ..Subject::default()
         }]),
     };

@@ -189,7 +189,8 @@ fn requests_per_lifecycle() {
             anchor.writes()
         );
     }
-    let per_object = |l: &Lifecycle| l.total.per_object("workloads").total() as f64 / n as f64;
+    let per_object =
+        |l: &Lifecycle| l.total.per_object(&["workloads", "configmaps"]).total() as f64 / n as f64;
     let floor = minimum.total() as f64 / n as f64;
     let steady = |l: &Lifecycle| {
         l.phases

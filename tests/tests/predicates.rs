@@ -1,36 +1,30 @@
-//! Which watch events of the resource start a pass: every change, including the controller's
-//! own status write (a reconciler may count on it to run its next stage), but not a relist's
-//! event of an object that did not move; with `skipping_own_status_writes` not the
-//! controller's own status writes either, while a change by anyone else (spec, labels, another
-//! writer's status) still does. Passes are counted through the reconciler (each `apply`
-//! call), the controller run as its generated RBAC.
+//! Which watch events of the resource start a pass. By default a change of what the reconciler
+//! reads: the spec (generation), the finalizers, the deletion timestamp and its labels and
+//! annotations — every one, or those it declares in `reads(..)`. A status write (the
+//! controller's own or anyone else's) starts none, nor does a relist's event of an object that
+//! did not change. `with_every_change` starts one for every change (status writes too). Passes
+//! are counted through the reconciler (each `apply` call), the controller run as its generated
+//! RBAC.
 
 use std::sync::Arc;
 
 use kube::api::{Patch, PatchParams};
 use kubeward::controller::Controller;
+use kubeward::{Action, Pass};
 use kubeward_tests::{
-    Mode, Recording, Running, WidgetSpec, Widgets, create_widget, operator_client, recorder,
-    server_with_widgets, settles_at, widgets, write_conditions,
+    Mode, Recording, Running, Widget, WidgetError, WidgetSpec, Widgets, create_widget,
+    operator_client, recorder, server_with_widgets, set_spec, settles_at, widgets,
+    write_conditions,
 };
 
 fn ready() -> WidgetSpec {
     WidgetSpec::ready(Mode::Complete, "True", "Applied", "converged")
 }
 
-async fn run(
-    server: &kubeward_testing::Cluster,
-    widgets: &Widgets,
-    skip_own_status_writes: bool,
-) -> Running {
-    let client = operator_client(server, kubeward_tests::OPERATOR).await;
-    let mut controller = Controller::new(widgets.clone(), client.clone())
+fn controller(client: &kube::Client, widgets: &Widgets) -> Controller<Widgets> {
+    Controller::new(widgets.clone(), client.clone())
         .with_observer(Arc::new(Recording::default()))
-        .with_event_recorder(recorder(&client));
-    if skip_own_status_writes {
-        controller = controller.skipping_own_status_writes();
-    }
-    Running::start(controller)
+        .with_event_recorder(recorder(client))
 }
 
 async fn ready_is_stored(client: &kube::Client, name: &str) {
@@ -45,39 +39,122 @@ async fn ready_is_stored(client: &kube::Client, name: &str) {
     .await;
 }
 
+async fn merge_metadata(client: &kube::Client, name: &str, metadata: serde_json::Value) {
+    widgets(client)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&serde_json::json!({ "metadata": metadata })),
+        )
+        .await
+        .expect("metadata patch");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn skipping_own_status_writes_the_controllers_write_starts_no_pass() {
+async fn by_default_status_writes_start_no_pass_and_spec_labels_and_annotations_do() {
     let (server, admin) = server_with_widgets().await;
     let reconciler = Widgets::default();
-    let running = run(&server, &reconciler, true).await;
+    let client = operator_client(&server, kubeward_tests::OPERATOR).await;
+    let running = Running::start(controller(&client, &reconciler));
     create_widget(&admin, "w", ready()).await;
     ready_is_stored(&admin, "w").await;
-    settles_at("passes of w", || reconciler.started("w"), 1).await;
-
-    // Another writer's status: a pass, which writes Ready back (its own write: no pass).
-    write_conditions(&admin, "w", serde_json::json!([])).await;
-    ready_is_stored(&admin, "w").await;
+    // The first pass stored a transition (Ready added) and awaits a change: it is run once more,
+    // as its own write's event would have; that event itself starts none.
     settles_at("passes of w", || reconciler.started("w"), 2).await;
 
-    // A label: a pass.
-    let label = serde_json::json!({ "metadata": { "labels": { "team": "a" } } });
-    widgets(&admin)
-        .patch("w", &PatchParams::default(), &Patch::Merge(&label))
-        .await
-        .expect("label");
+    // Widgets declares no `reads`: every label and annotation counts.
+    merge_metadata(
+        &admin,
+        "w",
+        serde_json::json!({ "labels": { "team": "a" } }),
+    )
+    .await;
     settles_at("passes of w", || reconciler.started("w"), 3).await;
+    merge_metadata(
+        &admin,
+        "w",
+        serde_json::json!({ "annotations": { "note": "x" } }),
+    )
+    .await;
+    settles_at("passes of w", || reconciler.started("w"), 4).await;
+
+    // The spec: a new generation (Ready's observedGeneration moves; no transition, no second
+    // pass).
+    let mut spec = ready();
+    spec.requeue_ms = Some(60_000);
+    spec.mode = Mode::Complete;
+    set_spec(&admin, "w", &spec).await;
+    settles_at("passes of w", || reconciler.started("w"), 5).await;
+
+    // Another writer's status: no pass (Ready stays as that writer left it).
+    write_conditions(&admin, "w", serde_json::json!([])).await;
+    settles_at("passes of w", || reconciler.started("w"), 5).await;
+    let stored = widgets(&admin).get("w").await.expect("get");
+    assert!(stored.status.is_none_or(|s| s.conditions.is_empty()));
+    running.stop().await;
+}
+
+/// Counts its passes; declares the one label and the one annotation it reads.
+#[kubeward::reconciler(
+    resource = Widget,
+    controller = "test.kubeward.dev/readers",
+    kstatus = false,
+    reads(labels("team"), annotations("test.kubeward.dev/approved")),
+)]
+async fn readers(_: &Widget, _: &mut Pass<Widget>) -> Result<Action, WidgetError> {
+    PASSES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    Ok(Action::await_change())
+}
+
+static PASSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_declared_labels_and_annotations_start_passes() {
+    let (server, admin) = server_with_widgets().await;
+    let client = server
+        .service_account_client("default", "readers", Readers::rbac_rules(false))
+        .await
+        .expect("the generated RBAC is stored");
+    let running = Running::start(Readers.controller(client).without_events());
+    let passes = || PASSES.load(std::sync::atomic::Ordering::SeqCst);
+    create_widget(&admin, "w", WidgetSpec::default()).await;
+    settles_at("passes", passes, 1).await;
+
+    for undeclared in [
+        serde_json::json!({ "labels": { "other": "x" } }),
+        serde_json::json!({ "annotations": { "test.kubeward.dev/other": "x" } }),
+    ] {
+        merge_metadata(&admin, "w", undeclared).await;
+    }
+    settles_at("passes after undeclared keys", passes, 1).await;
+
+    merge_metadata(
+        &admin,
+        "w",
+        serde_json::json!({ "labels": { "team": "a" } }),
+    )
+    .await;
+    settles_at("passes after the declared label", passes, 2).await;
+    let approved = serde_json::json!({ "annotations": { "test.kubeward.dev/approved": "1" } });
+    merge_metadata(&admin, "w", approved).await;
+    settles_at("passes after the declared annotation", passes, 3).await;
     running.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn by_default_the_own_status_write_starts_a_pass() {
+async fn with_every_change_the_own_status_write_starts_a_pass() {
     let (server, admin) = server_with_widgets().await;
     let reconciler = Widgets::default();
-    let running = run(&server, &reconciler, false).await;
+    let client = operator_client(&server, kubeward_tests::OPERATOR).await;
+    let running = Running::start(controller(&client, &reconciler).with_every_change());
     create_widget(&admin, "w", ready()).await;
     ready_is_stored(&admin, "w").await;
     // The pass that wrote Ready, and the one its write's event started.
     settles_at("passes of w", || reconciler.started("w"), 2).await;
+    // Another writer's status starts one too (which writes Ready back: one more).
+    write_conditions(&admin, "w", serde_json::json!([])).await;
+    ready_is_stored(&admin, "w").await;
+    settles_at("passes of w", || reconciler.started("w"), 4).await;
     running.stop().await;
 }
 
@@ -94,7 +171,8 @@ fn widget_lists(server: &kubeward_testing::Cluster) -> usize {
 async fn a_relist_starts_no_pass_for_an_object_that_did_not_move() {
     let (server, admin) = server_with_widgets().await;
     let reconciler = Widgets::default();
-    let running = run(&server, &reconciler, false).await;
+    let client = operator_client(&server, kubeward_tests::OPERATOR).await;
+    let running = Running::start(controller(&client, &reconciler).with_every_change());
     for name in ["a", "b"] {
         create_widget(&admin, name, ready()).await;
         ready_is_stored(&admin, name).await;
@@ -111,11 +189,12 @@ async fn a_relist_starts_no_pass_for_an_object_that_did_not_move() {
     assert_eq!(reconciler.started("b"), 2);
 
     // A change after the relist still starts its pass.
-    let label = serde_json::json!({ "metadata": { "labels": { "team": "a" } } });
-    widgets(&admin)
-        .patch("a", &PatchParams::default(), &Patch::Merge(&label))
-        .await
-        .expect("label");
+    merge_metadata(
+        &admin,
+        "a",
+        serde_json::json!({ "labels": { "team": "a" } }),
+    )
+    .await;
     settles_at("passes of a", || reconciler.started("a"), 3).await;
     assert_eq!(reconciler.started("b"), 2);
     running.stop().await;
@@ -128,7 +207,6 @@ async fn with_resync_every_object_is_reconciled_each_interval() {
     let client = operator_client(&server, kubeward_tests::OPERATOR).await;
     let running = Running::start(
         Controller::new(reconciler.clone(), client)
-            .skipping_own_status_writes()
             .with_resync(std::time::Duration::from_millis(300)),
     );
     create_widget(&admin, "w", ready()).await;

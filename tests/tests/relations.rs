@@ -320,9 +320,63 @@ async fn namespace(admin: &kube::Client, name: &str) {
     }
 }
 
+/// Stores the Role and RoleBinding of the generated rules in `namespace`, bound to the service
+/// account `parents` of `service_account_namespace`.
+async fn bind_generated_role(
+    admin: &kube::Client,
+    namespace: &str,
+    service_account_namespace: &str,
+) {
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    let (role, binding) = kubeward::rbac::namespaced(
+        "parents",
+        namespace,
+        Parents::rbac_rules(false),
+        service_account_namespace,
+        "parents",
+    );
+    Api::<Role>::namespaced(admin.clone(), namespace)
+        .create(&PostParams::default(), &role)
+        .await
+        .expect("role");
+    Api::<RoleBinding>::namespaced(admin.clone(), namespace)
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("binding");
+}
+
+/// Creates a widget in each of `namespaces`, named after its namespace.
+async fn widget_in_each(admin: &kube::Client, namespaces: &[&str]) {
+    for namespace in namespaces {
+        let mut widget = Widget::new(namespace, WidgetSpec::default());
+        widget.metadata.namespace = Some((*namespace).into());
+        Api::<Widget>::namespaced(admin.clone(), namespace)
+            .create(&PostParams::default(), &widget)
+            .await
+            .expect("widget");
+    }
+}
+
+/// How many of the requests of `user` the server refused (403).
+fn refused(server: &Cluster, user: &str) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.user == user && r.status == 403)
+        .count()
+}
+
+/// Asserts that `client` may not list widgets in the whole cluster (a 403).
+async fn refused_cluster_wide(client: kube::Client) {
+    let everywhere = Api::<Widget>::all(client).list(&Default::default()).await;
+    assert!(
+        matches!(&everywhere, Err(kube::Error::Api(status)) if status.code == 403),
+        "{everywhere:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_one_namespace_the_controller_and_its_relations_need_only_a_role_there() {
-    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
     let (server, admin) = server_with_widgets().await;
     for name in ["team-a", "team-b"] {
         namespace(&admin, name).await;
@@ -333,16 +387,7 @@ async fn in_one_namespace_the_controller_and_its_relations_need_only_a_role_ther
         .service_account_client("team-a", "parents", Vec::new())
         .await
         .expect("service account");
-    let (role, binding) =
-        kubeward::rbac::namespaced("parents", "team-a", Parents::rbac_rules(false), "parents");
-    Api::<Role>::namespaced(admin.clone(), "team-a")
-        .create(&PostParams::default(), &role)
-        .await
-        .expect("role");
-    Api::<RoleBinding>::namespaced(admin.clone(), "team-a")
-        .create(&PostParams::default(), &binding)
-        .await
-        .expect("binding");
+    bind_generated_role(&admin, "team-a", "team-a").await;
     let started = Started::default();
     let running = Running::start(
         Controller::new(
@@ -354,14 +399,7 @@ async fn in_one_namespace_the_controller_and_its_relations_need_only_a_role_ther
         .in_namespace("team-a")
         .with_shutdown_grace(Duration::from_millis(200)),
     );
-    for namespace in ["team-a", "team-b"] {
-        let mut widget = Widget::new(namespace, WidgetSpec::default());
-        widget.metadata.namespace = Some(namespace.into());
-        Api::<Widget>::namespaced(admin.clone(), namespace)
-            .create(&PostParams::default(), &widget)
-            .await
-            .expect("widget");
-    }
+    widget_in_each(&admin, &["team-a", "team-b"]).await;
     let children: Api<ConfigMap> = Api::namespaced(admin.clone(), "team-a");
     stored(&children, &child_name("team-a"), "the child in team-a").await;
     passes_settle_at(&started, "team-a", 1).await;
@@ -383,21 +421,108 @@ async fn in_one_namespace_the_controller_and_its_relations_need_only_a_role_ther
     running.stop().await;
 
     let user = "system:serviceaccount:team-a:parents";
-    let refused = |server: &Cluster| {
+    assert_eq!(
+        refused(&server, user),
+        0,
+        "the controller was refused something"
+    );
+    // Outside its namespace the identity holds nothing.
+    refused_cluster_wide(client).await;
+    assert_eq!(refused(&server, user), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_list_of_namespaces_each_is_watched_with_a_role_there_and_a_relist_keeps_the_others() {
+    let (server, admin) = server_with_widgets().await;
+    for name in ["operators", "team-a", "team-b", "team-c"] {
+        namespace(&admin, name).await;
+    }
+    // The operator runs in `operators`; it holds the generated rules as a Role in team-a and
+    // team-b, and nothing else.
+    let client = server
+        .service_account_client("operators", "parents", Vec::new())
+        .await
+        .expect("service account");
+    for team in ["team-a", "team-b"] {
+        bind_generated_role(&admin, team, "operators").await;
+    }
+    let started = Started::default();
+    let running = Running::start(
+        Controller::new(
+            Parents {
+                started: started.clone(),
+            },
+            client.clone(),
+        )
+        .in_namespaces(["team-a", "team-b"])
+        .with_shutdown_grace(Duration::from_millis(200)),
+    );
+    widget_in_each(&admin, &["team-a", "team-b", "team-c"]).await;
+    for team in ["team-a", "team-b"] {
+        let children: Api<ConfigMap> = Api::namespaced(admin.clone(), team);
+        stored(&children, &child_name(team), "the child").await;
+        passes_settle_at(&started, team, 1).await;
+    }
+    assert_eq!(
+        started.count("team-c"),
+        0,
+        "a widget outside the namespaces"
+    );
+    assert!(
+        Api::<ConfigMap>::namespaced(admin.clone(), "team-c")
+            .get_opt(&child_name("team-c"))
+            .await
+            .expect("get")
+            .is_none()
+    );
+
+    // Each namespace's children are watched: a child deleted in team-b is restored.
+    let children_b: Api<ConfigMap> = Api::namespaced(admin.clone(), "team-b");
+    children_b
+        .delete(&child_name("team-b"), &DeleteParams::default())
+        .await
+        .expect("delete");
+    stored(&children_b, &child_name("team-b"), "the child restored").await;
+    passes_settle_at(&started, "team-b", 2).await;
+    assert_eq!(started.count("team-a"), 1);
+
+    // Every watch expires and relists, one namespace at a time: no object starts a pass, and
+    // the cache still holds both namespaces' widgets (a Secret naming `all` maps to both).
+    let widget_lists = || {
         server
             .requests()
             .iter()
-            .filter(|r| r.user == user && r.status == 403)
+            .filter(|r| r.user == "system:serviceaccount:operators:parents")
+            .filter(|r| r.method == "GET" && !r.is_watch() && r.path.ends_with("/widgets"))
             .count()
     };
-    assert_eq!(refused(&server), 0, "the controller was refused something");
-    // Outside its namespace the identity holds nothing.
-    let everywhere = Api::<Widget>::all(client).list(&Default::default()).await;
-    assert!(
-        matches!(&everywhere, Err(kube::Error::Api(status)) if status.code == 403),
-        "{everywhere:?}"
+    let lists = widget_lists();
+    server.expire_watches();
+    eventually("both namespaces relisted", || async {
+        widget_lists() >= lists + 2
+    })
+    .await;
+    let mut shared = secret("shared", Some("all"));
+    shared.metadata.namespace = Some("team-a".into());
+    eventually("the secret created after the relists", || async {
+        Api::<Secret>::namespaced(admin.clone(), "team-a")
+            .create(&PostParams::default(), &shared)
+            .await
+            .is_ok()
+    })
+    .await;
+    passes_settle_at(&started, "team-a", 2).await;
+    passes_settle_at(&started, "team-b", 3).await;
+    running.stop().await;
+
+    let user = "system:serviceaccount:operators:parents";
+    assert_eq!(
+        refused(&server, user),
+        0,
+        "the controller was refused something"
     );
-    assert_eq!(refused(&server), 1);
+    refused_cluster_wide(client).await;
+    assert_eq!(refused(&server, user), 1);
 }
 
 /// Each labelled Namespace (cluster-scoped) owns a ConfigMap `quota` inside itself.
@@ -577,7 +702,11 @@ async fn names_of_config_maps(client: &kube::Client) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn children_a_pass_no_longer_wants_are_pruned_and_no_others() {
     let (server, admin) = server_with_widgets().await;
-    let running = run_as(&server, "fleet", Fleet, |c| c).await;
+    let registry = prometheus::Registry::new();
+    let running = run_as(&server, "fleet", Fleet, |c| {
+        c.register_metrics(&registry).expect("metrics")
+    })
+    .await;
     let mut widget = Widget::new("f", WidgetSpec::default());
     widget.metadata.annotations = Some(BTreeMap::from([(WANTED.to_owned(), "a,b,c".to_owned())]));
     let widget = widgets_api(&admin)
@@ -604,6 +733,28 @@ async fn children_a_pass_no_longer_wants_are_pruned_and_no_others() {
     })
     .await;
     running.stop().await;
+    // Counted: at least 3 applies for a,b,c and one more of a (f-manual, owned by the widget,
+    // starts a pass of its own, which applies all three again), the 2 prunes, nothing failed.
+    let writes = |operation: &str, result: &str| {
+        kubeward_testing::metric_value(
+            &registry,
+            "kubeward_child_writes_total",
+            &[
+                ("kind", "ConfigMap"),
+                ("operation", operation),
+                ("result", result),
+            ],
+        )
+    };
+    assert!(
+        writes("apply", "ok").is_some_and(|n| n >= 4.0),
+        "{:?}",
+        writes("apply", "ok")
+    );
+    assert_eq!(writes("prune", "ok"), Some(2.0));
+    for operation in ["apply", "delete", "prune"] {
+        assert_eq!(writes(operation, "failed"), Some(0.0), "{operation}");
+    }
 }
 
 fn widgets_api(client: &kube::Client) -> Api<Widget> {

@@ -76,8 +76,8 @@ async fn an_in_doubt_write_of_status_fields_that_did_not_commit_is_retried() {
         stored_status(&server, "w1").await["phase"] == "One"
     })
     .await;
-    // Another writer changes the field; the controller's write putting it back is lost before
-    // it commits.
+    // Another writer changes the field; the controller's write putting it back (in the pass a
+    // label starts) is lost before it commits.
     server.faults().add(
         Fault::new(FaultAction::CloseConnection)
             .method(Method::PATCH)
@@ -93,6 +93,15 @@ async fn an_in_doubt_write_of_status_fields_that_did_not_commit_is_retried() {
         )
         .await
         .expect("status patched");
+    // A status write starts no pass; a label the reconciler reads does.
+    widgets(&client)
+        .patch(
+            "w1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "metadata": { "labels": { "touched": "yes" } } })),
+        )
+        .await
+        .expect("labelled");
     eventually("the field is written back", || async {
         stored_status(&server, "w1").await["phase"] == "One"
     })

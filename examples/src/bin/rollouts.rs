@@ -3,11 +3,11 @@
 //! ```text
 //! rollouts                                  scripted scenario on the embedded API server
 //! rollouts --serve [--kubeconfig-out PATH]  the scenario, then keep serving for kubectl
-//! rollouts run [--kubeconfig PATH] [--metrics-addr ADDR] [--leader-election] [--namespace NS]
+//! rollouts run [--kubeconfig PATH] [--metrics-addr ADDR] [--leader-election] [--namespace NS]...
 //!                                           the operator against a real cluster
 //! rollouts crd                              print the CustomResourceDefinition
-//! rollouts rbac [--leader-election] [--namespace NS]
-//!                                          print the ClusterRole (a Role and RoleBinding in NS)
+//! rollouts rbac [--leader-election] [--namespace NS]... [--service-account-namespace NS]
+//!                                          print the ClusterRole (a Role and RoleBinding per NS)
 //! rollouts alerts [--rules | --tests | --out DIR]
 //!                                           print the PrometheusRule (or the rule file, or its
 //!                                           promtool tests), or write all three to DIR
@@ -62,25 +62,30 @@ enum Command {
         /// `rollouts rbac --leader-election` includes the Lease rule).
         #[arg(long)]
         leader_election: bool,
-        /// The namespace of the Lease (default: --namespace, else `default`).
+        /// The namespace of the Lease (default: the first --namespace, else `default`).
         #[arg(long, value_name = "NAMESPACE")]
         lease_namespace: Option<String>,
-        /// Watch and reconcile the Rollouts of this namespace alone (with the Role that
-        /// `rollouts rbac --namespace` prints); default: the whole cluster.
-        #[arg(long, value_name = "NAMESPACE")]
-        namespace: Option<String>,
+        /// Watch and reconcile the Rollouts of this namespace alone (repeat it for several:
+        /// one watch each), with the Roles that `rollouts rbac --namespace` prints; default:
+        /// the whole cluster.
+        #[arg(long = "namespace", value_name = "NAMESPACE")]
+        namespaces: Vec<String>,
     },
     /// Print the Rollout CustomResourceDefinition as YAML.
     Crd,
     /// Print the ClusterRole the operator needs as YAML (with --namespace, a Role and a
-    /// RoleBinding to the service account `rollouts` in that namespace).
+    /// RoleBinding to the service account `rollouts` in each namespace given).
     Rbac {
         /// Include the Lease rule that --leader-election needs.
         #[arg(long)]
         leader_election: bool,
-        /// For `rollouts run --namespace NAMESPACE`.
-        #[arg(long, value_name = "NAMESPACE")]
-        namespace: Option<String>,
+        /// For `rollouts run --namespace NAMESPACE` (repeat it as there).
+        #[arg(long = "namespace", value_name = "NAMESPACE")]
+        namespaces: Vec<String>,
+        /// The namespace of the service account `rollouts` the bindings name (where the
+        /// operator runs; default: the first --namespace).
+        #[arg(long, value_name = "NAMESPACE", requires = "namespaces")]
+        service_account_namespace: Option<String>,
     },
     /// Print the alert rules generated from the operator's declaration, as a Prometheus Operator
     /// PrometheusRule (`rollouts alerts | kubectl apply -f -`).
@@ -104,35 +109,26 @@ async fn main() -> ExitCode {
         Some(Command::Crd) => print_yaml(&operator::crd()),
         Some(Command::Rbac {
             leader_election,
-            namespace: None,
-        }) => print_yaml(&rbac::cluster_role(leader_election)),
-        Some(Command::Rbac {
-            leader_election,
-            namespace: Some(namespace),
-        }) => {
-            let (role, binding) = rbac::namespaced(leader_election, &namespace);
-            print_yaml(&role).and_then(|()| {
-                println!("---");
-                print_yaml(&binding)
-            })
-        }
+            namespaces,
+            service_account_namespace,
+        }) => print_rbac(leader_election, &namespaces, service_account_namespace),
         Some(Command::Alerts { rules, tests, out }) => alerts(rules, tests, out.as_deref()),
         Some(Command::Run {
             kubeconfig,
             metrics_addr,
             leader_election,
             lease_namespace,
-            namespace,
+            namespaces,
         }) => {
             let lease_namespace = lease_namespace
-                .or_else(|| namespace.clone())
+                .or_else(|| namespaces.first().cloned())
                 .unwrap_or_else(|| "default".to_owned());
             run(
                 kubeconfig,
                 metrics_addr,
                 leader_election,
                 &lease_namespace,
-                namespace,
+                namespaces,
             )
             .await
         }
@@ -159,6 +155,29 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 fn print_yaml(value: &impl serde::Serialize) -> Result<(), BoxError> {
     let value = serde_json::to_value(value)?;
     print!("{}", to_yaml(&value));
+    Ok(())
+}
+
+/// The ClusterRole, or a Role and RoleBinding per namespace (YAML documents).
+fn print_rbac(
+    leader_election: bool,
+    namespaces: &[String],
+    service_account_namespace: Option<String>,
+) -> Result<(), BoxError> {
+    let Some(first) = namespaces.first() else {
+        return print_yaml(&rbac::cluster_role(leader_election));
+    };
+    let service_account_namespace = service_account_namespace.unwrap_or_else(|| first.clone());
+    for (index, namespace) in namespaces.iter().enumerate() {
+        let (role, binding) =
+            rbac::namespaced(leader_election, namespace, &service_account_namespace);
+        if index > 0 {
+            println!("---");
+        }
+        print_yaml(&role)?;
+        println!("---");
+        print_yaml(&binding)?;
+    }
     Ok(())
 }
 
@@ -229,7 +248,7 @@ async fn run(
     metrics_addr: Option<SocketAddr>,
     leader_election: bool,
     lease_namespace: &str,
-    namespace: Option<String>,
+    namespaces: Vec<String>,
 ) -> Result<(), BoxError> {
     let client = match kubeconfig {
         Some(path) => {
@@ -248,7 +267,7 @@ async fn run(
     let options = OperatorOptions {
         instance: Some(identity),
         leader_election: leader_election.then(|| LeaseOptions::new(lease_namespace)),
-        namespace,
+        namespaces,
         ..OperatorOptions::default()
     };
     let Operator {

@@ -20,9 +20,9 @@ pub struct OperatorOptions {
     pub instance: Option<String>,
     /// Reconcile only while holding the Lease [`LEASE_NAME`] in this namespace.
     pub leader_election: Option<LeaseOptions>,
-    /// Watch and reconcile the Rollouts (and their ConfigMaps) of this namespace alone, with a
-    /// Role there ([`rbac::namespaced`](super::rbac::namespaced)); `None` for the whole cluster.
-    pub namespace: Option<String>,
+    /// Watch and reconcile the Rollouts (and their ConfigMaps) of these namespaces alone, with a
+    /// Role in each ([`rbac::namespaced`](super::rbac::namespaced)); none for the whole cluster.
+    pub namespaces: Vec<String>,
 }
 
 /// The name of the operator's Lease.
@@ -58,7 +58,7 @@ impl Default for OperatorOptions {
             event_flush_interval: kubeward::events::DEFAULT_FLUSH_INTERVAL,
             instance: None,
             leader_election: None,
-            namespace: None,
+            namespaces: Vec::new(),
         }
     }
 }
@@ -90,15 +90,12 @@ impl Operator {
             .with_stage_delay(options.stage_delay)
             .controller(client.clone())
             .with_event_flush_interval(options.event_flush_interval)
-            // Every stage returns the action it needs (`requeue` to go on): the operator's own
-            // status writes need not start passes.
-            .skipping_own_status_writes()
             .register_metrics(&registry)?;
         if let Some(instance) = &options.instance {
             controller = controller.with_reporting_instance(instance.clone());
         }
-        if let Some(namespace) = &options.namespace {
-            controller = controller.in_namespace(namespace.clone());
+        if !options.namespaces.is_empty() {
+            controller = controller.in_namespaces(options.namespaces.iter().cloned());
         }
         if let Some(lease) = &options.leader_election {
             let identity = options

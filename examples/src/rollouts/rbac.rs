@@ -45,12 +45,18 @@ pub fn cluster_role(leader_election: bool) -> ClusterRole {
 pub const SERVICE_ACCOUNT: &str = "rollouts";
 
 /// The Role with [`rules`] in `namespace` and its RoleBinding to the service account
-/// [`SERVICE_ACCOUNT`] there: what `rollouts run --namespace NAMESPACE` needs.
-pub fn namespaced(leader_election: bool, namespace: &str) -> (Role, RoleBinding) {
+/// [`SERVICE_ACCOUNT`] of `service_account_namespace` (where the operator runs): what
+/// `rollouts run --namespace NAMESPACE` needs in each namespace it is given.
+pub fn namespaced(
+    leader_election: bool,
+    namespace: &str,
+    service_account_namespace: &str,
+) -> (Role, RoleBinding) {
     kubeward::rbac::namespaced(
         ROLE_NAME,
         namespace,
         rules(leader_election),
+        service_account_namespace,
         SERVICE_ACCOUNT,
     )
 }

@@ -102,6 +102,9 @@ impl Rollouts {
     conditions(UpToDate),
     info(image = "spec.image"),
     owns(ConfigMap),
+    // The one annotation a pass reads: its change (an approval) starts a pass; a change of any
+    // other label or annotation, or of the status, starts none.
+    reads(annotations("demo.kubeward.dev/approved-generation")),
 )]
 impl Rollouts {
     async fn apply(&self, rollout: &Rollout, pass: &mut Pass<Rollout>) -> Result<Action, Error> {

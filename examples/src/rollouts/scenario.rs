@@ -71,7 +71,7 @@ impl ScenarioOptions {
             event_flush_interval: self.event_flush_interval,
             instance: Some("scenario".into()),
             leader_election: self.leader_election.clone(),
-            namespace: None,
+            namespaces: Vec::new(),
         }
     }
 }

@@ -21,10 +21,11 @@ const KEYS: &[&str] = &[
     "kstatus",
     "owns",
     "watches",
+    "reads",
     "crate",
 ];
 
-/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), steps(..), error = .., info(..), timeout = "..", kstatus(..), owns(..), watches(..).., crate = "..")]`
+/// `#[reconciler(resource = .., controller = "..", finalizer = "..", conditions(..), steps(..), error = .., info(..), timeout = "..", kstatus(..), owns(..), watches(..).., reads(..), crate = "..")]`
 pub(crate) struct Args {
     pub resource: Option<Type>,
     pub controller: Option<LitStr>,
@@ -40,6 +41,8 @@ pub(crate) struct Args {
     pub kstatus: Option<Kstatus>,
     /// `owns(..)` and each `watches(..)`.
     pub relations: super::relations::Relations,
+    /// `reads(labels(..), annotations(..))`; `None`: every label and annotation.
+    pub reads: Option<super::reads::Reads>,
     pub krate: Path,
 }
 
@@ -70,6 +73,7 @@ impl Args {
             timeout: None,
             kstatus: None,
             relations: super::relations::Relations::default(),
+            reads: None,
             krate: util::default_crate(),
         };
         let mut seen: Vec<String> = Vec::new();
@@ -105,6 +109,7 @@ impl Args {
                 "owns" => out.relations.parse_owns(&meta, errors)?,
                 // One `watches(..)` per related kind: the key repeats.
                 "watches" => return out.relations.parse_watches(&meta, errors),
+                "reads" => out.reads = Some(super::reads::Reads::parse(&meta, errors)?),
                 "crate" => out.krate = util::crate_path(&meta.value()?.parse()?)?,
                 _ => {
                     errors.push(meta.error(util::unknown_key("key", &key, KEYS)));

@@ -75,6 +75,7 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
     let (kstatus, gates) = expand_kstatus(args.kstatus.as_ref(), krate);
     let info = super::info::expand(&args.info, krate);
     let relations = args.relations.expand(krate);
+    let reads = args.reads.as_ref().map(|reads| reads.expand(krate));
     let steps = &checked.steps;
     let step_fns: Vec<Path> = args.steps.iter().map(step_fn_const).collect();
     let unique_steps = unique_step_fns(model, checked);
@@ -200,6 +201,7 @@ pub(crate) fn expand(model: &Reconciler, checked: &Checked) -> TokenStream {
             #timeout
             #kstatus
             #relations
+            #reads
             #hooks
         }
         #gates

@@ -6,6 +6,7 @@ mod attr;
 mod expand;
 mod hooks;
 mod info;
+mod reads;
 mod relations;
 mod valid;
 

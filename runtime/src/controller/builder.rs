@@ -18,6 +18,7 @@ use super::context::Context;
 use super::effects::{Effects, SETTLE_TIMEOUT};
 use super::health::{ControllerState, DEFAULT_SYNC_TIMEOUT};
 use super::memory::ObjectMemory;
+use super::predicate::Starts;
 use super::scope::Scope;
 use super::watch::{TermEnd, Watching};
 use super::watch_failures::WatchFailures;
@@ -57,18 +58,6 @@ pub enum ControllerError {
     /// Two vocabularies of [`Reconciler::CONDITIONS`] declare the same condition type.
     #[error(transparent)]
     DuplicateConditionType(#[from] crate::vocabulary::DuplicateConditionType),
-}
-
-/// Which watch events of the resource start a pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum WatchEvents {
-    /// Every one ([`Controller::with_every_watch_event`]).
-    Every,
-    /// Every change: not a relist's event of an unchanged object (the default).
-    Changes,
-    /// Every change but the controller's own status writes
-    /// ([`Controller::skipping_own_status_writes`]).
-    SkipOwnStatusWrites,
 }
 
 /// How a controller publishes its events.
@@ -134,7 +123,7 @@ pub struct Controller<R: Reconciler> {
     clock: SharedClock,
     watcher_config: watcher::Config,
     scope: Scope<R::Resource>,
-    watch_events: WatchEvents,
+    starts: Starts,
     resync: Option<Duration>,
     shutdown: Option<ShutdownSignal>,
     leader_election: Option<leader::LeaderElection>,
@@ -160,7 +149,7 @@ impl<R: Reconciler> Controller<R> {
             clock: Arc::new(SystemClock),
             watcher_config: watcher::Config::default(),
             scope: Scope::cluster(),
-            watch_events: WatchEvents::Changes,
+            starts: Starts::RelevantChanges,
             resync: None,
             shutdown: None,
             leader_election: None,
@@ -305,27 +294,26 @@ impl<R: Reconciler> Controller<R> {
     }
 
     /// Starts a pass for every watch event of the resource, as kube-runtime does: also for a
-    /// relist within a watch term (after a watch expired) of an object whose resourceVersion
-    /// did not move, which by default starts none. (The first list of each watch term starts a
-    /// pass for every object either way.)
+    /// status write (the controller's own included) and for a relist within a watch term (after
+    /// a watch expired) of an object that did not change. By default only a change of what the
+    /// reconciler reads starts one; see [`Reads`](super::Reads). (The first list of each watch
+    /// term starts a pass for every object either way.)
     #[must_use]
     pub fn with_every_watch_event(mut self) -> Self {
-        self.watch_events = WatchEvents::Every;
+        self.starts = Starts::EveryEvent;
         self
     }
 
-    /// Starts no pass for the watch event of the controller's own status write (one the server
-    /// answered; a write resolved by reading it back may hold someone else's change too, and
-    /// does start one). Every other change still does: spec, metadata, anyone else's status.
-    ///
-    /// Off by default: a reconciler that makes a transition and returns
-    /// `Action::await_change()` counts on its write's event to run the next stage (kube-runtime's
-    /// behaviour, and controller-runtime's without predicates). Switch it on for a reconciler
-    /// whose every stage returns the action it needs (`requeue` to go on), as the example's does;
-    /// it saves a pass per status write.
+    /// Starts a pass for every change of an object (every new resourceVersion): status writes
+    /// too, the controller's own and anyone else's, and labels or annotations the reconciler does
+    /// not declare it [reads](Reconciler::READS) — for a reconciler that acts on what others write
+    /// into its objects' status. A relist's event of an object that did not move still starts
+    /// none. By default only a change of the spec (generation), the finalizers, the deletion
+    /// timestamp or the labels and annotations the reconciler reads starts a pass (and a pass
+    /// that stored a transition and awaits a change is run once more); see [`Reads`](super::Reads).
     #[must_use]
-    pub fn skipping_own_status_writes(mut self) -> Self {
-        self.watch_events = WatchEvents::SkipOwnStatusWrites;
+    pub fn with_every_change(mut self) -> Self {
+        self.starts = Starts::EveryChange;
         self
     }
 
@@ -547,15 +535,20 @@ impl<R: Reconciler> Controller<R> {
                 })
             }
         };
+        let relations = R::relations();
         self.observers.controller_registered(&ControllerInfo {
             name: name.clone(),
             steps: R::STEPS.to_vec(),
+            owns: relations
+                .iter()
+                .filter(|r| r.role() == crate::relations::Role::Owned)
+                .map(|r| r.kind().kind.as_str().into())
+                .collect(),
         });
         let shutdown = self
             .shutdown
             .take()
             .unwrap_or_else(|| Box::pin(termination_signal()));
-        let relations = R::relations();
         let children = Arc::new(super::context::ChildContext::new(&name, &relations));
         let context = Arc::new(Context {
             reconciler: self.reconciler,
@@ -575,11 +568,7 @@ impl<R: Reconciler> Controller<R> {
                 .map(leader::LeaderElection::fence),
             relations,
             children,
-            own_writes: match self.watch_events {
-                WatchEvents::Every => None,
-                WatchEvents::Changes | WatchEvents::SkipOwnStatusWrites => Some(Arc::default()),
-            },
-            skip_own_status_writes: self.watch_events == WatchEvents::SkipOwnStatusWrites,
+            follow_up_transitions: self.starts == Starts::RelevantChanges,
             observed_generation_dropped: Default::default(),
         });
         if let (Some(recorder), Some(fence)) = (&recorder, &context.fence) {
@@ -590,6 +579,7 @@ impl<R: Reconciler> Controller<R> {
             context: context.clone(),
             watcher_config: self.watcher_config,
             scope: self.scope,
+            starts: self.starts,
             resync: self.resync,
             concurrency: self.concurrency,
             grace: self.shutdown_grace,
@@ -658,8 +648,21 @@ where
     /// ClusterRole. Default: the whole cluster. (Only a namespaced resource can be watched in
     /// one namespace; for a cluster-scoped one this does not compile.)
     #[must_use]
-    pub fn in_namespace(mut self, namespace: impl Into<String>) -> Self {
-        self.scope = Scope::namespace(namespace.into());
+    pub fn in_namespace(self, namespace: impl Into<String>) -> Self {
+        self.in_namespaces([namespace.into()])
+    }
+
+    /// Watches and reconciles the objects in each of `namespaces` (one watch per namespace, for
+    /// the resource and for each relation, merged into one cache), with a Role and RoleBinding
+    /// in each ([`rbac::namespaced`](crate::rbac::namespaced)). A relist of one namespace's watch
+    /// leaves the others' objects alone, and deletes from the cache what it no longer lists. An
+    /// empty list means the whole cluster.
+    #[must_use]
+    pub fn in_namespaces<S: Into<String>>(
+        mut self,
+        namespaces: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.scope = Scope::namespaces(namespaces.into_iter().map(Into::into));
         self
     }
 }

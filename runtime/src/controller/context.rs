@@ -39,13 +39,9 @@ pub(super) struct Context<R: Reconciler> {
     pub(super) relations: crate::relations::Relations<R::Resource>,
     /// What passes write children with (all but the owner reference, which is each pass's).
     pub(super) children: Arc<ChildContext>,
-    /// What the watch of the resource last saw of each object (a relist's event of an object
-    /// that did not change starts no pass) and, with `skip_own_status_writes`, the versions this
-    /// controller's own status writes stored (their events start none). `None` when every watch
-    /// event starts a pass ([`Controller::with_every_watch_event`](super::Controller::with_every_watch_event)).
-    pub(super) own_writes: Option<Arc<crate::relations::Ledger>>,
-    /// [`Controller::skipping_own_status_writes`](super::Controller::skipping_own_status_writes).
-    pub(super) skip_own_status_writes: bool,
+    /// Whether a pass that stores a transition and awaits a change is run again at once
+    /// (see [`Reads`](super::Reads)): when the controller's own status writes start no pass.
+    pub(super) follow_up_transitions: bool,
     /// Whether the resource's status type was found to drop `observedGeneration` (said once).
     pub(super) observed_generation_dropped: std::sync::atomic::AtomicBool,
 }
@@ -89,6 +85,7 @@ impl<R: Reconciler> Context<R> {
             owned: self.children.owned.clone(),
             owner,
             namespace: object.namespace(),
+            observers: self.observers.clone(),
         })
     }
 

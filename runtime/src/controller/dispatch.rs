@@ -174,6 +174,20 @@ async fn reconcile_phase<R: Reconciler>(
     })
 }
 
+/// Runs the object's next pass at once when the pass `result` ends with
+/// `Ok(Action::await_change())` after storing a transition: its own status write's watch event
+/// starts no pass (see [`Reads`](super::Reads)), and a reconciler that makes a transition and
+/// awaits a change counts on seeing it — the next stage of a condition that moves one reason per
+/// pass. (The outcome stays the reconciler's: reported before this.) A steady pass, a write that
+/// changes no reason, and a pass that asked for its own requeue get no follow-up.
+fn follow_up<E>(result: &mut Result<Next, E>) {
+    if let Ok(Next::Done { action, .. }) = result
+        && *action == Action::await_change()
+    {
+        *action = Action::requeue(Duration::ZERO);
+    }
+}
+
 /// How long a pass is put off for the cache to deliver the object its last status write stored.
 const CATCH_UP: Duration = Duration::from_secs(5);
 
@@ -423,28 +437,8 @@ async fn effects<R: Reconciler>(
                 status::Basis::Current
             };
             let observed_gone = || context.observed_gone(&object);
-            // Its watch event may come before its answer, and is then judged after it.
-            let _writing = context
-                .own_writes
-                .as_ref()
-                .filter(|_| context.skip_own_status_writes)
-                .map(|own| own.writing(object.meta().namespace.as_deref(), &object.name_any()));
             let written =
                 status::write(context.writer(&observed_gone), &*object, basis, &status).await;
-            // Only a write the server answered: a version read back may hold someone else's
-            // later change too, whose event must start a pass.
-            if let (
-                Some(own),
-                Ok(status::Written::Stored {
-                    resource_version: Some(version),
-                    stored: Some(_),
-                }),
-                Some(uid),
-            ) = (&context.own_writes, &written, object.uid())
-                && context.skip_own_status_writes
-            {
-                own.wrote(&uid, version);
-            }
             match written {
                 Ok(status::Written::Stored {
                     resource_version,
@@ -533,6 +527,9 @@ async fn effects<R: Reconciler>(
             Outcome::Failed
         }
     };
+    if context.follow_up_transitions && pass.phase() == Phase::Apply && !events.is_empty() {
+        follow_up(&mut result);
+    }
     publish(&context, events, &regarding).await;
     PassEnd {
         result,

@@ -12,7 +12,9 @@ mod finalizer;
 mod health;
 mod in_doubt;
 mod memory;
+mod namespaces;
 mod pass;
+mod predicate;
 mod publish;
 mod scope;
 mod status;
@@ -40,6 +42,7 @@ pub(crate) use self::failure::panic_message;
 pub use self::failure::{ErrorChain, PassError, default_failure_event, default_failure_reason};
 pub use self::health::{ControllerState, DEFAULT_SYNC_TIMEOUT};
 pub use self::pass::Pass;
+pub use self::predicate::{Keys, Reads};
 pub use self::status::NoStatusSubresource;
 pub use self::terminal::Terminal;
 use crate::events::Event;
@@ -95,6 +98,12 @@ pub trait Reconciler: Send + Sync + 'static {
     /// unless told otherwise (`kstatus(..)`, `kstatus = false`); a hand-written implementation
     /// states it here, as it states everything else the runtime manages for it.
     const KSTATUS: Option<crate::kstatus::Kstatus> = None;
+    /// The labels and annotations of its objects this controller reads (`#[reconciler(reads(..))]`):
+    /// a change of one of them starts a pass, as a change of the spec, the finalizers or the
+    /// deletion timestamp does; a change of anything else (a status write, another label) starts
+    /// none. Default: [`Reads::ALL`], every label and annotation. See
+    /// [`Controller::with_every_change`] for the opt-out.
+    const READS: Reads = Reads::ALL;
 
     /// The kinds this controller watches beside its resource: the children it owns and the
     /// related objects it maps to its own; see [`relations`](crate::relations).

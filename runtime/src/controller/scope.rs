@@ -1,5 +1,6 @@
-//! [`Scope`]: where a controller watches — the whole cluster, or one namespace
-//! ([`Controller::in_namespace`](super::Controller::in_namespace)).
+//! [`Scope`]: where a controller watches — the whole cluster, one namespace, or a list of
+//! namespaces ([`Controller::in_namespace`](super::Controller::in_namespace),
+//! [`in_namespaces`](super::Controller::in_namespaces)).
 
 use k8s_openapi::NamespaceResourceScope;
 use kube::Resource;
@@ -10,14 +11,16 @@ type NamespacedApi<K> = fn(kube::Client, &str) -> Api<K>;
 
 /// Where a controller of `K` watches its resource and its relations.
 pub(super) struct Scope<K> {
-    /// The namespace, with the way to build an API of `K` in it.
-    namespace: Option<(String, NamespacedApi<K>)>,
+    /// The namespaces (none: the whole cluster), with the way to build an API of `K` in one.
+    namespaces: Vec<String>,
+    namespaced: Option<NamespacedApi<K>>,
 }
 
 impl<K> Clone for Scope<K> {
     fn clone(&self) -> Self {
         Self {
-            namespace: self.namespace.clone(),
+            namespaces: self.namespaces.clone(),
+            namespaced: self.namespaced,
         }
     }
 }
@@ -25,33 +28,46 @@ impl<K> Clone for Scope<K> {
 impl<K: Resource<DynamicType = ()>> Scope<K> {
     /// Every namespace (and cluster-scoped objects).
     pub(super) fn cluster() -> Self {
-        Self { namespace: None }
-    }
-
-    /// The namespace `namespace` alone.
-    pub(super) fn namespace(namespace: String) -> Self
-    where
-        K: Resource<Scope = NamespaceResourceScope>,
-    {
         Self {
-            namespace: Some((namespace, |client, namespace| {
-                Api::namespaced(client, namespace)
-            })),
+            namespaces: Vec::new(),
+            namespaced: None,
         }
     }
 
-    /// The namespace, if the controller watches one.
-    pub(super) fn namespace_name(&self) -> Option<&str> {
-        self.namespace
-            .as_ref()
-            .map(|(namespace, _)| namespace.as_str())
+    /// The namespaces `namespaces` (sorted, each once); the whole cluster when there are none.
+    pub(super) fn namespaces(namespaces: impl IntoIterator<Item = String>) -> Self
+    where
+        K: Resource<Scope = NamespaceResourceScope>,
+    {
+        let mut namespaces: Vec<String> = namespaces.into_iter().collect();
+        namespaces.sort();
+        namespaces.dedup();
+        Self {
+            namespaces,
+            namespaced: Some(|client, namespace| Api::namespaced(client, namespace)),
+        }
     }
 
-    /// The API of `K` where the controller watches.
-    pub(super) fn api(&self, client: kube::Client) -> Api<K> {
-        match &self.namespace {
-            Some((namespace, api)) => api(client, namespace),
-            None => Api::all(client),
+    /// The namespaces the controller watches; none when it watches the whole cluster.
+    pub(super) fn namespace_names(&self) -> &[String] {
+        &self.namespaces
+    }
+
+    /// The APIs of `K` where the controller watches, one per namespace (or one of the whole
+    /// cluster), each with its namespace.
+    pub(super) fn apis(&self, client: &kube::Client) -> Vec<(Option<String>, Api<K>)> {
+        match self.namespaced {
+            Some(namespaced) if !self.namespaces.is_empty() => self
+                .namespaces
+                .iter()
+                .map(|namespace| {
+                    (
+                        Some(namespace.clone()),
+                        namespaced(client.clone(), namespace),
+                    )
+                })
+                .collect(),
+            _ => vec![(None, Api::all(client.clone()))],
         }
     }
 }

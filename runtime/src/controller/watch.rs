@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures::{StreamExt, TryStreamExt};
 use kube::Resource;
 use kube::runtime::controller::Config as ControllerConfig;
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
 
@@ -20,6 +20,7 @@ use super::Reconciler;
 use super::context::Context;
 use super::dispatch::{error_policy, reconcile};
 use super::health::ControllerState;
+use super::predicate::{Judge, Starts};
 use super::watch_failures::WatchFailures;
 use crate::relations::TriggerInputs;
 
@@ -30,6 +31,8 @@ pub(super) struct Watching<R: Reconciler> {
     pub(super) watcher_config: watcher::Config,
     /// Where it watches.
     pub(super) scope: super::scope::Scope<R::Resource>,
+    /// Which watch events start a pass.
+    pub(super) starts: Starts,
     /// How often every cached object is reconciled besides, if at all.
     pub(super) resync: Option<Duration>,
     pub(super) concurrency: u16,
@@ -58,35 +61,38 @@ impl<R: Reconciler> Watching<R> {
     /// Reconciles until `stop` completes, then lets in-flight passes finish within the grace
     /// period and drops (abandons) the rest.
     pub(super) async fn run(&self, stop: impl Future<Output = ()> + Send) -> TermEnd {
-        let api = self.scope.api(self.client.clone());
         let (graceful_tx, graceful_rx) = tokio::sync::oneshot::channel::<()>();
         let (store, writer) = reflector::store();
         let context = self.context.clone();
         let failures = self.failures.clone();
         // Backoff between retries of a failed list or watch (kube's watcher retries at once
         // otherwise: a missing CRD would be listed in a hot loop).
-        let watch = watcher(api, self.watcher_config.clone())
-            .default_backoff()
+        let mut apis = self.scope.apis(&self.client);
+        let watch = if apis.len() == 1 {
+            let (_, api) = apis.remove(0);
+            watcher(api, self.watcher_config.clone())
+                .default_backoff()
+                .boxed()
+        } else {
+            let watches = apis
+                .into_iter()
+                .map(|(namespace, api)| {
+                    let watch = watcher(api, self.watcher_config.clone()).default_backoff();
+                    (namespace.unwrap_or_default(), watch.boxed())
+                })
+                .collect();
+            super::namespaces::merged(watches, store.clone()).boxed()
+        };
+        let watch = watch
             .inspect_err(move |error| failures.record(error))
             // Nothing reads managedFields from the cache; they are often half an object.
             .map_ok(|event| event.modify(|object| object.meta_mut().managed_fields = None));
-        let own_writes = self.context.own_writes.clone();
-        // Events of objects with a status write under way are judged once it is answered, off
-        // the watch stream (which keeps delivering to the cache meanwhile); those that are news
-        // start their passes through this channel.
-        let (deferred, judged) = tokio::sync::mpsc::unbounded_channel::<ObjectRef<R::Resource>>();
-        let mut first_list = true;
+        let mut judge = Judge::new(self.starts, R::READS);
         let objects = reflector::reflector(writer, watch)
             .inspect_ok(move |event| forget_the_gone(&context, event))
-            .try_filter_map(move |event| {
-                let decided = triggers(own_writes.as_ref(), &deferred, &mut first_list, event);
-                futures::future::ready(Ok(decided))
-            });
+            .try_filter_map(move |event| futures::future::ready(Ok(judge.starts(event))));
         let mut controller = kube::runtime::Controller::for_stream(objects, store.clone())
             .with_config(ControllerConfig::default().concurrency(self.concurrency));
-        controller = controller.reconcile_on(futures::stream::unfold(judged, |mut judged| async {
-            judged.recv().await.map(|reference| (reference, judged))
-        }));
         if let Some(interval) = self.resync {
             let start = tokio::time::Instant::now() + interval;
             let ticks = tokio::time::interval_at(start, interval);
@@ -102,7 +108,7 @@ impl<R: Reconciler> Watching<R> {
                 .triggers(TriggerInputs {
                     client: self.client.clone(),
                     store: store.clone(),
-                    namespace: self.scope.namespace_name().map(str::to_owned),
+                    namespaces: self.scope.namespace_names().to_vec(),
                 })
                 .inspect_err(move |error| failures.record(error))
                 .filter_map(|batch| futures::future::ready(batch.ok()))
@@ -196,73 +202,6 @@ impl<R: Reconciler> Watching<R> {
     }
 }
 
-/// Whether `event` starts a pass, with `own_writes` the controller's ledger (`None`: every event
-/// does) and `first_list` whether the term's first list is under way (it starts every pass). The
-/// event of an object with a status write of the controller's under way is judged once the
-/// write is answered, and sent to `deferred` if it is news.
-fn triggers<K: Resource<DynamicType = ()> + Send + Sync + 'static>(
-    own_writes: Option<&Arc<crate::relations::Ledger>>,
-    deferred: &tokio::sync::mpsc::UnboundedSender<ObjectRef<K>>,
-    first_list: &mut bool,
-    event: watcher::Event<K>,
-) -> Option<K> {
-    let Some(own) = own_writes else {
-        return match event {
-            watcher::Event::Apply(object) | watcher::Event::InitApply(object) => Some(object),
-            _ => None,
-        };
-    };
-    if own.follow_relist(&event) {
-        if matches!(event, watcher::Event::InitDone) {
-            *first_list = false;
-        }
-        return None;
-    }
-    match event {
-        watcher::Event::Init | watcher::Event::InitDone => None,
-        watcher::Event::InitApply(object) if *first_list => {
-            let meta = object.meta();
-            own.observe(
-                meta.uid.as_deref().unwrap_or_default(),
-                meta.resource_version.as_deref().unwrap_or_default(),
-            );
-            Some(object)
-        }
-        watcher::Event::Apply(object)
-            if own.is_writing(
-                object.meta().namespace.as_deref(),
-                object.meta().name.as_deref().unwrap_or_default(),
-            ) =>
-        {
-            let (own, deferred) = (own.clone(), deferred.clone());
-            tokio::spawn(async move {
-                let meta = object.meta();
-                own.settled(
-                    meta.namespace.as_deref(),
-                    meta.name.as_deref().unwrap_or_default(),
-                )
-                .await;
-                if let Some(object) = news(&own, object) {
-                    let _ = deferred.send(ObjectRef::from_obj(&object));
-                }
-            });
-            None
-        }
-        watcher::Event::InitApply(object) | watcher::Event::Apply(object) => news(own, object),
-        // A deletion is seen by the controller loop through its cache.
-        watcher::Event::Delete(_) => None,
-    }
-}
-
-/// `object` if its version is not one the watch already saw or the controller's own status
-/// write stored.
-fn news<K: Resource>(own: &crate::relations::Ledger, object: K) -> Option<K> {
-    let meta = object.meta();
-    let uid = meta.uid.as_deref().unwrap_or_default();
-    let version = meta.resource_version.as_deref().unwrap_or_default();
-    own.observe(uid, version).then_some(object)
-}
-
 /// Tells the controller's memory which objects `event` shows gone: a deleted object, or — at the
 /// end of a relist, once the cache holds the listed objects — every object no longer listed.
 fn forget_the_gone<R: Reconciler>(context: &Context<R>, event: &watcher::Event<R::Resource>) {
@@ -350,12 +289,11 @@ mod tests {
             cache: cached,
             fence: None,
             relations: crate::relations::Relations::new(),
-            own_writes: None,
-            skip_own_status_writes: false,
             children: Arc::new(super::super::context::ChildContext::new(
                 &"test.kubeward.dev/failing".into(),
                 &crate::relations::Relations::<ConfigMap>::new(),
             )),
+            follow_up_transitions: true,
             observed_generation_dropped: Default::default(),
         });
         let watching = Watching {
@@ -363,6 +301,7 @@ mod tests {
             context: context.clone(),
             watcher_config: watcher::Config::default(),
             scope: super::super::scope::Scope::cluster(),
+            starts: Starts::RelevantChanges,
             resync: None,
             concurrency: 4,
             grace: Duration::ZERO,

@@ -11,6 +11,7 @@
 //! | `kubeward_reconcile_pass_duration_seconds` | histogram | controller, phase, outcome |
 //! | `kubeward_reconcile_step_duration_seconds` | histogram | controller, step, outcome |
 //! | `kubeward_event_publishes_total` | counter | controller, type, result |
+//! | `kubeward_child_writes_total` | counter | controller, kind, operation (`apply`, `delete`, `prune`), result (`ok`, `failed`): the children passes wrote ([`relations`](crate::relations)) |
 //!
 //! When a controller registers, every label combination it can produce is initialised to zero,
 //! so `rate()` and absence-based alerts work from the first scrape.
@@ -35,6 +36,7 @@
 //! metrics.controller_registered(&ControllerInfo {
 //!     name: "demo.kubeward.dev/rollouts".into(),
 //!     steps: vec![StepName::from_static("render")],
+//!     owns: vec!["ConfigMap".into()],
 //! });
 //! let text = prometheus::TextEncoder::new().encode_to_string(&registry.gather())?;
 //! assert!(text.contains(
@@ -53,8 +55,8 @@ use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts};
 pub use status::ControllerMetrics;
 
 use crate::observe::{
-    ControllerInfo, FailureReason, Outcome, PassRecord, PassStarted, Phase, PublishRecord,
-    PublishResult, ReconcileObserver, StepRecord,
+    ChildOperation, ChildWriteRecord, ControllerInfo, FailureReason, Outcome, PassRecord,
+    PassStarted, Phase, PublishRecord, PublishResult, ReconcileObserver, StepRecord,
 };
 
 /// Default histogram buckets, in seconds: from 10 ms to 30 s.
@@ -150,6 +152,13 @@ impl MetricsBuilder {
                 ),
                 &["controller", "type", "result"],
             )?,
+            child_writes: IntCounterVec::new(
+                Opts::new(
+                    name("child_writes_total"),
+                    "Writes of owned children by kind, operation (apply, delete, prune) and result.",
+                ),
+                &["controller", "kind", "operation", "result"],
+            )?,
         })
     }
 }
@@ -164,6 +173,7 @@ pub struct Metrics {
     pass_duration: HistogramVec,
     step_duration: HistogramVec,
     publishes: IntCounterVec,
+    child_writes: IntCounterVec,
 }
 
 impl Metrics {
@@ -201,6 +211,14 @@ impl ReconcileObserver for Metrics {
             for result in PublishResult::ALL {
                 self.publishes
                     .with_label_values(&[name, event_type, result.as_str()]);
+            }
+        }
+        for kind in &controller.owns {
+            for operation in ChildOperation::ALL {
+                for result in CHILD_WRITE_RESULTS {
+                    self.child_writes
+                        .with_label_values(&[name, kind, operation.as_str(), result]);
+                }
             }
         }
     }
@@ -248,7 +266,22 @@ impl ReconcileObserver for Metrics {
             .with_label_values(&[&*record.controller, event_type, record.result.as_str()])
             .inc();
     }
+
+    fn child_written(&self, record: &ChildWriteRecord) {
+        let result = CHILD_WRITE_RESULTS[usize::from(!record.succeeded)];
+        self.child_writes
+            .with_label_values(&[
+                &*record.controller,
+                &*record.kind,
+                record.operation.as_str(),
+                result,
+            ])
+            .inc();
+    }
 }
+
+/// The `result` label values of `child_writes_total`: succeeded, failed.
+const CHILD_WRITE_RESULTS: [&str; 2] = ["ok", "failed"];
 
 impl Collector for Metrics {
     fn desc(&self) -> Vec<&Desc> {
@@ -259,6 +292,7 @@ impl Collector for Metrics {
             self.pass_duration.desc(),
             self.step_duration.desc(),
             self.publishes.desc(),
+            self.child_writes.desc(),
         ]
         .concat()
     }
@@ -271,6 +305,7 @@ impl Collector for Metrics {
             self.pass_duration.collect(),
             self.step_duration.collect(),
             self.publishes.collect(),
+            self.child_writes.collect(),
         ]
         .concat()
     }
@@ -438,6 +473,7 @@ mod tests {
                 StepName::from_static("render"),
                 StepName::from_static("deploy"),
             ],
+            owns: vec!["ConfigMap".into()],
         });
         let text = exposition(&registry);
         let count = |prefix: &str| text.lines().filter(|l| l.starts_with(prefix)).count();
@@ -454,6 +490,12 @@ mod tests {
             count("kubeward_event_publishes_total{"),
             2 * PublishResult::ALL.len()
         );
+        assert_eq!(
+            count(
+                r#"kubeward_child_writes_total{controller="demo.kubeward.dev/rollouts",kind="ConfigMap","#
+            ),
+            ChildOperation::ALL.len() * 2
+        );
         assert!(
             text.lines()
                 .filter(|l| l.starts_with("kubeward_reconcile_passes_total{"))
@@ -466,6 +508,36 @@ mod tests {
             ),
             "0"
         );
+    }
+
+    #[test]
+    fn child_writes_are_counted_by_kind_operation_and_result() {
+        let (metrics, registry) = registry_with(Metrics::builder().build().unwrap());
+        for (operation, succeeded) in [
+            (ChildOperation::Apply, true),
+            (ChildOperation::Apply, true),
+            (ChildOperation::Prune, true),
+            (ChildOperation::Delete, false),
+        ] {
+            metrics.child_written(&ChildWriteRecord {
+                controller: CONTROLLER.into(),
+                kind: "ConfigMap".into(),
+                operation,
+                succeeded,
+            });
+        }
+        let text = exposition(&registry);
+        let written = |operation: &str, result: &str| {
+            sample(
+                &text,
+                &format!(
+                    r#"kubeward_child_writes_total{{controller="demo.kubeward.dev/rollouts",kind="ConfigMap",operation="{operation}",result="{result}"}}"#
+                ),
+            )
+        };
+        assert_eq!(written("apply", "ok"), "2");
+        assert_eq!(written("prune", "ok"), "1");
+        assert_eq!(written("delete", "failed"), "1");
     }
 
     #[test]
@@ -509,6 +581,7 @@ mod tests {
         metrics.controller_registered(&ControllerInfo {
             name: CONTROLLER.into(),
             steps: vec![],
+            owns: vec![],
         });
         let text = exposition(&registry);
         assert_eq!(sample(&text, in_flight), "0");

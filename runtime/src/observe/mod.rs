@@ -25,6 +25,7 @@ pub use self::guard::{PassGuard, in_pass};
 pub use self::model::{FailureReason, ObjectRef, Outcome, Phase, ReconcileId, StepName};
 pub use self::observer::{Observers, ReconcileObserver};
 pub use self::records::{
-    ControllerInfo, PassRecord, PassStarted, PublishRecord, PublishResult, StepRecord,
+    ChildOperation, ChildWriteRecord, ControllerInfo, PassRecord, PassStarted, PublishRecord,
+    PublishResult, StepRecord,
 };
 pub use self::step::{step, step_sync, step_sync_with, step_with, try_step, try_step_sync};

@@ -7,7 +7,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{ControllerInfo, PassRecord, PassStarted, PublishRecord, StepRecord};
+use super::{ChildWriteRecord, ControllerInfo, PassRecord, PassStarted, PublishRecord, StepRecord};
 
 /// Receives the records of passes, steps and event publishes.
 ///
@@ -30,6 +30,8 @@ pub trait ReconcileObserver: Send + Sync + 'static {
     fn step_finished(&self, _record: &StepRecord) {}
     /// An event was published, aggregated or flushed, or a publish failed.
     fn event_published(&self, _record: &PublishRecord) {}
+    /// A pass wrote (or failed to write) a child.
+    fn child_written(&self, _record: &ChildWriteRecord) {}
     /// The observer's name in the log line that reports its panic. Default: its type's name.
     fn observer_name(&self) -> &'static str {
         std::any::type_name::<Self>()
@@ -127,5 +129,8 @@ impl ReconcileObserver for Observers {
     }
     fn event_published(&self, record: &PublishRecord) {
         self.each("event_published", |o| o.event_published(record));
+    }
+    fn child_written(&self, record: &ChildWriteRecord) {
+        self.each("child_written", |o| o.child_written(record));
     }
 }

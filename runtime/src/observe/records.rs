@@ -119,4 +119,50 @@ pub struct ControllerInfo {
     pub name: Arc<str>,
     /// The steps it declares.
     pub steps: Vec<StepName>,
+    /// The kinds of the children it owns ([`relations`](crate::relations)).
+    pub owns: Vec<Arc<str>>,
+}
+
+/// A write of a child by a pass ([`Pass::apply_child`](crate::Pass::apply_child),
+/// [`delete_child`](crate::Pass::delete_child), each delete of
+/// [`prune_children`](crate::Pass::prune_children)).
+#[derive(Debug, Clone)]
+pub struct ChildWriteRecord {
+    /// The controller's name.
+    pub controller: Arc<str>,
+    /// The child's kind (`ConfigMap`).
+    pub kind: Arc<str>,
+    /// What the pass did.
+    pub operation: ChildOperation,
+    /// Whether the API server took it (a delete of a child already gone counts as done).
+    pub succeeded: bool,
+}
+
+/// What a pass did to a child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildOperation {
+    /// Server-side applied it.
+    Apply,
+    /// Deleted it by name.
+    Delete,
+    /// Deleted it as no longer wanted.
+    Prune,
+}
+
+impl ChildOperation {
+    /// Every operation.
+    pub const ALL: [ChildOperation; 3] = [
+        ChildOperation::Apply,
+        ChildOperation::Delete,
+        ChildOperation::Prune,
+    ];
+
+    /// The operation as a metric label value.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ChildOperation::Apply => "apply",
+            ChildOperation::Delete => "delete",
+            ChildOperation::Prune => "prune",
+        }
+    }
 }

@@ -55,7 +55,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use serde::de::DeserializeOwned;
 
-pub(crate) use self::ledger::Ledger;
+pub(crate) use self::ledger::{Ledger, resource_version};
 
 /// How the controller relates to a kind it watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,8 +102,8 @@ pub(crate) struct TriggerInputs<K: Resource<DynamicType = ()> + Clone + 'static>
     /// The cache of the controller's own objects, to find the owner of a child and for map
     /// functions.
     pub(crate) store: Store<K>,
-    /// The namespace the controller watches, or `None` for the whole cluster.
-    pub(crate) namespace: Option<String>,
+    /// The namespaces the controller watches (one watch each), or none for the whole cluster.
+    pub(crate) namespaces: Vec<String>,
 }
 
 type MakeTriggers<K> = Arc<dyn Fn(TriggerInputs<K>, Arc<Ledger>) -> Triggers<K> + Send + Sync>;

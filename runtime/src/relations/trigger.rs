@@ -4,10 +4,11 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
+use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
-use kube::core::{ApiResource, DynamicObject, PartialObjectMeta};
+use kube::core::{ApiResource, DynamicObject, DynamicResourceScope, PartialObjectMeta};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
@@ -16,7 +17,8 @@ use serde::de::DeserializeOwned;
 use super::{Ledger, TriggerInputs, Triggers};
 
 /// The owners (of kind `K`) of the children (of kind `C`) whose watch events are news, watched
-/// metadata-only.
+/// metadata-only (an API of `PartialObjectMeta` asks the API server for `PartialObjectMetadata`:
+/// no bodies travel or are kept).
 pub(super) fn owners<K, C>(
     inputs: TriggerInputs<K>,
     config: watcher::Config,
@@ -27,15 +29,13 @@ where
     C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     let store = inputs.store.clone();
-    watcher(
-        dynamic_api::<C, PartialObjectMeta<DynamicObject>>(&inputs),
-        config,
-    )
-    .default_backoff()
-    .and_then(move |event| {
+    scoped_watches::<C, PartialObjectMeta<DynamicObject>, _>(&inputs, |api| {
+        watcher(api, config.clone())
+    })
+    .and_then(move |(scope, event)| {
         let (ledger, store) = (ledger.clone(), store.clone());
         async move {
-            let child = news(&ledger, event).await;
+            let child = news(&ledger, scope.as_deref(), event).await;
             Ok(child
                 .and_then(|child| controller_owner(child.meta(), &store))
                 .into_iter()
@@ -58,12 +58,11 @@ where
     I: IntoIterator<Item = ObjectRef<K>> + 'static,
 {
     let store = inputs.store.clone();
-    watcher(dynamic_api::<O, DynamicObject>(&inputs), config)
-        .default_backoff()
-        .and_then(move |event| {
+    scoped_watches::<O, DynamicObject, _>(&inputs, |api| watcher(api, config.clone()))
+        .and_then(move |(scope, event)| {
             let (ledger, store) = (ledger.clone(), store.clone());
             async move {
-                let Some(object) = news(&ledger, event).await else {
+                let Some(object) = news(&ledger, scope.as_deref(), event).await else {
                     return Ok(Vec::new());
                 };
                 Ok(match object.try_parse::<O>() {
@@ -78,25 +77,50 @@ where
         .boxed()
 }
 
-/// An API of kind `C` (served as `D`: a dynamic object, or its metadata) where the controller
-/// watches: in its namespace, or in every namespace. Dynamic, so that a namespace can be given
-/// for any kind.
-fn dynamic_api<C, D>(inputs: &TriggerInputs<impl Resource<DynamicType = ()> + Clone>) -> Api<D>
+/// A watch event with the namespace its watch lists (`None`: the whole cluster).
+type Scoped<D> = (Option<Arc<str>>, watcher::Event<D>);
+
+/// The events of `watch` (a watcher of kind `C` served as `D`: a dynamic object, or its
+/// metadata; dynamic so that a namespace can be given for any kind) where the controller watches: one watch of the whole cluster, or one per namespace,
+/// merged; each retried with backoff.
+fn scoped_watches<C, D, S>(
+    inputs: &TriggerInputs<impl Resource<DynamicType = ()> + Clone>,
+    watch: impl Fn(Api<D>) -> S,
+) -> BoxStream<'static, Result<Scoped<D>, watcher::Error>>
 where
     C: Resource<DynamicType = ()>,
-    D: Resource<DynamicType = ApiResource, Scope = kube::core::DynamicResourceScope>,
+    D: Resource<DynamicType = ApiResource, Scope = DynamicResourceScope> + Send + 'static,
+    S: futures::Stream<Item = Result<watcher::Event<D>, watcher::Error>> + Send + 'static,
 {
     let resource = ApiResource::erase::<C>(&());
-    match &inputs.namespace {
-        Some(namespace) => Api::namespaced_with(inputs.client.clone(), namespace, &resource),
-        None => Api::all_with(inputs.client.clone(), &resource),
-    }
+    let client = &inputs.client;
+    let scopes: Vec<Option<&str>> = if inputs.namespaces.is_empty() {
+        vec![None]
+    } else {
+        inputs.namespaces.iter().map(|n| Some(n.as_str())).collect()
+    };
+    futures::stream::select_all(scopes.into_iter().map(|scope| {
+        let api = match scope {
+            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
+            None => Api::all_with(client.clone(), &resource),
+        };
+        let scope: Option<Arc<str>> = scope.map(Arc::from);
+        watch(api)
+            .default_backoff()
+            .map_ok(move |event| (scope.clone(), event))
+            .boxed()
+    }))
+    .boxed()
 }
 
-/// The object of `event` if the event is news to `ledger` (see [`Ledger`]), judged once any
-/// write of the controller's to that object is answered.
-async fn news<M: Resource>(ledger: &Ledger, event: watcher::Event<M>) -> Option<M> {
-    if ledger.follow_relist(&event) {
+/// The object of `event` (of a watch of `scope`) if the event is news to `ledger` (see
+/// [`Ledger`]), judged once any write of the controller's to that object is answered.
+async fn news<M: Resource>(
+    ledger: &Ledger,
+    scope: Option<&str>,
+    event: watcher::Event<M>,
+) -> Option<M> {
+    if ledger.follow_relist(&event, scope) {
         return None;
     }
     match event {
@@ -105,16 +129,14 @@ async fn news<M: Resource>(ledger: &Ledger, event: watcher::Event<M>) -> Option<
             ledger
                 .settled(object.meta().namespace.as_deref(), &object.name_any())
                 .await;
-            let uid = object.uid().unwrap_or_default();
-            let version = object.resource_version().unwrap_or_default();
-            ledger.observe(&uid, &version).then_some(object)
+            let version = super::ledger::resource_version(object.meta());
+            ledger.observe(object.meta(), version).then_some(object)
         }
         watcher::Event::Delete(object) => {
             ledger
                 .settled(object.meta().namespace.as_deref(), &object.name_any())
                 .await;
-            let uid = object.uid().unwrap_or_default();
-            ledger.observe_delete(&uid).then_some(object)
+            ledger.observe_delete(object.meta()).then_some(object)
         }
     }
 }

@@ -1,13 +1,15 @@
 //! The anchor: the workload as a user would write it by hand on kube-runtime — a
 //! `kube::runtime::Controller` whose reconcile goes through kube-runtime's `finalizer` helper,
 //! writes the condition with a status merge patch (apimachinery's `SetStatusCondition` rules),
-//! applies the child with server-side apply and publishes each transition through kube-runtime's
+//! applies the child with server-side apply, watches its children (`owns`: a deleted or edited
+//! child runs its owner's reconcile) and publishes each transition through kube-runtime's
 //! `events::Recorder`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Config};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -16,14 +18,14 @@ use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 
-use super::workload::{self, CONTROLLER, FINALIZER, Progress, Stage, Workload, stage};
+use super::workload::{self, CONTROLLER, FINALIZER, Progress, Stage, Steady, Workload, stage};
 
 /// What the anchor's reconcile shares.
 pub struct Anchor {
     client: kube::Client,
     recorder: Recorder,
     progress: Arc<Progress>,
-    resync: Duration,
+    steady: Steady,
 }
 
 impl Anchor {
@@ -37,10 +39,15 @@ impl Anchor {
                     return Ok(Action::requeue(Duration::from_millis(100)));
                 }
             }
-            Stage::Steady => self.progress.steady(workload),
+            Stage::Steady => {
+                self.progress.steady(workload);
+                if self.steady.restore_child {
+                    workload::apply_child(&self.client, workload).await?;
+                }
+            }
         }
         self.transition(workload, Some(stage), "Reconcile").await?;
-        Ok(Action::requeue(self.resync))
+        Ok(Action::requeue(self.steady.resync))
     }
 
     async fn cleanup(&self, workload: &Workload) -> Result<Action, kube::Error> {
@@ -117,6 +124,11 @@ async fn reconcile(
 /// The anchor controller, resyncing converged objects every `resync`, 16 passes at once (as
 /// kubeward's default); runs until dropped.
 pub async fn run(client: kube::Client, progress: Arc<Progress>, resync: Duration) {
+    run_with(client, progress, Steady::resyncing(resync)).await;
+}
+
+/// [`run`] whose converged workloads do what `steady` says.
+pub async fn run_with(client: kube::Client, progress: Arc<Progress>, steady: Steady) {
     let recorder = Recorder::new(
         client.clone(),
         Reporter {
@@ -128,15 +140,19 @@ pub async fn run(client: kube::Client, progress: Arc<Progress>, resync: Duration
         client: client.clone(),
         recorder,
         progress,
-        resync,
+        steady,
     });
-    kube::runtime::Controller::new(Api::<Workload>::all(client), watcher::Config::default())
-        .with_config(Config::default().concurrency(16))
-        .run(
-            reconcile,
-            |_, _, _| Action::requeue(Duration::from_secs(1)),
-            anchor,
-        )
-        .for_each(|_| futures::future::ready(()))
-        .await;
+    kube::runtime::Controller::new(
+        Api::<Workload>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .owns(Api::<ConfigMap>::all(client), watcher::Config::default())
+    .with_config(Config::default().concurrency(16))
+    .run(
+        reconcile,
+        |_, _, _| Action::requeue(Duration::from_secs(1)),
+        anchor,
+    )
+    .for_each(|_| futures::future::ready(()))
+    .await;
 }

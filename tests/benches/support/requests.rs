@@ -88,10 +88,13 @@ impl Tally {
         self.0.get(key).copied().unwrap_or_default()
     }
 
-    /// The requests made per object, except the watch's own (list and watch of the watched
+    /// The requests made per object, except the watches' own (list and watch of each watched
     /// resource, which do not grow with the number of objects).
-    pub fn per_object(&self, watched: &str) -> Self {
-        let own = [format!("list {watched}"), format!("watch {watched}")];
+    pub fn per_object(&self, watched: &[&str]) -> Self {
+        let own: Vec<String> = watched
+            .iter()
+            .flat_map(|w| [format!("list {w}"), format!("watch {w}")])
+            .collect();
         Self(
             self.0
                 .iter()

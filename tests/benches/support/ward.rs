@@ -1,64 +1,96 @@
 //! The workload as a kubeward reconciler: the pass decides, the runtime writes the condition
-//! (optimistic concurrency), publishes its transition event and handles the finalizer.
+//! (optimistic concurrency), publishes its transition event and handles the finalizer; the child
+//! ConfigMap is declared owned (watched metadata-only: a deleted or edited child runs its
+//! owner's pass) and written through the pass.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::ConfigMap;
+use kubeward::children::ChildError;
 use kubeward::controller::Controller;
 use kubeward::observe::{PassRecord, ReconcileObserver};
+use kubeward::relations::Relations;
 use kubeward::vocabulary::Vocabulary;
 use kubeward::{Action, Pass, Reconciler};
 
 use super::workload::{
-    self, CONTROLLER, FINALIZER, Progress, READY_REASONS, Stage, Workload, stage,
+    self, CONTROLLER, FINALIZER, Progress, READY_REASONS, Stage, Steady, Workload, stage,
 };
 
 /// The kubeward reconciler of workloads.
 pub struct Workloads {
     client: kube::Client,
     progress: Arc<Progress>,
-    resync: Duration,
+    steady: Steady,
+}
+
+/// Why a workload's pass failed.
+#[derive(Debug, thiserror::Error, kubeward::Terminal)]
+pub enum WorkloadError {
+    /// Reading the child back failed.
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+    /// Writing the child failed.
+    #[error(transparent)]
+    Child(#[from] ChildError),
 }
 
 impl Reconciler for Workloads {
     type Resource = Workload;
-    type Error = kube::Error;
+    type Error = WorkloadError;
     const NAME: Option<&'static str> = Some(CONTROLLER);
     const FINALIZER: Option<&'static str> = Some(FINALIZER);
     const CONDITIONS: &'static [&'static Vocabulary] = &[&READY_REASONS];
+
+    fn relations() -> Relations<Workload> {
+        Relations::new().owns::<ConfigMap>()
+    }
 
     async fn apply(
         &self,
         workload: &Workload,
         pass: &mut Pass<Workload>,
-    ) -> Result<Action, kube::Error> {
+    ) -> Result<Action, WorkloadError> {
         let ready = kubeward::conditions::find(pass.stored_conditions(), workload::READY);
         let stage = stage(workload, ready);
         match stage {
             Stage::Start => {}
-            Stage::Apply => workload::apply_child(&self.client, workload).await?,
+            Stage::Apply => {
+                pass.apply_child(&workload::child(workload)).await?;
+            }
             Stage::Verify => {
                 if !workload::child_is_current(&self.client, workload).await? {
                     return Ok(Action::requeue(Duration::from_millis(100)));
                 }
             }
-            Stage::Steady => self.progress.steady(workload),
+            Stage::Steady => {
+                self.progress.steady(workload);
+                if self.steady.restore_child {
+                    pass.apply_child(&workload::child(workload)).await?;
+                }
+            }
         }
-        if let Some(desired) = workload::desired(workload, Some(stage)) {
-            pass.set(desired);
+        match workload::desired(workload, Some(stage)) {
+            // The transition runs the next stage's pass at once.
+            Some(desired) => {
+                pass.set(desired);
+                Ok(Action::await_change())
+            }
+            None => Ok(Action::requeue(self.steady.resync)),
         }
-        Ok(Action::requeue(self.resync))
     }
 
     async fn cleanup(
         &self,
         workload: &Workload,
         pass: &mut Pass<Workload>,
-    ) -> Result<Action, kube::Error> {
+    ) -> Result<Action, WorkloadError> {
         if let Some(desired) = workload::desired(workload, None) {
             pass.set(desired);
         }
-        workload::delete_child(&self.client, workload).await?;
+        pass.delete_child::<ConfigMap>(&workload::child_name(workload))
+            .await?;
         Ok(Action::await_change())
     }
 }
@@ -80,10 +112,20 @@ pub fn controller(
     resync: Duration,
     registry: &prometheus::Registry,
 ) -> Controller<Workloads> {
+    controller_with(client, progress, Steady::resyncing(resync), registry)
+}
+
+/// [`controller`] whose converged workloads do what `steady` says.
+pub fn controller_with(
+    client: &kube::Client,
+    progress: &Arc<Progress>,
+    steady: Steady,
+    registry: &prometheus::Registry,
+) -> Controller<Workloads> {
     let reconciler = Workloads {
         client: client.clone(),
         progress: progress.clone(),
-        resync,
+        steady,
     };
     Controller::new(reconciler, client.clone())
         .with_reporting_instance("bench-0")

@@ -15,6 +15,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -154,6 +155,26 @@ pub fn desired(workload: &Workload, stage: Option<Stage>) -> Option<DesiredCondi
         .and_then(|d| d.observed_generation(generation))
         .expect("a valid condition");
     Some(desired.event_type(EventType::Normal))
+}
+
+/// What a pass of a converged workload does.
+#[derive(Debug, Clone, Copy)]
+pub struct Steady {
+    /// How long until the next pass of a converged workload (a periodic resync).
+    pub resync: Duration,
+    /// Whether it applies the child again (so that a deleted or edited child is restored by the
+    /// pass its watch event runs); otherwise it does nothing.
+    pub restore_child: bool,
+}
+
+impl Steady {
+    /// Resync every `resync`, restore nothing.
+    pub fn resyncing(resync: Duration) -> Self {
+        Self {
+            resync,
+            restore_child: false,
+        }
+    }
 }
 
 /// The name of the child ConfigMap of `workload`.
