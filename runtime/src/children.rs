@@ -210,6 +210,24 @@ impl ChildWriter {
         Ok(stored)
     }
 
+    /// The child of kind `C` named `name` in the object's namespace, if there is one.
+    pub(crate) async fn get<C>(&self, name: &str) -> Result<Option<C>, ChildError>
+    where
+        C: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
+    {
+        self.ledger::<C>()?;
+        let request = kube::core::Request::new(C::url_path(&(), self.namespace.as_deref()));
+        match self
+            .client
+            .request::<C>(request.get(name, &kube::api::GetParams::default())?)
+            .await
+        {
+            Ok(child) => Ok(Some(child)),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+            Err(error) => Err(error.into()),
+        }
+    }
+
     /// Deletes the child of kind `C` named `name` in the object's namespace; whether it was
     /// there.
     pub(crate) async fn delete<C>(&self, name: &str) -> Result<bool, ChildError>

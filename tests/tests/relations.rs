@@ -643,7 +643,7 @@ fn the_generated_rules_cover_owned_and_watched_kinds() {
     assert_eq!(
         verbs_on("configmaps"),
         Some(
-            ["list", "watch", "create", "patch", "delete"]
+            ["get", "list", "watch", "create", "patch", "delete"]
                 .map(String::from)
                 .to_vec()
         )

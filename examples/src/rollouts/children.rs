@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::ResourceExt;
-use kube::api::Api;
 use kubeward::Pass;
 use kubeward::children::ChildError;
 
@@ -131,17 +130,15 @@ pub fn render(rollout: &Rollout) -> Result<ConfigMap, RenderError> {
     })
 }
 
-/// The stored candidate of `rollout`, if any.
+/// The stored candidate of `rollout`, read through its `pass`, if any.
 ///
 /// # Errors
 /// When the API server refuses the read (a missing candidate is `Ok(None)`).
 pub async fn candidate(
-    client: &kube::Client,
+    pass: &kubeward::Pass<Rollout>,
     rollout: &Rollout,
-) -> Result<Option<ConfigMap>, kube::Error> {
-    let api: Api<ConfigMap> =
-        Api::namespaced(client.clone(), &rollout.namespace().unwrap_or_default());
-    api.get_opt(&candidate_name(&rollout.name_any())).await
+) -> Result<Option<ConfigMap>, kubeward::children::ChildError> {
+    pass.get_child(&candidate_name(&rollout.name_any())).await
 }
 
 /// Whether the stored candidate is the one rendered for `rollout`'s current generation.

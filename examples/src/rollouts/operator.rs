@@ -86,7 +86,7 @@ impl Operator {
     /// See [`SetupError`].
     pub fn new(client: kube::Client, options: &OperatorOptions) -> Result<Self, SetupError> {
         let registry = prometheus::Registry::new();
-        let mut controller = Rollouts::new(client.clone())
+        let mut controller = Rollouts::new()
             .with_stage_delay(options.stage_delay)
             .controller(client.clone())
             .with_event_flush_interval(options.event_flush_interval)

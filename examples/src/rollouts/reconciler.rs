@@ -62,18 +62,23 @@ pub enum Error {
     Child(#[from] kubeward::children::ChildError),
 }
 
-/// The rollout operator.
+/// The rollout operator. It reads and writes its children through each pass (`owns(ConfigMap)`),
+/// so it holds no client of its own.
 pub struct Rollouts {
-    client: kube::Client,
     stage_delay: Duration,
     clock: SharedClock,
 }
 
+impl Default for Rollouts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Rollouts {
-    /// A rollout operator that manages children through `client`.
-    pub fn new(client: kube::Client) -> Self {
+    /// A rollout operator with the default stage delay and the system clock.
+    pub fn new() -> Self {
         Self {
-            client,
             stage_delay: DEFAULT_STAGE_DELAY,
             clock: Arc::new(SystemClock),
         }
@@ -161,7 +166,7 @@ impl Rollouts {
                 #[step("apply")]
                 pass.apply_child(&candidate).await?;
                 #[step("verify")]
-                let stored = children::candidate(&self.client, rollout).await?;
+                let stored = children::candidate(pass, rollout).await?;
                 if !stored.is_some_and(|c| children::is_current(&c, rollout)) {
                     return Ok(next);
                 }
@@ -273,7 +278,7 @@ impl Rollouts {
         rollout: &Rollout,
         pass: &Pass<Rollout>,
     ) -> Result<Option<ConfigMap>, Error> {
-        let Some(candidate) = children::candidate(&self.client, rollout).await? else {
+        let Some(candidate) = children::candidate(pass, rollout).await? else {
             return Ok(None);
         };
         let live = children::promoted(&candidate, rollout);

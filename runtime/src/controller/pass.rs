@@ -227,6 +227,25 @@ impl<K> Pass<K> {
             .await
     }
 
+    /// Reads this pass's object's child of kind `C` named `name` (in the object's namespace)
+    /// from the API server; `None` when there is none. Its kind must be declared owned
+    /// (`owns(..)`: the generated RBAC then allows the `get`). With
+    /// [`kstatus::readiness`](crate::kstatus::readiness) a dependent's readiness feeds one of the
+    /// reconciler's conditions; the child's status changes start this object's passes.
+    ///
+    /// # Errors
+    /// As [`apply_child`](Self::apply_child).
+    pub async fn get_child<C>(&self, name: &str) -> Result<Option<C>, ChildError>
+    where
+        C: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned + Clone + std::fmt::Debug,
+    {
+        self.children
+            .as_ref()
+            .ok_or(ChildError::NoController)?
+            .get::<C>(name)
+            .await
+    }
+
     /// Deletes this pass's object's child of kind `C` named `name` (in the object's namespace);
     /// whether it was there. Its kind must be declared owned (`owns(..)`).
     ///

@@ -9,8 +9,8 @@
 //!   by the child's ownerReference with `controller: true`, namespaced or cluster-scoped;
 //! - watches each related kind and runs the passes its map function returns;
 //! - derives the RBAC rules of both ([`rbac::rules`](crate::rbac::rules)): `list` and `watch` on
-//!   every kind, and on owned kinds `create` and `patch` (server-side apply that creates needs
-//!   both) and `delete`;
+//!   every kind, and on owned kinds `get`, `create` and `patch` (server-side apply that creates
+//!   needs both) and `delete`;
 //! - writes children through [`Pass::apply_child`](crate::Pass::apply_child): server-side apply
 //!   under the controller's field manager with the controller ownerReference set, so a reconciler
 //!   writes the desired child and nothing else.
@@ -128,12 +128,12 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Relation<K> {
     }
 
     /// The verbs the controller needs on the kind: `list` and `watch`; for owned kinds also
-    /// `create` and `patch` ([`Pass::apply_child`](crate::Pass::apply_child) is a server-side
-    /// apply, and one that creates is authorised for both) and `delete`
-    /// ([`Pass::delete_child`](crate::Pass::delete_child)).
+    /// `get` ([`Pass::get_child`](crate::Pass::get_child)), `create` and `patch`
+    /// ([`Pass::apply_child`](crate::Pass::apply_child) is a server-side apply, and one that
+    /// creates is authorised for both) and `delete` ([`Pass::delete_child`](crate::Pass::delete_child)).
     pub fn verbs(&self) -> &'static [&'static str] {
         match self.role {
-            Role::Owned => &["list", "watch", "create", "patch", "delete"],
+            Role::Owned => &["get", "list", "watch", "create", "patch", "delete"],
             Role::Watched => &["list", "watch"],
         }
     }

@@ -40,6 +40,10 @@
 //! should treat as done (the operator parks there by design, and the pipeline must not block on a
 //! human) is listed in [`Kstatus::current_at`] (`#[reconciler(kstatus(current_at(..)))]`).
 //!
+//! The other way round, [`readiness`] reads kstatus' verdict on any object — a Deployment or
+//! custom resource the controller owns — so that a dependent's readiness can feed one of the
+//! reconciler's declared conditions (read it with [`Pass::get_child`](crate::Pass::get_child)).
+//!
 //! The reconciler's own vocabularies take precedence: a declared `Ready` (or `Reconciling`,
 //! `Stalled`) condition is the reconciler's, and the runtime derives only the others. The derived
 //! conditions publish no events: they restate transitions the declared conditions already
@@ -73,6 +77,10 @@
 //! assert_eq!(state(&[at("Applied", "True")]), State::Current { reason: "Applied".into(), message: "at Applied".into() });
 //! assert!(matches!(state(&[at("WaitingForApproval", "False")]), State::InProgress { .. }));
 //! ```
+
+mod readiness;
+
+pub use self::readiness::{Readiness, readiness};
 
 use crate::conditions::{Condition, ConditionStatus};
 use crate::vocabulary::{ReasonClass, ReasonType, Vocabulary};
