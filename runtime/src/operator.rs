@@ -1,7 +1,8 @@
 //! [`Operator`]: several controllers in one process (controller-runtime's Manager) — one
 //! `kube::Client`, one Prometheus registry holding every controller's metrics, one ops server
 //! whose `/readyz` and `/healthz` aggregate every controller, and one shutdown (feature
-//! `prometheus`).
+//! `prometheus`), and optionally one Lease for all of them
+//! ([`with_leader_election`](Operator::with_leader_election)).
 //!
 //! ```no_run
 //! # use kubeward::{Action, Pass, Reconciler};
@@ -37,6 +38,7 @@ use tokio::sync::watch;
 
 use crate::Reconciler;
 use crate::controller::{Controller, ControllerError, ControllerState};
+use crate::leader::{LeaderElection, Member, SharedElection};
 use crate::metrics::{DEFAULT_PREFIX, Metrics};
 
 /// Why an operator could not be set up or run.
@@ -72,6 +74,10 @@ pub enum OperatorError {
         #[source]
         source: ControllerError,
     },
+    /// The shared leader election could not run (its timings are invalid, or its identity
+    /// empty); no controller ran.
+    #[error("the operator's leader election cannot run")]
+    LeaderElection(#[source] crate::leader::LeaderError),
     /// A controller's task panicked or was cancelled; the others were shut down.
     #[error("controller {controller} ended abnormally: {reason}")]
     Ended {
@@ -83,6 +89,10 @@ pub enum OperatorError {
 }
 
 type Run = Pin<Box<dyn Future<Output = Result<(), ControllerError>> + Send>>;
+
+/// A controller added to the operator, to be run once the operator knows its shared lease: a
+/// member of it (a controller without an election of its own), or not.
+type Start = Box<dyn FnOnce(Option<Member>) -> Run + Send>;
 type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// Several controllers on one client, one registry, one ops server and one shutdown; see the
@@ -102,7 +112,10 @@ pub struct Operator {
     registry: prometheus::Registry,
     metrics: Metrics,
     names: BTreeSet<String>,
-    runs: Vec<(String, Run)>,
+    /// Each controller, and whether it has a leader election of its own.
+    runs: Vec<(String, bool, Start)>,
+    /// The lease every controller without an election of its own shares.
+    leader_election: Option<LeaderElection>,
     readiness: Vec<watch::Receiver<ControllerState>>,
     stop: watch::Sender<bool>,
     shutdown: Option<Signal>,
@@ -137,6 +150,7 @@ impl Operator {
             metrics,
             names: BTreeSet::new(),
             runs: Vec::new(),
+            leader_election: None,
             readiness: Vec::new(),
             stop: watch::Sender::new(false),
             shutdown: None,
@@ -202,8 +216,27 @@ impl Operator {
                 let _ = stop.wait_for(|stop| *stop).await;
             });
         self.readiness.push(controller.readiness());
-        self.runs.push((name, Box::pin(controller.run())));
+        let own_election = controller.has_leader_election();
+        let start: Start = Box::new(move |member| match member {
+            Some(member) => Box::pin(controller.with_shared_lease(member).run()),
+            None => Box::pin(controller.run()),
+        });
+        self.runs.push((name, own_election, start));
         Ok(self)
+    }
+
+    /// Runs every controller only while this process holds the lease `election` describes: one
+    /// Lease for all of them, instead of one per controller (a controller given an election of
+    /// its own, [`Controller::with_leader_election`], keeps that one). Each time the lease is
+    /// acquired, every controller starts a watch term; when it is lost, every controller
+    /// abandons its passes at once; on shutdown every controller stops gracefully, and the lease
+    /// is released only after the last of them has settled its writes and flushed its events:
+    /// no write is sent after the release. A standby replica is ready (`/readyz`) while it
+    /// waits. Applies to controllers added before and after this call.
+    #[must_use]
+    pub fn with_leader_election(mut self, election: LeaderElection) -> Self {
+        self.leader_election = Some(election);
+        self
     }
 
     /// Serves `/metrics` (the operator's registry), `/healthz` and `/readyz` (every controller,
@@ -246,12 +279,24 @@ impl Operator {
         let Self {
             registry,
             runs,
+            leader_election,
             readiness,
             stop,
             shutdown,
             ops,
             ..
         } = self;
+        let shared = leader_election.map(SharedElection::new);
+        let runs: Vec<(String, Run)> = runs
+            .into_iter()
+            .map(|(name, own_election, start)| {
+                let member = shared
+                    .as_ref()
+                    .filter(|_| !own_election)
+                    .map(SharedElection::member);
+                (name, start(member))
+            })
+            .collect();
         let ops = ops.map(|server| {
             let server = readiness
                 .into_iter()
@@ -269,6 +314,13 @@ impl Operator {
                 stop.send_replace(true);
             })
         };
+        // The shared lease: held while the controllers run, released once they have stopped.
+        let election = shared.map(|shared| {
+            let mut stopped = stop.subscribe();
+            tokio::spawn(shared.run(async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            }))
+        });
         let mut tasks = tokio::task::JoinSet::new();
         let mut names = std::collections::HashMap::new();
         for (name, run) in runs {
@@ -294,6 +346,19 @@ impl Operator {
             }
         }
         stop_on_signal.abort();
+        if let Some(election) = election {
+            let ended = election.await;
+            if first_error.is_none() {
+                first_error = match ended {
+                    Ok(Ok(())) => None,
+                    Ok(Err(error)) => Some(OperatorError::LeaderElection(error)),
+                    Err(join) => Some(OperatorError::Ended {
+                        controller: "leader election".to_owned(),
+                        reason: join.to_string(),
+                    }),
+                };
+            }
+        }
         if let Some(ops) = ops {
             ops.abort();
         }

@@ -155,3 +155,246 @@ async fn two_controllers_of_one_name_are_refused() {
         other => panic!("expected a duplicate, got {other:?}"),
     }
 }
+
+/// Notes the name of every ConfigMap it reconciles.
+#[derive(Clone, Default)]
+struct NotedConfigs(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl NotedConfigs {
+    fn saw(&self, name: &str) -> bool {
+        self.0.lock().unwrap().iter().any(|n| n == name)
+    }
+}
+
+impl Reconciler for NotedConfigs {
+    type Resource = ConfigMap;
+    type Error = kube::Error;
+    const NAME: Option<&'static str> = Some("test.kubeward.dev/noted-configs");
+    async fn apply(
+        &self,
+        config: &ConfigMap,
+        _: &mut Pass<ConfigMap>,
+    ) -> Result<Action, kube::Error> {
+        self.0
+            .lock()
+            .unwrap()
+            .push(kube::ResourceExt::name_any(config));
+        Ok(Action::await_change())
+    }
+}
+
+/// One replica of an operator of two controllers sharing the Lease `operator`, run as the
+/// service account `account` holding both controllers' generated rules.
+struct Replica {
+    widgets: kubeward_tests::Widgets,
+    configs: NotedConfigs,
+    stop: tokio::sync::oneshot::Sender<()>,
+    run: tokio::task::JoinHandle<Result<(), OperatorError>>,
+}
+
+async fn replica(server: &kubeward_testing::Cluster, account: &str) -> Replica {
+    use kubeward::leader::LeaderElection;
+    let mut rules = kubeward::rbac::rules::<kubeward_tests::Widgets>(true);
+    rules.extend(kubeward::rbac::rules::<NotedConfigs>(false));
+    let client = server
+        .service_account_client("default", account, rules)
+        .await
+        .expect("the generated RBAC is stored");
+    let widgets = kubeward_tests::Widgets::default();
+    let configs = NotedConfigs::default();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let election = LeaderElection::new(client.clone(), "default", "operator", account)
+        .with_timings(
+            std::time::Duration::from_secs(4),
+            std::time::Duration::from_secs(2),
+            std::time::Duration::from_millis(250),
+        );
+    let operator = Operator::new(client.clone())
+        .with_leader_election(election)
+        .with_controller(
+            Controller::new(widgets.clone(), client.clone())
+                .with_event_recorder(kubeward_tests::recorder(&client))
+                .with_shutdown_grace(std::time::Duration::from_millis(100)),
+        )
+        .expect("widgets")
+        .with_reconciler(configs.clone())
+        .expect("configs")
+        .shutdown_on(async move {
+            let _ = stopped.await;
+        });
+    Replica {
+        widgets,
+        configs,
+        stop,
+        run: tokio::spawn(operator.run()),
+    }
+}
+
+impl Replica {
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        self.run
+            .await
+            .expect("the operator's task")
+            .expect("the operator stops cleanly");
+    }
+}
+
+async fn lease_holder(client: &kube::Client) -> Option<String> {
+    Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(client.clone(), "default")
+        .get_opt("operator")
+        .await
+        .expect("lease")
+        .and_then(|lease| lease.spec?.holder_identity)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_lease_runs_every_controller_of_the_leader_and_none_of_the_standby() {
+    use kubeward_tests::{
+        Mode, WidgetSpec, create_widget, server_with_widgets, service_account_user,
+    };
+    let (server, admin) = server_with_widgets().await;
+    let a = replica(&server, "replica-a").await;
+    eventually("replica-a leads", || async {
+        lease_holder(&admin)
+            .await
+            .is_some_and(|h| h.starts_with("replica-a_"))
+    })
+    .await;
+    let b = replica(&server, "replica-b").await;
+    create_widget(
+        &admin,
+        "w1",
+        WidgetSpec::ready(Mode::Complete, "True", "Applied", "done"),
+    )
+    .await;
+    Api::<ConfigMap>::namespaced(admin.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &ConfigMap {
+                metadata: meta("c1"),
+                ..ConfigMap::default()
+            },
+        )
+        .await
+        .expect("configmap");
+    eventually("both of replica-a's controllers reconcile", || async {
+        a.widgets.started("w1") > 0 && a.configs.saw("c1")
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(
+        b.widgets.started("w1"),
+        0,
+        "the standby reconciles no widget"
+    );
+    assert!(!b.configs.saw("c1"), "nor any ConfigMap");
+    let leases =
+        Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(admin.clone(), "default")
+            .list(&Default::default())
+            .await
+            .expect("leases");
+    let names: Vec<String> = leases
+        .items
+        .iter()
+        .map(kube::ResourceExt::name_any)
+        .collect();
+    assert_eq!(names, ["operator"], "one Lease for both controllers");
+
+    // Replica A shuts down: every controller stops, then the lease is released, and nothing of
+    // A's is written after that.
+    a.stop().await;
+    let user = service_account_user("replica-a");
+    let requests: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.user == user)
+        .collect();
+    let release = requests
+        .iter()
+        .rposition(|r| r.method == http::Method::PUT && r.path.contains("/leases/operator"))
+        .expect("the release");
+    let writes_after: Vec<String> = requests[release + 1..]
+        .iter()
+        .filter(|r| r.method != http::Method::GET)
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(
+        writes_after.is_empty(),
+        "writes after the release: {writes_after:#?}"
+    );
+
+    // Replica B takes over with both controllers.
+    eventually("replica-b leads", || async {
+        lease_holder(&admin)
+            .await
+            .is_some_and(|h| h.starts_with("replica-b_"))
+    })
+    .await;
+    Api::<ConfigMap>::namespaced(admin.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &ConfigMap {
+                metadata: meta("c2"),
+                ..ConfigMap::default()
+            },
+        )
+        .await
+        .expect("configmap");
+    eventually("both of replica-b's controllers reconcile", || async {
+        b.widgets.started("w1") > 0 && b.configs.saw("c2")
+    })
+    .await;
+    b.stop().await;
+    assert_eq!(lease_holder(&admin).await, None, "released on shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_shared_lease_stops_every_controller_and_the_standby_takes_over() {
+    use kubeward_testing::{Fault, FaultAction};
+    use kubeward_tests::service_account_user;
+    let (server, admin) = kubeward_tests::server_with_widgets().await;
+    let a = replica(&server, "replica-a").await;
+    eventually("replica-a leads", || async {
+        lease_holder(&admin)
+            .await
+            .is_some_and(|h| h.starts_with("replica-a_"))
+    })
+    .await;
+    let b = replica(&server, "replica-b").await;
+    // Replica A can no longer renew: it loses the lease at its renew deadline, and B acquires it
+    // once the lease has expired.
+    server.faults().add(
+        Fault::new(FaultAction::Status(500))
+            .method(http::Method::PUT)
+            .user(&service_account_user("replica-a"))
+            .resource("coordination.k8s.io", "leases"),
+    );
+    eventually("replica-b leads", || async {
+        lease_holder(&admin)
+            .await
+            .is_some_and(|h| h.starts_with("replica-b_"))
+    })
+    .await;
+    Api::<ConfigMap>::namespaced(admin.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &ConfigMap {
+                metadata: meta("after"),
+                ..ConfigMap::default()
+            },
+        )
+        .await
+        .expect("configmap");
+    eventually("replica-b's controller reconciles it", || async {
+        b.configs.saw("after")
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(
+        !a.configs.saw("after"),
+        "the deposed replica's controllers reconcile nothing"
+    );
+    b.stop().await;
+    a.stop().await;
+}

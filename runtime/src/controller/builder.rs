@@ -127,6 +127,9 @@ pub struct Controller<R: Reconciler> {
     resync: Option<Duration>,
     shutdown: Option<ShutdownSignal>,
     leader_election: Option<leader::LeaderElection>,
+    /// The lease shared with the other controllers of an operator, when it has one and this
+    /// controller has no election of its own.
+    shared_lease: Option<leader::Member>,
     sync_timeout: Duration,
     state: watch::Sender<ControllerState>,
     cache: watch::Sender<Option<Store<R::Resource>>>,
@@ -153,6 +156,7 @@ impl<R: Reconciler> Controller<R> {
             resync: None,
             shutdown: None,
             leader_election: None,
+            shared_lease: None,
             sync_timeout: DEFAULT_SYNC_TIMEOUT,
             state: watch::Sender::new(ControllerState::Syncing),
             cache: watch::Sender::new(None),
@@ -342,6 +346,19 @@ impl<R: Reconciler> Controller<R> {
     #[must_use]
     pub fn with_leader_election(mut self, election: leader::LeaderElection) -> Self {
         self.leader_election = Some(election);
+        self
+    }
+
+    /// Whether the controller has a leader election of its own.
+    #[cfg(feature = "prometheus")]
+    pub(crate) fn has_leader_election(&self) -> bool {
+        self.leader_election.is_some()
+    }
+
+    /// Reconciles only while the lease `member` shares with other controllers is held.
+    #[cfg(feature = "prometheus")]
+    pub(crate) fn with_shared_lease(mut self, member: leader::Member) -> Self {
+        self.shared_lease = Some(member);
         self
     }
 
@@ -565,7 +582,8 @@ impl<R: Reconciler> Controller<R> {
             fence: self
                 .leader_election
                 .as_ref()
-                .map(leader::LeaderElection::fence),
+                .map(leader::LeaderElection::fence)
+                .or_else(|| self.shared_lease.as_ref().map(leader::Member::fence)),
             relations,
             children,
             follow_up_transitions: self.starts == Starts::RelevantChanges,
@@ -586,7 +604,7 @@ impl<R: Reconciler> Controller<R> {
             sync_timeout: self.sync_timeout,
             state: self.state.clone(),
             cache: self.cache,
-            state_between_terms: if self.leader_election.is_some() {
+            state_between_terms: if self.leader_election.is_some() || self.shared_lease.is_some() {
                 ControllerState::Standby
             } else {
                 ControllerState::Stopped
@@ -606,8 +624,8 @@ impl<R: Reconciler> Controller<R> {
                 tracing::warn!(%error, "could not flush event series on shutdown");
             }
         };
-        match self.leader_election {
-            None => {
+        match (self.leader_election, self.shared_lease) {
+            (None, None) => {
                 let end = watching.run(shutdown).await;
                 settle_and_flush().await;
                 Ok(match end {
@@ -615,7 +633,39 @@ impl<R: Reconciler> Controller<R> {
                     TermEnd::LoopEnded => RunOutcome::LoopEnded,
                 })
             }
-            Some(election) => {
+            (None, Some(member)) => {
+                // A standby waiting for the lease is ready.
+                self.state.send_replace(ControllerState::Standby);
+                let member = Leave(member);
+                let mut shutdown = std::pin::pin!(shutdown.fuse());
+                loop {
+                    let term = tokio::select! {
+                        term = member.0.next_term() => term,
+                        () = &mut shutdown => break,
+                    };
+                    let stopped = tokio::select! {
+                        end = watching.run(&mut shutdown) => {
+                            if end == TermEnd::LoopEnded {
+                                tracing::error!(controller = %context.name, "the watch loop of this leadership term ended on its own");
+                            }
+                            true
+                        }
+                        () = member.0.ended(term) => {
+                            tracing::warn!(controller = %context.name, "the shared lease was lost; abandoning in-flight passes");
+                            false
+                        }
+                    };
+                    // Before the lease is released (on shutdown), or while the fence is still
+                    // open (the lease was lost): writes after that are refused.
+                    settle_and_flush().await;
+                    member.0.settled(term);
+                    if stopped {
+                        break;
+                    }
+                }
+                Ok(RunOutcome::Stopped)
+            }
+            (Some(election), _) => {
                 // A standby waiting for the lease is ready.
                 self.state.send_replace(ControllerState::Standby);
                 let watching = &watching;
@@ -664,6 +714,16 @@ where
     ) -> Self {
         self.scope = Scope::namespaces(namespaces.into_iter().map(Into::into));
         self
+    }
+}
+
+/// Leaves a shared lease when dropped (also when the run panics or its future is dropped), so
+/// that the election waits for it no more.
+struct Leave(leader::Member);
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        self.0.stopped();
     }
 }
 

@@ -38,6 +38,12 @@
 //! Every write is an update carrying the lease's resourceVersion: two candidates racing for an
 //! expired lease cannot both win.
 
+mod shared;
+
+pub(crate) use self::shared::Member;
+#[cfg(feature = "prometheus")]
+pub(crate) use self::shared::SharedElection;
+
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
