@@ -43,23 +43,17 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String) {
     (status, body)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rollouts_run_reconciles_through_a_kubeconfig_and_serves_metrics_and_health() {
-    let server = cluster().await.expect("cluster");
-    let dir = std::env::temp_dir().join(format!("kubeward-run-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
-
+/// `rollouts run` with `kubeconfig`, serving on a free port: the process and that address.
+fn start_run(kubeconfig: &std::path::Path) -> (Running, SocketAddr) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rollouts"))
         .args(["run", "--metrics-addr", "127.0.0.1:0", "--kubeconfig"])
-        .arg(&kubeconfig)
+        .arg(kubeconfig)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn rollouts run");
     let stderr = child.stderr.take().expect("stderr");
-    let mut running = Running(child);
+    let running = Running(child);
     let mut lines = BufReader::new(stderr).lines();
     let addr: SocketAddr = loop {
         let line = lines
@@ -72,13 +66,38 @@ async fn rollouts_run_reconciles_through_a_kubeconfig_and_serves_metrics_and_hea
     };
     // Keep draining stderr so the child never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
+    (running, addr)
+}
 
-    assert_eq!(get(addr, "/healthz"), (200, "ok\n".to_owned()));
+/// Sends SIGTERM to `running`, as the kubelet does to a terminating pod.
+fn sigterm(running: &Running) {
+    let pid = running.0.id().to_string();
+    let sent = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+}
 
-    let client = server.client().expect("client");
-    let rollouts: Api<Rollout> = Api::namespaced(client, "default");
+/// How `running` exited; bounded only so that a broken binary fails the test instead of
+/// hanging it.
+async fn exit_status(running: &mut Running, what: &str) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = running.0.try_wait().expect("wait") {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "rollouts run did not exit: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn rollout(name: &str) -> Rollout {
     let mut rollout = Rollout::new(
-        "api",
+        name,
         RolloutSpec {
             image: "registry.example/api:2.0".into(),
             replicas: 2,
@@ -88,8 +107,24 @@ async fn rollouts_run_reconciles_through_a_kubeconfig_and_serves_metrics_and_hea
         },
     );
     rollout.metadata.namespace = Some("default".into());
+    rollout
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollouts_run_reconciles_through_a_kubeconfig_and_serves_metrics_and_health() {
+    let server = cluster().await.expect("cluster");
+    let dir = std::env::temp_dir().join(format!("kubeward-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let (mut running, addr) = start_run(&kubeconfig);
+
+    assert_eq!(get(addr, "/healthz"), (200, "ok\n".to_owned()));
+
+    let client = server.client().expect("client");
+    let rollouts: Api<Rollout> = Api::namespaced(client, "default");
     rollouts
-        .create(&PostParams::default(), &rollout)
+        .create(&PostParams::default(), &rollout("api"))
         .await
         .expect("create");
 
@@ -130,26 +165,60 @@ async fn rollouts_run_reconciles_through_a_kubeconfig_and_serves_metrics_and_hea
 
     // SIGTERM, as the kubelet sends a terminating pod: the controller shuts down gracefully
     // (in-flight passes finish, event series are flushed) and exits with success.
-    let pid = running.0.id().to_string();
-    let sent = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill runs");
-    assert!(sent.success());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = running.0.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "rollouts run did not stop on SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    sigterm(&running);
+    let status = exit_status(&mut running, "on SIGTERM").await;
     assert!(
         status.success(),
         "rollouts run exited with {status} on SIGTERM"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_sigterm_during_a_hung_shutdown_exits_at_once() {
+    use kubeward_testing::{Fault, FaultAction};
+    let server = cluster().await.expect("cluster");
+    let dir = std::env::temp_dir().join(format!("kubeward-run-twice-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let (mut running, addr) = start_run(&kubeconfig);
+    assert_eq!(get(addr, "/healthz").0, 200);
+    // Every status write hangs: the first pass never finishes, so a graceful shutdown takes its
+    // whole budget (25 s).
+    server.faults().add(
+        Fault::new(FaultAction::Hang)
+            .method(http::Method::PATCH)
+            .path_prefix("/apis/demo.kubeward.dev/v1/namespaces/default/rollouts/stuck/status"),
+    );
+    let client = server.client().expect("client");
+    Api::<Rollout>::namespaced(client, "default")
+        .create(&PostParams::default(), &rollout("stuck"))
+        .await
+        .expect("create");
+    let in_flight =
+        r#"kubeward_reconcile_passes_in_flight{controller="demo.kubeward.dev/rollouts"} 1"#;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !get(addr, "/metrics").1.contains(in_flight) {
+        assert!(
+            Instant::now() < deadline,
+            "no pass got stuck in its status write"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    sigterm(&running);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        running.0.try_wait().expect("wait").is_none(),
+        "still shutting down after the first SIGTERM"
+    );
+    sigterm(&running);
+    let status = exit_status(&mut running, "on a second SIGTERM").await;
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "forced out by the second signal, not a graceful exit: {status}"
+    );
+    server.faults().clear();
     let _ = std::fs::remove_dir_all(&dir);
 }

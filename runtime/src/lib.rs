@@ -58,6 +58,7 @@ pub mod ops;
 mod rate_limit;
 pub mod rbac;
 pub mod relations;
+pub mod shutdown;
 pub mod vocabulary;
 
 pub use kube::runtime::controller::Action;

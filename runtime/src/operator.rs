@@ -116,6 +116,8 @@ pub struct Operator {
     runs: Vec<(String, bool, Start)>,
     /// The lease every controller without an election of its own shares.
     leader_election: Option<LeaderElection>,
+    /// The shutdown budget every controller and the shared lease's release fit in.
+    budget: crate::shutdown::Budget,
     readiness: Vec<watch::Receiver<ControllerState>>,
     stop: watch::Sender<bool>,
     shutdown: Option<Signal>,
@@ -151,6 +153,7 @@ impl Operator {
             names: BTreeSet::new(),
             runs: Vec::new(),
             leader_election: None,
+            budget: crate::shutdown::Budget::default(),
             readiness: Vec::new(),
             stop: watch::Sender::new(false),
             shutdown: None,
@@ -212,6 +215,7 @@ impl Operator {
         let mut stop = self.stop.subscribe();
         let controller = controller
             .with_observer(Arc::new(self.metrics.clone()))
+            .with_budget(self.budget.clone())
             .shutdown_on(async move {
                 let _ = stop.wait_for(|stop| *stop).await;
             });
@@ -258,6 +262,17 @@ impl Operator {
         self.ops.as_ref().and_then(|ops| ops.local_addr().ok())
     }
 
+    /// Fits the whole shutdown of every controller — their in-flight passes, the status writes
+    /// and events of abandoned ones, the event flushes — and the shared lease's release inside
+    /// `budget` from the signal (default
+    /// [`DEFAULT_SHUTDOWN_BUDGET`](crate::shutdown::DEFAULT_SHUTDOWN_BUDGET)); see
+    /// [`shutdown`](crate::shutdown). It replaces the controllers' own budgets.
+    #[must_use]
+    pub fn with_shutdown_budget(self, budget: std::time::Duration) -> Self {
+        self.budget.set_total(budget);
+        self
+    }
+
     /// Shuts every controller down when `signal` completes, instead of on SIGTERM or Ctrl-C.
     #[must_use]
     pub fn shutdown_on(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
@@ -280,13 +295,15 @@ impl Operator {
             registry,
             runs,
             leader_election,
+            budget,
             readiness,
             stop,
             shutdown,
             ops,
             ..
         } = self;
-        let shared = leader_election.map(SharedElection::new);
+        let shared = leader_election
+            .map(|election| SharedElection::new(election.with_budget(budget.clone())));
         let runs: Vec<(String, Run)> = runs
             .into_iter()
             .map(|(name, own_election, start)| {
@@ -311,6 +328,7 @@ impl Operator {
             let stop = stop.clone();
             tokio::spawn(async move {
                 shutdown.await;
+                budget.begin();
                 stop.send_replace(true);
             })
         };

@@ -635,3 +635,75 @@ async fn a_transition_event_that_failed_just_before_shutdown_is_published_before
         "four failed creates, then the one that landed"
     );
 }
+
+/// A shutdown fits its budget while a status write hangs and every limit of its own is longer:
+/// the in-flight pass is abandoned at half the budget, its write given up on, and the lease is
+/// still released — after which nothing is written.
+#[tokio::test]
+async fn a_shutdown_fits_its_budget_while_a_status_write_hangs() {
+    let (server, client) = server_with_widgets().await;
+    let widgets = Widgets::default();
+    let observer = Recording::new();
+    let timings = (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD);
+    let controller = replica_controller(
+        &server,
+        "replica-a",
+        "replica-a",
+        timings,
+        &widgets,
+        &observer,
+    )
+    .await
+    .with_shutdown_grace(Duration::from_secs(60))
+    .with_status_write_timeout(Duration::from_secs(60))
+    .with_shutdown_budget(Duration::from_secs(3));
+    let running = Running::start(controller);
+    eventually("replica-a leads", || held_by(&client, "replica-a")).await;
+    server.faults().add(
+        Fault::new(FaultAction::Hang)
+            .method(Method::PATCH)
+            .path_prefix(&status_path("w1")),
+    );
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec::ready(Mode::Complete, "True", "Applied", "done"),
+    )
+    .await;
+    eventually("the pass is writing its status", || async {
+        widgets.started("w1") > 0
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    // Bounded only so that a broken budget fails the test instead of hanging it: the limits
+    // of its own (a 60 s grace, a 60 s write timeout) are far past it.
+    tokio::time::timeout(Duration::from_secs(30), running.stop())
+        .await
+        .expect("the shutdown ends within its budget, not its 60 s limits");
+    eprintln!(
+        "shutdown with a hung status write took {:?} (budget 3 s)",
+        started.elapsed()
+    );
+    assert_eq!(holder(&client).await, None, "the lease was released");
+    let user = service_account_user("replica-a");
+    let requests: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.user == user)
+        .collect();
+    let release = requests
+        .iter()
+        .rposition(|r| r.method == Method::PUT && r.path.contains("/leases/"))
+        .expect("the release");
+    let writes_after: Vec<_> = requests[release + 1..]
+        .iter()
+        .filter(|r| r.method != Method::GET)
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(
+        writes_after.is_empty(),
+        "writes after the release: {writes_after:#?}"
+    );
+    server.faults().clear();
+}

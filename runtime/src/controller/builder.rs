@@ -27,6 +27,7 @@ use crate::events::{EventRecorder, InvalidReporter, Reporter};
 use crate::leader;
 use crate::names::{InvalidName, NameKind};
 use crate::observe::{ControllerInfo, Observers, ReconcileObserver};
+use crate::shutdown::Step;
 
 /// How long in-flight passes may run on after a shutdown signal before they are abandoned.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
@@ -117,6 +118,7 @@ pub struct Controller<R: Reconciler> {
     events: Events,
     concurrency: u16,
     shutdown_grace: Duration,
+    budget: crate::shutdown::Budget,
     status_timeout: Duration,
     reconcile_timeout: Option<Duration>,
     memory: ObjectMemory,
@@ -146,6 +148,7 @@ impl<R: Reconciler> Controller<R> {
             events: Events::Own(OwnRecorder::default()),
             concurrency: DEFAULT_CONCURRENCY,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            budget: crate::shutdown::Budget::default(),
             status_timeout: DEFAULT_STATUS_WRITE_TIMEOUT,
             reconcile_timeout: None,
             memory: ObjectMemory::default(),
@@ -234,10 +237,29 @@ impl<R: Reconciler> Controller<R> {
     }
 
     /// Lets in-flight passes run for `grace` after a shutdown signal (default
-    /// [`DEFAULT_SHUTDOWN_GRACE`]); passes still running then are abandoned.
+    /// [`DEFAULT_SHUTDOWN_GRACE`]), within half the [shutdown budget](Controller::with_shutdown_budget);
+    /// passes still running then are abandoned.
     #[must_use]
     pub fn with_shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+
+    /// Fits the whole shutdown — in-flight passes, the status writes and events of abandoned
+    /// ones, the event flush and the lease release — inside `budget` from the signal (default
+    /// [`DEFAULT_SHUTDOWN_BUDGET`](crate::shutdown::DEFAULT_SHUTDOWN_BUDGET), inside a pod's
+    /// default 30 s grace period); see [`shutdown`](crate::shutdown). An
+    /// [`Operator`](crate::operator::Operator) sets its own budget for all its controllers.
+    #[must_use]
+    pub fn with_shutdown_budget(self, budget: Duration) -> Self {
+        self.budget.set_total(budget);
+        self
+    }
+
+    /// Shuts down within `budget`, shared with the other controllers of an operator.
+    #[cfg(feature = "prometheus")]
+    pub(crate) fn with_budget(mut self, budget: crate::shutdown::Budget) -> Self {
+        self.budget = budget;
         self
     }
 
@@ -562,10 +584,16 @@ impl<R: Reconciler> Controller<R> {
                 .map(|r| r.kind().kind.as_str().into())
                 .collect(),
         });
-        let shutdown = self
+        let signal = self
             .shutdown
             .take()
             .unwrap_or_else(|| Box::pin(termination_signal()));
+        let budget = self.budget.clone();
+        // The shutdown budget is counted from the signal.
+        let shutdown = async move {
+            signal.await;
+            budget.begin();
+        };
         let children = Arc::new(super::context::ChildContext::new(&name, &relations));
         let context = Arc::new(Context {
             reconciler: self.reconciler,
@@ -601,6 +629,7 @@ impl<R: Reconciler> Controller<R> {
             resync: self.resync,
             concurrency: self.concurrency,
             grace: self.shutdown_grace,
+            budget: self.budget.clone(),
             sync_timeout: self.sync_timeout,
             state: self.state.clone(),
             cache: self.cache,
@@ -614,12 +643,16 @@ impl<R: Reconciler> Controller<R> {
         // Abandoned passes' status writes and events still run: the series are flushed after
         // them. With leader election this is the end of the term's work, before the lease is
         // given up: no write is sent after that.
+        let budget = &self.budget;
         let settle_and_flush = || async {
-            if !context.effects.settled(SETTLE_TIMEOUT).await {
-                tracing::warn!(timeout = ?SETTLE_TIMEOUT, "status writes and events of abandoned passes did not finish in time");
+            let settle = budget.bound(Step::Settle, SETTLE_TIMEOUT);
+            if !context.effects.settled(settle).await {
+                tracing::warn!(timeout = ?settle, "status writes and events of abandoned passes did not finish in time");
             }
             if let Some(recorder) = &recorder
-                && let Err(error) = recorder.flush_within(FLUSH_BUDGET).await
+                && let Err(error) = recorder
+                    .flush_within(budget.bound(Step::Flush, FLUSH_BUDGET))
+                    .await
             {
                 tracing::warn!(%error, "could not flush event series on shutdown");
             }
@@ -666,6 +699,7 @@ impl<R: Reconciler> Controller<R> {
                 Ok(RunOutcome::Stopped)
             }
             (Some(election), _) => {
+                let election = election.with_budget(self.budget.clone());
                 // A standby waiting for the lease is ready.
                 self.state.send_replace(ControllerState::Standby);
                 let watching = &watching;
@@ -778,8 +812,21 @@ fn is_suspended<R: Reconciler>(object: &R::Resource) -> bool {
     })
 }
 
-/// SIGTERM (what Kubernetes sends a terminating pod) or Ctrl-C.
+/// SIGTERM (what Kubernetes sends a terminating pod) or Ctrl-C. After it, a second one exits the
+/// process at once (status 1), as controller-runtime's manager does: a shutdown that hangs is
+/// never the only way out.
 pub(crate) async fn termination_signal() {
+    first_termination_signal().await;
+    tracing::info!("shutting down; a second SIGTERM or Ctrl-C exits at once");
+    tokio::spawn(async {
+        first_termination_signal().await;
+        tracing::error!("a second termination signal: exiting without finishing the shutdown");
+        std::process::exit(1);
+    });
+}
+
+/// The next SIGTERM or Ctrl-C.
+async fn first_termination_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -37,6 +37,8 @@ pub(super) struct Watching<R: Reconciler> {
     pub(super) resync: Option<Duration>,
     pub(super) concurrency: u16,
     pub(super) grace: Duration,
+    /// The shutdown budget the grace is cut to.
+    pub(super) budget: crate::shutdown::Budget,
     /// How long a term may take to list its objects before readiness says why it has not.
     pub(super) sync_timeout: Duration,
     pub(super) state: watch::Sender<ControllerState>,
@@ -152,8 +154,9 @@ impl<R: Reconciler> Watching<R> {
             end = tracking => end,
             () = stop => {
                 let _ = graceful_tx.send(());
-                if tokio::time::timeout(self.grace, &mut passes).await.is_err() {
-                    tracing::warn!(grace = ?self.grace, "in-flight passes did not finish in time; abandoning them");
+                let grace = self.budget.bound(crate::shutdown::Step::Passes, self.grace);
+                if tokio::time::timeout(grace, &mut passes).await.is_err() {
+                    tracing::warn!(?grace, "in-flight passes did not finish in time; abandoning them");
                 }
                 TermEnd::Stopped
             }
@@ -305,6 +308,7 @@ mod tests {
             resync: None,
             concurrency: 4,
             grace: Duration::ZERO,
+            budget: crate::shutdown::Budget::default(),
             sync_timeout: super::super::health::DEFAULT_SYNC_TIMEOUT,
             state: watch::Sender::new(ControllerState::Syncing),
             cache,

@@ -163,6 +163,8 @@ pub struct LeaderElection {
     retry_period: Duration,
     clock: SharedClock,
     fence: Fence,
+    /// The shutdown budget the release is cut to.
+    budget: Option<crate::shutdown::Budget>,
 }
 
 impl std::fmt::Debug for LeaderElection {
@@ -219,7 +221,14 @@ impl LeaderElection {
             retry_period: DEFAULT_RETRY_PERIOD,
             clock: std::sync::Arc::new(SystemClock),
             fence: Fence::default(),
+            budget: None,
         }
+    }
+
+    /// Releases the lease within what is left of `budget` on shutdown.
+    pub(crate) fn with_budget(mut self, budget: crate::shutdown::Budget) -> Self {
+        self.budget = Some(budget);
+        self
     }
 
     /// The fence of this candidate's writes: open while it leads (see [`Fence`]). The
@@ -488,7 +497,10 @@ impl LeaderElection {
         spec.renew_time = Some(MicroTime(self.clock.now()));
         let params = PostParams::default();
         let release = self.api.replace(&self.name, &params, &lease);
-        match tokio::time::timeout(self.renew_deadline, release).await {
+        let timeout = self.budget.as_ref().map_or(self.renew_deadline, |budget| {
+            budget.bound(crate::shutdown::Step::Release, self.renew_deadline)
+        });
+        match tokio::time::timeout(timeout, release).await {
             Ok(Ok(_)) => {
                 tracing::info!(lease = %self.name, identity = %self.identity, "released the lease")
             }
@@ -496,7 +508,7 @@ impl LeaderElection {
                 tracing::warn!(%error, lease = %self.name, "could not release the lease; it expires on its own");
             }
             Err(_elapsed) => {
-                tracing::warn!(lease = %self.name, timeout = ?self.renew_deadline, "releasing the lease got no answer in time; it expires on its own");
+                tracing::warn!(lease = %self.name, ?timeout, "releasing the lease got no answer in time; it expires on its own");
             }
         }
     }
