@@ -108,6 +108,8 @@ async fn two_controllers_share_one_registry_one_ops_server_and_one_shutdown() {
         "kubeward_object_suspended",
         "kubeward_object_terminal",
         "kubeward_controller_leading",
+        "kubeward_controller_queue_depth",
+        "kubeward_reconcile_queue_wait_seconds",
     ] {
         let headers = metrics
             .lines()
@@ -120,8 +122,20 @@ async fn two_controllers_share_one_registry_one_ops_server_and_one_shutdown() {
         r#"kubeward_object_suspended{controller="test.kubeward.dev/secrets",name="token",namespace="default"} 0"#,
         r#"kubeward_controller_leading{controller="test.kubeward.dev/configs"} 1"#,
         r#"kubeward_controller_leading{controller="test.kubeward.dev/secrets"} 1"#,
+        // Nothing waits once both objects were reconciled.
+        r#"kubeward_controller_queue_depth{controller="test.kubeward.dev/configs"} 0"#,
+        r#"kubeward_controller_queue_depth{controller="test.kubeward.dev/secrets"} 0"#,
     ] {
         assert!(metrics.contains(series), "{series} in:\n{metrics}");
+    }
+    // Every pass a change started waited in the queue: one sample per object at least.
+    for controller in ["test.kubeward.dev/configs", "test.kubeward.dev/secrets"] {
+        let count =
+            format!(r#"kubeward_reconcile_queue_wait_seconds_count{{controller="{controller}"}} "#);
+        let waited = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(&count)?.trim().parse::<f64>().ok());
+        assert!(waited.is_some_and(|n| n >= 1.0), "{count} in:\n{metrics}");
     }
     eventually("ready", || async {
         http_get(ops, "/readyz").await.0 == 200

@@ -135,6 +135,8 @@ pub struct Controller<R: Reconciler> {
     sync_timeout: Duration,
     state: watch::Sender<ControllerState>,
     cache: watch::Sender<Option<Store<R::Resource>>>,
+    /// The objects waiting for a pass (for the queue-depth metric).
+    queue: Arc<super::queue::Queue>,
 }
 
 impl<R: Reconciler> Controller<R> {
@@ -163,6 +165,7 @@ impl<R: Reconciler> Controller<R> {
             sync_timeout: DEFAULT_SYNC_TIMEOUT,
             state: watch::Sender::new(ControllerState::Syncing),
             cache: watch::Sender::new(None),
+            queue: Arc::default(),
         }
     }
 
@@ -463,7 +466,7 @@ impl<R: Reconciler> Controller<R> {
     }
 
     /// A Prometheus collector of this controller's own state: whether this replica reconciles
-    /// (holds the lease, or runs without leader election); see
+    /// (holds the lease, or runs without leader election) and how many objects wait for a pass; see
     /// [`ControllerMetrics`](crate::metrics::ControllerMetrics).
     ///
     /// # Errors
@@ -476,7 +479,9 @@ impl<R: Reconciler> Controller<R> {
         // A watch term runs exactly while the controller reconciles: its cache is there.
         let cache = self.cache.subscribe();
         let leading = move || cache.borrow().is_some();
-        crate::metrics::ControllerMetrics::new(prefix, self.name(), Arc::new(leading))
+        let queue = self.queue.clone();
+        crate::metrics::ControllerMetrics::new(prefix, self.name(), Arc::new(leading))?
+            .with_queue_depth(Arc::new(move || queue.depth()))
     }
 
     /// Registers every metric of this controller on `registry`: passes, steps and event
@@ -614,6 +619,7 @@ impl<R: Reconciler> Controller<R> {
                 .or_else(|| self.shared_lease.as_ref().map(leader::Member::fence)),
             relations,
             children,
+            queue: self.queue.clone(),
             follow_up_transitions: self.starts == Starts::RelevantChanges,
             observed_generation_dropped: Default::default(),
         });

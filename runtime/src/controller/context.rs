@@ -39,6 +39,8 @@ pub(super) struct Context<R: Reconciler> {
     pub(super) relations: crate::relations::Relations<R::Resource>,
     /// What passes write children with (all but the owner reference, which is each pass's).
     pub(super) children: Arc<ChildContext>,
+    /// The objects whose change was seen and whose pass has not started.
+    pub(super) queue: Arc<super::queue::Queue>,
     /// Whether a pass that stores a transition and awaits a change is run again at once
     /// (see [`Reads`](super::Reads)): when the controller's own status writes start no pass.
     pub(super) follow_up_transitions: bool,

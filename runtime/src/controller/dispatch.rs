@@ -49,7 +49,7 @@ use super::memory::Normalised;
 use super::publish::{failure_event, publish, transition_events};
 use super::{Reconciler, derived_status, finalizer, status};
 use crate::Pass;
-use crate::observe::{ObjectRef, Outcome, PassGuard, Phase};
+use crate::observe::{ObjectRef, Outcome, PassGuard, Phase, QueueRecord, ReconcileObserver};
 
 /// How a pass that did not fail ended, for what comes next.
 pub(super) enum Next {
@@ -103,6 +103,13 @@ pub(super) async fn reconcile<R: Reconciler>(
     object: Arc<R::Resource>,
     context: Arc<Context<R>>,
 ) -> Result<Action, PassError<R::Error>> {
+    let key = super::queue::key(object.meta().namespace.as_deref(), &object.name_any());
+    if let Some(waited) = context.queue.started(&key) {
+        context.observers.pass_dequeued(&QueueRecord {
+            controller: context.name.clone(),
+            waited,
+        });
+    }
     let object = match caught_up(&context, object) {
         Start::From(object) => object,
         Start::Later(delay) => return Ok(Action::requeue(delay)),

@@ -16,6 +16,7 @@ mod namespaces;
 mod pass;
 mod predicate;
 mod publish;
+mod queue;
 mod scope;
 mod status;
 mod status_field;

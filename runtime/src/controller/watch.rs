@@ -21,6 +21,7 @@ use super::context::Context;
 use super::dispatch::{error_policy, reconcile};
 use super::health::ControllerState;
 use super::predicate::{Judge, Starts};
+use super::queue;
 use super::watch_failures::WatchFailures;
 use crate::relations::TriggerInputs;
 
@@ -90,9 +91,17 @@ impl<R: Reconciler> Watching<R> {
             // Nothing reads managedFields from the cache; they are often half an object.
             .map_ok(|event| event.modify(|object| object.meta_mut().managed_fields = None));
         let mut judge = Judge::new(self.starts, R::READS);
+        let queued = self.context.clone();
         let objects = reflector::reflector(writer, watch)
             .inspect_ok(move |event| forget_the_gone(&context, event))
-            .try_filter_map(move |event| futures::future::ready(Ok(judge.starts(event))));
+            .try_filter_map(move |event| futures::future::ready(Ok(judge.starts(event))))
+            .inspect_ok(move |object| {
+                let meta = object.meta();
+                let name = meta.name.as_deref().unwrap_or_default();
+                queued
+                    .queue
+                    .triggered(queue::key(meta.namespace.as_deref(), name));
+            });
         let mut controller = kube::runtime::Controller::for_stream(objects, store.clone())
             .with_config(ControllerConfig::default().concurrency(self.concurrency));
         if let Some(interval) = self.resync {
@@ -106,6 +115,7 @@ impl<R: Reconciler> Watching<R> {
         }
         for relation in self.context.relations.iter() {
             let failures = self.failures.clone();
+            let queued = self.context.clone();
             let triggers = relation
                 .triggers(TriggerInputs {
                     client: self.client.clone(),
@@ -114,7 +124,11 @@ impl<R: Reconciler> Watching<R> {
                 })
                 .inspect_err(move |error| failures.record(error))
                 .filter_map(|batch| futures::future::ready(batch.ok()))
-                .flat_map(futures::stream::iter);
+                .flat_map(futures::stream::iter)
+                .inspect(move |object| {
+                    let key = queue::key(object.namespace.as_deref(), &object.name);
+                    queued.queue.triggered(key);
+                });
             controller = controller.reconcile_on(triggers);
         }
         self.cache.send_replace(Some(store.clone()));
@@ -209,7 +223,14 @@ impl<R: Reconciler> Watching<R> {
 /// end of a relist, once the cache holds the listed objects — every object no longer listed.
 fn forget_the_gone<R: Reconciler>(context: &Context<R>, event: &watcher::Event<R::Resource>) {
     match event {
-        watcher::Event::Delete(object) => context.memory.forget(object),
+        watcher::Event::Delete(object) => {
+            context.memory.forget(object);
+            let meta = object.meta();
+            let name = meta.name.as_deref().unwrap_or_default();
+            context
+                .queue
+                .forget(&queue::key(meta.namespace.as_deref(), name));
+        }
         watcher::Event::InitDone => context.memory.sweep(|w| context.cached(w)),
         watcher::Event::Apply(_) | watcher::Event::Init | watcher::Event::InitApply(_) => {}
     }
@@ -296,6 +317,7 @@ mod tests {
                 &"test.kubeward.dev/failing".into(),
                 &crate::relations::Relations::<ConfigMap>::new(),
             )),
+            queue: Arc::default(),
             follow_up_transitions: true,
             observed_generation_dropped: Default::default(),
         });

@@ -11,6 +11,7 @@
 //! | `kubeward_reconcile_pass_duration_seconds` | histogram | controller, phase, outcome |
 //! | `kubeward_reconcile_step_duration_seconds` | histogram | controller, step, outcome |
 //! | `kubeward_event_publishes_total` | counter | controller, type, result |
+//! | `kubeward_reconcile_queue_wait_seconds` | histogram | controller: from a change seen to its pass's start (controller-runtime's `workqueue_queue_duration_seconds`) |
 //! | `kubeward_child_writes_total` | counter | controller, kind, operation (`apply`, `delete`, `prune`), result (`ok`, `failed`): the children passes wrote ([`relations`](crate::relations)) |
 //!
 //! When a controller registers, every label combination it can produce is initialised to zero,
@@ -56,7 +57,7 @@ pub use status::ControllerMetrics;
 
 use crate::observe::{
     ChildOperation, ChildWriteRecord, ControllerInfo, FailureReason, Outcome, PassRecord,
-    PassStarted, Phase, PublishRecord, PublishResult, ReconcileObserver, StepRecord,
+    PassStarted, Phase, PublishRecord, PublishResult, QueueRecord, ReconcileObserver, StepRecord,
 };
 
 /// Default histogram buckets, in seconds: from 10 ms to 30 s.
@@ -152,6 +153,11 @@ impl MetricsBuilder {
                 ),
                 &["controller", "type", "result"],
             )?,
+            queue_wait: histogram(
+                "reconcile_queue_wait_seconds",
+                "Time from a change seen to the start of its pass.",
+                &["controller"],
+            )?,
             child_writes: IntCounterVec::new(
                 Opts::new(
                     name("child_writes_total"),
@@ -173,6 +179,7 @@ pub struct Metrics {
     pass_duration: HistogramVec,
     step_duration: HistogramVec,
     publishes: IntCounterVec,
+    queue_wait: HistogramVec,
     child_writes: IntCounterVec,
 }
 
@@ -201,6 +208,7 @@ impl ReconcileObserver for Metrics {
             }
         }
         self.in_flight.with_label_values(&[name]);
+        self.queue_wait.with_label_values(&[name]);
         for step in &controller.steps {
             for outcome in Outcome::STEP {
                 self.step_duration
@@ -267,6 +275,12 @@ impl ReconcileObserver for Metrics {
             .inc();
     }
 
+    fn pass_dequeued(&self, record: &QueueRecord) {
+        self.queue_wait
+            .with_label_values(&[&*record.controller])
+            .observe(record.waited.as_secs_f64());
+    }
+
     fn child_written(&self, record: &ChildWriteRecord) {
         let result = CHILD_WRITE_RESULTS[usize::from(!record.succeeded)];
         self.child_writes
@@ -292,6 +306,7 @@ impl Collector for Metrics {
             self.pass_duration.desc(),
             self.step_duration.desc(),
             self.publishes.desc(),
+            self.queue_wait.desc(),
             self.child_writes.desc(),
         ]
         .concat()
@@ -305,6 +320,7 @@ impl Collector for Metrics {
             self.pass_duration.collect(),
             self.step_duration.collect(),
             self.publishes.collect(),
+            self.queue_wait.collect(),
             self.child_writes.collect(),
         ]
         .concat()

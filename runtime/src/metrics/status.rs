@@ -12,6 +12,7 @@ use prometheus::proto::{Gauge, LabelPair, Metric, MetricFamily, MetricType};
 /// | metric | labels | value |
 /// |---|---|---|
 /// | `kubeward_controller_leading` | controller | 1 while this replica reconciles (it holds the lease, or runs without leader election), 0 while it is a standby or stopped (controller-runtime's `leader_election_master_status`) |
+/// | `kubeward_controller_queue_depth` | controller | objects whose change was seen and whose pass has not started (controller-runtime's `workqueue_depth`), with [`with_queue_depth`](ControllerMetrics::with_queue_depth) |
 ///
 /// Get one from [`Controller::controller_metrics`](crate::controller::Controller::controller_metrics)
 /// (registered by `register_metrics`).
@@ -19,6 +20,7 @@ pub struct ControllerMetrics {
     controller: Arc<str>,
     leading: Arc<dyn Fn() -> bool + Send + Sync>,
     leading_desc: Desc,
+    queue_depth: Option<(Arc<dyn Fn() -> usize + Send + Sync>, Desc)>,
 }
 
 impl std::fmt::Debug for ControllerMetrics {
@@ -65,18 +67,37 @@ impl ControllerMetrics {
                 Vec::new(),
                 HashMap::from([("controller".to_owned(), controller.to_string())]),
             )?,
+            queue_depth: None,
         })
     }
-}
 
-impl Collector for ControllerMetrics {
-    fn desc(&self) -> Vec<&Desc> {
-        vec![&self.leading_desc]
+    /// Adds `<prefix>_controller_queue_depth`: how many objects whose change was seen wait for
+    /// their pass, as `depth` reads it at each scrape (controller-runtime's `workqueue_depth`).
+    ///
+    /// # Errors
+    /// When the prefix given to [`new`](Self::new) is not a valid metric-name prefix.
+    pub fn with_queue_depth(
+        mut self,
+        depth: Arc<dyn Fn() -> usize + Send + Sync>,
+    ) -> Result<Self, prometheus::Error> {
+        let prefix = self
+            .leading_desc
+            .fq_name
+            .strip_suffix("_controller_leading")
+            .unwrap_or_default()
+            .to_owned();
+        let desc = Desc::new(
+            format!("{prefix}_controller_queue_depth"),
+            "Objects whose change was seen and whose pass has not started.".to_owned(),
+            Vec::new(),
+            HashMap::from([("controller".to_owned(), self.controller.to_string())]),
+        )?;
+        self.queue_depth = Some((depth, desc));
+        Ok(self)
     }
 
-    fn collect(&self) -> Vec<MetricFamily> {
-        let desc = &self.leading_desc;
-        let value = f64::from(u8::from((self.leading)()));
+    /// The gauge family of `desc` with one sample, `value`, labelled with the controller.
+    fn gauge(&self, desc: &Desc, value: f64) -> MetricFamily {
         let mut label = LabelPair::default();
         label.set_name("controller".to_owned());
         label.set_value(self.controller.to_string());
@@ -89,6 +110,25 @@ impl Collector for ControllerMetrics {
         family.set_help(desc.help.clone());
         family.set_field_type(MetricType::GAUGE);
         family.set_metric(vec![metric]);
-        vec![family]
+        family
+    }
+}
+
+impl Collector for ControllerMetrics {
+    fn desc(&self) -> Vec<&Desc> {
+        let mut descs = vec![&self.leading_desc];
+        descs.extend(self.queue_depth.as_ref().map(|(_, desc)| desc));
+        descs
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let leading = f64::from(u8::from((self.leading)()));
+        let mut families = vec![self.gauge(&self.leading_desc, leading)];
+        if let Some((depth, desc)) = &self.queue_depth {
+            // Precision: a queue of more than 2^53 objects is not a concern.
+            #[allow(clippy::cast_precision_loss)]
+            families.push(self.gauge(desc, depth() as f64));
+        }
+        families
     }
 }

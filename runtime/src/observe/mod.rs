@@ -26,6 +26,6 @@ pub use self::model::{FailureReason, ObjectRef, Outcome, Phase, ReconcileId, Ste
 pub use self::observer::{Observers, ReconcileObserver};
 pub use self::records::{
     ChildOperation, ChildWriteRecord, ControllerInfo, PassRecord, PassStarted, PublishRecord,
-    PublishResult, StepRecord,
+    PublishResult, QueueRecord, StepRecord,
 };
 pub use self::step::{step, step_sync, step_sync_with, step_with, try_step, try_step_sync};

@@ -7,7 +7,10 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{ChildWriteRecord, ControllerInfo, PassRecord, PassStarted, PublishRecord, StepRecord};
+use super::{
+    ChildWriteRecord, ControllerInfo, PassRecord, PassStarted, PublishRecord, QueueRecord,
+    StepRecord,
+};
 
 /// Receives the records of passes, steps and event publishes.
 ///
@@ -32,6 +35,8 @@ pub trait ReconcileObserver: Send + Sync + 'static {
     fn event_published(&self, _record: &PublishRecord) {}
     /// A pass wrote (or failed to write) a child.
     fn child_written(&self, _record: &ChildWriteRecord) {}
+    /// An object whose change was seen starts its pass, after waiting `record.waited`.
+    fn pass_dequeued(&self, _record: &QueueRecord) {}
     /// The observer's name in the log line that reports its panic. Default: its type's name.
     fn observer_name(&self) -> &'static str {
         std::any::type_name::<Self>()
@@ -132,5 +137,8 @@ impl ReconcileObserver for Observers {
     }
     fn child_written(&self, record: &ChildWriteRecord) {
         self.each("child_written", |o| o.child_written(record));
+    }
+    fn pass_dequeued(&self, record: &QueueRecord) {
+        self.each("pass_dequeued", |o| o.pass_dequeued(record));
     }
 }

@@ -21,6 +21,15 @@ pub struct PassStarted {
     pub reconcile_id: ReconcileId,
 }
 
+/// An object whose change started a pass left the queue: its pass starts now.
+#[derive(Debug, Clone)]
+pub struct QueueRecord {
+    /// The controller's name.
+    pub controller: Arc<str>,
+    /// How long since its change was seen (the first unanswered one).
+    pub waited: std::time::Duration,
+}
+
 /// A finished pass.
 #[derive(Debug, Clone)]
 pub struct PassRecord {
