@@ -538,6 +538,29 @@ pub fn service_account_user(name: &str) -> String {
     format!("system:serviceaccount:default:{name}")
 }
 
+/// Asserts that `user` wrote nothing after its last release of a lease (a `PUT` of a Lease): a
+/// replica that gave up its lease sends no write after it.
+pub fn assert_no_write_after_release(server: &Cluster, user: &str) {
+    let requests: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.user == user)
+        .collect();
+    let release = requests
+        .iter()
+        .rposition(|r| r.method == http::Method::PUT && r.path.contains("/leases/"))
+        .expect("the release");
+    let writes_after: Vec<_> = requests[release + 1..]
+        .iter()
+        .filter(|r| r.method != http::Method::GET)
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(
+        writes_after.is_empty(),
+        "writes after the release: {writes_after:#?}"
+    );
+}
+
 /// A client of `server` that is the service account `default/<name>`, holding exactly the RBAC
 /// rules generated from the test controller's declaration (with leader election) through a
 /// stored ClusterRole and binding. Controllers in tests run as this, never as the administrator:

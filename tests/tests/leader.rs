@@ -515,25 +515,7 @@ async fn no_write_is_sent_after_the_lease_is_released() {
     // The shutdown grace (100 ms) ends while the status write is delayed.
     running.stop().await;
     assert_eq!(holder(&client).await, None, "the lease was released");
-    let user = service_account_user("replica-a");
-    let requests: Vec<_> = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.user == user)
-        .collect();
-    let release = requests
-        .iter()
-        .rposition(|r| r.method == Method::PUT && r.path.contains("/leases/"))
-        .expect("the release");
-    let writes_after: Vec<_> = requests[release + 1..]
-        .iter()
-        .filter(|r| r.method != Method::GET)
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect();
-    assert!(
-        writes_after.is_empty(),
-        "writes after the release: {writes_after:#?}"
-    );
+    assert_no_write_after_release(&server, &service_account_user("replica-a"));
     assert_eq!(
         status_writes(&server, "w1"),
         [200],
@@ -686,24 +668,6 @@ async fn a_shutdown_fits_its_budget_while_a_status_write_hangs() {
         started.elapsed()
     );
     assert_eq!(holder(&client).await, None, "the lease was released");
-    let user = service_account_user("replica-a");
-    let requests: Vec<_> = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.user == user)
-        .collect();
-    let release = requests
-        .iter()
-        .rposition(|r| r.method == Method::PUT && r.path.contains("/leases/"))
-        .expect("the release");
-    let writes_after: Vec<_> = requests[release + 1..]
-        .iter()
-        .filter(|r| r.method != Method::GET)
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect();
-    assert!(
-        writes_after.is_empty(),
-        "writes after the release: {writes_after:#?}"
-    );
+    assert_no_write_after_release(&server, &service_account_user("replica-a"));
     server.faults().clear();
 }

@@ -254,6 +254,29 @@ impl Replica {
     }
 }
 
+/// Waits until a replica of the identity prefix `prefix` holds the lease.
+async fn leads(admin: &kube::Client, prefix: &str) {
+    eventually(&format!("{prefix} leads"), || async {
+        lease_holder(admin)
+            .await
+            .is_some_and(|h| h.starts_with(&format!("{prefix}_")))
+    })
+    .await;
+}
+
+async fn create_config(admin: &kube::Client, name: &str) {
+    Api::<ConfigMap>::namespaced(admin.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &ConfigMap {
+                metadata: meta(name),
+                ..ConfigMap::default()
+            },
+        )
+        .await
+        .expect("configmap");
+}
+
 async fn lease_holder(client: &kube::Client) -> Option<String> {
     Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(client.clone(), "default")
         .get_opt("operator")
@@ -269,12 +292,7 @@ async fn one_lease_runs_every_controller_of_the_leader_and_none_of_the_standby()
     };
     let (server, admin) = server_with_widgets().await;
     let a = replica(&server, "replica-a").await;
-    eventually("replica-a leads", || async {
-        lease_holder(&admin)
-            .await
-            .is_some_and(|h| h.starts_with("replica-a_"))
-    })
-    .await;
+    leads(&admin, "replica-a").await;
     let b = replica(&server, "replica-b").await;
     create_widget(
         &admin,
@@ -282,16 +300,7 @@ async fn one_lease_runs_every_controller_of_the_leader_and_none_of_the_standby()
         WidgetSpec::ready(Mode::Complete, "True", "Applied", "done"),
     )
     .await;
-    Api::<ConfigMap>::namespaced(admin.clone(), "default")
-        .create(
-            &PostParams::default(),
-            &ConfigMap {
-                metadata: meta("c1"),
-                ..ConfigMap::default()
-            },
-        )
-        .await
-        .expect("configmap");
+    create_config(&admin, "c1").await;
     eventually("both of replica-a's controllers reconcile", || async {
         a.widgets.started("w1") > 0 && a.configs.saw("c1")
     })
@@ -318,43 +327,11 @@ async fn one_lease_runs_every_controller_of_the_leader_and_none_of_the_standby()
     // Replica A shuts down: every controller stops, then the lease is released, and nothing of
     // A's is written after that.
     a.stop().await;
-    let user = service_account_user("replica-a");
-    let requests: Vec<_> = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.user == user)
-        .collect();
-    let release = requests
-        .iter()
-        .rposition(|r| r.method == http::Method::PUT && r.path.contains("/leases/operator"))
-        .expect("the release");
-    let writes_after: Vec<String> = requests[release + 1..]
-        .iter()
-        .filter(|r| r.method != http::Method::GET)
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect();
-    assert!(
-        writes_after.is_empty(),
-        "writes after the release: {writes_after:#?}"
-    );
+    kubeward_tests::assert_no_write_after_release(&server, &service_account_user("replica-a"));
 
     // Replica B takes over with both controllers.
-    eventually("replica-b leads", || async {
-        lease_holder(&admin)
-            .await
-            .is_some_and(|h| h.starts_with("replica-b_"))
-    })
-    .await;
-    Api::<ConfigMap>::namespaced(admin.clone(), "default")
-        .create(
-            &PostParams::default(),
-            &ConfigMap {
-                metadata: meta("c2"),
-                ..ConfigMap::default()
-            },
-        )
-        .await
-        .expect("configmap");
+    leads(&admin, "replica-b").await;
+    create_config(&admin, "c2").await;
     eventually("both of replica-b's controllers reconcile", || async {
         b.widgets.started("w1") > 0 && b.configs.saw("c2")
     })
@@ -369,12 +346,7 @@ async fn a_lost_shared_lease_stops_every_controller_and_the_standby_takes_over()
     use kubeward_tests::service_account_user;
     let (server, admin) = kubeward_tests::server_with_widgets().await;
     let a = replica(&server, "replica-a").await;
-    eventually("replica-a leads", || async {
-        lease_holder(&admin)
-            .await
-            .is_some_and(|h| h.starts_with("replica-a_"))
-    })
-    .await;
+    leads(&admin, "replica-a").await;
     let b = replica(&server, "replica-b").await;
     // Replica A can no longer renew: it loses the lease at its renew deadline, and B acquires it
     // once the lease has expired.
@@ -384,22 +356,8 @@ async fn a_lost_shared_lease_stops_every_controller_and_the_standby_takes_over()
             .user(&service_account_user("replica-a"))
             .resource("coordination.k8s.io", "leases"),
     );
-    eventually("replica-b leads", || async {
-        lease_holder(&admin)
-            .await
-            .is_some_and(|h| h.starts_with("replica-b_"))
-    })
-    .await;
-    Api::<ConfigMap>::namespaced(admin.clone(), "default")
-        .create(
-            &PostParams::default(),
-            &ConfigMap {
-                metadata: meta("after"),
-                ..ConfigMap::default()
-            },
-        )
-        .await
-        .expect("configmap");
+    leads(&admin, "replica-b").await;
+    create_config(&admin, "after").await;
     eventually("replica-b's controller reconciles it", || async {
         b.configs.saw("after")
     })

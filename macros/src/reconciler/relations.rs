@@ -16,6 +16,7 @@ pub(crate) struct Watch {
     kind: Type,
     map: Path,
     labels: Option<LitStr>,
+    fields: Option<LitStr>,
 }
 
 /// What `owns(..)` and every `watches(..)` declared.
@@ -29,7 +30,7 @@ fn type_name(ty: &Type) -> String {
     quote!(#ty).to_string().replace(' ', "")
 }
 
-const WATCH_KEYS: &[&str] = &["map", "labels"];
+const WATCH_KEYS: &[&str] = &["map", "labels", "fields"];
 
 impl Relations {
     /// `owns(ConfigMap, Secret)`: each kind once.
@@ -56,7 +57,8 @@ impl Relations {
         Ok(())
     }
 
-    /// `watches(Secret, map = path::to_fn)` or `watches(Secret, map = f, labels = "app=web")`.
+    /// `watches(Secret, map = path::to_fn)`, with `labels = "app=web"` and `fields =
+    /// "type=kubernetes.io/tls"` selectors narrowing the watch.
     pub(crate) fn parse_watches(
         &mut self,
         meta: &ParseNestedMeta,
@@ -67,12 +69,14 @@ impl Relations {
         let kind: Type = content.parse()?;
         let mut map = None;
         let mut labels = None;
+        let mut fields = None;
         while content.parse::<Option<Token![,]>>()?.is_some() && !content.is_empty() {
             let key: syn::Ident = content.parse()?;
             content.parse::<Token![=]>()?;
             match key.to_string().as_str() {
                 "map" => map = Some(content.parse::<Path>()?),
                 "labels" => labels = Some(content.parse::<LitStr>()?),
+                "fields" => fields = Some(content.parse::<LitStr>()?),
                 other => {
                     errors.at(&key, util::unknown_key("watches key", other, WATCH_KEYS));
                     content.parse::<syn::Expr>()?;
@@ -92,7 +96,12 @@ impl Relations {
             );
             return Ok(());
         };
-        self.watches.push(Watch { kind, map, labels });
+        self.watches.push(Watch {
+            kind,
+            map,
+            labels,
+            fields,
+        });
         Ok(())
     }
 
@@ -106,16 +115,25 @@ impl Relations {
             .owns
             .iter()
             .map(|kind| quote_spanned!(kind.span()=> .owns::<#kind>()));
-        let watches = self
-            .watches
-            .iter()
-            .map(|Watch { kind, map, labels }| match labels {
-                None => quote_spanned!(map.span()=> .watches::<#kind, _>(#map)),
-                Some(labels) => quote_spanned!(map.span()=> .watches_with::<#kind, _>(
-                    #krate::__private::kube::runtime::watcher::Config::default().labels(#labels),
+        let watches = self.watches.iter().map(
+            |Watch {
+                 kind,
+                 map,
+                 labels,
+                 fields,
+             }| {
+                if labels.is_none() && fields.is_none() {
+                    return quote_spanned!(map.span()=> .watches::<#kind, _>(#map));
+                }
+                let labels = labels.iter();
+                let fields = fields.iter();
+                quote_spanned!(map.span()=> .watches_with::<#kind, _>(
+                    #krate::__private::kube::runtime::watcher::Config::default()
+                        #(.labels(#labels))* #(.fields(#fields))*,
                     #map,
-                )),
-            });
+                ))
+            },
+        );
         quote! {
             fn relations() -> #krate::relations::Relations<Self::Resource> {
                 #krate::relations::Relations::new() #(#owns)* #(#watches)*
