@@ -142,6 +142,22 @@ async fn the_scenario_publishes_one_typed_event_per_transition_and_ends_applied(
     };
     assert_eq!(publishes("Normal", "created"), 11.0);
     assert!(publishes("Warning", "aggregated") >= 2.0);
+    // Each of the two promotions prunes the candidate it promoted; nothing failed.
+    let children = |operation, result| {
+        sum(
+            m,
+            "kubeward_child_writes_total",
+            &[
+                ("kind", "ConfigMap"),
+                ("operation", operation),
+                ("result", result),
+            ],
+        )
+    };
+    assert_eq!(children("prune", "ok"), 2.0);
+    for operation in ["apply", "delete", "prune"] {
+        assert_eq!(children(operation, "failed"), 0.0, "{operation}");
+    }
 
     // What the user saw.
     assert!(

@@ -9,7 +9,7 @@
 //! | `Applying` | render, apply, verify the candidate | `WaitingForApproval` (Manual, not approved), `ReadyToPromote`, `FailedDeploy` (render refused), `RolloutTimeout` |
 //! | `WaitingForApproval` | read the approval annotation | `ReadyToPromote` |
 //! | `ReadyToPromote` | — | `Promoting` |
-//! | `Promoting` | promote the candidate to the live ConfigMap | `Applied`, `FailedDeploy` (candidate gone) |
+//! | `Promoting` | promote the candidate to the live ConfigMap, prune the candidate | `Applied`, `FailedDeploy` (candidate gone) |
 //! | `FailedDeploy` | render again (the image may exist by now) | `Applying` |
 //!
 //! A pass that fails returns the error as well as setting the condition: the runtime writes the
@@ -209,6 +209,10 @@ impl Rollouts {
             }
             State::Promoting(now) => match self.promote(rollout, pass).await? {
                 Some(live) => {
+                    // The live ConfigMap is the one child a converged Rollout wants: the
+                    // promoted candidate is pruned (and with it any child no generation wants).
+                    pass.prune_children::<ConfigMap>(&[&children::live_name(&name)])
+                        .await?;
                     let image = children::image_of(&live).unwrap_or_default().to_owned();
                     pass.set(now.to(
                         Applied,
