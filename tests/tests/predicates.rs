@@ -101,12 +101,17 @@ async fn by_default_status_writes_start_no_pass_and_spec_labels_and_annotations_
     kstatus = false,
     reads(labels("team"), annotations("test.kubeward.dev/approved")),
 )]
-async fn readers(_: &Widget, _: &mut Pass<Widget>) -> Result<Action, WidgetError> {
+async fn readers(widget: &Widget, _: &mut Pass<Widget>) -> Result<Action, WidgetError> {
     PASSES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    if widget.metadata.managed_fields.is_some() {
+        WITH_MANAGED_FIELDS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
     Ok(Action::await_change())
 }
 
 static PASSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// Passes whose object (from the controller's cache) still carried managedFields.
+static WITH_MANAGED_FIELDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_declared_labels_and_annotations_start_passes() {
@@ -139,6 +144,20 @@ async fn only_the_declared_labels_and_annotations_start_passes() {
     merge_metadata(&admin, "w", approved).await;
     settles_at("passes after the declared annotation", passes, 3).await;
     running.stop().await;
+
+    // The cache drops managedFields before objects enter it: the server stores them (two
+    // managers here), no pass saw them.
+    let stored = kubeward_tests::widgets(&admin).get("w").await.expect("get");
+    assert!(
+        stored
+            .metadata
+            .managed_fields
+            .is_some_and(|m| !m.is_empty())
+    );
+    assert_eq!(
+        WITH_MANAGED_FIELDS.load(std::sync::atomic::Ordering::SeqCst),
+        0
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
