@@ -111,9 +111,7 @@ impl AlertRules {
     /// When it declares no condition.
     pub fn for_reconciler<R: crate::controller::Reconciler>() -> Result<Self, AlertsError> {
         use kube::Resource as _;
-        let controller = R::NAME
-            .or(R::FINALIZER)
-            .map_or_else(|| R::Resource::kind(&()).into_owned(), str::to_owned);
+        let controller = crate::controller::default_name::<R>();
         let vocabulary = R::CONDITIONS
             .first()
             .ok_or_else(|| AlertsError::NoCondition(controller.clone()))?;

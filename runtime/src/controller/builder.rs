@@ -1,5 +1,5 @@
-//! [`Controller`]: the builder of a controller and its `run` loop (names checked, leader election,
-//! shutdown, the final flush of event series).
+//! [`Controller`]: the builder of a controller — what it reconciles, how, where and with what
+//! around it. Running it is [`run`](super::run).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -11,29 +11,22 @@ use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 use tokio::sync::watch;
 
-use futures::FutureExt;
-
 use super::Reconciler;
-use super::context::Context;
-use super::effects::{Effects, SETTLE_TIMEOUT};
 use super::health::{ControllerState, DEFAULT_SYNC_TIMEOUT};
 use super::memory::ObjectMemory;
 use super::predicate::Starts;
 use super::scope::Scope;
-use super::watch::{TermEnd, Watching};
-use super::watch_failures::WatchFailures;
 use crate::clock::{SharedClock, SystemClock};
-use crate::events::{EventRecorder, InvalidReporter, Reporter};
+use crate::events::{EventRecorder, InvalidReporter};
 use crate::leader;
-use crate::names::{InvalidName, NameKind};
-use crate::observe::{ControllerInfo, Observers, ReconcileObserver};
-use crate::shutdown::Step;
+use crate::names::InvalidName;
+use crate::observe::{Observers, ReconcileObserver};
 
 /// How long in-flight passes may run on after a shutdown signal before they are abandoned.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 /// How long the final event flush (on shutdown, or at the end of a leadership term) retries
 /// failed writes.
-const FLUSH_BUDGET: Duration = Duration::from_secs(5);
+pub(super) const FLUSH_BUDGET: Duration = Duration::from_secs(5);
 /// How many objects are reconciled at once by default.
 pub const DEFAULT_CONCURRENCY: u16 = 16;
 /// How long one pass's reconciler may run by default before the pass is abandoned (a wedged
@@ -62,7 +55,7 @@ pub enum ControllerError {
 }
 
 /// How a controller publishes its events.
-enum Events {
+pub(super) enum Events {
     /// Through a recorder built when it runs (the default): reporting as the controller's name,
     /// counted by the controller's observers.
     Own(OwnRecorder),
@@ -74,9 +67,9 @@ enum Events {
 
 /// The settings of the recorder a controller builds for itself.
 #[derive(Default)]
-struct OwnRecorder {
-    instance: Option<String>,
-    flush_interval: Option<Duration>,
+pub(super) struct OwnRecorder {
+    pub(super) instance: Option<String>,
+    pub(super) flush_interval: Option<Duration>,
 }
 
 type ShutdownSignal = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -111,32 +104,32 @@ type ShutdownSignal = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// # Ok(()) }
 /// ```
 pub struct Controller<R: Reconciler> {
-    reconciler: R,
-    client: kube::Client,
-    name: Option<String>,
-    observers: Observers,
-    events: Events,
-    concurrency: u16,
-    shutdown_grace: Duration,
-    budget: crate::shutdown::Budget,
-    status_timeout: Duration,
-    reconcile_timeout: Option<Duration>,
-    memory: ObjectMemory,
-    clock: SharedClock,
-    watcher_config: watcher::Config,
-    scope: Scope<R::Resource>,
-    starts: Starts,
-    resync: Option<Duration>,
-    shutdown: Option<ShutdownSignal>,
-    leader_election: Option<leader::LeaderElection>,
+    pub(super) reconciler: R,
+    pub(super) client: kube::Client,
+    pub(super) name: Option<String>,
+    pub(super) observers: Observers,
+    pub(super) events: Events,
+    pub(super) concurrency: u16,
+    pub(super) shutdown_grace: Duration,
+    pub(super) budget: crate::shutdown::Budget,
+    pub(super) status_timeout: Duration,
+    pub(super) reconcile_timeout: Option<Duration>,
+    pub(super) memory: ObjectMemory,
+    pub(super) clock: SharedClock,
+    pub(super) watcher_config: watcher::Config,
+    pub(super) scope: Scope<R::Resource>,
+    pub(super) starts: Starts,
+    pub(super) resync: Option<Duration>,
+    pub(super) shutdown: Option<ShutdownSignal>,
+    pub(super) leader_election: Option<leader::LeaderElection>,
     /// The lease shared with the other controllers of an operator, when it has one and this
     /// controller has no election of its own.
-    shared_lease: Option<leader::Member>,
-    sync_timeout: Duration,
-    state: watch::Sender<ControllerState>,
-    cache: watch::Sender<Option<Store<R::Resource>>>,
+    pub(super) shared_lease: Option<leader::Member>,
+    pub(super) sync_timeout: Duration,
+    pub(super) state: watch::Sender<ControllerState>,
+    pub(super) cache: watch::Sender<Option<Store<R::Resource>>>,
     /// The objects waiting for a pass (for the queue-depth metric).
-    queue: Arc<super::queue::Queue>,
+    pub(super) queue: Arc<super::queue::Queue>,
 }
 
 impl<R: Reconciler> Controller<R> {
@@ -203,7 +196,7 @@ impl<R: Reconciler> Controller<R> {
     }
 
     /// Reports events as `instance` (`reportingInstance`, 1 to 128 bytes, usually the pod name)
-    /// instead of the one [`Reporter::for_controller`] discovers. Switches events back on after
+    /// instead of the one [`Reporter::for_controller`](crate::events::Reporter::for_controller) discovers. Switches events back on after
     /// [`without_events`](Controller::without_events) or a recorder of one's own.
     #[must_use]
     pub fn with_reporting_instance(mut self, instance: impl Into<String>) -> Self {
@@ -389,11 +382,7 @@ impl<R: Reconciler> Controller<R> {
 
     /// The controller's name, as it will be used.
     pub fn name(&self) -> String {
-        self.name
-            .as_deref()
-            .or(R::NAME)
-            .or(R::FINALIZER)
-            .map_or_else(|| R::Resource::kind(&()).into_owned(), str::to_owned)
+        self.name.clone().unwrap_or_else(super::default_name::<R>)
     }
 
     /// The controller's state, for `/readyz` and `/healthz` (give it to
@@ -509,222 +498,6 @@ impl<R: Reconciler> Controller<R> {
         ))?;
         Ok(self.with_observer(Arc::new(metrics)))
     }
-
-    /// Runs until shut down: by the signal given to [`Controller::shutdown_on`], else SIGTERM or
-    /// Ctrl-C. In-flight passes get the shutdown grace period, then are abandoned (a status
-    /// write already under way still completes with its events); event series are flushed
-    /// before it returns.
-    ///
-    /// Its [state](Controller::readiness) is then [`ControllerState::Stopped`], or
-    /// [`ControllerState::Failed`] when it returns an error, when its watch loop ended on its
-    /// own, when it panics (the panic goes on unwinding) and when its future is dropped before
-    /// it returned.
-    ///
-    /// # Errors
-    /// [`ControllerError::InvalidName`] when the name or finalizer is not a qualified name,
-    /// [`ControllerError::InvalidReporter`] when the reporting instance is invalid,
-    /// [`ControllerError::DuplicateConditionType`] when two of its vocabularies declare one
-    /// condition type.
-    pub async fn run(self) -> Result<(), ControllerError> {
-        let name = self.name();
-        let mut end = RunEnd {
-            state: self.state.clone(),
-            controller: name.clone(),
-            ended: false,
-        };
-        let run = std::panic::AssertUnwindSafe(self.run_loop()).catch_unwind();
-        match run.await {
-            Ok(Ok(RunOutcome::Stopped)) => end.set(ControllerState::Stopped),
-            Ok(Ok(RunOutcome::LoopEnded)) => {
-                let reason = "the watch loop ended on its own";
-                tracing::error!(controller = %name, "{reason}");
-                end.failed(reason.to_owned());
-            }
-            Ok(Err(error)) => {
-                end.failed(crate::controller::ErrorChain(&error).to_string());
-                return Err(error);
-            }
-            Err(panic) => {
-                end.failed(format!("panicked: {}", super::panic_message(&*panic)));
-                std::panic::resume_unwind(panic);
-            }
-        }
-        Ok(())
-    }
-
-    async fn run_loop(mut self) -> Result<RunOutcome, ControllerError> {
-        let reconcile_timeout = self.reconcile_timeout();
-        let name: Arc<str> = self.name().into();
-        NameKind::ControllerName.validate(&name)?;
-        crate::vocabulary::Vocabulary::check_distinct(R::CONDITIONS)?;
-        if let Some(finalizer) = R::FINALIZER {
-            NameKind::Finalizer.validate(finalizer)?;
-        }
-        let recorder = match self.events {
-            Events::Off => None,
-            Events::Recorder(recorder) => Some(recorder),
-            Events::Own(OwnRecorder {
-                instance,
-                flush_interval,
-            }) => {
-                let reporter = match instance {
-                    Some(instance) => Reporter::new(&*name, instance)?,
-                    None => Reporter::for_controller(&*name)?,
-                };
-                let recorder = EventRecorder::new(self.client.clone(), reporter)
-                    .with_observers(self.observers.clone());
-                Some(match flush_interval {
-                    Some(interval) => recorder.with_flush_interval(interval),
-                    None => recorder,
-                })
-            }
-        };
-        let relations = R::relations();
-        self.observers.controller_registered(&ControllerInfo {
-            name: name.clone(),
-            steps: R::STEPS.to_vec(),
-            owns: relations
-                .iter()
-                .filter(|r| r.role() == crate::relations::Role::Owned)
-                .map(|r| r.kind().kind.as_str().into())
-                .collect(),
-        });
-        let signal = self
-            .shutdown
-            .take()
-            .unwrap_or_else(|| Box::pin(termination_signal()));
-        let budget = self.budget.clone();
-        // The shutdown budget is counted from the signal.
-        let shutdown = async move {
-            signal.await;
-            budget.begin();
-        };
-        let children = Arc::new(super::context::ChildContext::new(&name, &relations));
-        let context = Arc::new(Context {
-            reconciler: self.reconciler,
-            client: self.client.clone(),
-            name,
-            observers: self.observers,
-            recorder: recorder.clone(),
-            clock: self.clock,
-            status_timeout: self.status_timeout,
-            reconcile_timeout,
-            memory: self.memory.clone(),
-            effects: Effects::default(),
-            cache: self.cache.subscribe(),
-            fence: self
-                .leader_election
-                .as_ref()
-                .map(leader::LeaderElection::fence)
-                .or_else(|| self.shared_lease.as_ref().map(leader::Member::fence)),
-            relations,
-            children,
-            queue: self.queue.clone(),
-            follow_up_transitions: self.starts == Starts::RelevantChanges,
-            observed_generation_dropped: Default::default(),
-        });
-        if let (Some(recorder), Some(fence)) = (&recorder, &context.fence) {
-            recorder.fence_with(fence.clone());
-        }
-        let watching = Watching {
-            client: self.client.clone(),
-            context: context.clone(),
-            watcher_config: self.watcher_config,
-            scope: self.scope,
-            starts: self.starts,
-            resync: self.resync,
-            concurrency: self.concurrency,
-            grace: self.shutdown_grace,
-            budget: self.budget.clone(),
-            sync_timeout: self.sync_timeout,
-            state: self.state.clone(),
-            cache: self.cache,
-            state_between_terms: if self.leader_election.is_some() || self.shared_lease.is_some() {
-                ControllerState::Standby
-            } else {
-                ControllerState::Stopped
-            },
-            failures: Arc::new(WatchFailures::new(&context.name)),
-        };
-        // Abandoned passes' status writes and events still run: the series are flushed after
-        // them. With leader election this is the end of the term's work, before the lease is
-        // given up: no write is sent after that.
-        let budget = &self.budget;
-        let settle_and_flush = || async {
-            let settle = budget.bound(Step::Settle, SETTLE_TIMEOUT);
-            if !context.effects.settled(settle).await {
-                tracing::warn!(timeout = ?settle, "status writes and events of abandoned passes did not finish in time");
-            }
-            if let Some(recorder) = &recorder
-                && let Err(error) = recorder
-                    .flush_within(budget.bound(Step::Flush, FLUSH_BUDGET))
-                    .await
-            {
-                tracing::warn!(%error, "could not flush event series on shutdown");
-            }
-        };
-        match (self.leader_election, self.shared_lease) {
-            (None, None) => {
-                let end = watching.run(shutdown).await;
-                settle_and_flush().await;
-                Ok(match end {
-                    TermEnd::Stopped => RunOutcome::Stopped,
-                    TermEnd::LoopEnded => RunOutcome::LoopEnded,
-                })
-            }
-            (None, Some(member)) => {
-                // A standby waiting for the lease is ready.
-                self.state.send_replace(ControllerState::Standby);
-                let member = Leave(member);
-                let mut shutdown = std::pin::pin!(shutdown.fuse());
-                loop {
-                    let term = tokio::select! {
-                        term = member.0.next_term() => term,
-                        () = &mut shutdown => break,
-                    };
-                    let stopped = tokio::select! {
-                        end = watching.run(&mut shutdown) => {
-                            if end == TermEnd::LoopEnded {
-                                tracing::error!(controller = %context.name, "the watch loop of this leadership term ended on its own");
-                            }
-                            true
-                        }
-                        () = member.0.ended(term) => {
-                            tracing::warn!(controller = %context.name, "the shared lease was lost; abandoning in-flight passes");
-                            false
-                        }
-                    };
-                    // Before the lease is released (on shutdown), or while the fence is still
-                    // open (the lease was lost): writes after that are refused.
-                    settle_and_flush().await;
-                    member.0.settled(term);
-                    if stopped {
-                        break;
-                    }
-                }
-                Ok(RunOutcome::Stopped)
-            }
-            (Some(election), _) => {
-                let election = election.with_budget(self.budget.clone());
-                // A standby waiting for the lease is ready.
-                self.state.send_replace(ControllerState::Standby);
-                let watching = &watching;
-                election
-                    .run_while_leader(
-                        shutdown,
-                        |stopped| async move {
-                            if watching.run(stopped).await == TermEnd::LoopEnded {
-                                tracing::error!(controller = %watching.context.name, "the watch loop of this leadership term ended on its own");
-                            }
-                        },
-                        settle_and_flush,
-                    )
-                    .await
-                    .map(|()| RunOutcome::Stopped)
-                    .map_err(ControllerError::from)
-            }
-        }
-    }
 }
 
 impl<R: Reconciler> Controller<R>
@@ -757,52 +530,6 @@ where
     }
 }
 
-/// Leaves a shared lease when dropped (also when the run panics or its future is dropped), so
-/// that the election waits for it no more.
-struct Leave(leader::Member);
-
-impl Drop for Leave {
-    fn drop(&mut self) {
-        self.0.stopped();
-    }
-}
-
-/// How [`Controller::run_loop`] returned.
-enum RunOutcome {
-    /// Stopped as asked.
-    Stopped,
-    /// The watch loop ended on its own (without leader election, nothing restarts it).
-    LoopEnded,
-}
-
-/// Sets a controller's final state when its run ends; when the run future is dropped before it
-/// ended, [`ControllerState::Failed`].
-struct RunEnd {
-    state: watch::Sender<ControllerState>,
-    controller: String,
-    ended: bool,
-}
-
-impl RunEnd {
-    fn set(&mut self, state: ControllerState) {
-        self.ended = true;
-        self.state.send_replace(state);
-    }
-
-    fn failed(&mut self, reason: String) {
-        let controller = self.controller.clone();
-        self.set(ControllerState::Failed { controller, reason });
-    }
-}
-
-impl Drop for RunEnd {
-    fn drop(&mut self) {
-        if !self.ended {
-            self.failed("its run future was dropped before it returned".to_owned());
-        }
-    }
-}
-
 /// Whether `object` is suspended, as the reconciler's [`is_suspended`](Reconciler::is_suspended)
 /// says at scrape time; a panic in the hook (a reconciler bug) is logged and the object exported
 /// as not suspended, so that the scrape — every other series of the process — still succeeds.
@@ -816,40 +543,4 @@ fn is_suspended<R: Reconciler>(object: &R::Resource) -> bool {
         );
         false
     })
-}
-
-/// SIGTERM (what Kubernetes sends a terminating pod) or Ctrl-C. After it, a second one exits the
-/// process at once (status 1), as controller-runtime's manager does: a shutdown that hangs is
-/// never the only way out.
-pub(crate) async fn termination_signal() {
-    first_termination_signal().await;
-    tracing::info!("shutting down; a second SIGTERM or Ctrl-C exits at once");
-    tokio::spawn(async {
-        first_termination_signal().await;
-        tracing::error!("a second termination signal: exiting without finishing the shutdown");
-        std::process::exit(1);
-    });
-}
-
-/// The next SIGTERM or Ctrl-C.
-async fn first_termination_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                tokio::select! {
-                    _ = terminate.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

@@ -57,8 +57,14 @@ impl Readiness {
 }
 
 /// kstatus' verdict on `object` (anything that serializes as a Kubernetes object: a typed
-/// resource, a `DynamicObject`, JSON); see the [module](self). An object that does not
-/// serialize is InProgress, with the error as its message.
+/// resource, a `DynamicObject`, JSON), by cli-utils' `status.Compute`: first, for every kind, a
+/// deletion timestamp is Terminating, a `status.observedGeneration` behind `metadata.generation`
+/// InProgress, a `Reconciling` condition True InProgress and a `Stalled` condition True Failed;
+/// then the built-in kinds' own rules (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, Pod,
+/// PersistentVolumeClaim, Service, CustomResourceDefinition; ConfigMap and Secret are always
+/// Current) with kstatus' messages; other kinds (custom resources) are InProgress while a
+/// `Ready` condition is False, else Current. An object that does not serialize is InProgress,
+/// with the error as its message.
 pub fn readiness(object: &impl Serialize) -> Readiness {
     match serde_json::to_value(object) {
         Ok(object) => of(&object),
