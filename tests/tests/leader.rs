@@ -671,3 +671,75 @@ async fn a_shutdown_fits_its_budget_while_a_status_write_hangs() {
     assert_no_write_after_release(&server, &service_account_user("replica-a"));
     server.faults().clear();
 }
+
+/// The widget list requests `account` sent (its watches' lists, not the watches).
+fn widget_lists(server: &Cluster, account: &str) -> usize {
+    let user = service_account_user(account);
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.user == user && r.method == Method::GET && !r.is_watch())
+        .filter(|r| r.path.ends_with("/widgets"))
+        .count()
+}
+
+/// A standby keeps its cache in sync (warm, the default): when it takes over it lists nothing
+/// and reconciles at once — also an object created while it waited. A cold standby
+/// (`with_cold_standby`) lists only once it leads.
+#[tokio::test]
+async fn a_warm_standby_takes_over_without_listing_and_a_cold_one_lists_first() {
+    for warm in [true, false] {
+        let (server, client) = server_with_widgets().await;
+        let (leader, standby) = (Widgets::default(), Widgets::default());
+        let observer = Recording::new();
+        let a = replica(&server, "replica-a", &leader, &observer).await;
+        eventually("replica-a leads", || held_by(&client, "replica-a")).await;
+        let timings = (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD);
+        let b = replica_controller(
+            &server,
+            "replica-b",
+            "replica-b",
+            timings,
+            &standby,
+            &observer,
+        )
+        .await;
+        let b = Running::start(if warm { b } else { b.with_cold_standby() });
+        create_widget(
+            &client,
+            "w1",
+            WidgetSpec::ready(Mode::Complete, "True", "Applied", "done"),
+        )
+        .await;
+        eventually("the leader reconciles w1", || async {
+            leader.started("w1") > 0
+        })
+        .await;
+        if warm {
+            eventually("the warm standby has listed", || async {
+                widget_lists(&server, "replica-b") == 1
+            })
+            .await;
+        }
+        let before = widget_lists(&server, "replica-b");
+        assert_eq!(
+            before,
+            usize::from(warm),
+            "warm {warm}: lists while standing by"
+        );
+        assert_eq!(standby.started("w1"), 0, "a standby reconciles nothing");
+
+        a.stop().await;
+        eventually("replica-b leads", || held_by(&client, "replica-b")).await;
+        eventually("the new leader reconciles w1", || async {
+            standby.started("w1") > 0
+        })
+        .await;
+        assert_eq!(
+            widget_lists(&server, "replica-b"),
+            1,
+            "warm {warm}: one list in all, at the start of the standby or of the term"
+        );
+        b.stop().await;
+    }
+}

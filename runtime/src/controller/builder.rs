@@ -125,6 +125,8 @@ pub struct Controller<R: Reconciler> {
     /// The lease shared with the other controllers of an operator, when it has one and this
     /// controller has no election of its own.
     pub(super) shared_lease: Option<leader::Member>,
+    /// Whether the cache is kept in sync while the controller waits for the lease.
+    pub(super) warm_standby: bool,
     pub(super) sync_timeout: Duration,
     pub(super) state: watch::Sender<ControllerState>,
     pub(super) cache: watch::Sender<Option<Store<R::Resource>>>,
@@ -155,6 +157,7 @@ impl<R: Reconciler> Controller<R> {
             shutdown: None,
             leader_election: None,
             shared_lease: None,
+            warm_standby: true,
             sync_timeout: DEFAULT_SYNC_TIMEOUT,
             state: watch::Sender::new(ControllerState::Syncing),
             cache: watch::Sender::new(None),
@@ -364,6 +367,17 @@ impl<R: Reconciler> Controller<R> {
     #[must_use]
     pub fn with_leader_election(mut self, election: leader::LeaderElection) -> Self {
         self.leader_election = Some(election);
+        self
+    }
+
+    /// Lists the objects only once it leads, instead of keeping its cache in sync while it
+    /// waits for the lease. By default a standby is **warm** (controller-runtime's warm
+    /// replicas): its watch runs from the start, so a new leader reconciles at once — a failover
+    /// costs the lease expiry, not a full list — at the price of holding the cache on every
+    /// replica. Only with leader election.
+    #[must_use]
+    pub fn with_cold_standby(mut self) -> Self {
+        self.warm_standby = false;
         self
     }
 

@@ -178,7 +178,7 @@ impl<R: Reconciler> Controller<R> {
         };
         match (self.leader_election, self.shared_lease) {
             (None, None) => {
-                let end = watching.run(shutdown).await;
+                let end = watching.run(shutdown, None).await;
                 settle_and_flush().await;
                 Ok(match end {
                     TermEnd::Stopped => RunOutcome::Stopped,
@@ -189,6 +189,7 @@ impl<R: Reconciler> Controller<R> {
                 // A standby waiting for the lease is ready.
                 self.state.send_replace(ControllerState::Standby);
                 let member = Leave(member);
+                let warm = self.warm_standby.then(|| watching.warm());
                 let mut shutdown = std::pin::pin!(shutdown.fuse());
                 loop {
                     let term = tokio::select! {
@@ -196,7 +197,7 @@ impl<R: Reconciler> Controller<R> {
                         () = &mut shutdown => break,
                     };
                     let stopped = tokio::select! {
-                        end = watching.run(&mut shutdown) => {
+                        end = watching.run(&mut shutdown, warm.as_ref()) => {
                             if end == TermEnd::LoopEnded {
                                 tracing::error!(controller = %context.name, "the watch loop of this leadership term ended on its own");
                             }
@@ -221,12 +222,13 @@ impl<R: Reconciler> Controller<R> {
                 let election = election.with_budget(self.budget.clone());
                 // A standby waiting for the lease is ready.
                 self.state.send_replace(ControllerState::Standby);
-                let watching = &watching;
+                let warm = self.warm_standby.then(|| watching.warm());
+                let (watching, warm) = (&watching, warm.as_ref());
                 election
                     .run_while_leader(
                         shutdown,
                         |stopped| async move {
-                            if watching.run(stopped).await == TermEnd::LoopEnded {
+                            if watching.run(stopped, warm).await == TermEnd::LoopEnded {
                                 tracing::error!(controller = %watching.context.name, "the watch loop of this leadership term ended on its own");
                             }
                         },

@@ -61,11 +61,14 @@ pub(super) enum TermEnd {
 }
 
 impl<R: Reconciler> Watching<R> {
-    /// Reconciles until `stop` completes, then lets in-flight passes finish within the grace
-    /// period and drops (abandons) the rest.
-    pub(super) async fn run(&self, stop: impl Future<Output = ()> + Send) -> TermEnd {
-        let (graceful_tx, graceful_rx) = tokio::sync::oneshot::channel::<()>();
-        let (store, writer) = reflector::store();
+    /// The watch of the resource where the controller watches, into the cache `writer` fills
+    /// (`store` reads it): the objects whose events start a pass, as the controller's predicates
+    /// judge them (see [`Judge`]); what the events show gone is forgotten on the way.
+    fn judged(
+        &self,
+        writer: reflector::store::Writer<R::Resource>,
+        store: Store<R::Resource>,
+    ) -> impl futures::Stream<Item = Result<R::Resource, watcher::Error>> + Send + 'static {
         let context = self.context.clone();
         let failures = self.failures.clone();
         // Backoff between retries of a failed list or watch (kube's watcher retries at once
@@ -84,26 +87,85 @@ impl<R: Reconciler> Watching<R> {
                     (namespace.unwrap_or_default(), watch.boxed())
                 })
                 .collect();
-            super::namespaces::merged(watches, store.clone()).boxed()
+            super::namespaces::merged(watches, store).boxed()
         };
         let watch = watch
             .inspect_err(move |error| failures.record(error))
             // Nothing reads managedFields from the cache; they are often half an object.
             .map_ok(|event| event.modify(|object| object.meta_mut().managed_fields = None));
         let mut judge = Judge::new(self.starts, R::READS);
-        let queued = self.context.clone();
-        let objects = reflector::reflector(writer, watch)
+        reflector::reflector(writer, watch)
             .inspect_ok(move |event| forget_the_gone(&context, event))
             .try_filter_map(move |event| futures::future::ready(Ok(judge.starts(event))))
-            .inspect_ok(move |object| {
-                let meta = object.meta();
-                let name = meta.name.as_deref().unwrap_or_default();
-                queued
-                    .queue
-                    .triggered(queue::key(meta.namespace.as_deref(), name));
-            });
+    }
+
+    /// Starts this controller's warm cache: its watch runs, and its cache stays in sync, from
+    /// now on, whether it leads or not; each leadership term then reconciles from it (see
+    /// [`Warm`]).
+    pub(super) fn warm(&self) -> Warm<R::Resource> {
+        let (store, writer) = reflector::store();
+        let term: Arc<std::sync::Mutex<Option<Term<R::Resource>>>> = Arc::default();
+        let judged = self.judged(writer, store.clone());
+        let forward = {
+            let term = term.clone();
+            let context = self.context.clone();
+            judged.for_each(move |object| {
+                if let Ok(object) = object {
+                    let mut term = term
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    if let Some(sender) = term.as_ref() {
+                        enqueue(&context, &object);
+                        if sender.send(object).is_err() {
+                            *term = None;
+                        }
+                    }
+                }
+                futures::future::ready(())
+            })
+        };
+        Warm {
+            store,
+            term,
+            task: tokio::spawn(forward),
+        }
+    }
+
+    /// Reconciles until `stop` completes, then lets in-flight passes finish within the grace
+    /// period and drops (abandons) the rest. With `warm`, from the warm cache (every object once,
+    /// as soon as the cache has listed them, then what its watch judges news); else from a watch
+    /// and cache of this term's own.
+    pub(super) async fn run(
+        &self,
+        stop: impl Future<Output = ()> + Send,
+        warm: Option<&Warm<R::Resource>>,
+    ) -> TermEnd {
+        let (graceful_tx, graceful_rx) = tokio::sync::oneshot::channel::<()>();
+        let (store, objects) = match warm {
+            Some(warm) => (
+                warm.store.clone(),
+                warm.subscribe().map(Ok::<_, watcher::Error>).boxed(),
+            ),
+            None => {
+                let (store, writer) = reflector::store();
+                let queued = self.context.clone();
+                let objects = self
+                    .judged(writer, store.clone())
+                    .inspect_ok(move |object| enqueue(&queued, object))
+                    .boxed();
+                (store, objects)
+            }
+        };
         let mut controller = kube::runtime::Controller::for_stream(objects, store.clone())
             .with_config(ControllerConfig::default().concurrency(self.concurrency));
+        if warm.is_some() {
+            // A new leader's first pass of every object, as a first list gives it: at once when
+            // the warm cache has listed them, else as soon as it has.
+            let listed = store.clone();
+            controller = controller.reconcile_all_on(futures::stream::once(async move {
+                let _ = listed.wait_until_ready().await;
+            }));
+        }
         if let Some(interval) = self.resync {
             let start = tokio::time::Instant::now() + interval;
             let ticks = tokio::time::interval_at(start, interval);
@@ -216,6 +278,52 @@ impl<R: Reconciler> Watching<R> {
                 state.send_replace(ControllerState::Synced);
             }
         }
+    }
+}
+
+/// Counts `object`, whose change starts a pass, as waiting for it.
+fn enqueue<R: Reconciler>(context: &Context<R>, object: &R::Resource) {
+    let meta = object.meta();
+    let name = meta.name.as_deref().unwrap_or_default();
+    context
+        .queue
+        .triggered(queue::key(meta.namespace.as_deref(), name));
+}
+
+/// A controller's cache kept in sync whether it leads or not (a warm standby, as
+/// controller-runtime's warm replicas): its watch runs from the controller's start, so a new
+/// leader reconciles at once instead of listing first. The leading term gets the objects whose
+/// events start a pass through [`subscribe`](Warm::subscribe); a standby's are judged (so that a
+/// later term knows what is news) and dropped. Dropping it stops the watch.
+pub(super) struct Warm<K: kube::Resource<DynamicType = ()> + Clone + 'static> {
+    store: Store<K>,
+    term: Arc<std::sync::Mutex<Option<Term<K>>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Where the objects whose events start a pass go during a leadership term.
+type Term<K> = tokio::sync::mpsc::UnboundedSender<K>;
+
+impl<K: kube::Resource<DynamicType = ()> + Clone + 'static> Warm<K> {
+    /// The objects whose events start a pass from now on (until the next term subscribes).
+    fn subscribe(&self) -> impl futures::Stream<Item = K> + Send + 'static
+    where
+        K: Send,
+    {
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+        *self
+            .term
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(sender);
+        futures::stream::unfold(receiver, |mut receiver| async {
+            receiver.recv().await.map(|object| (object, receiver))
+        })
+    }
+}
+
+impl<K: kube::Resource<DynamicType = ()> + Clone + 'static> Drop for Warm<K> {
+    fn drop(&mut self) {
+        self.task.abort();
     }
 }
 
@@ -340,9 +448,12 @@ mod tests {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let term = tokio::spawn(async move {
             watching
-                .run(async {
-                    let _ = stopped.await;
-                })
+                .run(
+                    async {
+                        let _ = stopped.await;
+                    },
+                    None,
+                )
                 .await;
         });
         let configmaps = Api::<ConfigMap>::namespaced(client, "default");
