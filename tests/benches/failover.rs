@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use kubeward::leader::LeaderElection;
 use support::alloc::Counting;
 use support::drive::{self, size, wait_until};
-use support::workload::{Progress, Steady};
 use support::ward;
+use support::workload::{Progress, Steady};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -41,8 +41,8 @@ fn replica(
         .with_timings(duration, deadline, retry);
     let steady = Steady::resyncing(Duration::from_secs(3600));
     let registry = prometheus::Registry::new();
-    let mut controller = ward::controller_with(client, progress, steady, &registry)
-        .with_leader_election(election);
+    let mut controller =
+        ward::controller_with(client, progress, steady, &registry).with_leader_election(election);
     if !warm {
         controller = controller.with_cold_standby();
     }
@@ -54,13 +54,20 @@ async fn failover(warm: bool, n: usize) -> Duration {
     let (server, driver) = drive::server().await;
     drive::create_converged(&driver, n).await;
     let client = server.client().expect("client");
-    let (first, second) = (Arc::new(Progress::counting_only()), Arc::new(Progress::counting_only()));
+    let (first, second) = (
+        Arc::new(Progress::counting_only()),
+        Arc::new(Progress::counting_only()),
+    );
     let leader = replica(&client, "first", warm, &first);
     wait_until("the leader's first passes", TIMEOUT, || first.passes() >= n).await;
     let standby = replica(&client, "second", warm, &second);
     // The standby is up (a warm one has listed) before the leader dies.
     tokio::time::sleep(Duration::from_secs(2) + Duration::from_millis(n as u64 / 5)).await;
-    assert_eq!(second.passes(), 0, "the standby reconciled while the leader led");
+    assert_eq!(
+        second.passes(),
+        0,
+        "the standby reconciled while the leader led"
+    );
     let killed = Instant::now();
     leader.abort();
     wait_until("the standby's first pass", TIMEOUT, || second.passes() > 0).await;
@@ -75,7 +82,10 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    println!("failover at {n} converged objects, lease duration {:?}: leader killed -> first pass on the standby", LEASE.0);
+    println!(
+        "failover at {n} converged objects, lease duration {:?}: leader killed -> first pass on the standby",
+        LEASE.0
+    );
     let warm = rt.block_on(failover(true, n));
     let cold = rt.block_on(failover(false, n));
     println!(
