@@ -721,6 +721,7 @@ impl State {
             ("apiextensions.k8s.io", "customresourcedefinitions") => {
                 validation::crd::set_defaults(obj);
                 let infos = crd_infos(info, &name, obj)?;
+                self.warnings.extend(crd_format_warnings(obj));
                 let storage = obj["spec"]["versions"]
                     .as_array()
                     .and_then(|vs| vs.iter().find(|v| v["storage"].as_bool() == Some(true)))
@@ -1352,6 +1353,25 @@ impl State {
     pub fn resource(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
         self.registry.get(group, version, plural)
     }
+}
+
+/// The strategy's `WarningsOnCreate`: `unrecognized format "colour"` for each format of a
+/// string the schemas use that apiextensions does not validate (a schema the versions share
+/// is read once, as upstream reads it hoisted to `spec.validation`).
+fn crd_format_warnings(crd: &Value) -> Vec<String> {
+    let schemas: Vec<&Value> = crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| &v["schema"]["openAPIV3Schema"])
+        .collect();
+    let shared = schemas.len() > 1 && schemas.iter().all(|s| *s == schemas[0]);
+    let distinct = if shared { &schemas[..1] } else { &schemas[..] };
+    distinct
+        .iter()
+        .flat_map(|s| crate::schema::structural::unrecognized_formats(s))
+        .map(|f| format!("unrecognized format {}", crate::schema::field::quote(&f)))
+        .collect()
 }
 
 /// The resources a CRD object serves, or the 422 Invalid its declaration earns.

@@ -216,6 +216,17 @@ pub fn validate(info: &ResourceInfo, new: &Value, old: Option<&Value>) -> Vec<Fi
     if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
         errs.extend(rbac::validate(kind, new, old));
     }
+    if info.group == "apiextensions.k8s.io" && info.plural == "customresourcedefinitions" {
+        // The spec's and status's rules follow the metadata's in one list (upstream's
+        // `ValidateCustomResourceDefinition`), on the object as decoding defaults it.
+        let mut defaulted = new.clone();
+        super::crd::set_defaults(&mut defaulted);
+        errs.extend(
+            crate::resources::infos_from_crd(&defaulted)
+                .err()
+                .unwrap_or_default(),
+        );
+    }
     match builtin(info) {
         Some(Builtin::ConfigMap) => {
             if let Some(old) = old {
