@@ -647,6 +647,7 @@ impl State {
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         let mut obj = Self::from_view(info, body);
+        self.decode_typed(info, &mut obj, &opts.decoding)?;
         self.prepare_create(info, ns, &mut obj)?;
         self.admit_schema(info, &mut obj, None, &opts.decoding)?;
         let now = rfc3339(self.now());
@@ -750,6 +751,18 @@ impl State {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// [`validation::decode_typed`], keeping its warnings for the response.
+    fn decode_typed(
+        &mut self,
+        info: &ResourceInfo,
+        obj: &mut Value,
+        decoding: &Decoding,
+    ) -> Result<(), ApiError> {
+        let warnings = validation::decode_typed(info, obj, decoding.directive)?;
+        self.warnings.extend(warnings);
         Ok(())
     }
 
@@ -983,6 +996,7 @@ impl State {
             let meta = meta_mut(&mut obj);
             meta.insert("name".into(), json!(name));
             let mut obj = Self::from_view(info, obj);
+            self.decode_typed(info, &mut obj, &opts.decoding)?;
             self.prepare_create(info, &ns, &mut obj)?;
             self.admit_schema(info, &mut obj, None, &opts.decoding)?;
             strategy_prepare_for_create(info, &mut obj);
@@ -1043,8 +1057,18 @@ impl State {
                 meta_str(&new_view, "name").unwrap_or_default()
             )));
         }
-        let new = Self::from_view(info, new_view);
-        let track = patch_type != PatchType::Apply;
+        let mut new = Self::from_view(info, new_view);
+        let mut track = patch_type != PatchType::Apply;
+        // The patched object is decoded here; the field manager cannot type one that held
+        // fields its kind does not declare, and `UpdateNoErrors` then clears managedFields.
+        let undeclared = validation::has_undeclared_fields(info, &new);
+        self.decode_typed(info, &mut new, &opts.decoding)?;
+        if track && undeclared {
+            if let Some(meta) = new["metadata"].as_object_mut() {
+                meta.remove("managedFields");
+            }
+            track = false;
+        }
         self.commit_update(info, &old, new, subresource, opts, track)
             .map(|o| (o, false))
     }
@@ -1062,6 +1086,7 @@ impl State {
         track: bool,
     ) -> Result<Value, ApiError> {
         let name = meta_str(old, "name").unwrap_or_default().to_string();
+        self.decode_typed(info, &mut new, &opts.decoding)?;
         if subresource == Some("status") {
             // statusStrategy.PrepareForUpdate: everything but status (and managedFields) comes
             // from the stored object; a body without status clears it.

@@ -9,15 +9,13 @@ use serde_json::{Map, Value};
 use super::base64;
 use super::field::{FieldError, key};
 use super::gotime::{self, Layout};
-use super::names::{NameRule, go_quote, is_config_map_key};
+use super::names::{NameRule, is_config_map_key};
 use super::rbac::{self, RbacKind};
 use crate::resources::ResourceInfo;
 
 /// `core.MaxSecretSize`: the bytes of a Secret's `data`, or of a ConfigMap's `data` and
 /// `binaryData` together.
 pub const MAX_SECRET_SIZE: usize = 1024 * 1024;
-/// `MicroTime`'s wire layout (`metav1.RFC3339Micro`), named in its parse errors.
-const RFC3339_MICRO: &str = "2006-01-02T15:04:05.000000Z07:00";
 const IMMUTABLE_DETAIL: &str = "field is immutable when `immutable` is set";
 
 /// The built-in kinds with rules of their own.
@@ -103,20 +101,7 @@ pub fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<(), String> {
             if obj["spec"].is_null() {
                 obj["spec"] = Value::Object(Map::new());
             }
-            for field in ["acquireTime", "renewTime"] {
-                if let Some(t) = obj["spec"].get(field).and_then(Value::as_str)
-                    && t.parse::<jiff::Timestamp>().is_err()
-                {
-                    // Go's `time.Parse` error, its first clause exact (the rest names the
-                    // layout element that failed, which is not reproduced).
-                    return Err(format!(
-                        "parsing time {} as {}: cannot parse {} as a time",
-                        go_quote(t),
-                        go_quote(RFC3339_MICRO),
-                        go_quote(t)
-                    ));
-                }
-            }
+            // Its times were parsed by the typed decoder (`gotypes`).
         }
         // Both APIs' events are stored in the events.k8s.io/v1 form; the decoder's errors
         // name the fields of the API the request came through.
