@@ -194,7 +194,7 @@ fn patch_error(err: PatchError) -> ApiError {
     match err {
         PatchError::Malformed(m) => ApiError::bad_request(m),
         // errors.NewGenericServerResponse(422, ...) in the patch handler.
-        PatchError::Failed(m) => ApiError::generic_unprocessable(m),
+        PatchError::Failed(_) => ApiError::patch_not_applied(),
     }
 }
 
@@ -309,10 +309,7 @@ impl Filter {
                 let sel = FieldSelector::parse(s).map_err(|e| ApiError::bad_request(e.message))?;
                 let allowed = info.selectable_fields();
                 if let Some(bad) = sel.fields().into_iter().find(|f| !allowed.contains(f)) {
-                    // The conversion funcs of apimachinery and apiextensions both say this.
-                    return Err(ApiError::bad_request(format!(
-                        "field label not supported: {bad}"
-                    )));
+                    return Err(ApiError::bad_request(info.unsupported_field_label(bad)));
                 }
                 Some(sel)
             }

@@ -99,6 +99,25 @@ impl ResourceInfo {
         }
     }
 
+    /// The 400 message for a field selector naming `field`, which the kind does not support:
+    /// kinds with a field-label conversion of their own (core Events, Secrets, Namespaces,
+    /// events.k8s.io Events) and custom resources say `field label not supported: x`; the
+    /// others use apimachinery's `DefaultMetaV1FieldSelectorConversion`.
+    pub fn unsupported_field_label(&self, field: &str) -> String {
+        let own_conversion = self.custom
+            || matches!(
+                (self.group.as_str(), self.plural.as_str()),
+                ("", "events" | "secrets" | "namespaces") | ("events.k8s.io", "events")
+            );
+        if own_conversion {
+            format!("field label not supported: {field}")
+        } else {
+            format!(
+                "{field:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+            )
+        }
+    }
+
     /// The field labels a field selector may use on this resource.
     pub fn selectable_fields(&self) -> Vec<&'static str> {
         let mut fields = vec!["metadata.name"];

@@ -264,7 +264,8 @@ fn validate_config_map(cm: &Value) -> Vec<FieldError> {
                     .iter()
                     .map(|m| FieldError::invalid(&path, k, m)),
             );
-            if cm[other].get(k).is_some() {
+            // Upstream checks the duplicate from `data`'s side only.
+            if bag == "data" && cm[other].get(k).is_some() {
                 let detail = format!("duplicate of key present in {other}");
                 errs.push(FieldError::invalid(&path, k, &detail));
             }
