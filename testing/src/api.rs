@@ -194,7 +194,7 @@ fn patch_error(err: PatchError) -> ApiError {
     match err {
         PatchError::Malformed(m) => ApiError::bad_request(m),
         // errors.NewGenericServerResponse(422, ...) in the patch handler.
-        PatchError::Failed(m) => ApiError::generic_unprocessable(m),
+        PatchError::Failed(_) => ApiError::patch_not_applied(),
     }
 }
 
@@ -309,10 +309,7 @@ impl Filter {
                 let sel = FieldSelector::parse(s).map_err(|e| ApiError::bad_request(e.message))?;
                 let allowed = info.selectable_fields();
                 if let Some(bad) = sel.fields().into_iter().find(|f| !allowed.contains(f)) {
-                    // The conversion funcs of apimachinery and apiextensions both say this.
-                    return Err(ApiError::bad_request(format!(
-                        "field label not supported: {bad}"
-                    )));
+                    return Err(ApiError::bad_request(info.unsupported_field_label(bad)));
                 }
                 Some(sel)
             }
@@ -647,6 +644,7 @@ impl State {
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         let mut obj = Self::from_view(info, body);
+        self.decode_typed(info, &mut obj, &opts.decoding)?;
         self.prepare_create(info, ns, &mut obj)?;
         self.admit_schema(info, &mut obj, None, &opts.decoding)?;
         let now = rfc3339(self.now());
@@ -721,6 +719,7 @@ impl State {
             ("apiextensions.k8s.io", "customresourcedefinitions") => {
                 validation::crd::set_defaults(obj);
                 let infos = crd_infos(info, &name, obj)?;
+                self.warnings.extend(crd_format_warnings(obj));
                 let storage = obj["spec"]["versions"]
                     .as_array()
                     .and_then(|vs| vs.iter().find(|v| v["storage"].as_bool() == Some(true)))
@@ -749,6 +748,18 @@ impl State {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// [`validation::decode_typed`], keeping its warnings for the response.
+    fn decode_typed(
+        &mut self,
+        info: &ResourceInfo,
+        obj: &mut Value,
+        decoding: &Decoding,
+    ) -> Result<(), ApiError> {
+        let warnings = validation::decode_typed(info, obj, decoding.directive)?;
+        self.warnings.extend(warnings);
         Ok(())
     }
 
@@ -982,6 +993,7 @@ impl State {
             let meta = meta_mut(&mut obj);
             meta.insert("name".into(), json!(name));
             let mut obj = Self::from_view(info, obj);
+            self.decode_typed(info, &mut obj, &opts.decoding)?;
             self.prepare_create(info, &ns, &mut obj)?;
             self.admit_schema(info, &mut obj, None, &opts.decoding)?;
             strategy_prepare_for_create(info, &mut obj);
@@ -1042,8 +1054,18 @@ impl State {
                 meta_str(&new_view, "name").unwrap_or_default()
             )));
         }
-        let new = Self::from_view(info, new_view);
-        let track = patch_type != PatchType::Apply;
+        let mut new = Self::from_view(info, new_view);
+        let mut track = patch_type != PatchType::Apply;
+        // The patched object is decoded here; the field manager cannot type one that held
+        // fields its kind does not declare, and `UpdateNoErrors` then clears managedFields.
+        let undeclared = validation::has_undeclared_fields(info, &new);
+        self.decode_typed(info, &mut new, &opts.decoding)?;
+        if track && undeclared {
+            if let Some(meta) = new["metadata"].as_object_mut() {
+                meta.remove("managedFields");
+            }
+            track = false;
+        }
         self.commit_update(info, &old, new, subresource, opts, track)
             .map(|o| (o, false))
     }
@@ -1061,6 +1083,7 @@ impl State {
         track: bool,
     ) -> Result<Value, ApiError> {
         let name = meta_str(old, "name").unwrap_or_default().to_string();
+        self.decode_typed(info, &mut new, &opts.decoding)?;
         if subresource == Some("status") {
             // statusStrategy.PrepareForUpdate: everything but status (and managedFields) comes
             // from the stored object; a body without status clears it.
@@ -1352,6 +1375,25 @@ impl State {
     pub fn resource(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
         self.registry.get(group, version, plural)
     }
+}
+
+/// The strategy's `WarningsOnCreate`: `unrecognized format "colour"` for each format of a
+/// string the schemas use that apiextensions does not validate (a schema the versions share
+/// is read once, as upstream reads it hoisted to `spec.validation`).
+fn crd_format_warnings(crd: &Value) -> Vec<String> {
+    let schemas: Vec<&Value> = crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| &v["schema"]["openAPIV3Schema"])
+        .collect();
+    let shared = schemas.len() > 1 && schemas.iter().all(|s| *s == schemas[0]);
+    let distinct = if shared { &schemas[..1] } else { &schemas[..] };
+    distinct
+        .iter()
+        .flat_map(|s| crate::schema::structural::unrecognized_formats(s))
+        .map(|f| format!("unrecognized format {}", crate::schema::field::quote(&f)))
+        .collect()
 }
 
 /// The resources a CRD object serves, or the 422 Invalid its declaration earns.

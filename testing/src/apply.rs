@@ -385,6 +385,9 @@ impl Default for ApplySchema {
             // Likewise an event's `series` and a ClusterRole's `aggregationRule`.
             .with_map("series")
             .with_map("aggregationRule")
+            // An access review's attributes are pointers to structs too.
+            .with_map("spec.resourceAttributes")
+            .with_map("spec.nonResourceAttributes")
             // `+structType=atomic` structs of the served kinds: a binding's RoleRef, an
             // event's ObjectReferences.
             .with_atomic("roleRef")
@@ -1247,7 +1250,6 @@ pub struct Endpoint<'a> {
     pub schema: &'a ApplySchema,
 }
 
-#[cfg(test)]
 fn default_schema() -> &'static ApplySchema {
     static DEFAULT: std::sync::OnceLock<ApplySchema> = std::sync::OnceLock::new();
     DEFAULT.get_or_init(ApplySchema::default)
@@ -1393,7 +1395,6 @@ pub fn apply_at(
 /// apply: `manager` takes the fields it added or changed from everyone, everyone loses the fields
 /// it removed. A `new` object that carries its own non-empty `managedFields` has them honoured
 /// (clients may rewrite ownership); `managedFields: [{}]` clears them.
-#[cfg(test)]
 pub fn record_update(
     old: Option<&Value>,
     new: &mut Value,
@@ -1407,7 +1408,6 @@ pub fn record_update(
 
 /// [`record_update`] with top-level fields the strategy resets on this endpoint (see
 /// [`server_side_apply_with_reset`]): changes to them are attributed to no one.
-#[cfg(test)]
 pub fn record_update_with_reset(
     old: Option<&Value>,
     new: &mut Value,

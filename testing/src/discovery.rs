@@ -11,11 +11,16 @@ use std::collections::BTreeMap;
 use super::auth::reviews;
 use super::resources::Registry;
 
-/// `/version`.
+/// `/version`: 1.34's `version.Info`, with the emulated version (the binary's own) and the
+/// minimum compatibility version (one minor back) that component-base adds.
 pub fn version() -> Value {
     json!({
         "major": "1",
         "minor": "34",
+        "emulationMajor": "1",
+        "emulationMinor": "34",
+        "minCompatibilityMajor": "1",
+        "minCompatibilityMinor": "33",
         "gitVersion": "v1.34.0-kubeward",
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",

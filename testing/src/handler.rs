@@ -151,6 +151,16 @@ fn empty_response(status: u16) -> Response<Body> {
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
 }
 
+/// A plain-text answer as Go's `http.Error` writes it.
+fn text_response(status: u16, text: &str) -> Response<Body> {
+    Response::builder()
+        .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .header("x-content-type-options", "nosniff")
+        .body(Full::new(Bytes::from(text.to_owned())).boxed_unsync())
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
+}
+
 pub(crate) fn error_response(err: &ApiError) -> Response<Body> {
     json_response(err.code, &err.to_status())
 }
@@ -214,6 +224,22 @@ pub(crate) async fn handle(
             return Ok(error_response(&err));
         };
         Ok(match identity {
+            // An internal error of the filters is `responsewriters.InternalError`: plain text
+            // naming the request URI.
+            Err(e) if e.code == 500 => {
+                let uri = match query.as_str() {
+                    "" => path.clone(),
+                    q => format!("{path}?{q}"),
+                };
+                text_response(
+                    500,
+                    &format!(
+                        "Internal Server Error: {}: {}\n",
+                        super::validation::names::go_quote(&uri),
+                        e.message
+                    ),
+                )
+            }
             Err(e) => error_response(&e),
             Ok(identity) => {
                 let request = Served {
@@ -286,13 +312,14 @@ async fn serve_as(
         let state = shared.lock();
         let now = super::api::rfc3339(state.clock.now());
         let media_type = media_type(request.headers);
+        let manager = write_options(request.headers, request.query, request.body).manager;
         let review = reviews::serve(
             &state.store,
             identity,
             (request.method, r),
             request.body,
             media_type.as_deref(),
-            &now,
+            (&now, &manager),
         );
         return match review {
             Ok(review) => json_response(201, &review),
@@ -485,10 +512,12 @@ fn route_request(
             &json!({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version"]}),
         ),
         Route::Version => json_response(200, &discovery::version()),
-        Route::Health => Response::builder()
-            .header(header::CONTENT_TYPE, "text/plain")
-            .body(Full::new(Bytes::from_static(b"ok")).boxed_unsync())
-            .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync())),
+        Route::Health { endpoint, check } => {
+            match super::health::answer(endpoint, check.as_deref(), query.contains_key("verbose")) {
+                Some(text) => text_response(200, &text),
+                None => text_response(404, "404 page not found\n"),
+            }
+        }
         Route::CoreVersions => json_response(
             200,
             &discovery::core_versions(
@@ -857,7 +886,11 @@ fn resource_request(
                 "",
                 vec![super::status::Cause {
                     reason: "FieldValueNotSupported".into(),
-                    message: format!("Unsupported value: \"{dry_run}\": supported values: \"All\""),
+                    // The value is the query's list (`["Some"]`).
+                    message: format!(
+                        "Unsupported value: {}: supported values: \"All\"",
+                        json!([dry_run])
+                    ),
                     field: "dryRun".into(),
                 }],
             ));
@@ -991,17 +1024,8 @@ fn resource_request(
                 Some("application/merge-patch+json") => PatchType::Merge,
                 Some("application/apply-patch+yaml") => PatchType::Apply,
                 Some("application/strategic-merge-patch+json") => PatchType::Strategic,
-                other => {
-                    return Err(ApiError::unsupported_media_type(
-                        other.unwrap_or_default(),
-                        &[
-                            "application/json-patch+json",
-                            "application/merge-patch+json",
-                            "application/apply-patch+yaml",
-                            "application/strategic-merge-patch+json",
-                        ],
-                    ));
-                }
+                // Also for custom resources: a PATCH route consumes only the patch types.
+                _ => return Err(ApiError::route_unsupported_media_type()),
             };
             let (out, created) = state.patch(
                 &info,

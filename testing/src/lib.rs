@@ -252,6 +252,7 @@ mod fault_stage;
 mod faults;
 mod grant;
 mod handler;
+mod health;
 mod kubeconfig;
 mod lifecycle;
 mod metrics;

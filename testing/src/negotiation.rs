@@ -188,6 +188,21 @@ pub fn negotiate(
         })
     });
     let Some((kind, streams)) = chosen else {
+        // go-restful answers first when no clause names a media type the route produces at
+        // all (parameters aside); a built-in's GET routes produce the served types.
+        let any_type = clauses(accept).iter().any(|clause| {
+            SERVED.iter().any(|(kind, subtype, _)| {
+                (clause.kind == *kind || clause.kind == "*")
+                    && (clause.subtype == *subtype || clause.subtype == "*")
+            })
+        });
+        if !any_type && !endpoint.custom && !endpoint.watch {
+            let available: Vec<String> = SERVED
+                .iter()
+                .map(|(kind, subtype, _)| format!("{kind}/{subtype}"))
+                .collect();
+            return Err(ApiError::route_not_acceptable(&available));
+        }
         return Err(not_acceptable(false));
     };
     if endpoint.watch && !streams {
@@ -247,8 +262,13 @@ mod tests {
     #[test]
     fn unserved_media_types_are_not_acceptable() {
         let listed = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf";
+        // A built-in's route refuses a media type it does not produce at all (go-restful).
         assert_eq!(
             negotiated("application/xml", false, false),
+            Err("406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf".into())
+        );
+        assert_eq!(
+            negotiated("application/xml", true, false),
             Err(listed.into())
         );
         // Custom resources are not served as protobuf, but the message lists what the

@@ -99,6 +99,25 @@ impl ResourceInfo {
         }
     }
 
+    /// The 400 message for a field selector naming `field`, which the kind does not support:
+    /// kinds with a field-label conversion of their own (core Events, Secrets, Namespaces,
+    /// events.k8s.io Events) and custom resources say `field label not supported: x`; the
+    /// others use apimachinery's `DefaultMetaV1FieldSelectorConversion`.
+    pub fn unsupported_field_label(&self, field: &str) -> String {
+        let own_conversion = self.custom
+            || matches!(
+                (self.group.as_str(), self.plural.as_str()),
+                ("", "events" | "secrets" | "namespaces") | ("events.k8s.io", "events")
+            );
+        if own_conversion {
+            format!("field label not supported: {field}")
+        } else {
+            format!(
+                "{field:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+            )
+        }
+    }
+
     /// The field labels a field selector may use on this resource.
     pub fn selectable_fields(&self) -> Vec<&'static str> {
         let mut fields = vec!["metadata.name"];
@@ -355,13 +374,6 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<FieldError>>
     errors.extend(validation::crd::validate_spec(spec));
     let scope = spec["scope"].as_str().unwrap_or("Namespaced");
     let versions = spec["versions"].as_array().cloned().unwrap_or_default();
-    if versions.is_empty() {
-        errors.push(FieldError::invalid_rendered(
-            "spec.versions",
-            "[]",
-            "must have exactly one version marked as storage version",
-        ));
-    }
     // Identical per-version schemas are validated once, at `spec.validation`: the conversion
     // to the internal version hoists them there (`hasIdenticalPerVersionSchema`).
     let schema_of = |v: &Value| v["schema"]["openAPIV3Schema"].clone();
@@ -370,7 +382,6 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<FieldError>>
         && versions
             .iter()
             .all(|v| schema_of(v) == schema_of(&versions[0]));
-    let mut pairs = Vec::new();
     let mut first: Option<Arc<Structural>> = None;
     let structurals: Vec<Option<Arc<Structural>>> = versions
         .iter()
@@ -386,27 +397,14 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<FieldError>>
                     format!("spec.versions[{i}].schema.openAPIV3Schema")
                 };
                 let schema = &v["schema"]["openAPIV3Schema"];
-                let structural = Arc::new(Structural::from_json(schema, &path, &mut pairs));
+                errors.extend(crate::schema::checks::validate(schema, &path));
+                let structural = Arc::new(Structural::from_json(schema));
                 first.get_or_insert_with(|| structural.clone());
                 structural
             })
         })
         .collect();
-    errors.extend(pairs.into_iter().map(|(field, message)| FieldError {
-        // The schema checks word their messages as `field.Forbidden`, `field.Required`, ...
-        // do; the cause type follows from the wording.
-        reason: if message.starts_with("Forbidden") {
-            "FieldValueForbidden"
-        } else if message.starts_with("Required value") {
-            "FieldValueRequired"
-        } else if message.starts_with("Unsupported value") {
-            "FieldValueNotSupported"
-        } else {
-            "FieldValueInvalid"
-        },
-        field,
-        message,
-    }));
+    errors.extend(validation::crd::validate_stored_versions(crd));
     if !errors.is_empty() {
         return Err(errors);
     }

@@ -7,7 +7,11 @@ use std::collections::HashMap;
 pub(crate) enum Route {
     Root,
     Version,
-    Health,
+    /// `/healthz`, `/livez`, `/readyz`, with the check asked for (`/healthz/ping`).
+    Health {
+        endpoint: String,
+        check: Option<String>,
+    },
     CoreVersions,
     Groups,
     Group(String),
@@ -39,7 +43,12 @@ pub(crate) fn parse_route(path: &str) -> Route {
     let (group, version, rest) = match s.as_slice() {
         [] => return Route::Root,
         ["version"] => return Route::Version,
-        ["healthz" | "readyz" | "livez", ..] => return Route::Health,
+        [endpoint @ ("healthz" | "readyz" | "livez"), rest @ ..] => {
+            return Route::Health {
+                endpoint: (*endpoint).to_owned(),
+                check: (!rest.is_empty()).then(|| rest.join("/")),
+            };
+        }
         ["openapi", "v3"] => return Route::OpenApi(String::new()),
         ["openapi", "v3", rest @ ..] => return Route::OpenApi(rest.join("/")),
         ["openapi", "v2"] => return Route::OpenApiV2,

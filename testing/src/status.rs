@@ -181,6 +181,43 @@ impl ApiError {
         }
     }
 
+    /// 415 as go-restful answers a request whose Content-Type no route of the path consumes
+    /// (a PATCH of a built-in that is not one of the patch types): `415: Unsupported Media
+    /// Type`, empty details.
+    pub fn route_unsupported_media_type() -> Self {
+        Self {
+            code: 415,
+            reason: "UnsupportedMediaType",
+            message: "415: Unsupported Media Type".into(),
+            details: Some(json!({})),
+        }
+    }
+
+    /// 406 as go-restful answers an `Accept` header none of the route's media types matches:
+    /// `406: Not Acceptable` and the route's `Produces`, empty details.
+    pub fn route_not_acceptable(available: &[String]) -> Self {
+        Self {
+            code: 406,
+            reason: "NotAcceptable",
+            message: format!(
+                "406: Not Acceptable\n\nAvailable representations: {}",
+                available.join(", ")
+            ),
+            details: Some(json!({})),
+        }
+    }
+
+    /// 422 for a JSON patch that does not apply (`errors.NewGenericServerResponse` as the
+    /// patcher wraps json-patch's error): the generic message and empty details.
+    pub fn patch_not_applied() -> Self {
+        Self {
+            code: 422,
+            reason: "Invalid",
+            message: "the server rejected our request due to an error in our request".into(),
+            details: Some(json!({})),
+        }
+    }
+
     /// 404 for a path that names no resource (`the server could not find the requested resource`).
     pub fn no_route() -> Self {
         Self {

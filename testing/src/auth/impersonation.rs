@@ -4,7 +4,8 @@
 //! - `Impersonate-User` (a service account when it reads `system:serviceaccount:<ns>:<name>`),
 //!   `Impersonate-Group` (repeatable), `Impersonate-Uid` and `Impersonate-Extra-<key>`
 //!   (repeatable; the key lowercased and percent-decoded). Groups, extras or a uid without a user
-//!   are 400 `requested [...] without impersonating a user`.
+//!   are a plain-text 500 `Internal Server Error: "/path": requested [...] without
+//!   impersonating a user`.
 //! - Each requested value needs the `impersonate` verb on `users`, `groups`, `serviceaccounts`
 //!   (in the account's namespace), `uids` or `userextras/<key>` (the last two in
 //!   `authentication.k8s.io`), named by the value; the first refused one answers 403 with the
@@ -156,7 +157,8 @@ fn requests(headers: &HeaderMap) -> Result<Vec<Requested>, ApiError> {
     }
     if user.is_none() && !requested.is_empty() {
         let listed: Vec<String> = requested.iter().map(Requested::go_value).collect();
-        return Err(ApiError::bad_request(format!(
+        // The filter answers with `responsewriters.InternalError` (see `handler`).
+        return Err(ApiError::internal(format!(
             "requested [{}] without impersonating a user",
             listed.join(" ")
         )));
@@ -227,9 +229,9 @@ mod tests {
     }
 
     #[test]
-    fn groups_without_a_user_are_a_bad_request_listing_the_references() {
+    fn groups_without_a_user_are_an_internal_error_listing_the_references() {
         let err = requests(&headers(&[("Impersonate-Group", "devs")])).unwrap_err();
-        assert_eq!(err.code, 400);
+        assert_eq!(err.code, 500);
         assert_eq!(
             err.message,
             "requested [{Group  devs    }] without impersonating a user"

@@ -85,16 +85,18 @@ pub(crate) fn is_review(path: &ResourcePath) -> bool {
 }
 
 /// Answers a request to a review resource: the review with its status (201), or the error.
-/// `media_type` is the body's (JSON or protobuf); `now` is the creation timestamp upstream's
-/// SelfSubjectReview carries.
+/// `media_type` is the body's (JSON or protobuf); `write` is the time (the creation timestamp
+/// upstream's SelfSubjectReview carries) and the field manager of the create, which records
+/// the access review's request fields in managedFields as any create does.
 pub(crate) fn serve(
     store: &Store,
     identity: &Identity,
     request: (&Method, &ResourcePath),
     body: &[u8],
     media_type: Option<&str>,
-    now: &str,
+    write: (&str, &str),
 ) -> Result<Value, ApiError> {
+    let (now, manager) = write;
     let (method, path) = request;
     let Some(review) = review(&path.group, &path.version, &path.plural) else {
         return Err(ApiError::no_route());
@@ -120,7 +122,12 @@ pub(crate) fn serve(
         object["metadata"] = json!({});
     }
     object["status"] = match review.kind {
-        "SelfSubjectAccessReview" => access_review(store, identity, review, &object)?,
+        "SelfSubjectAccessReview" => {
+            let status = access_review(store, identity, review, &object)?;
+            let api_version = format!("{}/{VERSION}", review.group);
+            crate::apply::record_update(None, &mut object, manager, &api_version, None, now);
+            status
+        }
         "SelfSubjectRulesReview" => rules_review(store, identity, &object)?,
         _ => {
             object["metadata"]["creationTimestamp"] = json!(now);

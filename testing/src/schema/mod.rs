@@ -10,9 +10,11 @@
 //!    ([`listtype`]) and, unless a value has the wrong type, `x-kubernetes-validations` CEL rules
 //!    ([`cel`]); any error is a 422 Invalid with one cause per field.
 //!
-//! The schema is read once per CRD version into a [`Structural`] when the CRD is stored.
+//! The schema is read once per CRD version into a [`Structural`] when the CRD is stored, after
+//! [`checks`] found nothing wrong with it.
 
 pub mod cel;
+pub mod checks;
 pub mod defaulting;
 pub mod duplicates;
 pub mod embedded;

@@ -106,8 +106,6 @@ mod tests {
             &json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
                 "r": {"type": "object", "x-kubernetes-embedded-resource": true,
                       "x-kubernetes-preserve-unknown-fields": true}}}}}),
-            "",
-            &mut Vec::new(),
         );
         let mut obj = json!({"apiVersion": "v1", "kind": "X",
             "metadata": {"name": "x", "labels": {"a": "b"}, "colour": "red"},

@@ -100,10 +100,9 @@ const STRING_FORMATS: &[&str] = &[
 ];
 
 impl Structural {
-    /// Reads a schema node. `path` is where it sits in the CRD (for error fields); the problems
-    /// found (an invalid pattern, a CEL rule that does not compile) are pushed to `errors` as
-    /// `(field, message)` pairs.
-    pub fn from_json(schema: &Value, path: &str, errors: &mut Vec<(String, String)>) -> Self {
+    /// Reads a schema node. A pattern or CEL rule that does not compile is left out: the CRD
+    /// that holds it is refused by [`super::checks`] before it is stored.
+    pub fn from_json(schema: &Value) -> Self {
         let num = |k: &str| schema.get(k).and_then(Value::as_f64);
         let count = |k: &str| schema.get(k).and_then(Value::as_u64);
         let flag = |k: &str| schema.get(k).and_then(Value::as_bool).unwrap_or(false);
@@ -112,39 +111,21 @@ impl Structural {
             .as_str()
             .filter(|f| supported_format(&type_, f))
             .map(str::to_owned);
-        let pattern = schema["pattern"].as_str().and_then(|p| {
-            match regex::Regex::new(p) {
-                Ok(re) => Some((p.to_string(), re)),
-                Err(e) => {
-                    errors.push((
-                        format!("{path}.pattern"),
-                        format!("Invalid value: {p:?}: must be a valid regular expression, but isn't: {e}"),
-                    ));
-                    None
-                }
-            }
-        });
+        let pattern = schema["pattern"]
+            .as_str()
+            .and_then(|p| regex::Regex::new(p).ok().map(|re| (p.to_string(), re)));
         let properties = schema["properties"]
             .as_object()
             .map(|props| {
                 props
                     .iter()
-                    .map(|(k, v)| {
-                        (
-                            k.clone(),
-                            Self::from_json(v, &format!("{path}.properties[{k}]"), errors),
-                        )
-                    })
+                    .map(|(k, v)| (k.clone(), Self::from_json(v)))
                     .collect()
             })
             .unwrap_or_default();
         let mut preserve_unknown_fields = flag("x-kubernetes-preserve-unknown-fields");
         let additional_properties = match &schema["additionalProperties"] {
-            Value::Object(_) => Some(Box::new(Self::from_json(
-                &schema["additionalProperties"],
-                &format!("{path}.additionalProperties"),
-                errors,
-            ))),
+            Value::Object(_) => Some(Box::new(Self::from_json(&schema["additionalProperties"]))),
             Value::Bool(true) => {
                 preserve_unknown_fields = true;
                 None
@@ -154,19 +135,8 @@ impl Structural {
         let items = schema
             .get("items")
             .filter(|i| i.is_object())
-            .map(|i| Box::new(Self::from_json(i, &format!("{path}.items"), errors)));
-        if flag("uniqueItems") {
-            // Structural schemas forbid it (apiextensions validation.go).
-            errors.push((
-                format!("{path}.uniqueItems"),
-                "Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic".into(),
-            ));
-        }
-        let validations = super::cel::compile_rules(
-            &schema["x-kubernetes-validations"],
-            &format!("{path}.x-kubernetes-validations"),
-            errors,
-        );
+            .map(|i| Box::new(Self::from_json(i)));
+        let validations = super::cel::compile_rules(&schema["x-kubernetes-validations"]);
         let strings = |k: &str| -> Vec<String> {
             schema[k]
                 .as_array()
@@ -213,6 +183,43 @@ impl Structural {
         self.properties
             .get(name)
             .or(self.additional_properties.as_deref())
+    }
+}
+
+/// The formats of `type: string` nodes of a CRD schema that apiextensions does not validate,
+/// in the order of a walk through the schema (the strategy's `WarningsOnCreate` warns
+/// `unrecognized format "colour"` for each).
+pub fn unrecognized_formats(schema: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    walk_formats(schema, &mut found);
+    found
+}
+
+fn walk_formats(schema: &Value, found: &mut Vec<String>) {
+    let Some(map) = schema.as_object() else {
+        return;
+    };
+    if let Some(format) = map.get("format").and_then(Value::as_str)
+        && !format.is_empty()
+        && map.get("type").and_then(Value::as_str) == Some("string")
+        && !supported_format("string", format)
+    {
+        found.push(format.to_owned());
+    }
+    for key in ["items", "additionalProperties", "not"] {
+        if let Some(child) = map.get(key) {
+            walk_formats(child, found);
+        }
+    }
+    for key in ["properties", "patternProperties", "definitions"] {
+        if let Some(children) = map.get(key).and_then(Value::as_object) {
+            children.values().for_each(|c| walk_formats(c, found));
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(children) = map.get(key).and_then(Value::as_array) {
+            children.iter().for_each(|c| walk_formats(c, found));
+        }
     }
 }
 

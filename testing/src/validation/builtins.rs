@@ -9,15 +9,13 @@ use serde_json::{Map, Value};
 use super::base64;
 use super::field::{FieldError, key};
 use super::gotime::{self, Layout};
-use super::names::{NameRule, go_quote, is_config_map_key};
+use super::names::{NameRule, is_config_map_key};
 use super::rbac::{self, RbacKind};
 use crate::resources::ResourceInfo;
 
 /// `core.MaxSecretSize`: the bytes of a Secret's `data`, or of a ConfigMap's `data` and
 /// `binaryData` together.
 pub const MAX_SECRET_SIZE: usize = 1024 * 1024;
-/// `MicroTime`'s wire layout (`metav1.RFC3339Micro`), named in its parse errors.
-const RFC3339_MICRO: &str = "2006-01-02T15:04:05.000000Z07:00";
 const IMMUTABLE_DETAIL: &str = "field is immutable when `immutable` is set";
 
 /// The built-in kinds with rules of their own.
@@ -103,20 +101,7 @@ pub fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<(), String> {
             if obj["spec"].is_null() {
                 obj["spec"] = Value::Object(Map::new());
             }
-            for field in ["acquireTime", "renewTime"] {
-                if let Some(t) = obj["spec"].get(field).and_then(Value::as_str)
-                    && t.parse::<jiff::Timestamp>().is_err()
-                {
-                    // Go's `time.Parse` error, its first clause exact (the rest names the
-                    // layout element that failed, which is not reproduced).
-                    return Err(format!(
-                        "parsing time {} as {}: cannot parse {} as a time",
-                        go_quote(t),
-                        go_quote(RFC3339_MICRO),
-                        go_quote(t)
-                    ));
-                }
-            }
+            // Its times were parsed by the typed decoder (`gotypes`).
         }
         // Both APIs' events are stored in the events.k8s.io/v1 form; the decoder's errors
         // name the fields of the API the request came through.
@@ -216,6 +201,17 @@ pub fn validate(info: &ResourceInfo, new: &Value, old: Option<&Value>) -> Vec<Fi
     if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
         errs.extend(rbac::validate(kind, new, old));
     }
+    if info.group == "apiextensions.k8s.io" && info.plural == "customresourcedefinitions" {
+        // The spec's and status's rules follow the metadata's in one list (upstream's
+        // `ValidateCustomResourceDefinition`), on the object as decoding defaults it.
+        let mut defaulted = new.clone();
+        super::crd::set_defaults(&mut defaulted);
+        errs.extend(
+            crate::resources::infos_from_crd(&defaulted)
+                .err()
+                .unwrap_or_default(),
+        );
+    }
     match builtin(info) {
         Some(Builtin::ConfigMap) => {
             if let Some(old) = old {
@@ -268,7 +264,8 @@ fn validate_config_map(cm: &Value) -> Vec<FieldError> {
                     .iter()
                     .map(|m| FieldError::invalid(&path, k, m)),
             );
-            if cm[other].get(k).is_some() {
+            // Upstream checks the duplicate from `data`'s side only.
+            if bag == "data" && cm[other].get(k).is_some() {
                 let detail = format!("duplicate of key present in {other}");
                 errs.push(FieldError::invalid(&path, k, &detail));
             }

@@ -86,6 +86,36 @@ pub fn validate_spec(spec: &Value) -> Vec<FieldError> {
             ));
         }
     }
+    let names: Vec<String> = versions.iter().map(|v| text(&v["name"])).collect();
+    if names
+        .iter()
+        .enumerate()
+        .any(|(i, n)| names[..i].contains(n))
+    {
+        errs.push(FieldError::invalid_rendered(
+            "spec.versions",
+            &go_versions(&versions),
+            "must contain unique version names",
+        ));
+    }
+    if versions.iter().filter(|v| is_storage(v)).count() != 1 {
+        errs.push(FieldError::invalid_rendered(
+            "spec.versions",
+            &go_versions(&versions),
+            "must have exactly one version marked as storage version",
+        ));
+    }
+    // The internal version's `spec.version` is the first version's name (v1 conversion).
+    if let Some(first) = names.first().filter(|n| !n.is_empty())
+        && let problems = is_dns1035_label(first)
+        && !problems.is_empty()
+    {
+        errs.push(FieldError::invalid(
+            "spec.version",
+            first,
+            &problems.join(","),
+        ));
+    }
     let names = &spec["names"];
     for key in ["plural", "singular", "kind", "listKind"] {
         if text(&names[key]).is_empty() {
@@ -93,6 +123,96 @@ pub fn validate_spec(spec: &Value) -> Vec<FieldError> {
         }
     }
     errs.extend(validate_names(names, "spec.names"));
+    errs
+}
+
+/// Whether a version is marked `storage: true`.
+fn is_storage(version: &Value) -> bool {
+    version["storage"].as_bool() == Some(true)
+}
+
+/// The internal `[]CustomResourceDefinitionVersion` as Go's `encoding/json` writes it in an
+/// error, for versions whose schema, subresources and columns were hoisted to the spec (or
+/// are absent): `[{"Name":"v1","Served":true,"Storage":true,"Deprecated":false,...}]`.
+fn go_versions(versions: &[Value]) -> String {
+    if versions.is_empty() {
+        return "[]".to_owned();
+    }
+    let items: Vec<String> = versions
+        .iter()
+        .map(|v| {
+            format!(
+                "{{\"Name\":{},\"Served\":{},\"Storage\":{},\"Deprecated\":{},\"DeprecationWarning\":{},\"Schema\":null,\"Subresources\":null,\"AdditionalPrinterColumns\":null,\"SelectableFields\":null}}",
+                Value::String(v["name"].as_str().unwrap_or_default().to_owned()),
+                v["served"].as_bool().unwrap_or(false),
+                is_storage(v),
+                v["deprecated"].as_bool().unwrap_or(false),
+                match &v["deprecationWarning"] {
+                    Value::String(w) => Value::String(w.clone()).to_string(),
+                    _ => "null".to_owned(),
+                },
+            )
+        })
+        .collect();
+    format!("[{}]", items.join(","))
+}
+
+/// `ValidateCustomResourceDefinitionStoredVersions` of the status a write stores: the stored
+/// versions already recorded, and the storage version (the first marked one) added as the
+/// strategy's `PrepareForCreate` and `PrepareForUpdate` add it.
+pub fn validate_stored_versions(crd: &Value) -> Vec<FieldError> {
+    let versions = crd["spec"]["versions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut stored: Vec<String> = crd["status"]["storedVersions"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(storage) = versions
+        .iter()
+        .find(|v| is_storage(v))
+        .and_then(|v| v["name"].as_str())
+        && !stored.iter().any(|s| s == storage)
+    {
+        stored.push(storage.to_owned());
+    }
+    let path = "status.storedVersions";
+    if stored.is_empty() {
+        return vec![FieldError::invalid_rendered(
+            path,
+            "null",
+            "must have at least one stored version",
+        )];
+    }
+    let rendered = serde_json::to_string(&stored).unwrap_or_default();
+    let mut errs = Vec::new();
+    let mut remaining: Vec<(usize, &String)> = stored.iter().enumerate().collect();
+    for v in &versions {
+        let name = v["name"].as_str().unwrap_or_default();
+        let found = remaining.iter().position(|(_, s)| *s == name);
+        if is_storage(v) && found.is_none() {
+            errs.push(FieldError::invalid_rendered(
+                path,
+                &rendered,
+                &format!("must have the storage version {name}"),
+            ));
+        }
+        if let Some(at) = found {
+            remaining.remove(at);
+        }
+    }
+    for (i, v) in remaining {
+        errs.push(FieldError::invalid(
+            &format!("{path}[{i}]"),
+            v,
+            &format!("missing from spec.versions; {v} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in {v} and removes {v} from status.storedVersions"),
+        ));
+    }
     errs
 }
 
@@ -225,6 +345,8 @@ mod tests {
                 "spec.scope: Required value",
                 "spec.versions[0].schema.openAPIV3Schema: Required value",
                 "spec.versions[0].name: Invalid value: \"V1\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+                // The internal version's hoisted `spec.version`, reported again as upstream does.
+                "spec.version: Invalid value: \"V1\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
             ]
         );
     }

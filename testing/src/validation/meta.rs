@@ -125,30 +125,28 @@ fn render_owner_reference(r: &Value) -> String {
 fn validate_owner_references(refs: &[Value]) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let mut first_controller: Option<String> = None;
-    for (i, r) in refs.iter().enumerate() {
-        let path = format!("metadata.ownerReferences[{i}]");
+    for r in refs {
+        // Upstream validates every reference at the list's path, without an index.
+        let path = "metadata.ownerReferences".to_owned();
         let api_version = str_of(r, "apiVersion");
+        // `schema.FromAPIVersionAndKind`: an unparsable apiVersion has no version.
         let version = match api_version.split('/').collect::<Vec<_>>().as_slice() {
-            [v] => Some(*v),
-            [_, v] => Some(*v),
-            _ => None,
+            [v] => *v,
+            [_, v] => *v,
+            _ => "",
         };
-        if api_version.is_empty() {
-            errs.push(FieldError::required_because(
-                &format!("{path}.apiVersion"),
-                "must not be empty",
-            ));
-        } else if version.is_none_or(str::is_empty) {
+        if version.is_empty() {
             errs.push(FieldError::invalid(
                 &format!("{path}.apiVersion"),
                 api_version,
-                "must be <group>/<version> or <version>",
+                "version must not be empty",
             ));
         }
         for field in ["kind", "name", "uid"] {
             if str_of(r, field).is_empty() {
-                errs.push(FieldError::required_because(
+                errs.push(FieldError::invalid(
                     &format!("{path}.{field}"),
+                    "",
                     "must not be empty",
                 ));
             }
@@ -246,8 +244,8 @@ mod tests {
         assert_eq!(
             fields(&errs),
             [
-                "metadata.ownerReferences[0].apiVersion",
-                "metadata.ownerReferences[1].apiVersion"
+                "metadata.ownerReferences.apiVersion",
+                "metadata.ownerReferences.apiVersion"
             ]
         );
     }

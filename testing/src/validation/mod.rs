@@ -5,6 +5,7 @@
 //! - [`names`]: apimachinery `util/validation` — names, label keys and values, ConfigMap keys.
 //! - [`field`]: `field.Error`, the unit every rule reports.
 //! - `meta`: `api/validation/objectmeta.go` — every object's metadata.
+//! - `gotypes`: the JSON decoder's view of built-in kinds (type errors, unknown fields).
 //! - `builtins`: ConfigMap, Secret, Lease and Namespace rules and defaulting.
 //! - [`rbac`]: Role, ClusterRole, RoleBinding and ClusterRoleBinding rules and defaulting.
 //! - [`crd`]: a CustomResourceDefinition's group, scope, names and versions.
@@ -18,6 +19,7 @@ mod builtins;
 pub mod crd;
 pub mod field;
 mod gotime;
+mod gotypes;
 mod meta;
 pub mod names;
 pub mod rbac;
@@ -47,6 +49,36 @@ pub fn undecodable(info: &ResourceInfo, why: &str) -> ApiError {
         info.version,
         kind = info.kind
     ))
+}
+
+/// The typed decoder's pass over a write's body, before anything else reads it ([`gotypes`]):
+/// a type error is the 400 `ConfigMap in version "v1" cannot be handled as a ConfigMap: json:
+/// cannot unmarshal ...`; undeclared fields are dropped and, as `directive` says, warned about
+/// (`unknown field "spec"`, returned) or refused (`strict decoding error: ...`).
+pub fn decode_typed(
+    info: &ResourceInfo,
+    obj: &mut Value,
+    directive: crate::schema::FieldValidation,
+) -> Result<Vec<String>, ApiError> {
+    use crate::schema::FieldValidation;
+    let unknown = gotypes::decode(info, obj).map_err(|why| undecodable(info, &why))?;
+    let problems: Vec<String> = unknown
+        .iter()
+        .map(|f| format!("unknown field {}", names::go_quote(f)))
+        .collect();
+    match directive {
+        FieldValidation::Strict if !problems.is_empty() => Err(undecodable(
+            info,
+            &format!("strict decoding error: {}", problems.join(", ")),
+        )),
+        FieldValidation::Warn => Ok(problems),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// Whether `obj` holds fields its (described) built-in kind does not declare.
+pub fn has_undeclared_fields(info: &ResourceInfo, obj: &Value) -> bool {
+    gotypes::decode(info, &mut obj.clone()).is_ok_and(|unknown| !unknown.is_empty())
 }
 
 /// Admission of a create, on the object as it will be stored (name generated, namespace set):

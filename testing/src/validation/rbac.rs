@@ -108,10 +108,9 @@ fn not_supported(field: &str, value: &str, supported: &[&str]) -> FieldError {
     }
 }
 
-/// Go's `%#v` of a `[]string`, as `field.Invalid` renders a list.
+/// A `[]string` as `field.Invalid` renders a list: its JSON (`["/healthz"]`).
 fn go_string_slice(values: &[String]) -> String {
-    let quoted: Vec<String> = values.iter().map(|v| go_quote(v)).collect();
-    format!("[]string{{{}}}", quoted.join(", "))
+    serde_json::to_string(values).unwrap_or_default()
 }
 
 /// `validatePolicyRule`.
@@ -193,15 +192,8 @@ fn validate_subject(subject: &Value, namespaced: bool, path: &str) -> Vec<FieldE
                 errs.push(FieldError::required(&field("namespace")));
             }
         }
-        kind @ ("User" | "Group") => {
-            if name.is_empty() {
-                let what = if kind == "User" { "user" } else { "group" };
-                errs.push(FieldError::invalid(
-                    &field("name"),
-                    name,
-                    &format!("{what} name cannot be empty"),
-                ));
-            }
+        "User" | "Group" => {
+            // An empty name was reported as Required above (upstream has no second check).
             if api_group != RBAC_GROUP {
                 errs.push(not_supported(&field("apiGroup"), api_group, &[RBAC_GROUP]));
             }
@@ -215,14 +207,15 @@ fn validate_subject(subject: &Value, namespaced: bool, path: &str) -> Vec<FieldE
     errs
 }
 
-/// Go's `%#v` of the internal `rbac.RoleRef`.
+/// The internal `rbac.RoleRef` as `field.Invalid` renders a struct: its JSON, with Go's field
+/// names (`{"APIGroup":"rbac.authorization.k8s.io","Kind":"Role","Name":"r"}`).
 fn go_role_ref(role_ref: &Value) -> String {
-    format!(
-        "rbac.RoleRef{{APIGroup:{}, Kind:{}, Name:{}}}",
-        go_quote(text(role_ref, "apiGroup")),
-        go_quote(text(role_ref, "kind")),
-        go_quote(text(role_ref, "name"))
-    )
+    serde_json::json!({
+        "APIGroup": text(role_ref, "apiGroup"),
+        "Kind": text(role_ref, "kind"),
+        "Name": text(role_ref, "name"),
+    })
+    .to_string()
 }
 
 /// The kind's rules on `new`, and for an update of a binding, that `roleRef` is unchanged.
@@ -309,8 +302,8 @@ mod tests {
             [
                 "rules[0].verbs: Required value: verbs must contain at least one value",
                 "rules[0].resourceNames: Required value: resource names cannot apply to multiple resources",
-                r#"rules[1].nonResourceURLs: Invalid value: []string{"/metrics"}: namespaced rules cannot apply to non-resource URLs"#,
-                r#"rules[1].nonResourceURLs: Invalid value: []string{"/metrics"}: rules cannot apply to both regular resources and non-resource URLs"#,
+                r#"rules[1].nonResourceURLs: Invalid value: ["/metrics"]: namespaced rules cannot apply to non-resource URLs"#,
+                r#"rules[1].nonResourceURLs: Invalid value: ["/metrics"]: rules cannot apply to both regular resources and non-resource URLs"#,
                 "rules[2].apiGroups: Required value: resource rules must supply at least one api group",
                 "rules[2].resources: Required value: resource rules must supply at least one resource",
             ]
@@ -362,7 +355,7 @@ mod tests {
         assert_eq!(
             messages(&validate(RbacKind::ClusterRoleBinding, &new, Some(&old))),
             [
-                r#"roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"b"}: cannot change roleRef"#
+                r#"roleRef: Invalid value: {"APIGroup":"rbac.authorization.k8s.io","Kind":"ClusterRole","Name":"b"}: cannot change roleRef"#
             ]
         );
         assert!(validate(RbacKind::ClusterRoleBinding, &old, Some(&old)).is_empty());

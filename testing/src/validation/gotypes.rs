@@ -1,0 +1,479 @@
+//! Decoding of built-in kinds into their Go types, as kube-apiserver's JSON decoder does before
+//! anything else sees the object (`sigs.k8s.io/json`, `encoding/json` semantics):
+//!
+//! - a value of the wrong JSON type is a 400, `json: cannot unmarshal number into Go struct
+//!   field ObjectMeta.metadata.labels of type string` (the first one in the document; the
+//!   struct is the innermost one holding the field, the path is the JSON path without indices;
+//!   a number that is not a valid integer of the field's size is quoted: `number 1.5`);
+//! - a time that does not parse is a 400 with Go's `time.Parse` error, a time that does is
+//!   stored as the encoder writes it (UTC);
+//! - fields the type does not declare are dropped and reported (`spec.holder`), for the
+//!   `fieldValidation` directive to warn about or refuse;
+//! - the encoder's view of what was decoded: a `null` field, an empty map or list of an
+//!   `omitempty` field are dropped; a `null` string in a map or list is `""`.
+//!
+//! Only the kinds described here are decoded this way (ConfigMap, Secret, Lease,
+//! ServiceAccount and the RBAC kinds); unknown `metadata` fields are left to
+//! `schema::pruning`.
+
+use serde_json::Value;
+
+use super::gotime::{self, Layout};
+use crate::resources::ResourceInfo;
+
+/// A Go type as the JSON decoder sees it.
+pub enum Ty {
+    Str,
+    Bool,
+    I32,
+    I64,
+    /// `[]byte`: a base64 string.
+    Bytes,
+    /// `metav1.Time` or `metav1.MicroTime`.
+    Time(Layout),
+    /// `map[string]T`.
+    Map(&'static Ty),
+    /// `[]T`.
+    Slice(&'static Ty),
+    Struct(&'static Struct),
+    /// Anything (`RawExtension`, types not described): not decoded.
+    Any,
+}
+
+/// A Go struct: its name and JSON fields (`name`, type, `omitempty`).
+pub struct Struct {
+    name: &'static str,
+    fields: &'static [(&'static str, Ty, bool)],
+    /// Whether fields it does not declare are kept (ObjectMeta's are pruned elsewhere).
+    open: bool,
+}
+
+impl Ty {
+    /// The type as Go's `%v` of a `reflect.Type` names it in an error.
+    fn go_name(&self) -> String {
+        match self {
+            Ty::Str | Ty::Time(_) => "string".into(),
+            Ty::Bool => "bool".into(),
+            Ty::I32 => "int32".into(),
+            Ty::I64 => "int64".into(),
+            Ty::Bytes => "[]uint8".into(),
+            Ty::Map(t) => format!("map[string]{}", t.go_name()),
+            Ty::Slice(t) => format!("[]{}", t.go_name()),
+            Ty::Struct(s) => format!("v1.{}", s.name),
+            Ty::Any => "interface {}".into(),
+        }
+    }
+}
+
+const fn field(name: &'static str, ty: Ty) -> (&'static str, Ty, bool) {
+    (name, ty, true)
+}
+
+static OWNER_REFERENCE: Struct = Struct {
+    name: "OwnerReference",
+    fields: &[
+        ("apiVersion", Ty::Str, false),
+        ("kind", Ty::Str, false),
+        ("name", Ty::Str, false),
+        ("uid", Ty::Str, false),
+        field("controller", Ty::Bool),
+        field("blockOwnerDeletion", Ty::Bool),
+    ],
+    open: false,
+};
+
+static OBJECT_META: Struct = Struct {
+    name: "ObjectMeta",
+    fields: &[
+        field("name", Ty::Str),
+        field("generateName", Ty::Str),
+        field("namespace", Ty::Str),
+        field("selfLink", Ty::Str),
+        field("uid", Ty::Str),
+        field("resourceVersion", Ty::Str),
+        field("generation", Ty::I64),
+        field("creationTimestamp", Ty::Time(Layout::Time)),
+        field("deletionTimestamp", Ty::Time(Layout::Time)),
+        field("deletionGracePeriodSeconds", Ty::I64),
+        field("labels", Ty::Map(&Ty::Str)),
+        field("annotations", Ty::Map(&Ty::Str)),
+        field("ownerReferences", Ty::Slice(&Ty::Struct(&OWNER_REFERENCE))),
+        field("finalizers", Ty::Slice(&Ty::Str)),
+        field("managedFields", Ty::Any),
+    ],
+    open: true,
+};
+
+/// `apiVersion`, `kind` and `metadata`, the start of every kind's fields.
+macro_rules! envelope {
+    ($($rest:expr),* $(,)?) => {
+        &[
+            field("apiVersion", Ty::Str),
+            field("kind", Ty::Str),
+            field("metadata", Ty::Struct(&OBJECT_META)),
+            $($rest),*
+        ]
+    };
+}
+
+static CONFIG_MAP: Struct = Struct {
+    name: "ConfigMap",
+    fields: envelope![
+        field("immutable", Ty::Bool),
+        field("data", Ty::Map(&Ty::Str)),
+        field("binaryData", Ty::Map(&Ty::Bytes)),
+    ],
+    open: false,
+};
+
+static SECRET: Struct = Struct {
+    name: "Secret",
+    fields: envelope![
+        field("immutable", Ty::Bool),
+        field("data", Ty::Map(&Ty::Bytes)),
+        field("stringData", Ty::Map(&Ty::Str)),
+        field("type", Ty::Str),
+    ],
+    open: false,
+};
+
+static LEASE_SPEC: Struct = Struct {
+    name: "LeaseSpec",
+    fields: &[
+        field("holderIdentity", Ty::Str),
+        field("leaseDurationSeconds", Ty::I32),
+        field("acquireTime", Ty::Time(Layout::MicroTime)),
+        field("renewTime", Ty::Time(Layout::MicroTime)),
+        field("leaseTransitions", Ty::I32),
+        field("strategy", Ty::Str),
+        field("preferredHolder", Ty::Str),
+    ],
+    open: false,
+};
+
+static LEASE: Struct = Struct {
+    name: "Lease",
+    fields: envelope![("spec", Ty::Struct(&LEASE_SPEC), false)],
+    open: false,
+};
+
+static OBJECT_REFERENCE: Struct = Struct {
+    name: "ObjectReference",
+    fields: &[
+        field("kind", Ty::Str),
+        field("namespace", Ty::Str),
+        field("name", Ty::Str),
+        field("uid", Ty::Str),
+        field("apiVersion", Ty::Str),
+        field("resourceVersion", Ty::Str),
+        field("fieldPath", Ty::Str),
+    ],
+    open: false,
+};
+
+static LOCAL_OBJECT_REFERENCE: Struct = Struct {
+    name: "LocalObjectReference",
+    fields: &[field("name", Ty::Str)],
+    open: false,
+};
+
+static SERVICE_ACCOUNT: Struct = Struct {
+    name: "ServiceAccount",
+    fields: envelope![
+        field("secrets", Ty::Slice(&Ty::Struct(&OBJECT_REFERENCE))),
+        field(
+            "imagePullSecrets",
+            Ty::Slice(&Ty::Struct(&LOCAL_OBJECT_REFERENCE))
+        ),
+        field("automountServiceAccountToken", Ty::Bool),
+    ],
+    open: false,
+};
+
+static POLICY_RULE: Struct = Struct {
+    name: "PolicyRule",
+    fields: &[
+        ("verbs", Ty::Slice(&Ty::Str), false),
+        field("apiGroups", Ty::Slice(&Ty::Str)),
+        field("resources", Ty::Slice(&Ty::Str)),
+        field("resourceNames", Ty::Slice(&Ty::Str)),
+        field("nonResourceURLs", Ty::Slice(&Ty::Str)),
+    ],
+    open: false,
+};
+
+static ROLE: Struct = Struct {
+    name: "Role",
+    fields: envelope![("rules", Ty::Slice(&Ty::Struct(&POLICY_RULE)), false)],
+    open: false,
+};
+
+static CLUSTER_ROLE: Struct = Struct {
+    name: "ClusterRole",
+    fields: envelope![
+        ("rules", Ty::Slice(&Ty::Struct(&POLICY_RULE)), false),
+        field("aggregationRule", Ty::Any),
+    ],
+    open: false,
+};
+
+static SUBJECT: Struct = Struct {
+    name: "Subject",
+    fields: &[
+        ("kind", Ty::Str, false),
+        field("apiGroup", Ty::Str),
+        ("name", Ty::Str, false),
+        field("namespace", Ty::Str),
+    ],
+    open: false,
+};
+
+static ROLE_REF: Struct = Struct {
+    name: "RoleRef",
+    fields: &[
+        ("apiGroup", Ty::Str, false),
+        ("kind", Ty::Str, false),
+        ("name", Ty::Str, false),
+    ],
+    open: false,
+};
+
+static ROLE_BINDING: Struct = Struct {
+    name: "RoleBinding",
+    fields: envelope![
+        field("subjects", Ty::Slice(&Ty::Struct(&SUBJECT))),
+        ("roleRef", Ty::Struct(&ROLE_REF), false),
+    ],
+    open: false,
+};
+
+static CLUSTER_ROLE_BINDING: Struct = Struct {
+    name: "ClusterRoleBinding",
+    fields: envelope![
+        field("subjects", Ty::Slice(&Ty::Struct(&SUBJECT))),
+        ("roleRef", Ty::Struct(&ROLE_REF), false),
+    ],
+    open: false,
+};
+
+/// The Go type of `info`'s objects, for the kinds described here.
+fn type_of(info: &ResourceInfo) -> Option<&'static Struct> {
+    Some(match (info.group.as_str(), info.plural.as_str()) {
+        ("", "configmaps") => &CONFIG_MAP,
+        ("", "secrets") => &SECRET,
+        ("", "serviceaccounts") => &SERVICE_ACCOUNT,
+        ("coordination.k8s.io", "leases") => &LEASE,
+        ("rbac.authorization.k8s.io", "roles") => &ROLE,
+        ("rbac.authorization.k8s.io", "clusterroles") => &CLUSTER_ROLE,
+        ("rbac.authorization.k8s.io", "rolebindings") => &ROLE_BINDING,
+        ("rbac.authorization.k8s.io", "clusterrolebindings") => &CLUSTER_ROLE_BINDING,
+        _ => return None,
+    })
+}
+
+/// Decodes `obj` as `info`'s Go type (a no-op for kinds not described here). Returns the
+/// fields it does not declare (dropped), or the decoder's message.
+pub fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<Vec<String>, String> {
+    let Some(ty) = type_of(info) else {
+        return Ok(Vec::new());
+    };
+    let mut walk = Walk::default();
+    walk.decode_struct(ty, obj, "", "")?;
+    match walk.first_type_error {
+        Some(e) => Err(e),
+        None => Ok(walk.unknown),
+    }
+}
+
+#[derive(Default)]
+struct Walk {
+    unknown: Vec<String>,
+    first_type_error: Option<String>,
+}
+
+/// The JSON type of a value as Go's `UnmarshalTypeError` names it.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::Null => "null",
+    }
+}
+
+/// `a.b` joined as a field path (`path` empty at the root).
+fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+impl Walk {
+    /// Records a type error (the first one is answered).
+    fn type_error(&mut self, found: &str, owner: &str, go_path: &str, ty: &Ty) {
+        self.first_type_error.get_or_insert_with(|| {
+            format!(
+                "json: cannot unmarshal {found} into Go struct field {owner}.{go_path} of type {}",
+                ty.go_name()
+            )
+        });
+    }
+
+    /// Decodes an object of struct `s` at `go_path` (no indices) and `path` (with them).
+    fn decode_struct(
+        &mut self,
+        s: &'static Struct,
+        value: &mut Value,
+        go_path: &str,
+        path: &str,
+    ) -> Result<(), String> {
+        let Some(map) = value.as_object_mut() else {
+            return Ok(());
+        };
+        let keys: Vec<String> = map.keys().cloned().collect();
+        for key in keys {
+            let Some((_, ty, omit_empty)) = s.fields.iter().find(|(name, _, _)| *name == key)
+            else {
+                if !s.open {
+                    map.remove(&key);
+                    self.unknown.push(join(path, &key));
+                }
+                continue;
+            };
+            let child_go = join(go_path, &key);
+            let child = map.get_mut(&key).expect("listed key");
+            if child.is_null() {
+                if *omit_empty {
+                    map.remove(&key);
+                }
+                continue;
+            }
+            self.decode_value(ty, child, s.name, &child_go, &join(path, &key))?;
+            let empty = match &map[&key] {
+                Value::Object(o) => o.is_empty() && matches!(ty, Ty::Map(_)),
+                Value::Array(a) => a.is_empty(),
+                _ => false,
+            };
+            if empty && *omit_empty {
+                map.remove(&key);
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes one non-null value of type `ty`, a field of struct `owner`.
+    fn decode_value(
+        &mut self,
+        ty: &Ty,
+        value: &mut Value,
+        owner: &str,
+        go_path: &str,
+        path: &str,
+    ) -> Result<(), String> {
+        let found = json_type(value);
+        match (ty, &mut *value) {
+            (Ty::Any, _) => {}
+            (Ty::Str | Ty::Bytes, Value::String(_)) | (Ty::Bool, Value::Bool(_)) => {}
+            (Ty::I32 | Ty::I64, Value::Number(n)) => {
+                let fits = match ty {
+                    Ty::I32 => n.as_i64().is_some_and(|i| i32::try_from(i).is_ok()),
+                    _ => n.as_i64().is_some(),
+                };
+                if !fits {
+                    let literal = format!("number {n}");
+                    self.type_error(&literal, owner, go_path, ty);
+                }
+            }
+            (Ty::Time(layout), Value::String(text)) => {
+                *text = gotime::normalise(text, *layout)?;
+            }
+            (Ty::Map(item), Value::Object(map)) => {
+                for (k, v) in map.iter_mut() {
+                    if v.is_null() {
+                        zero(item, v);
+                    } else {
+                        self.decode_value(item, v, owner, go_path, &format!("{path}[{k}]"))?;
+                    }
+                }
+            }
+            (Ty::Slice(item), Value::Array(items)) => {
+                for (i, v) in items.iter_mut().enumerate() {
+                    if v.is_null() {
+                        zero(item, v);
+                    } else {
+                        self.decode_value(item, v, owner, go_path, &format!("{path}[{i}]"))?;
+                    }
+                }
+            }
+            (Ty::Struct(s), Value::Object(_)) => self.decode_struct(s, value, go_path, path)?,
+            _ => self.type_error(found, owner, go_path, ty),
+        }
+        Ok(())
+    }
+}
+
+/// A `null` in a map or list decodes to the item type's zero value.
+fn zero(ty: &Ty, value: &mut Value) {
+    match ty {
+        Ty::Str | Ty::Bytes => *value = Value::String(String::new()),
+        Ty::Bool => *value = Value::Bool(false),
+        Ty::I32 | Ty::I64 => *value = Value::from(0),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn decode_as(s: &'static Struct, mut obj: Value) -> (Result<Vec<String>, String>, Value) {
+        let mut walk = Walk::default();
+        let result = walk.decode_struct(s, &mut obj, "", "").and_then(|()| {
+            match walk.first_type_error.take() {
+                Some(e) => Err(e),
+                None => Ok(walk.unknown),
+            }
+        });
+        (result, obj)
+    }
+
+    #[test]
+    fn type_errors_name_the_innermost_struct_and_the_path() {
+        let (result, _) = decode_as(
+            &CONFIG_MAP,
+            json!({"metadata": {"name": "a", "labels": {"a": 1}}}),
+        );
+        assert_eq!(
+            result.unwrap_err(),
+            "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string"
+        );
+        let (result, _) = decode_as(
+            &CONFIG_MAP,
+            json!({"metadata": {"ownerReferences": [{"controller": "true"}]}}),
+        );
+        assert_eq!(
+            result.unwrap_err(),
+            "json: cannot unmarshal string into Go struct field OwnerReference.metadata.ownerReferences.controller of type bool"
+        );
+        let (result, _) = decode_as(&LEASE, json!({"spec": {"leaseDurationSeconds": 1.5}}));
+        assert_eq!(
+            result.unwrap_err(),
+            "json: cannot unmarshal number 1.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32"
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_dropped_and_empty_fields_omitted() {
+        let (result, obj) = decode_as(
+            &CONFIG_MAP,
+            json!({"metadata": {"name": "a", "labels": {}}, "other": 1, "data": {"k": null}, "binaryData": null}),
+        );
+        assert_eq!(result.unwrap(), vec!["other".to_string()]);
+        assert_eq!(obj, json!({"metadata": {"name": "a"}, "data": {"k": ""}}));
+    }
+}
