@@ -175,7 +175,7 @@ mod tests {
     fn trait_methods() -> Vec<(String, bool, Vec<String>)> {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../runtime/src/controller/mod.rs"
+            "/../runtime/src/controller/reconciler.rs"
         );
         let source = std::fs::read_to_string(path).expect("the runtime's controller module");
         let file = syn::parse_file(&source).expect("the controller module parses");
@@ -186,7 +186,7 @@ mod tests {
                 syn::Item::Trait(t) if t.ident == "Reconciler" => Some(t),
                 _ => None,
             })
-            .expect("trait Reconciler in runtime/src/controller/mod.rs");
+            .expect("trait Reconciler in runtime/src/controller/reconciler.rs");
         reconciler
             .items
             .iter()
