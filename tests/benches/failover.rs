@@ -1,4 +1,4 @@
-//! Failover, a warm standby against a cold one (`Controller::with_cold_standby`), on one server
+//! Failover, a warm standby (`Controller::with_warm_standby`) against a cold one, on one server
 //! holding `BENCH_FAILOVER_OBJECTS` converged workloads (default 10,000; the README's figures
 //! also at 100,000): the leader is killed (its task aborted: no lease release, as a crashed pod),
 //! and the time from the kill to the first pass on the standby is measured. A standby acquires
@@ -43,8 +43,8 @@ fn replica(
     let registry = prometheus::Registry::new();
     let mut controller =
         ward::controller_with(client, progress, steady, &registry).with_leader_election(election);
-    if !warm {
-        controller = controller.with_cold_standby();
+    if warm {
+        controller = controller.with_warm_standby();
     }
     tokio::spawn(async move { controller.run().await.expect("runs") })
 }

@@ -683,9 +683,9 @@ fn widget_lists(server: &Cluster, account: &str) -> usize {
         .count()
 }
 
-/// A standby keeps its cache in sync (warm, the default): when it takes over it lists nothing
-/// and reconciles at once — also an object created while it waited. A cold standby
-/// (`with_cold_standby`) lists only once it leads.
+/// A warm standby (`with_warm_standby`) keeps its cache in sync: when it takes over it lists
+/// nothing and reconciles at once — also an object created while it waited. A cold one (the
+/// default) lists only once it leads.
 #[tokio::test]
 async fn a_warm_standby_takes_over_without_listing_and_a_cold_one_lists_first() {
     for warm in [true, false] {
@@ -704,7 +704,7 @@ async fn a_warm_standby_takes_over_without_listing_and_a_cold_one_lists_first() 
             &observer,
         )
         .await;
-        let b = Running::start(if warm { b } else { b.with_cold_standby() });
+        let b = Running::start(if warm { b.with_warm_standby() } else { b });
         create_widget(
             &client,
             "w1",

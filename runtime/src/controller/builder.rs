@@ -157,7 +157,7 @@ impl<R: Reconciler> Controller<R> {
             shutdown: None,
             leader_election: None,
             shared_lease: None,
-            warm_standby: true,
+            warm_standby: false,
             sync_timeout: DEFAULT_SYNC_TIMEOUT,
             state: watch::Sender::new(ControllerState::Syncing),
             cache: watch::Sender::new(None),
@@ -370,14 +370,14 @@ impl<R: Reconciler> Controller<R> {
         self
     }
 
-    /// Lists the objects only once it leads, instead of keeping its cache in sync while it
-    /// waits for the lease. By default a standby is **warm** (controller-runtime's warm
-    /// replicas): its watch runs from the start, so a new leader reconciles at once — a failover
-    /// costs the lease expiry, not a full list — at the price of holding the cache on every
-    /// replica. Only with leader election.
+    /// Keeps the cache in sync while the controller waits for the lease (a **warm** standby,
+    /// controller-runtime's warm replicas): its watch runs from the start, so a new leader
+    /// reconciles at once — a failover costs the lease expiry, not a full list — at the price of
+    /// holding the cache on every replica. Off by default (a standby lists once it leads); only
+    /// with leader election.
     #[must_use]
-    pub fn with_cold_standby(mut self) -> Self {
-        self.warm_standby = false;
+    pub fn with_warm_standby(mut self) -> Self {
+        self.warm_standby = true;
         self
     }
 
