@@ -388,6 +388,8 @@ struct Figures {
     handovers: i32,
     checks: BTreeMap<&'static str, usize>,
     violations: BTreeMap<&'static str, Vec<String>>,
+    /// Cases of a known limit (RELIABILITY.md): reported, not violations.
+    known_limits: Vec<String>,
 }
 
 impl Figures {
@@ -428,6 +430,14 @@ impl std::fmt::Display for Figures {
             self.stop.as_secs_f64()
         )?;
         writeln!(f, "lease handovers: {}", self.handovers)?;
+        writeln!(
+            f,
+            "known limits met (RELIABILITY.md, not violations): {}",
+            self.known_limits.len()
+        )?;
+        for case in &self.known_limits {
+            writeln!(f, "  - {case}")?;
+        }
         for (invariant, checks) in &self.checks {
             let violations = &self.violations[invariant];
             writeln!(
@@ -859,6 +869,18 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
         }
         for transition in history {
             let count = published.get(transition).copied().unwrap_or(0);
+            // The known limit of a lost term: a pass over the object was abandoned and the lease
+            // changed hands, so its write may have been answered only after the fence closed —
+            // its event is then not sent (RELIABILITY.md, known limits).
+            let passes_abandoned = abandoned.iter().filter(|n| *n == name).count();
+            if count == 0 && passes_abandoned > 0 && figures.handovers > 0 {
+                figures.known_limits.push(format!(
+                    "{name}: transition {transition:?} has no event; {passes_abandoned} passes \
+                     over it abandoned, {} lease handovers",
+                    figures.handovers
+                ));
+                continue;
+            }
             figures.check(
                 "every persisted transition has exactly one event, counted once",
                 count == 1,
