@@ -729,9 +729,72 @@ pub(crate) fn bool_parameter(query: &HashMap<String, String>, name: &str) -> Opt
     }
 }
 
-/// Whether a collection GET is a watch (`watch=true` or `watch=1`).
+/// Checks `text` as Go's `time.ParseDuration` reads it (`1.5h`, `300ms`, `-2m3s`, `0`),
+/// returning its error (`time: invalid duration "soon"`).
+fn go_duration(text: &str) -> Result<(), String> {
+    let quoted = super::validation::names::go_quote(text);
+    let invalid = || format!("time: invalid duration {quoted}");
+    let mut rest = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if rest == "0" {
+        return Ok(());
+    }
+    if rest.is_empty() {
+        return Err(invalid());
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number = &rest[..digits];
+        if number.is_empty() || number == "." || number.matches('.').count() > 1 {
+            return Err(invalid());
+        }
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let unit = &rest[..unit_len];
+        if unit.is_empty() {
+            return Err(format!("time: missing unit in duration {quoted}"));
+        }
+        if !matches!(unit, "ns" | "us" | "µs" | "μs" | "ms" | "s" | "m" | "h") {
+            return Err(format!(
+                "time: unknown unit {} in duration {quoted}",
+                super::validation::names::go_quote(unit)
+            ));
+        }
+        rest = &rest[unit_len..];
+    }
+    Ok(())
+}
+
+/// A boolean option as the query parameter conversion reads it
+/// (`Convert_Slice_string_To_bool`): absent is false, `0` and `false` in any case are false,
+/// anything else (`maybe`) is true.
+pub(crate) fn option_flag(query: &HashMap<String, String>, name: &str) -> bool {
+    query
+        .get(name)
+        .is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
+}
+
+/// Whether a collection GET is a watch (`watch=true`, `watch=1`, `watch=maybe`).
 pub(crate) fn is_watch(query: &HashMap<String, String>) -> bool {
-    bool_parameter(query, "watch") == Some(true)
+    option_flag(query, "watch")
+}
+
+/// The problem of a `resourceVersion` parameter that is not a number
+/// (`resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax`).
+fn unparsable_resource_version(query: &HashMap<String, String>) -> Option<String> {
+    let rv = query.get("resourceVersion").filter(|rv| !rv.is_empty())?;
+    let why = match rv.parse::<u64>() {
+        Ok(_) => return None,
+        Err(_) if !rv.is_empty() && rv.bytes().all(|b| b.is_ascii_digit()) => "value out of range",
+        Err(_) => "invalid syntax",
+    };
+    let quoted = super::validation::names::go_quote(rv);
+    Some(format!(
+        "resourceVersion: Invalid value: {quoted}: strconv.ParseUint: parsing {quoted}: {why}"
+    ))
 }
 
 /// An integer query parameter decoded as the parameter codec does (`strconv.ParseInt`), 400
@@ -758,8 +821,8 @@ fn represent(
     items: Option<&[Value]>,
     representation: Representation,
     now: jiff::Timestamp,
-) -> Value {
-    match (representation, items) {
+) -> Result<Value, ApiError> {
+    Ok(match (representation, items) {
         // kube-apiserver encodes a list of a built-in kind from its Go types, whose items carry
         // no apiVersion and kind; items of custom resources keep theirs.
         (Representation::Object, Some(_)) if !info.custom => {
@@ -773,15 +836,51 @@ fn represent(
             list
         }
         (Representation::Object, _) => value.clone(),
-        (Representation::PartialObjectMetadata, None) => table::partial(value),
-        (Representation::PartialObjectMetadata, Some(_)) => table::partial_list(value),
+        (Representation::PartialObjectMetadata { list: false }, None) => table::partial(value),
+        (Representation::PartialObjectMetadata { list: true }, Some(_)) => {
+            table::partial_list(value)
+        }
+        (Representation::PartialObjectMetadata { list }, items) => {
+            return Err(partial_mismatch(info, list, items.is_some()));
+        }
         (Representation::Table(include), None) => {
             table::table(info, std::slice::from_ref(value), None, include, true, now)
         }
         (Representation::Table(include), Some(items)) => {
             table::table(info, items, Some(&value["metadata"]), include, true, now)
         }
-    }
+    })
+}
+
+/// The 406 of a `PartialObjectMetadata` asked for a list or a `PartialObjectMetadataList` asked
+/// for one object (the transformer names the internal Go type it got: `*core.ConfigMapList`).
+fn partial_mismatch(
+    info: &super::resources::ResourceInfo,
+    asked_list: bool,
+    is_list: bool,
+) -> ApiError {
+    let package = match info.group.as_str() {
+        _ if info.custom => "unstructured",
+        "" | "events.k8s.io" => "core",
+        "coordination.k8s.io" => "coordination",
+        "rbac.authorization.k8s.io" => "rbac",
+        "apiextensions.k8s.io" => "apiextensions",
+        other => other.split('.').next().unwrap_or(other),
+    };
+    let kind = if info.custom {
+        "Unstructured"
+    } else {
+        &info.kind
+    };
+    let list = if is_list { "List" } else { "" };
+    let (asked, what) = if asked_list {
+        ("PartialObjectMetadataList", "is not a list")
+    } else {
+        ("PartialObjectMetadata", "is a list")
+    };
+    ApiError::not_acceptable(format!(
+        "you requested {asked}, but the requested object {what} (*{package}.{kind}{list})"
+    ))
 }
 
 fn media_type(headers: &HeaderMap) -> Option<String> {
@@ -864,6 +963,15 @@ fn resource_request(
     query: &HashMap<String, String>,
     body: &Bytes,
 ) -> Result<Response<Body>, ApiError> {
+    // The request deadline filter reads `timeout` on every request that is not a watch.
+    if !is_watch(query)
+        && let Some(timeout) = query.get("timeout")
+        && let Err(e) = go_duration(timeout)
+    {
+        return Err(ApiError::bad_request(format!(
+            "invalid timeout specified in the request URL - {e}"
+        )));
+    }
     let mut state = shared.lock();
     state.expire_events();
     state.dry_run = false;
@@ -901,6 +1009,26 @@ fn resource_request(
         && let Err(e) = FieldValidation::parse(query.get("fieldValidation").map(String::as_str))
     {
         return Err(ApiError::invalid(options, "", vec![e.into()]));
+    }
+    // `ValidateCreateOptions` / `ValidateUpdateOptions`: `ValidateFieldManager` (patches check
+    // it with their other options).
+    if matches!(*method, Method::POST | Method::PUT)
+        && query
+            .get("fieldManager")
+            .is_some_and(|m| m.len() > super::apply::FIELD_MANAGER_MAX_LENGTH)
+    {
+        return Err(ApiError::invalid(
+            options,
+            "",
+            vec![super::status::Cause {
+                reason: "FieldValueTooLong".into(),
+                message: format!(
+                    "Too long: may not be more than {} bytes",
+                    super::apply::FIELD_MANAGER_MAX_LENGTH
+                ),
+                field: "fieldManager".into(),
+            }],
+        ));
     }
     let info = state
         .resource(&r.group, &r.version, &r.plural)
@@ -944,7 +1072,7 @@ fn resource_request(
             let obj = state.get(&info, ns, name)?;
             (
                 200,
-                represent(&info, &obj, None, representation, state.clock.now()),
+                represent(&info, &obj, None, representation, state.clock.now())?,
             )
         }
         (&Method::GET, None) if watching => {
@@ -959,12 +1087,16 @@ fn resource_request(
             let clock = state.clock.clone();
             drop(state);
             validate_list_options(query, true)?;
+            if let Some(problem) = unparsable_resource_version(query) {
+                // The watch cache's error, returned unconverted.
+                return Err(ApiError::unconverted(problem));
+            }
             let request = WatchRequest {
                 info: info.clone(),
                 namespace: r.namespace.clone(),
                 resource_version: query.get("resourceVersion").cloned(),
                 send_initial_events: bool_parameter(query, "sendInitialEvents"),
-                bookmarks: bool_parameter(query, "allowWatchBookmarks") == Some(true),
+                bookmarks: option_flag(query, "allowWatchBookmarks"),
                 timeout: int_parameter(query, "timeoutSeconds")?
                     .and_then(|t| u64::try_from(t).ok())
                     .map(Duration::from_secs),
@@ -988,6 +1120,11 @@ fn resource_request(
         }
         (&Method::GET, None) => {
             validate_list_options(query, false)?;
+            if let Some(problem) = unparsable_resource_version(query) {
+                return Err(ApiError::bad_request(format!(
+                    "invalid resource version: {problem}"
+                )));
+            }
             let list = state.list(&info, ns, &list_params)?;
             let now = state.clock.now();
             let items = list["items"]
@@ -996,7 +1133,7 @@ fn resource_request(
                 .unwrap_or_default();
             (
                 200,
-                represent(&info, &list, Some(items), representation, now),
+                represent(&info, &list, Some(items), representation, now)?,
             )
         }
         (&Method::POST, None) if r.subresource.is_none() => {

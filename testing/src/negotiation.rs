@@ -16,8 +16,8 @@ pub enum Representation {
     Object,
     /// `meta.k8s.io/v1` `Table` rows (`kubectl get`), with the objects as `includeObject` says.
     Table(IncludeObject),
-    /// `PartialObjectMetadata` (or `PartialObjectMetadataList`): metadata only.
-    PartialObjectMetadata,
+    /// `PartialObjectMetadata` or, with `list`, `PartialObjectMetadataList`: metadata only.
+    PartialObjectMetadata { list: bool },
 }
 
 /// `TableOptions.includeObject`: what each Table row carries in `object`.
@@ -124,7 +124,8 @@ fn options(clause: &Clause<'_>, served: (&str, &str, bool), endpoint: Endpoint) 
     match kind {
         // Tables are served as JSON and YAML only.
         "Table" => matches!(subtype, "json" | "yaml").then_some(Kind::Table),
-        "PartialObjectMetadata" | "PartialObjectMetadataList" => Some(Kind::PartialObjectMetadata),
+        "PartialObjectMetadata" => Some(Kind::PartialObjectMetadata { list: false }),
+        "PartialObjectMetadataList" => Some(Kind::PartialObjectMetadata { list: true }),
         _ => None,
     }
 }
@@ -133,7 +134,7 @@ fn options(clause: &Clause<'_>, served: (&str, &str, bool), endpoint: Endpoint) 
 enum Kind {
     Object,
     Table,
-    PartialObjectMetadata,
+    PartialObjectMetadata { list: bool },
 }
 
 fn not_acceptable(stream: bool) -> ApiError {
@@ -211,7 +212,7 @@ pub fn negotiate(
     Ok(match kind {
         Kind::Object => Representation::Object,
         Kind::Table => Representation::Table(include_object(query)?),
-        Kind::PartialObjectMetadata => Representation::PartialObjectMetadata,
+        Kind::PartialObjectMetadata { list } => Representation::PartialObjectMetadata { list },
     })
 }
 
@@ -245,7 +246,7 @@ mod tests {
                 true,
                 false
             ),
-            Ok(Representation::PartialObjectMetadata)
+            Ok(Representation::PartialObjectMetadata { list: true })
         );
         // Quality orders clauses.
         assert_eq!(
