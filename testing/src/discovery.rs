@@ -85,6 +85,15 @@ fn groups(registry: &Registry) -> BTreeMap<String, Vec<String>> {
     groups
 }
 
+/// Whether `group/version` is served (the core group always is): a path under a group
+/// version that is not reaches no handler at all.
+pub fn serves(registry: &Registry, group: &str, version: &str) -> bool {
+    group.is_empty()
+        || groups(registry)
+            .get(group)
+            .is_some_and(|versions| versions.iter().any(|v| v == version))
+}
+
 /// `/apis`.
 pub fn group_list(registry: &Registry) -> Value {
     let groups: Vec<Value> = groups(registry)

@@ -557,6 +557,11 @@ fn route_request(
             }
         }
         Route::Unknown => error_response(&ApiError::no_route()),
+        // No handler is registered under a group version that is not served: the
+        // aggregator's NotFound handler answers in plain text.
+        Route::Resource(r) if !discovery::serves(&state().registry, &r.group, &r.version) => {
+            text_response(404, "404 page not found\n")
+        }
         Route::Resource(r) => {
             let result = resource_request(shared, method, headers, r, query, body);
             // The dry-run flag lives only as long as the request that set it.
@@ -852,6 +857,26 @@ fn represent(
     })
 }
 
+/// A Table or PartialObjectMetadata(List) asked for as `meta.k8s.io/v1beta1`: the same content
+/// with that `apiVersion` (its items' too).
+fn as_meta_version(mut value: Value, v1beta1: bool) -> Value {
+    if v1beta1 {
+        let relabel = |v: &mut Value| {
+            if v["apiVersion"] == "meta.k8s.io/v1" {
+                v["apiVersion"] = json!("meta.k8s.io/v1beta1");
+            }
+        };
+        relabel(&mut value);
+        value
+            .get_mut("items")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .for_each(relabel);
+    }
+    value
+}
+
 /// The 406 of a `PartialObjectMetadata` asked for a list or a `PartialObjectMetadataList` asked
 /// for one object (the transformer names the internal Go type it got: `*core.ConfigMapList`).
 fn partial_mismatch(
@@ -1038,6 +1063,14 @@ fn resource_request(
         Some("status") if info.status_subresource => {}
         // Namespaces' spec finalizers are written through `/finalize`, by PUT only.
         Some("finalize") if namespace::is_namespaces(&info) && *method == Method::PUT => {}
+        // The CRD handler serves a custom resource's `/status` path even without the
+        // subresource, answering that the object is not found there.
+        Some("status") if info.custom => {
+            return Err(ApiError::not_found(
+                info.qualified_resource(),
+                r.name.as_deref().unwrap_or_default(),
+            ));
+        }
         Some(_) => return Err(ApiError::no_route()),
     }
     let ns = r.namespace.as_deref();
@@ -1053,7 +1086,7 @@ fn resource_request(
         super::validation::names::check_name_parameter(name)?;
     }
     let watching = *method == Method::GET && r.name.is_none() && is_watch(query);
-    let representation = negotiation::negotiate(
+    let (representation, v1beta1) = negotiation::negotiate_versioned(
         headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()),
         query,
         negotiation::Endpoint {
@@ -1072,7 +1105,10 @@ fn resource_request(
             let obj = state.get(&info, ns, name)?;
             (
                 200,
-                represent(&info, &obj, None, representation, state.clock.now())?,
+                as_meta_version(
+                    represent(&info, &obj, None, representation, state.clock.now())?,
+                    v1beta1,
+                ),
             )
         }
         (&Method::GET, None) if watching => {
@@ -1133,7 +1169,10 @@ fn resource_request(
                 .unwrap_or_default();
             (
                 200,
-                represent(&info, &list, Some(items), representation, now)?,
+                as_meta_version(
+                    represent(&info, &list, Some(items), representation, now)?,
+                    v1beta1,
+                ),
             )
         }
         (&Method::POST, None) if r.subresource.is_none() => {

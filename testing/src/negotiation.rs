@@ -167,14 +167,25 @@ fn include_object(query: &HashMap<String, String>) -> Result<IncludeObject, ApiE
 
 /// `NegotiateOutputMediaType` (and, for watches, `NegotiateOutputMediaTypeStream`): the
 /// representation the request's `Accept` header asks for, or 406 NotAcceptable.
+#[cfg(test)]
 pub fn negotiate(
     accept: Option<&str>,
     query: &HashMap<String, String>,
     endpoint: Endpoint,
 ) -> Result<Representation, ApiError> {
+    negotiate_versioned(accept, query, endpoint).map(|(representation, _)| representation)
+}
+
+/// [`negotiate`], and whether the Table or PartialObjectMetadata asked for is
+/// `meta.k8s.io/v1beta1` (its `apiVersion` then says so).
+pub fn negotiate_versioned(
+    accept: Option<&str>,
+    query: &HashMap<String, String>,
+    endpoint: Endpoint,
+) -> Result<(Representation, bool), ApiError> {
     // No Accept header: the first served media type, as is.
     let Some(accept) = accept.filter(|a| !a.is_empty()) else {
-        return Ok(Representation::Object);
+        return Ok((Representation::Object, false));
     };
     let chosen = clauses(accept).iter().find_map(|clause| {
         SERVED.iter().find_map(|&served| {
@@ -182,13 +193,14 @@ pub fn negotiate(
             let matches = (clause.kind == kind
                 && (clause.subtype == subtype || clause.subtype == "*"))
                 || (clause.kind == "*" && clause.subtype == "*");
+            let v1beta1 = clause.params.get("v").is_some_and(|v| *v == "v1beta1");
             matches
                 .then(|| options(clause, served, endpoint))
                 .flatten()
-                .map(|k| (k, streams))
+                .map(|k| (k, streams, v1beta1))
         })
     });
-    let Some((kind, streams)) = chosen else {
+    let Some((kind, streams, v1beta1)) = chosen else {
         // go-restful answers first when no clause names a media type the route produces at
         // all (parameters aside); a built-in's GET routes produce the served types.
         let any_type = clauses(accept).iter().any(|clause| {
@@ -209,11 +221,12 @@ pub fn negotiate(
     if endpoint.watch && !streams {
         return Err(not_acceptable(true));
     }
-    Ok(match kind {
+    let representation = match kind {
         Kind::Object => Representation::Object,
         Kind::Table => Representation::Table(include_object(query)?),
         Kind::PartialObjectMetadata { list } => Representation::PartialObjectMetadata { list },
-    })
+    };
+    Ok((representation, v1beta1 && kind != Kind::Object))
 }
 
 #[cfg(test)]

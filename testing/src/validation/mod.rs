@@ -95,7 +95,17 @@ pub fn admit_create(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError
 /// and the kind's update rules.
 pub fn admit_update(info: &ResourceInfo, new: &mut Value, old: &Value) -> Result<(), ApiError> {
     builtins::decode(info, new).map_err(|why| undecodable(info, &why))?;
-    let mut errs = meta::validate_common(&new["metadata"]);
+    let common = meta::validate_common(&new["metadata"]);
+    let mut errs = common.clone();
+    if builtins::update_validates_meta_again(info) {
+        // The generic registry's `ValidateObjectMetaAccessorUpdate`, the kind's
+        // `ValidateObjectMetaUpdate`, and its `ValidateObjectMeta` of the new object: the same
+        // problems reported again, as kube-apiserver lists them.
+        let update = meta::validate_update(&new["metadata"]);
+        errs.extend(update.iter().cloned());
+        errs.extend(update);
+        errs.extend(common);
+    }
     errs.extend(builtins::validate(info, new, Some(old)));
     invalid(info, new, errs)
 }
