@@ -663,6 +663,24 @@ impl State {
         }
         if let Some(kind) = body["kind"].as_str()
             && kind != info.kind
+            && info.view == View::Native
+        {
+            // The decoder reads the body as the kind it names and cannot convert it to this
+            // resource's internal type.
+            let internal = match info.group.as_str() {
+                "" | "events.k8s.io" => "core",
+                "coordination.k8s.io" => "coordination",
+                "rbac.authorization.k8s.io" => "rbac",
+                "apiextensions.k8s.io" => "apiextensions",
+                group => group.split('.').next().unwrap_or(group),
+            };
+            return Err(ApiError::bad_request(format!(
+                "{kind} in version {:?} cannot be handled as a {}: converting ({}.{kind}) to ({internal}.{}): unknown conversion",
+                info.version, info.kind, info.version, info.kind
+            )));
+        }
+        if let Some(kind) = body["kind"].as_str()
+            && kind != info.kind
         {
             return Err(ApiError::bad_request(format!(
                 "the kind in the data ({kind}) does not match the expected kind ({})",
@@ -1023,6 +1041,20 @@ impl State {
         };
         if patch_type == PatchType::Apply {
             check_applied_object(info, name, &patch)?;
+            // The typed patch of a built-in cannot hold a field its type does not declare: the
+            // field manager's error, unconverted.
+            if let Some(field) = validation::undeclared_fields(info, &patch).first() {
+                let gv = match info.group.as_str() {
+                    "" => format!("/{}", info.version),
+                    group => format!("{group}/{}", info.version),
+                };
+                return Err(ApiError::unconverted(format!(
+                    "failed to create typed patch object ({}/{}; {gv}, Kind={}): .{field}: field not declared in schema",
+                    meta_str(&patch, "namespace").unwrap_or_default(),
+                    meta_str(&patch, "name").unwrap_or_default(),
+                    info.kind
+                )));
+            }
         }
         let old = self.store.get(&info.storage, &ns, name).cloned();
         let now = rfc3339(self.now());
@@ -1119,7 +1151,7 @@ impl State {
         let mut track = patch_type != PatchType::Apply;
         // The patched object is decoded here; the field manager cannot type one that held
         // fields its kind does not declare, and `UpdateNoErrors` then clears managedFields.
-        let undeclared = validation::has_undeclared_fields(info, &new);
+        let undeclared = !validation::undeclared_fields(info, &new).is_empty();
         self.decode_typed(info, &mut new, &opts.decoding)?;
         if track && undeclared {
             if let Some(meta) = new["metadata"].as_object_mut() {

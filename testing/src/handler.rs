@@ -873,6 +873,14 @@ fn as_meta_version(mut value: Value, v1beta1: bool) -> Value {
             .into_iter()
             .flatten()
             .for_each(relabel);
+        // A Table's rows carry their objects as PartialObjectMetadata of the same version.
+        value
+            .get_mut("rows")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(|row| row.get_mut("object"))
+            .for_each(relabel);
     }
     value
 }

@@ -76,9 +76,9 @@ pub fn decode_typed(
     }
 }
 
-/// Whether `obj` holds fields its (described) built-in kind does not declare.
-pub fn has_undeclared_fields(info: &ResourceInfo, obj: &Value) -> bool {
-    gotypes::decode(info, &mut obj.clone()).is_ok_and(|unknown| !unknown.is_empty())
+/// The fields `obj` holds that its (described) built-in kind does not declare.
+pub fn undeclared_fields(info: &ResourceInfo, obj: &Value) -> Vec<String> {
+    gotypes::decode(info, &mut obj.clone()).unwrap_or_default()
 }
 
 /// Admission of a create, on the object as it will be stored (name generated, namespace set):
