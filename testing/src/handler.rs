@@ -24,6 +24,7 @@ use super::auth::{impersonation, reviews};
 use super::fault_stage::serve_with_fault;
 use super::lifecycle::namespace;
 use super::negotiation::{self, Representation};
+use super::params::{go_duration, option_flag, unparsable_resource_version};
 use super::requests::RequestRecord;
 use super::routes::{ResourcePath, Route, parse_query, parse_route};
 use super::schema::duplicates::duplicate_fields;
@@ -734,72 +735,9 @@ pub(crate) fn bool_parameter(query: &HashMap<String, String>, name: &str) -> Opt
     }
 }
 
-/// Checks `text` as Go's `time.ParseDuration` reads it (`1.5h`, `300ms`, `-2m3s`, `0`),
-/// returning its error (`time: invalid duration "soon"`).
-fn go_duration(text: &str) -> Result<(), String> {
-    let quoted = super::validation::names::go_quote(text);
-    let invalid = || format!("time: invalid duration {quoted}");
-    let mut rest = text.strip_prefix(['-', '+']).unwrap_or(text);
-    if rest == "0" {
-        return Ok(());
-    }
-    if rest.is_empty() {
-        return Err(invalid());
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let number = &rest[..digits];
-        if number.is_empty() || number == "." || number.matches('.').count() > 1 {
-            return Err(invalid());
-        }
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let unit = &rest[..unit_len];
-        if unit.is_empty() {
-            return Err(format!("time: missing unit in duration {quoted}"));
-        }
-        if !matches!(unit, "ns" | "us" | "µs" | "μs" | "ms" | "s" | "m" | "h") {
-            return Err(format!(
-                "time: unknown unit {} in duration {quoted}",
-                super::validation::names::go_quote(unit)
-            ));
-        }
-        rest = &rest[unit_len..];
-    }
-    Ok(())
-}
-
-/// A boolean option as the query parameter conversion reads it
-/// (`Convert_Slice_string_To_bool`): absent is false, `0` and `false` in any case are false,
-/// anything else (`maybe`) is true.
-pub(crate) fn option_flag(query: &HashMap<String, String>, name: &str) -> bool {
-    query
-        .get(name)
-        .is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
-}
-
 /// Whether a collection GET is a watch (`watch=true`, `watch=1`, `watch=maybe`).
 pub(crate) fn is_watch(query: &HashMap<String, String>) -> bool {
     option_flag(query, "watch")
-}
-
-/// The problem of a `resourceVersion` parameter that is not a number
-/// (`resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax`).
-fn unparsable_resource_version(query: &HashMap<String, String>) -> Option<String> {
-    let rv = query.get("resourceVersion").filter(|rv| !rv.is_empty())?;
-    let why = match rv.parse::<u64>() {
-        Ok(_) => return None,
-        Err(_) if !rv.is_empty() && rv.bytes().all(|b| b.is_ascii_digit()) => "value out of range",
-        Err(_) => "invalid syntax",
-    };
-    let quoted = super::validation::names::go_quote(rv);
-    Some(format!(
-        "resourceVersion: Invalid value: {quoted}: strconv.ParseUint: parsing {quoted}: {why}"
-    ))
 }
 
 /// An integer query parameter decoded as the parameter codec does (`strconv.ParseInt`), 400
