@@ -258,7 +258,45 @@ fn track_update(
         new["metadata"]["managedFields"] = new_core["metadata"]["managedFields"].take();
         return;
     }
+    if !info.custom {
+        // A built-in is typed from its Go struct: a struct without any field set (a Lease's
+        // `spec: {}`) holds no leaf, so no field is owned for it.
+        let old_typed = old.map(|o| without_empty_structs(o.clone()));
+        let mut new_typed = without_empty_structs(new.clone());
+        update_at(old_typed.as_ref(), &mut new_typed, manager, &at, now);
+        match new_typed["metadata"]
+            .get_mut("managedFields")
+            .map(Value::take)
+        {
+            Some(entries) => new["metadata"]["managedFields"] = entries,
+            None => {
+                if let Some(meta) = new["metadata"].as_object_mut() {
+                    meta.remove("managedFields");
+                }
+            }
+        }
+        return;
+    }
     update_at(old, new, manager, &at, now);
+}
+
+/// `value` without the empty objects outside `metadata` (see [`track_update`]).
+fn without_empty_structs(mut value: Value) -> Value {
+    fn prune(value: &mut Value) {
+        if let Value::Object(map) = value {
+            map.values_mut().for_each(prune);
+            map.retain(|_, v| v.as_object().is_none_or(|m| !m.is_empty()));
+        }
+    }
+    if let Value::Object(map) = &mut value {
+        for (key, v) in map.iter_mut() {
+            if key != "metadata" {
+                prune(v);
+            }
+        }
+        map.retain(|key, v| key == "metadata" || v.as_object().is_none_or(|m| !m.is_empty()));
+    }
+    value
 }
 
 /// `value` without the nulls, empty strings and empty objects a Go type's zero values encode
@@ -603,6 +641,46 @@ impl State {
         }
         if let Some(kind) = body["kind"].as_str()
             && kind != info.kind
+            && info.custom
+        {
+            // apiextensions' validator: a 422 about the object as the kind it claims to be.
+            return Err(ApiError::invalid(
+                super::status::Qualified {
+                    group: &info.group,
+                    name: kind,
+                },
+                meta_str(body, "name").unwrap_or_default(),
+                vec![Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: {}: must be {}",
+                        super::validation::names::go_quote(kind),
+                        info.kind
+                    ),
+                    field: "kind".into(),
+                }],
+            ));
+        }
+        if let Some(kind) = body["kind"].as_str()
+            && kind != info.kind
+            && info.view == View::Native
+        {
+            // The decoder reads the body as the kind it names and cannot convert it to this
+            // resource's internal type.
+            let internal = match info.group.as_str() {
+                "" | "events.k8s.io" => "core",
+                "coordination.k8s.io" => "coordination",
+                "rbac.authorization.k8s.io" => "rbac",
+                "apiextensions.k8s.io" => "apiextensions",
+                group => group.split('.').next().unwrap_or(group),
+            };
+            return Err(ApiError::bad_request(format!(
+                "{kind} in version {:?} cannot be handled as a {}: converting ({}.{kind}) to ({internal}.{}): unknown conversion",
+                info.version, info.kind, info.version, info.kind
+            )));
+        }
+        if let Some(kind) = body["kind"].as_str()
+            && kind != info.kind
         {
             return Err(ApiError::bad_request(format!(
                 "the kind in the data ({kind}) does not match the expected kind ({})",
@@ -708,14 +786,15 @@ impl State {
         {
             m.remove("status");
         }
+        if info.group.is_empty() && info.plural == "namespaces" {
+            // Defaulting (`SetDefaults_Namespace`) at decoding, so validated as any label (a
+            // name too long for a label value is refused twice); the strategy's
+            // `PrepareForCreate` runs after the field manager (`strategy_prepare_for_create`).
+            let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
+            labels["kubernetes.io/metadata.name"] = json!(name);
+        }
         validation::admit_create(info, obj)?;
         match (info.group.as_str(), info.plural.as_str()) {
-            ("", "namespaces") => {
-                // Defaulting (`SetDefaults_Namespace`), before the field manager; the strategy's
-                // `PrepareForCreate` runs after it (`strategy_prepare_for_create`).
-                let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
-                labels["kubernetes.io/metadata.name"] = json!(name);
-            }
             ("apiextensions.k8s.io", "customresourcedefinitions") => {
                 validation::crd::set_defaults(obj);
                 let infos = crd_infos(info, &name, obj)?;
@@ -962,6 +1041,20 @@ impl State {
         };
         if patch_type == PatchType::Apply {
             check_applied_object(info, name, &patch)?;
+            // The typed patch of a built-in cannot hold a field its type does not declare: the
+            // field manager's error, unconverted.
+            if let Some(field) = validation::undeclared_fields(info, &patch).first() {
+                let gv = match info.group.as_str() {
+                    "" => format!("/{}", info.version),
+                    group => format!("{group}/{}", info.version),
+                };
+                return Err(ApiError::unconverted(format!(
+                    "failed to create typed patch object ({}/{}; {gv}, Kind={}): .{field}: field not declared in schema",
+                    meta_str(&patch, "namespace").unwrap_or_default(),
+                    meta_str(&patch, "name").unwrap_or_default(),
+                    info.kind
+                )));
+            }
         }
         let old = self.store.get(&info.storage, &ns, name).cloned();
         let now = rfc3339(self.now());
@@ -1058,7 +1151,7 @@ impl State {
         let mut track = patch_type != PatchType::Apply;
         // The patched object is decoded here; the field manager cannot type one that held
         // fields its kind does not declare, and `UpdateNoErrors` then clears managedFields.
-        let undeclared = validation::has_undeclared_fields(info, &new);
+        let undeclared = !validation::undeclared_fields(info, &new).is_empty();
         self.decode_typed(info, &mut new, &opts.decoding)?;
         if track && undeclared {
             if let Some(meta) = new["metadata"].as_object_mut() {
@@ -1151,16 +1244,18 @@ impl State {
                     .map(|f| format!("{f:?}"))
                     .collect::<Vec<_>>()
                     .join(", ");
+                let cause = Cause {
+                    reason: "FieldValueForbidden".into(),
+                    message: format!(
+                        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"
+                    ),
+                    field: "metadata.finalizers".into(),
+                };
+                // Reported by the generic registry's and the kind's metadata update checks.
                 return Err(ApiError::invalid(
                     info.qualified_kind(),
                     &name,
-                    vec![Cause {
-                        reason: "FieldValueForbidden".into(),
-                        message: format!(
-                            "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"
-                        ),
-                        field: "metadata.finalizers".into(),
-                    }],
+                    vec![cause.clone(), cause],
                 ));
             }
         }

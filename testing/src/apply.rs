@@ -1366,14 +1366,9 @@ pub fn apply_at(
     take_from_others(&mut entries, Some(me), &c, force)?;
 
     let changed = merged != live_clean;
-    let previous_set = live
-        .map(|l| decode_entries(Some(l)))
-        .and_then(|es| {
-            es.into_iter()
-                .find(|e| e.same_identity(manager, "Apply", api_version, sub))
-        })
-        .map(|e| e.set);
-    if changed || entries[me].time.is_none() || previous_set.as_ref() != Some(&entries[me].set) {
+    // managedFieldsUpdater.Apply: the applier's time is stamped only when the object changed
+    // (an apply that only takes or shares ownership leaves it as it was, or unset).
+    if changed {
         entries[me].time = Some(now.to_owned());
     }
     if !changed

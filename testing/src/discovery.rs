@@ -31,6 +31,27 @@ pub fn version() -> Value {
     })
 }
 
+/// The `storageVersionHash` of a built-in kind served in `group`: apiserver's
+/// `discovery.StorageVersionHash`, the first 8 bytes of the SHA-256 of the storage version's
+/// `group/version/Kind`, base64 (events.k8s.io Events are stored as core v1 Events). A table
+/// of the kinds served here, each computed from that formula.
+pub fn storage_version_hash(group: &str, kind: &str) -> Option<&'static str> {
+    Some(match (group, kind) {
+        ("", "Namespace") => "Q3oi5N2YM8M=",
+        ("", "ConfigMap") => "qFsyl6wFWjQ=",
+        ("", "Secret") => "S6u1pOWzb84=",
+        ("", "ServiceAccount") => "pbx9ZvyFpBE=",
+        ("" | "events.k8s.io", "Event") => "r2yiGXH7wu8=",
+        ("coordination.k8s.io", "Lease") => "gqkMMb/YqFM=",
+        ("rbac.authorization.k8s.io", "Role") => "7FuwZcIIItM=",
+        ("rbac.authorization.k8s.io", "RoleBinding") => "eGsCzGH6b1g=",
+        ("rbac.authorization.k8s.io", "ClusterRole") => "bYE5ZWDrJ44=",
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => "48tpQ8gZHFc=",
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => "M5uH+AlWATY=",
+        _ => return None,
+    })
+}
+
 /// `/api`.
 pub fn core_versions(server_address: &str) -> Value {
     json!({
@@ -62,6 +83,15 @@ fn groups(registry: &Registry) -> BTreeMap<String, Vec<String>> {
             .push("v1".to_owned());
     }
     groups
+}
+
+/// Whether `group/version` is served (the core group always is): a path under a group
+/// version that is not reaches no handler at all.
+pub fn serves(registry: &Registry, group: &str, version: &str) -> bool {
+    group.is_empty()
+        || groups(registry)
+            .get(group)
+            .is_some_and(|versions| versions.iter().any(|v| v == version))
 }
 
 /// `/apis`.

@@ -24,6 +24,7 @@ use super::auth::{impersonation, reviews};
 use super::fault_stage::serve_with_fault;
 use super::lifecycle::namespace;
 use super::negotiation::{self, Representation};
+use super::params::{go_duration, option_flag, unparsable_resource_version};
 use super::requests::RequestRecord;
 use super::routes::{ResourcePath, Route, parse_query, parse_route};
 use super::schema::duplicates::duplicate_fields;
@@ -557,6 +558,11 @@ fn route_request(
             }
         }
         Route::Unknown => error_response(&ApiError::no_route()),
+        // No handler is registered under a group version that is not served: the
+        // aggregator's NotFound handler answers in plain text.
+        Route::Resource(r) if !discovery::serves(&state().registry, &r.group, &r.version) => {
+            text_response(404, "404 page not found\n")
+        }
         Route::Resource(r) => {
             let result = resource_request(shared, method, headers, r, query, body);
             // The dry-run flag lives only as long as the request that set it.
@@ -729,9 +735,9 @@ pub(crate) fn bool_parameter(query: &HashMap<String, String>, name: &str) -> Opt
     }
 }
 
-/// Whether a collection GET is a watch (`watch=true` or `watch=1`).
+/// Whether a collection GET is a watch (`watch=true`, `watch=1`, `watch=maybe`).
 pub(crate) fn is_watch(query: &HashMap<String, String>) -> bool {
-    bool_parameter(query, "watch") == Some(true)
+    option_flag(query, "watch")
 }
 
 /// An integer query parameter decoded as the parameter codec does (`strconv.ParseInt`), 400
@@ -758,8 +764,8 @@ fn represent(
     items: Option<&[Value]>,
     representation: Representation,
     now: jiff::Timestamp,
-) -> Value {
-    match (representation, items) {
+) -> Result<Value, ApiError> {
+    Ok(match (representation, items) {
         // kube-apiserver encodes a list of a built-in kind from its Go types, whose items carry
         // no apiVersion and kind; items of custom resources keep theirs.
         (Representation::Object, Some(_)) if !info.custom => {
@@ -773,15 +779,79 @@ fn represent(
             list
         }
         (Representation::Object, _) => value.clone(),
-        (Representation::PartialObjectMetadata, None) => table::partial(value),
-        (Representation::PartialObjectMetadata, Some(_)) => table::partial_list(value),
+        (Representation::PartialObjectMetadata { list: false }, None) => table::partial(value),
+        (Representation::PartialObjectMetadata { list: true }, Some(_)) => {
+            table::partial_list(value)
+        }
+        (Representation::PartialObjectMetadata { list }, items) => {
+            return Err(partial_mismatch(info, list, items.is_some()));
+        }
         (Representation::Table(include), None) => {
             table::table(info, std::slice::from_ref(value), None, include, true, now)
         }
         (Representation::Table(include), Some(items)) => {
             table::table(info, items, Some(&value["metadata"]), include, true, now)
         }
+    })
+}
+
+/// A Table or PartialObjectMetadata(List) asked for as `meta.k8s.io/v1beta1`: the same content
+/// with that `apiVersion` (its items' too).
+fn as_meta_version(mut value: Value, v1beta1: bool) -> Value {
+    if v1beta1 {
+        let relabel = |v: &mut Value| {
+            if v["apiVersion"] == "meta.k8s.io/v1" {
+                v["apiVersion"] = json!("meta.k8s.io/v1beta1");
+            }
+        };
+        relabel(&mut value);
+        value
+            .get_mut("items")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .for_each(relabel);
+        // A Table's rows carry their objects as PartialObjectMetadata of the same version.
+        value
+            .get_mut("rows")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(|row| row.get_mut("object"))
+            .for_each(relabel);
     }
+    value
+}
+
+/// The 406 of a `PartialObjectMetadata` asked for a list or a `PartialObjectMetadataList` asked
+/// for one object (the transformer names the internal Go type it got: `*core.ConfigMapList`).
+fn partial_mismatch(
+    info: &super::resources::ResourceInfo,
+    asked_list: bool,
+    is_list: bool,
+) -> ApiError {
+    let package = match info.group.as_str() {
+        _ if info.custom => "unstructured",
+        "" | "events.k8s.io" => "core",
+        "coordination.k8s.io" => "coordination",
+        "rbac.authorization.k8s.io" => "rbac",
+        "apiextensions.k8s.io" => "apiextensions",
+        other => other.split('.').next().unwrap_or(other),
+    };
+    let kind = if info.custom {
+        "Unstructured"
+    } else {
+        &info.kind
+    };
+    let list = if is_list { "List" } else { "" };
+    let (asked, what) = if asked_list {
+        ("PartialObjectMetadataList", "is not a list")
+    } else {
+        ("PartialObjectMetadata", "is a list")
+    };
+    ApiError::not_acceptable(format!(
+        "you requested {asked}, but the requested object {what} (*{package}.{kind}{list})"
+    ))
 }
 
 fn media_type(headers: &HeaderMap) -> Option<String> {
@@ -864,6 +934,15 @@ fn resource_request(
     query: &HashMap<String, String>,
     body: &Bytes,
 ) -> Result<Response<Body>, ApiError> {
+    // The request deadline filter reads `timeout` on every request that is not a watch.
+    if !is_watch(query)
+        && let Some(timeout) = query.get("timeout")
+        && let Err(e) = go_duration(timeout)
+    {
+        return Err(ApiError::bad_request(format!(
+            "invalid timeout specified in the request URL - {e}"
+        )));
+    }
     let mut state = shared.lock();
     state.expire_events();
     state.dry_run = false;
@@ -902,6 +981,26 @@ fn resource_request(
     {
         return Err(ApiError::invalid(options, "", vec![e.into()]));
     }
+    // `ValidateCreateOptions` / `ValidateUpdateOptions`: `ValidateFieldManager` (patches check
+    // it with their other options).
+    if matches!(*method, Method::POST | Method::PUT)
+        && query
+            .get("fieldManager")
+            .is_some_and(|m| m.len() > super::apply::FIELD_MANAGER_MAX_LENGTH)
+    {
+        return Err(ApiError::invalid(
+            options,
+            "",
+            vec![super::status::Cause {
+                reason: "FieldValueTooLong".into(),
+                message: format!(
+                    "Too long: may not be more than {} bytes",
+                    super::apply::FIELD_MANAGER_MAX_LENGTH
+                ),
+                field: "fieldManager".into(),
+            }],
+        ));
+    }
     let info = state
         .resource(&r.group, &r.version, &r.plural)
         .ok_or_else(ApiError::no_route)?;
@@ -910,6 +1009,14 @@ fn resource_request(
         Some("status") if info.status_subresource => {}
         // Namespaces' spec finalizers are written through `/finalize`, by PUT only.
         Some("finalize") if namespace::is_namespaces(&info) && *method == Method::PUT => {}
+        // The CRD handler serves a custom resource's `/status` path even without the
+        // subresource, answering that the object is not found there.
+        Some("status") if info.custom => {
+            return Err(ApiError::not_found(
+                info.qualified_resource(),
+                r.name.as_deref().unwrap_or_default(),
+            ));
+        }
         Some(_) => return Err(ApiError::no_route()),
     }
     let ns = r.namespace.as_deref();
@@ -925,7 +1032,7 @@ fn resource_request(
         super::validation::names::check_name_parameter(name)?;
     }
     let watching = *method == Method::GET && r.name.is_none() && is_watch(query);
-    let representation = negotiation::negotiate(
+    let (representation, v1beta1) = negotiation::negotiate_versioned(
         headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()),
         query,
         negotiation::Endpoint {
@@ -944,7 +1051,10 @@ fn resource_request(
             let obj = state.get(&info, ns, name)?;
             (
                 200,
-                represent(&info, &obj, None, representation, state.clock.now()),
+                as_meta_version(
+                    represent(&info, &obj, None, representation, state.clock.now())?,
+                    v1beta1,
+                ),
             )
         }
         (&Method::GET, None) if watching => {
@@ -959,12 +1069,16 @@ fn resource_request(
             let clock = state.clock.clone();
             drop(state);
             validate_list_options(query, true)?;
+            if let Some(problem) = unparsable_resource_version(query) {
+                // The watch cache's error, returned unconverted.
+                return Err(ApiError::unconverted(problem));
+            }
             let request = WatchRequest {
                 info: info.clone(),
                 namespace: r.namespace.clone(),
                 resource_version: query.get("resourceVersion").cloned(),
                 send_initial_events: bool_parameter(query, "sendInitialEvents"),
-                bookmarks: bool_parameter(query, "allowWatchBookmarks") == Some(true),
+                bookmarks: option_flag(query, "allowWatchBookmarks"),
                 timeout: int_parameter(query, "timeoutSeconds")?
                     .and_then(|t| u64::try_from(t).ok())
                     .map(Duration::from_secs),
@@ -988,6 +1102,11 @@ fn resource_request(
         }
         (&Method::GET, None) => {
             validate_list_options(query, false)?;
+            if let Some(problem) = unparsable_resource_version(query) {
+                return Err(ApiError::bad_request(format!(
+                    "invalid resource version: {problem}"
+                )));
+            }
             let list = state.list(&info, ns, &list_params)?;
             let now = state.clock.now();
             let items = list["items"]
@@ -996,7 +1115,10 @@ fn resource_request(
                 .unwrap_or_default();
             (
                 200,
-                represent(&info, &list, Some(items), representation, now),
+                as_meta_version(
+                    represent(&info, &list, Some(items), representation, now)?,
+                    v1beta1,
+                ),
             )
         }
         (&Method::POST, None) if r.subresource.is_none() => {

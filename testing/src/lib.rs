@@ -258,6 +258,7 @@ mod lifecycle;
 mod metrics;
 mod negotiation;
 mod openapi;
+mod params;
 mod patch;
 mod protobuf;
 mod rbac;

@@ -16,8 +16,8 @@ pub enum Representation {
     Object,
     /// `meta.k8s.io/v1` `Table` rows (`kubectl get`), with the objects as `includeObject` says.
     Table(IncludeObject),
-    /// `PartialObjectMetadata` (or `PartialObjectMetadataList`): metadata only.
-    PartialObjectMetadata,
+    /// `PartialObjectMetadata` or, with `list`, `PartialObjectMetadataList`: metadata only.
+    PartialObjectMetadata { list: bool },
 }
 
 /// `TableOptions.includeObject`: what each Table row carries in `object`.
@@ -124,7 +124,8 @@ fn options(clause: &Clause<'_>, served: (&str, &str, bool), endpoint: Endpoint) 
     match kind {
         // Tables are served as JSON and YAML only.
         "Table" => matches!(subtype, "json" | "yaml").then_some(Kind::Table),
-        "PartialObjectMetadata" | "PartialObjectMetadataList" => Some(Kind::PartialObjectMetadata),
+        "PartialObjectMetadata" => Some(Kind::PartialObjectMetadata { list: false }),
+        "PartialObjectMetadataList" => Some(Kind::PartialObjectMetadata { list: true }),
         _ => None,
     }
 }
@@ -133,7 +134,7 @@ fn options(clause: &Clause<'_>, served: (&str, &str, bool), endpoint: Endpoint) 
 enum Kind {
     Object,
     Table,
-    PartialObjectMetadata,
+    PartialObjectMetadata { list: bool },
 }
 
 fn not_acceptable(stream: bool) -> ApiError {
@@ -166,14 +167,25 @@ fn include_object(query: &HashMap<String, String>) -> Result<IncludeObject, ApiE
 
 /// `NegotiateOutputMediaType` (and, for watches, `NegotiateOutputMediaTypeStream`): the
 /// representation the request's `Accept` header asks for, or 406 NotAcceptable.
+#[cfg(test)]
 pub fn negotiate(
     accept: Option<&str>,
     query: &HashMap<String, String>,
     endpoint: Endpoint,
 ) -> Result<Representation, ApiError> {
+    negotiate_versioned(accept, query, endpoint).map(|(representation, _)| representation)
+}
+
+/// [`negotiate`], and whether the Table or PartialObjectMetadata asked for is
+/// `meta.k8s.io/v1beta1` (its `apiVersion` then says so).
+pub fn negotiate_versioned(
+    accept: Option<&str>,
+    query: &HashMap<String, String>,
+    endpoint: Endpoint,
+) -> Result<(Representation, bool), ApiError> {
     // No Accept header: the first served media type, as is.
     let Some(accept) = accept.filter(|a| !a.is_empty()) else {
-        return Ok(Representation::Object);
+        return Ok((Representation::Object, false));
     };
     let chosen = clauses(accept).iter().find_map(|clause| {
         SERVED.iter().find_map(|&served| {
@@ -181,13 +193,14 @@ pub fn negotiate(
             let matches = (clause.kind == kind
                 && (clause.subtype == subtype || clause.subtype == "*"))
                 || (clause.kind == "*" && clause.subtype == "*");
+            let v1beta1 = clause.params.get("v").is_some_and(|v| *v == "v1beta1");
             matches
                 .then(|| options(clause, served, endpoint))
                 .flatten()
-                .map(|k| (k, streams))
+                .map(|k| (k, streams, v1beta1))
         })
     });
-    let Some((kind, streams)) = chosen else {
+    let Some((kind, streams, v1beta1)) = chosen else {
         // go-restful answers first when no clause names a media type the route produces at
         // all (parameters aside); a built-in's GET routes produce the served types.
         let any_type = clauses(accept).iter().any(|clause| {
@@ -208,11 +221,12 @@ pub fn negotiate(
     if endpoint.watch && !streams {
         return Err(not_acceptable(true));
     }
-    Ok(match kind {
+    let representation = match kind {
         Kind::Object => Representation::Object,
         Kind::Table => Representation::Table(include_object(query)?),
-        Kind::PartialObjectMetadata => Representation::PartialObjectMetadata,
-    })
+        Kind::PartialObjectMetadata { list } => Representation::PartialObjectMetadata { list },
+    };
+    Ok((representation, v1beta1 && kind != Kind::Object))
 }
 
 #[cfg(test)]
@@ -245,7 +259,7 @@ mod tests {
                 true,
                 false
             ),
-            Ok(Representation::PartialObjectMetadata)
+            Ok(Representation::PartialObjectMetadata { list: true })
         );
         // Quality orders clauses.
         assert_eq!(

@@ -184,6 +184,11 @@ impl ResourceInfo {
         if !self.categories.is_empty() {
             main["categories"] = json!(self.categories);
         }
+        if !self.custom
+            && let Some(hash) = super::discovery::storage_version_hash(&self.group, &self.kind)
+        {
+            main["storageVersionHash"] = json!(hash);
+        }
         let mut out = vec![main];
         if self.status_subresource {
             out.push(json!({

@@ -114,17 +114,15 @@ fn percent_decode(s: &str) -> String {
 }
 
 pub(crate) fn parse_query(query: &str) -> HashMap<String, String> {
-    query
-        .split('&')
-        .filter(|kv| !kv.is_empty())
-        .map(|kv| {
-            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            (
-                percent_decode(&k.replace('+', " ")),
-                percent_decode(&v.replace('+', " ")),
-            )
-        })
-        .collect()
+    let mut params = HashMap::new();
+    for kv in query.split('&').filter(|kv| !kv.is_empty()) {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        // The query parameter conversion reads a repeated parameter's first value.
+        params
+            .entry(percent_decode(&k.replace('+', " ")))
+            .or_insert_with(|| percent_decode(&v.replace('+', " ")));
+    }
+    params
 }
 
 #[cfg(test)]

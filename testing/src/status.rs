@@ -367,7 +367,11 @@ impl ApiError {
 
 /// `StatusDetails`, whose `name` (like every field) is `omitempty`.
 fn details(resource: Qualified<'_>, name: &str) -> Value {
-    let mut d = json!({ "kind": resource.name });
+    // StatusDetails' fields are omitempty.
+    let mut d = json!({});
+    if !resource.name.is_empty() {
+        d["kind"] = Value::String(resource.name.to_owned());
+    }
     if !name.is_empty() {
         d["name"] = Value::String(name.to_owned());
     }

@@ -361,7 +361,8 @@ pub fn table(
             let cells: Vec<Value> = columns.iter().map(|c| (c.cell)(obj, now)).collect();
             let mut row = json!({"cells": cells});
             match include {
-                IncludeObject::None => {}
+                // `TableRow.object` is a RawExtension: written as null when empty.
+                IncludeObject::None => row["object"] = Value::Null,
                 IncludeObject::Object => row["object"] = obj.clone(),
                 IncludeObject::Metadata => row["object"] = partial(obj),
             }

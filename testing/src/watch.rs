@@ -77,7 +77,7 @@ impl Encoder {
         let headers = !std::mem::replace(&mut self.encoded_one, true);
         match self.representation {
             Representation::Object => line(event_type, object),
-            Representation::PartialObjectMetadata => {
+            Representation::PartialObjectMetadata { .. } => {
                 line(event_type, &super::table::partial(object))
             }
             Representation::Table(include) => line(

@@ -487,7 +487,8 @@ async fn self_subject_access_reviews_answer_with_the_rbac_decision_and_its_reaso
     assert_eq!(code, 422);
     assert_eq!(
         body["message"],
-        r#"SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified"#
+        // As kube-apiserver words it: the 422 names no kind, and the value is Go's nil.
+        r#".authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified"#
     );
     // create-only
     let (code, _) = raw(
@@ -589,8 +590,10 @@ async fn reviews_are_discoverable_as_create_only_resources() {
     assert_eq!(
         names,
         [
+            ("localsubjectaccessreviews", &json!(["create"])),
             ("selfsubjectaccessreviews", &json!(["create"])),
-            ("selfsubjectrulesreviews", &json!(["create"]))
+            ("selfsubjectrulesreviews", &json!(["create"])),
+            ("subjectaccessreviews", &json!(["create"]))
         ]
     );
     let (_, groups) = raw(&client, "GET", "/apis", None, None).await;

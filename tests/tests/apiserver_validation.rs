@@ -353,7 +353,15 @@ async fn finalizer_names_are_qualified_names() {
         "metadata.finalizers",
         "metadata.finalizers: Invalid value: \"not ok\": name part must consist of",
     );
-    assert_eq!(s.details.unwrap().causes.len(), 1);
+    // As kube-apiserver: the core group's ValidateObjectMeta also refuses a finalizer without
+    // a `/` that is not a standard one, at its index.
+    let causes = s.details.unwrap().causes;
+    assert_eq!(causes.len(), 2);
+    assert_eq!(causes[1].field, "metadata.finalizers[1]");
+    assert_eq!(
+        causes[1].message,
+        "Invalid value: \"not ok\": name is neither a standard finalizer name nor is it fully qualified"
+    );
 }
 
 #[tokio::test]

@@ -1,5 +1,8 @@
 //! The self reviews: what a user may do and who it is, asked of the server itself.
 //!
+//! - `SubjectAccessReview` and `LocalSubjectAccessReview` (namespaced): the same question about
+//!   the user and groups the spec names (`kubectl auth can-i --as`, webhooks); a local review's
+//!   resource attributes must name its own namespace.
 //! - `SelfSubjectAccessReview` (`authorization.k8s.io/v1`, kubernetes
 //!   `pkg/registry/authorization/selfsubjectaccessreview/rest.go`): `spec` must name exactly one
 //!   of `resourceAttributes` and `nonResourceAttributes` (422 otherwise, worded as
@@ -25,28 +28,45 @@ use crate::routes::ResourcePath;
 use crate::status::{ApiError, Cause, Qualified};
 use crate::store::Store;
 
-/// A review resource: group, version, plural, kind, singular.
+/// A review resource: group, plural, kind, whether it is namespaced.
 struct Review {
     group: &'static str,
     plural: &'static str,
     kind: &'static str,
+    namespaced: bool,
 }
 
-const REVIEWS: [Review; 3] = [
+/// The reviews, in discovery's order (by name within a group).
+const REVIEWS: [Review; 5] = [
+    Review {
+        group: "authorization.k8s.io",
+        plural: "localsubjectaccessreviews",
+        kind: "LocalSubjectAccessReview",
+        namespaced: true,
+    },
     Review {
         group: "authorization.k8s.io",
         plural: "selfsubjectaccessreviews",
         kind: "SelfSubjectAccessReview",
+        namespaced: false,
     },
     Review {
         group: "authorization.k8s.io",
         plural: "selfsubjectrulesreviews",
         kind: "SelfSubjectRulesReview",
+        namespaced: false,
+    },
+    Review {
+        group: "authorization.k8s.io",
+        plural: "subjectaccessreviews",
+        kind: "SubjectAccessReview",
+        namespaced: false,
     },
     Review {
         group: "authentication.k8s.io",
         plural: "selfsubjectreviews",
         kind: "SelfSubjectReview",
+        namespaced: false,
     },
 ];
 const VERSION: &str = "v1";
@@ -71,7 +91,7 @@ pub(crate) fn discovery_entries(group: &str, version: &str) -> Vec<Value> {
             json!({
                 "name": r.plural,
                 "singularName": r.kind.to_ascii_lowercase(),
-                "namespaced": false,
+                "namespaced": r.namespaced,
                 "kind": r.kind,
                 "verbs": ["create"],
             })
@@ -101,7 +121,10 @@ pub(crate) fn serve(
     let Some(review) = review(&path.group, &path.version, &path.plural) else {
         return Err(ApiError::no_route());
     };
-    if path.name.is_some() || path.subresource.is_some() || path.namespace.is_some() {
+    if path.name.is_some()
+        || path.subresource.is_some()
+        || path.namespace.is_some() != review.namespaced
+    {
         return Err(ApiError::no_route());
     }
     if *method != Method::POST {
@@ -121,8 +144,11 @@ pub(crate) fn serve(
     if !object["metadata"].is_object() {
         object["metadata"] = json!({});
     }
+    if let Some(namespace) = &path.namespace {
+        object["metadata"]["namespace"] = json!(namespace);
+    }
     object["status"] = match review.kind {
-        "SelfSubjectAccessReview" => {
+        "SelfSubjectAccessReview" | "SubjectAccessReview" | "LocalSubjectAccessReview" => {
             let status = access_review(store, identity, review, &object)?;
             let api_version = format!("{}/{VERSION}", review.group);
             crate::apply::record_update(None, &mut object, manager, &api_version, None, now);
@@ -188,6 +214,11 @@ fn attributes_from(identity: &Identity, spec: &Value) -> RequestAttributes {
     }
 }
 
+/// The access reviews (`SelfSubjectAccessReview`, `SubjectAccessReview`,
+/// `LocalSubjectAccessReview`): validated as `ValidateSubjectAccessReviewSpec` and the kind's
+/// metadata rules word it (the 422 names no kind: `.authorization.k8s.io "" is invalid`), then
+/// the authorizer's decision for the requesting user or, for the others, the user and groups
+/// the spec names.
 fn access_review(
     store: &Store,
     identity: &Identity,
@@ -197,44 +228,100 @@ fn access_review(
     let spec = &object["spec"];
     let given = |field: &str| spec.get(field).is_some_and(|v| !v.is_null());
     let mut causes = Vec::new();
+    let invalid = |field: &str, value: String, detail: &str| Cause {
+        reason: "FieldValueInvalid".into(),
+        message: format!("Invalid value: {value}: {detail}"),
+        field: field.into(),
+    };
+    // The internal NonResourceAttributes struct, printed with its Go field names.
+    let non_resource = || {
+        let attrs = &spec["nonResourceAttributes"];
+        json!({"Path": string(attrs, "path"), "Verb": string(attrs, "verb")}).to_string()
+    };
     if given("resourceAttributes") && given("nonResourceAttributes") {
-        causes.push(Cause {
-            reason: "FieldValueInvalid".into(),
-            message: format!(
-                "Invalid value: {}: cannot be specified in combination with resourceAttributes",
-                spec["nonResourceAttributes"]
-            ),
-            field: "spec.nonResourceAttributes".into(),
-        });
+        causes.push(invalid(
+            "spec.nonResourceAttributes",
+            non_resource(),
+            "cannot be specified in combination with resourceAttributes",
+        ));
     }
     if !given("resourceAttributes") && !given("nonResourceAttributes") {
-        causes.push(Cause {
-            reason: "FieldValueInvalid".into(),
-            message: "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified".into(),
-            field: "spec.resourceAttributes".into(),
-        });
+        causes.push(invalid(
+            "spec.resourceAttributes",
+            "null".into(),
+            "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+        ));
     }
-    let metadata_given = object["metadata"]
-        .as_object()
-        .is_some_and(|m| m.iter().any(|(k, v)| k != "managedFields" && !v.is_null()));
+    let self_review = review.kind == "SelfSubjectAccessReview";
+    let groups: Vec<String> = spec["groups"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|g| g.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !self_review && string(spec, "user").is_empty() && groups.is_empty() {
+        causes.push(invalid(
+            "spec.user",
+            "\"\"".into(),
+            "at least one of user or group must be specified",
+        ));
+    }
+    let local = review.kind == "LocalSubjectAccessReview";
+    let metadata_given = object["metadata"].as_object().is_some_and(|m| {
+        m.iter()
+            .any(|(k, v)| k != "managedFields" && !(local && k == "namespace") && !v.is_null())
+    });
     if metadata_given {
-        causes.push(Cause {
-            reason: "FieldValueInvalid".into(),
-            message: format!("Invalid value: {}: must be empty", object["metadata"]),
-            field: "metadata".into(),
-        });
+        let detail = if local {
+            "must be empty except for namespace"
+        } else {
+            "must be empty"
+        };
+        causes.push(invalid("metadata", object["metadata"].to_string(), detail));
+    }
+    if local && given("nonResourceAttributes") {
+        causes.push(invalid(
+            "spec.nonResourceAttributes",
+            non_resource(),
+            "disallowed on this kind of request",
+        ));
+    }
+    if causes.is_empty()
+        && local
+        && let Some(resource) = spec.get("resourceAttributes").filter(|r| r.is_object())
+        && resource["namespace"] != object["metadata"]["namespace"]
+    {
+        causes.push(invalid(
+            "spec.resourceAttributes.namespace",
+            crate::validation::names::go_quote(&string(resource, "namespace")),
+            "must match metadata.namespace",
+        ));
     }
     if !causes.is_empty() {
         return Err(ApiError::invalid(
             Qualified {
                 group: review.group,
-                name: review.kind,
+                name: "",
             },
             "",
             causes,
         ));
     }
-    let decision = authorizer::authorize(store, identity, &attributes_from(identity, spec));
+    let subject;
+    let asked_about = if self_review {
+        identity
+    } else {
+        let mut user = identity.user.clone();
+        user.name = string(spec, "user");
+        user.uid = string(spec, "uid");
+        user.groups = groups;
+        user.extra = serde_json::from_value(spec["extra"].clone()).unwrap_or_default();
+        subject = Identity::rbac(user);
+        &subject
+    };
+    let decision = authorizer::authorize(store, asked_about, &attributes_from(asked_about, spec));
     let mut status = json!({"allowed": decision.allowed});
     if !decision.reason.is_empty() {
         status["reason"] = json!(decision.reason);

@@ -43,6 +43,39 @@ fn builtin(info: &ResourceInfo) -> Option<Builtin> {
     }
 }
 
+/// The core group's `ValidateObjectMeta` adds `validateKubeFinalizerName`: a finalizer without
+/// a `/` must be one of the standard names (`kubernetes`, `orphan`, `foregroundDeletion`).
+fn kube_finalizer_names(meta: &Value) -> Vec<FieldError> {
+    meta["finalizers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let name = f.as_str()?;
+            let standard = matches!(name, "kubernetes" | "orphan" | "foregroundDeletion");
+            (!name.contains('/') && !standard).then(|| {
+                FieldError::invalid(
+                    &format!("metadata.finalizers[{i}]"),
+                    name,
+                    "name is neither a standard finalizer name nor is it fully qualified",
+                )
+            })
+        })
+        .collect()
+}
+
+/// Whether the kind's `ValidateXUpdate` runs `ValidateObjectMetaUpdate` and the kind's whole
+/// create validation (`ValidateObjectMeta` included) again: ConfigMaps, Secrets,
+/// ServiceAccounts and the RBAC kinds.
+pub fn update_validates_meta_again(info: &ResourceInfo) -> bool {
+    RbacKind::of(&info.group, &info.plural).is_some()
+        || matches!(
+            (info.group.as_str(), info.plural.as_str()),
+            ("", "configmaps" | "secrets" | "serviceaccounts")
+        )
+}
+
 /// How `info`'s objects are named: Namespaces are DNS-1123 labels, every other served kind a
 /// DNS-1123 subdomain.
 pub fn name_rule(info: &ResourceInfo) -> NameRule {
@@ -200,6 +233,9 @@ pub fn validate(info: &ResourceInfo, new: &Value, old: Option<&Value>) -> Vec<Fi
     let mut errs = Vec::new();
     if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
         errs.extend(rbac::validate(kind, new, old));
+    }
+    if info.group.is_empty() {
+        errs.extend(kube_finalizer_names(&new["metadata"]));
     }
     if info.group == "apiextensions.k8s.io" && info.plural == "customresourcedefinitions" {
         // The spec's and status's rules follow the metadata's in one list (upstream's

@@ -64,6 +64,14 @@ pub fn validate_create(obj: &Value, rule: NameRule) -> Vec<FieldError> {
 /// The rules of `validateObjectMetaAccessorWithOptsCommon` that hold for creates and updates
 /// alike (an update's `validateCommonFields` re-checks them on the new object).
 pub fn validate_common(meta: &Value) -> Vec<FieldError> {
+    let mut errs = validate_update(meta);
+    errs.extend(validate_finalizers(meta));
+    errs
+}
+
+/// What `ValidateObjectMetaAccessorUpdate` re-checks of the new metadata on every update:
+/// labels, annotations and owner references (finalizer names are not among them).
+pub fn validate_update(meta: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for (key, value) in string_map(meta, "labels") {
         errs.extend(
@@ -96,7 +104,6 @@ pub fn validate_common(meta: &Value) -> Vec<FieldError> {
     if let Some(refs) = meta.get("ownerReferences").and_then(Value::as_array) {
         errs.extend(validate_owner_references(refs));
     }
-    errs.extend(validate_finalizers(meta));
     errs
 }
 

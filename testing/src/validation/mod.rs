@@ -76,9 +76,9 @@ pub fn decode_typed(
     }
 }
 
-/// Whether `obj` holds fields its (described) built-in kind does not declare.
-pub fn has_undeclared_fields(info: &ResourceInfo, obj: &Value) -> bool {
-    gotypes::decode(info, &mut obj.clone()).is_ok_and(|unknown| !unknown.is_empty())
+/// The fields `obj` holds that its (described) built-in kind does not declare.
+pub fn undeclared_fields(info: &ResourceInfo, obj: &Value) -> Vec<String> {
+    gotypes::decode(info, &mut obj.clone()).unwrap_or_default()
 }
 
 /// Admission of a create, on the object as it will be stored (name generated, namespace set):
@@ -95,7 +95,17 @@ pub fn admit_create(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError
 /// and the kind's update rules.
 pub fn admit_update(info: &ResourceInfo, new: &mut Value, old: &Value) -> Result<(), ApiError> {
     builtins::decode(info, new).map_err(|why| undecodable(info, &why))?;
-    let mut errs = meta::validate_common(&new["metadata"]);
+    let common = meta::validate_common(&new["metadata"]);
+    let mut errs = common.clone();
+    if builtins::update_validates_meta_again(info) {
+        // The generic registry's `ValidateObjectMetaAccessorUpdate`, the kind's
+        // `ValidateObjectMetaUpdate`, and its `ValidateObjectMeta` of the new object: the same
+        // problems reported again, as kube-apiserver lists them.
+        let update = meta::validate_update(&new["metadata"]);
+        errs.extend(update.iter().cloned());
+        errs.extend(update);
+        errs.extend(common);
+    }
     errs.extend(builtins::validate(info, new, Some(old)));
     invalid(info, new, errs)
 }
