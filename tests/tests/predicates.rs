@@ -1,10 +1,10 @@
-//! Which watch events of the resource start a pass. By default a change of what the reconciler
-//! reads: the spec (generation), the finalizers, the deletion timestamp and its labels and
-//! annotations — every one, or those it declares in `reads(..)`. A status write (the
-//! controller's own or anyone else's) starts none, nor does a relist's event of an object that
-//! did not change. `with_every_change` starts one for every change (status writes too). Passes
-//! are counted through the reconciler (each `apply` call), the controller run as its generated
-//! RBAC.
+//! Which watch events of the resource start a pass. By default every change (status writes
+//! too), but not a relist's event of an object that did not change. With
+//! `with_relevant_changes`, a change of what the reconciler reads: the spec (generation), the
+//! finalizers, the deletion timestamp and its labels and annotations — every one, or those it
+//! declares in `reads(..)`; a status write (the controller's own or anyone else's) starts none.
+//! Passes are counted through the reconciler (each `apply` call), the controller run as its
+//! generated RBAC.
 
 use std::sync::Arc;
 
@@ -51,11 +51,11 @@ async fn merge_metadata(client: &kube::Client, name: &str, metadata: serde_json:
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn by_default_status_writes_start_no_pass_and_spec_labels_and_annotations_do() {
+async fn with_relevant_changes_status_writes_start_no_pass_and_spec_labels_and_annotations_do() {
     let (server, admin) = server_with_widgets().await;
     let reconciler = Widgets::default();
     let client = operator_client(&server, kubeward_tests::OPERATOR).await;
-    let running = Running::start(controller(&client, &reconciler));
+    let running = Running::start(controller(&client, &reconciler).with_relevant_changes());
     create_widget(&admin, "w", ready()).await;
     ready_is_stored(&admin, "w").await;
     // The first pass stored a transition (Ready added) and awaits a change: it is run once more,
@@ -120,7 +120,12 @@ async fn only_the_declared_labels_and_annotations_start_passes() {
         .service_account_client("default", "readers", Readers::rbac_rules(false))
         .await
         .expect("the generated RBAC is stored");
-    let running = Running::start(Readers.controller(client).without_events());
+    let running = Running::start(
+        Readers
+            .controller(client)
+            .with_relevant_changes()
+            .without_events(),
+    );
     let passes = || PASSES.load(std::sync::atomic::Ordering::SeqCst);
     create_widget(&admin, "w", WidgetSpec::default()).await;
     settles_at("passes", passes, 1).await;
@@ -161,7 +166,7 @@ async fn only_the_declared_labels_and_annotations_start_passes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_every_change_the_own_status_write_starts_a_pass() {
+async fn by_default_every_change_starts_a_pass_the_own_status_write_too() {
     let (server, admin) = server_with_widgets().await;
     let reconciler = Widgets::default();
     let client = operator_client(&server, kubeward_tests::OPERATOR).await;

@@ -152,7 +152,7 @@ impl<R: Reconciler> Controller<R> {
             clock: Arc::new(SystemClock),
             watcher_config: watcher::Config::default(),
             scope: Scope::cluster(),
-            starts: Starts::RelevantChanges,
+            starts: Starts::EveryChange,
             resync: None,
             shutdown: None,
             leader_election: None,
@@ -320,9 +320,8 @@ impl<R: Reconciler> Controller<R> {
 
     /// Starts a pass for every watch event of the resource, as kube-runtime does: also for a
     /// status write (the controller's own included) and for a relist within a watch term (after
-    /// a watch expired) of an object that did not change. By default only a change of what the
-    /// reconciler reads starts one; see [`Reads`](super::Reads). (The first list of each watch
-    /// term starts a pass for every object either way.)
+    /// a watch expired) of an object that did not change, which by default starts none. (The
+    /// first list of each watch term starts a pass for every object either way.)
     #[must_use]
     pub fn with_every_watch_event(mut self) -> Self {
         self.starts = Starts::EveryEvent;
@@ -330,15 +329,25 @@ impl<R: Reconciler> Controller<R> {
     }
 
     /// Starts a pass for every change of an object (every new resourceVersion): status writes
-    /// too, the controller's own and anyone else's, and labels or annotations the reconciler does
-    /// not declare it [reads](Reconciler::READS) — for a reconciler that acts on what others write
-    /// into its objects' status. A relist's event of an object that did not move still starts
-    /// none. By default only a change of the spec (generation), the finalizers, the deletion
-    /// timestamp or the labels and annotations the reconciler reads starts a pass (and a pass
-    /// that stored a transition and awaits a change is run once more); see [`Reads`](super::Reads).
+    /// too, the controller's own and anyone else's. The default; a relist's event of an object
+    /// that did not move still starts none. See [`with_relevant_changes`](Controller::with_relevant_changes)
+    /// for the predicates derived from the declaration.
     #[must_use]
     pub fn with_every_change(mut self) -> Self {
         self.starts = Starts::EveryChange;
+        self
+    }
+
+    /// Starts a pass only for a change of what the reconciler acts on: the spec (generation),
+    /// the finalizers, the deletion timestamp, and the labels and annotations it
+    /// [reads](Reconciler::READS) (`#[reconciler(reads(..))]`; all of them when it declares
+    /// none). Status writes — its own and anyone else's — start none; a pass that stored a
+    /// transition and awaits a change is run once more at once, so a condition that moves one
+    /// reason per pass goes on. See [`Reads`](super::Reads). Opt-in while the reliability soak
+    /// runs it (RELIABILITY.md).
+    #[must_use]
+    pub fn with_relevant_changes(mut self) -> Self {
+        self.starts = Starts::RelevantChanges;
         self
     }
 

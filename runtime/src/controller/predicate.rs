@@ -1,7 +1,10 @@
 //! Which watch events of the resource start a pass.
 //!
-//! By default ([`Starts::RelevantChanges`]) an event starts a pass only when it changes what a
-//! reconciler acts on: the spec (`metadata.generation`), the finalizers, the deletion timestamp,
+//! By default ([`Starts::EveryChange`]) every change of an object starts a pass (not a relist's
+//! event of an object that did not move). With
+//! [`Controller::with_relevant_changes`](super::Controller::with_relevant_changes)
+//! ([`Starts::RelevantChanges`]) an event starts a pass only when it changes what a reconciler
+//! acts on: the spec (`metadata.generation`), the finalizers, the deletion timestamp,
 //! or the labels and annotations the reconciler reads ([`Reconciler::READS`](super::Reconciler::READS):
 //! all of them unless it declares which). A status write — the controller's own, or anyone
 //! else's — and a change of managedFields or ownerReferences start none: that is
@@ -16,10 +19,9 @@
 //! on). A pass that only restates its status, or asks for its own requeue, gets no such pass.
 //!
 //! A relist (after a watch expired) starts no pass for an object that did not change that way
-//! either; the first list of each watch term starts one for every object. Opting out is
-//! explicit: [`Controller::with_every_change`](super::Controller::with_every_change) (every
-//! resourceVersion move), [`Controller::with_every_watch_event`](super::Controller::with_every_watch_event)
-//! (kube-runtime's behaviour: relists too).
+//! either; the first list of each watch term starts one for every object.
+//! [`Controller::with_every_watch_event`](super::Controller::with_every_watch_event) gives
+//! kube-runtime's behaviour (relists too).
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
@@ -104,9 +106,10 @@ pub(crate) fn relevant_version(meta: &ObjectMeta, reads: &Reads) -> u64 {
 pub(super) enum Starts {
     /// Every one, relists included ([`Controller::with_every_watch_event`](super::Controller::with_every_watch_event)).
     EveryEvent,
-    /// Every change of resourceVersion ([`Controller::with_every_change`](super::Controller::with_every_change)).
+    /// Every change of resourceVersion (the default).
     EveryChange,
-    /// A change of what the reconciler reads (the default).
+    /// A change of what the reconciler reads
+    /// ([`Controller::with_relevant_changes`](super::Controller::with_relevant_changes)).
     RelevantChanges,
 }
 
