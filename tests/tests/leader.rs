@@ -28,7 +28,7 @@ async fn replica(
     widgets: &Widgets,
     observer: &Arc<Recording>,
 ) -> Running {
-    let timings = (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD);
+    let timings = TIMINGS;
     replica_with(server, name, name, timings, widgets, observer).await
 }
 
@@ -47,6 +47,9 @@ async fn replica_with(
 
 /// Lease duration, renew deadline and retry period.
 type Timings = (Duration, Duration, Duration);
+
+/// The timings the replicas of these tests run with.
+const TIMINGS: Timings = (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD);
 
 /// The controller of a replica as [`replica_with`] runs it.
 async fn replica_controller(
@@ -70,7 +73,7 @@ async fn replica_controller(
 #[tokio::test]
 async fn the_leading_gauge_says_which_replica_reconciles() {
     let (server, client) = server_with_widgets().await;
-    let timings = (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD);
+    let timings = TIMINGS;
     let leading = r#"kubeward_controller_leading{controller="test.kubeward.dev/widgets"} "#;
     let gauge = |registry: &prometheus::Registry| {
         scrape(registry)
@@ -384,7 +387,7 @@ async fn two_replicas_given_the_same_identity_never_both_lead() {
     let (server, client) = server_with_widgets().await;
     let (a_widgets, a_observer) = (Widgets::default(), Recording::new());
     let (b_widgets, b_observer) = (Widgets::default(), Recording::new());
-    let timings = (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD);
+    let timings = TIMINGS;
     let a = replica_with(
         &server,
         "replica-a",
@@ -626,7 +629,7 @@ async fn a_shutdown_fits_its_budget_while_a_status_write_hangs() {
     let (server, client) = server_with_widgets().await;
     let widgets = Widgets::default();
     let observer = Recording::new();
-    let timings = (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD);
+    let timings = TIMINGS;
     let controller = replica_controller(
         &server,
         "replica-a",
@@ -694,7 +697,7 @@ async fn a_warm_standby_takes_over_without_listing_and_a_cold_one_lists_first() 
         let observer = Recording::new();
         let a = replica(&server, "replica-a", &leader, &observer).await;
         eventually("replica-a leads", || held_by(&client, "replica-a")).await;
-        let timings = (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD);
+        let timings = TIMINGS;
         let b = replica_controller(
             &server,
             "replica-b",

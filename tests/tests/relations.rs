@@ -351,6 +351,20 @@ async fn bind_generated_role(
         .expect("binding");
 }
 
+/// The Parents controller on `client`, scoped by `scope` (a namespace, or a list).
+fn parents_in(
+    client: &kube::Client,
+    started: &Started,
+    scope: impl FnOnce(Controller<Parents>) -> Controller<Parents>,
+) -> Running {
+    let parents = Parents {
+        started: started.clone(),
+    };
+    let controller =
+        Controller::new(parents, client.clone()).with_shutdown_grace(Duration::from_millis(200));
+    Running::start(scope(controller))
+}
+
 /// Creates a widget in each of `namespaces`, named after its namespace.
 async fn widget_in_each(admin: &kube::Client, namespaces: &[&str]) {
     for namespace in namespaces {
@@ -402,16 +416,7 @@ async fn in_one_namespace_the_controller_and_its_relations_need_only_a_role_ther
         .expect("service account");
     bind_generated_role(&admin, "team-a", "team-a").await;
     let started = Started::default();
-    let running = Running::start(
-        Controller::new(
-            Parents {
-                started: started.clone(),
-            },
-            client.clone(),
-        )
-        .in_namespace("team-a")
-        .with_shutdown_grace(Duration::from_millis(200)),
-    );
+    let running = parents_in(&client, &started, |c| c.in_namespace("team-a"));
     widget_in_each(&admin, &["team-a", "team-b"]).await;
     let children: Api<ConfigMap> = Api::namespaced(admin.clone(), "team-a");
     stored(&children, &child_name("team-a"), "the child in team-a").await;
@@ -452,16 +457,7 @@ async fn in_a_list_of_namespaces_each_is_watched_with_a_role_there_and_a_relist_
         bind_generated_role(&admin, team, "operators").await;
     }
     let started = Started::default();
-    let running = Running::start(
-        Controller::new(
-            Parents {
-                started: started.clone(),
-            },
-            client.clone(),
-        )
-        .in_namespaces(["team-a", "team-b"])
-        .with_shutdown_grace(Duration::from_millis(200)),
-    );
+    let running = parents_in(&client, &started, |c| c.in_namespaces(["team-a", "team-b"]));
     widget_in_each(&admin, &["team-a", "team-b", "team-c"]).await;
     for team in ["team-a", "team-b"] {
         let children: Api<ConfigMap> = Api::namespaced(admin.clone(), team);
