@@ -240,6 +240,7 @@
 #![deny(missing_docs)]
 
 mod accept;
+#[cfg(feature = "prometheus")]
 mod alert_rules;
 mod api;
 mod apply;
@@ -279,6 +280,7 @@ mod wait;
 mod watch;
 mod yaml;
 
+#[cfg(feature = "prometheus")]
 pub use alert_rules::assert_alert_rules;
 pub use cluster::{BACKEND_VARIABLE, Backend, Cluster};
 pub use faults::{Fault, FaultAction, Faults, PathMatch};

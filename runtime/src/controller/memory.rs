@@ -93,8 +93,10 @@ pub(super) fn terminal_fingerprint<K: Resource>(object: &K) -> u64 {
 }
 
 /// The objects held after a terminal failure at one moment: their uids and fingerprints.
+#[cfg(feature = "prometheus")]
 pub(super) struct TerminalFailures(HashMap<String, u64>);
 
+#[cfg(feature = "prometheus")]
 impl TerminalFailures {
     /// Whether `object` is held ([`ObjectMemory::is_held_terminal`] as of this snapshot).
     pub(super) fn holds<K: Resource>(&self, object: &K) -> bool {
@@ -204,6 +206,7 @@ impl ObjectMemory {
     }
 
     /// The objects held after a terminal failure, read under one lock (for a whole scrape).
+    #[cfg(feature = "prometheus")]
     pub(super) fn terminal_failures(&self) -> TerminalFailures {
         TerminalFailures(
             self.lock()

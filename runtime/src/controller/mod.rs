@@ -37,6 +37,7 @@ pub use self::health::{ControllerState, DEFAULT_SYNC_TIMEOUT};
 pub use self::pass::Pass;
 pub use self::predicate::{Keys, Reads};
 pub use self::reconciler::{Reconciler, default_name};
+#[cfg(feature = "prometheus")]
 pub(crate) use self::run::termination_signal;
 pub use self::status::NoStatusSubresource;
 pub use self::terminal::Terminal;
