@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 use super::apply::{
     ApplyError, ApplySchema, Endpoint, FIELD_MANAGER_MAX_LENGTH, apply_at, update_at,
 };
+use super::continue_token;
 use super::events_api::{
     from_core_v1, to_core_v1, validate_core_v1_event, validate_event_create, validate_event_update,
 };
@@ -390,27 +391,6 @@ fn field_value(view: &Value, field: &str) -> Option<String> {
     }
 }
 
-fn encode_continue(rv: u64, after: &ObjectKey) -> String {
-    let raw = format!("{rv}\u{0}{}\u{0}{}", after.0, after.1);
-    raw.bytes().map(|b| format!("{b:02x}")).collect()
-}
-
-fn decode_continue(token: &str) -> Option<(u64, ObjectKey)> {
-    if !token.len().is_multiple_of(2) {
-        return None;
-    }
-    let bytes: Option<Vec<u8>> = (0..token.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(token.get(i..i + 2)?, 16).ok())
-        .collect();
-    let raw = String::from_utf8(bytes?).ok()?;
-    let mut parts = raw.split('\u{0}');
-    let rv = parts.next()?.parse().ok()?;
-    let ns = parts.next()?.to_string();
-    let name = parts.next()?.to_string();
-    Some((rv, (ns, name)))
-}
-
 /// List parameters.
 #[derive(Debug, Default)]
 pub struct ListParams<'a> {
@@ -542,11 +522,8 @@ impl State {
         let filter = Filter::parse(info, params.label_selector, params.field_selector)?;
         let (list_rv, after) = match params.continue_token.filter(|t| !t.is_empty()) {
             Some(token) => {
-                let (rv, key) = decode_continue(token).ok_or_else(|| {
-                    ApiError::bad_request(
-                        "continue key is not valid: illegal base64 data at input byte 0",
-                    )
-                })?;
+                let (rv, key) =
+                    continue_token::decode(token, namespace).map_err(ApiError::bad_request)?;
                 if self.store.is_compacted(rv) {
                     return Err(ApiError::expired(
                         "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue value from the response to start a new list with a continue parameter.",
@@ -602,7 +579,7 @@ impl State {
         if remaining > 0
             && let Some(key) = next
         {
-            metadata["continue"] = Value::String(encode_continue(list_rv, &key));
+            metadata["continue"] = Value::String(continue_token::encode(list_rv, &key, namespace));
             if !selective {
                 metadata["remainingItemCount"] = json!(remaining);
             }
@@ -1330,15 +1307,17 @@ impl State {
             .get(&info.storage, &ns, name)
             .cloned()
             .ok_or_else(|| ApiError::not_found(info.qualified_resource(), name))?;
+        // apiserver's rest.BeforeDelete checks the preconditions first, naming the kind (not
+        // the resource) in its conflict.
         let pre = &options["preconditions"];
         if let Some(uid) = pre["uid"].as_str() {
             let actual = meta_str(&old, "uid").unwrap_or_default();
             if uid != actual {
                 return Err(ApiError::conflict(
-                    info.qualified_resource(),
+                    info.qualified_kind(),
                     name,
                     &format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+                        "the UID in the precondition ({uid}) does not match the UID in record ({actual}). The object might have been deleted and then recreated"
                     ),
                 ));
             }
@@ -1347,10 +1326,10 @@ impl State {
             let actual = meta_str(&old, "resourceVersion").unwrap_or_default();
             if rv != actual {
                 return Err(ApiError::conflict(
-                    info.qualified_resource(),
+                    info.qualified_kind(),
                     name,
                     &format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"
+                        "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({actual}). The object might have been modified"
                     ),
                 ));
             }
@@ -1575,15 +1554,6 @@ pub fn generate_name(prefix: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn continue_tokens_round_trip_and_reject_garbage() {
-        let key = ("default".to_string(), "cm-1".to_string());
-        let token = encode_continue(42, &key);
-        assert_eq!(decode_continue(&token), Some((42, key)));
-        assert_eq!(decode_continue("zz"), None);
-        assert_eq!(decode_continue("abc"), None);
-    }
 
     #[test]
     fn generated_names_are_prefix_plus_five_safe_characters() {

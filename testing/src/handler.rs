@@ -608,6 +608,14 @@ fn write_options(
 }
 
 /// apimachinery's `ValidateListOptions` (`validateWatchOptions` for watches): on a watch,
+/// A list's `limit` (0: no limit). kube-apiserver serves `resourceVersion=0` from its watch
+/// cache, which ignores the limit: every item, no `continue`.
+fn list_limit(query: &HashMap<String, String>) -> Result<usize, ApiError> {
+    let limit = usize::try_from(int_parameter(query, "limit")?.unwrap_or(0)).unwrap_or(0);
+    let from_cache = query.get("resourceVersion").is_some_and(|rv| rv == "0");
+    Ok(if from_cache { 0 } else { limit })
+}
+
 /// `resourceVersionMatch` only with `sendInitialEvents` and only `NotOlderThan`; on a list, only
 /// with a `resourceVersion`, not with `continue`, `Exact` or `NotOlderThan` (and `Exact` not at
 /// `0`), and no `sendInitialEvents`.
@@ -1043,7 +1051,7 @@ fn resource_request(
     let list_params = ListParams {
         label_selector: query.get("labelSelector").map(String::as_str),
         field_selector: query.get("fieldSelector").map(String::as_str),
-        limit: usize::try_from(int_parameter(query, "limit")?.unwrap_or(0)).unwrap_or(0),
+        limit: list_limit(query)?,
         continue_token: query.get("continue").map(String::as_str),
     };
     let (code, value) = match (method, r.name.as_deref()) {

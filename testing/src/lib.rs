@@ -100,8 +100,10 @@
 //!   `this namespace may not be deleted`; creating in a terminating namespace is 403 `unable to
 //!   create new content in namespace X because it is being terminated` (NamespaceLifecycle
 //!   admission, with the `NamespaceTerminating` cause).
-//! - **LIST**: `metadata.resourceVersion` always; `limit`/`continue` (opaque token, 410 Expired
-//!   once compacted; `remainingItemCount` only without selectors);
+//! - **LIST**: `metadata.resourceVersion` always; `limit`/`continue` (upstream's token, 410
+//!   Expired once compacted, a malformed one 400 `invalid continue token: ...` with Go's base64
+//!   or JSON error; `remainingItemCount` only without selectors; `resourceVersion=0` ignores
+//!   `limit`, as the watch cache serving it does);
 //!   `labelSelector`; `fieldSelector` on `metadata.name`/`metadata.namespace` and, for events,
 //!   the `involvedObject.*`/`regarding.*`, `reason`, `type`, `source`, `reportingComponent`
 //!   fields (`field label not supported: X` otherwise). Integer parameters (`limit`,
@@ -114,7 +116,8 @@
 //!   ADDED, objects leaving it DELETED with their previous content stamped with the change's
 //!   resourceVersion (the watch cache's `convertToWatchEvent`); `allowWatchBookmarks` (periodic BOOKMARKs), `timeoutSeconds`,
 //!   streaming lists (`sendInitialEvents=true` + `resourceVersionMatch=NotOlderThan`: initial
-//!   ADDED events, then a BOOKMARK annotated `k8s.io/initial-events-end: "true"`).
+//!   ADDED events, then a BOOKMARK annotated `k8s.io/initial-events-end: "true"`, as a watch from
+//!   resourceVersion unset or `0` that allows bookmarks also ends them).
 //!   [`ApiServer::compact`] drops the history and ends open watches with `ERROR 410`, so watchers
 //!   relist.
 //! - **Discovery and CRDs**: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<g>[/<v>]` (legacy
@@ -247,6 +250,7 @@ mod apply;
 mod auth;
 mod authz;
 mod cluster;
+mod continue_token;
 mod discovery;
 mod events_api;
 mod fault_stage;

@@ -237,9 +237,12 @@ pub fn start(
                     .map(|view| encoder.object("ADDED", &view))
                     .collect();
                 // A streaming list ends its initial events with the annotated bookmark, and so
-                // does kube-apiserver 1.34 for a watch from no resourceVersion that allows
-                // bookmarks.
-                let unversioned = req.resource_version.as_deref().is_none_or(str::is_empty);
+                // does kube-apiserver 1.34 for a watch from no resourceVersion (or "0": any)
+                // that allows bookmarks.
+                let unversioned = req
+                    .resource_version
+                    .as_deref()
+                    .is_none_or(|rv| rv.is_empty() || rv == "0");
                 let initial_end = req.send_initial_events == Some(true)
                     || (req.send_initial_events.is_none() && unversioned);
                 if req.bookmarks && initial_end {

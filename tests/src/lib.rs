@@ -482,13 +482,23 @@ pub struct Running {
 impl Running {
     /// Starts `controller` with a shutdown trigger of the test's own.
     pub fn start<R: Reconciler>(controller: kubeward::controller::Controller<R>) -> Self {
+        Self::start_in(controller, tracing::Span::none())
+    }
+
+    /// Starts `controller` like [`Running::start`], its log (and that of every task it spawns
+    /// for a pass) inside `span`: a replica's name in a log of several.
+    pub fn start_in<R: Reconciler>(
+        controller: kubeward::controller::Controller<R>,
+        span: tracing::Span,
+    ) -> Self {
+        use tracing::Instrument;
         let (tx, rx) = tokio::sync::oneshot::channel();
         let controller = controller.shutdown_on(async move {
             let _ = rx.await;
         });
         Self {
             shutdown: Some(tx),
-            handle: tokio::spawn(controller.run()),
+            handle: tokio::spawn(controller.run().instrument(span)),
         }
     }
 

@@ -256,7 +256,19 @@ async fn delete_preconditions_are_honoured() {
     match err {
         kube::Error::Api(s) => {
             assert_eq!(s.code, 409);
-            assert!(s.message.starts_with("Operation cannot be fulfilled on rollouts.demo.kubeward.dev \"web\": Precondition failed: UID in precondition: not-the-uid, UID in object meta: "), "{}", s.message);
+            // apiserver's rest.BeforeDelete: the kind, not the resource, in the conflict.
+            let uid = api.get("web").await.unwrap().metadata.uid.unwrap();
+            assert_eq!(
+                s.message,
+                format!(
+                    "Operation cannot be fulfilled on Rollout.demo.kubeward.dev \"web\": the UID in the precondition (not-the-uid) does not match the UID in record ({uid}). The object might have been deleted and then recreated"
+                )
+            );
+            let details = s.details.expect("details");
+            assert_eq!(
+                (details.kind.as_str(), details.group.as_str()),
+                ("Rollout", "demo.kubeward.dev")
+            );
         }
         other => panic!("{other:?}"),
     }

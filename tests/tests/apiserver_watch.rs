@@ -62,6 +62,18 @@ async fn watch_from_zero_replays_current_state_as_added() {
     let second = next_event(&mut stream).await;
     assert!(matches!(first, WatchEvent::Added(_)) && matches!(second, WatchEvent::Added(_)));
     assert_eq!([name_of(&first), name_of(&second)], ["a", "b"]);
+    // kube asks for bookmarks, and kube-apiserver 1.34 ends the initial events of a watch from
+    // "0" with the annotated bookmark (seen on the real binary, differential corpus).
+    match next_event(&mut stream).await {
+        WatchEvent::Bookmark(b) => assert_eq!(
+            b.metadata
+                .annotations
+                .get("k8s.io/initial-events-end")
+                .map(String::as_str),
+            Some("true")
+        ),
+        other => panic!("expected the initial-events-end bookmark, got {other:?}"),
+    }
     cms.create(&PostParams::default(), &cm("c")).await.unwrap();
     let third = next_event(&mut stream).await;
     assert!(matches!(third, WatchEvent::Added(_)));
@@ -168,7 +180,10 @@ async fn watch_label_selector_turns_leaving_objects_into_deleted() {
     labelled.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
     cms.create(&PostParams::default(), &labelled).await.unwrap();
     let mut stream = cms
-        .watch(&WatchParams::default().labels("app=web"), "0")
+        .watch(
+            &WatchParams::default().labels("app=web").disable_bookmarks(),
+            "0",
+        )
         .await
         .unwrap()
         .boxed();
@@ -246,7 +261,7 @@ async fn watch_timeout_seconds_ends_the_stream() {
     let server = ApiServer::start().await.unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(server.client().unwrap(), "default");
     let mut stream = cms
-        .watch(&WatchParams::default().timeout(1), "0")
+        .watch(&WatchParams::default().timeout(1).disable_bookmarks(), "0")
         .await
         .unwrap()
         .boxed();

@@ -9,7 +9,7 @@
 //! `KUBEWARD_SOAK_SEED` replays a schedule (the seed is printed at the start and in every
 //! failure), `KUBEWARD_SOAK_OBJECTS` the starting population.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -351,10 +351,14 @@ async fn soak() {
     eprintln!(
         "soak: seed {seed} ({secs} s, {objects} objects); replay with KUBEWARD_SOAK_SEED={seed}"
     );
+    let log = Log::start(seed);
     let outcome = tokio::spawn(run(seed, secs, objects)).await;
     match outcome {
         Ok(figures) => {
             eprintln!("soak figures (seed {seed}):\n{figures}");
+            if figures.violations() > 0 {
+                log.quote(&figures);
+            }
             assert_eq!(
                 figures.violations(),
                 0,
@@ -362,6 +366,59 @@ async fn soak() {
             );
         }
         Err(panic) => panic!("soak seed {seed} failed: {panic}"),
+    }
+}
+
+/// The runtime's log during a soak: kubeward's events at debug level, each with its replica and
+/// pass (object, phase, reconcile id), in `target/soak-logs/<seed>.log`. A violation quotes the
+/// lines of its item.
+struct Log {
+    path: std::path::PathBuf,
+}
+
+impl Log {
+    fn start(seed: u64) -> Self {
+        use tracing_subscriber::layer::SubscriberExt;
+        use tracing_subscriber::{Layer, filter::Targets, fmt};
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("soak-logs");
+        std::fs::create_dir_all(&dir).expect("the log directory");
+        let path = dir.join(format!("{seed}.log"));
+        let file = std::fs::File::create(&path).expect("the soak log");
+        let layer = fmt::layer()
+            .with_writer(Mutex::new(file))
+            .with_ansi(false)
+            .with_target(false)
+            .with_filter(Targets::new().with_target("kubeward", tracing::Level::DEBUG));
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
+            .expect("the only subscriber");
+        eprintln!("soak: the runtime's log is in {}", path.display());
+        Log { path }
+    }
+
+    /// Prints the log lines of each item a violation names (the first 60 of each).
+    fn quote(&self, figures: &Figures) {
+        let Ok(text) = std::fs::read_to_string(&self.path) else {
+            return;
+        };
+        let names: BTreeSet<&str> = figures
+            .violations
+            .values()
+            .flatten()
+            .flat_map(|v| v.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')))
+            .filter(|word| word.starts_with("item-"))
+            .collect();
+        for name in names {
+            let needle = format!("/{name}");
+            let lines: Vec<&str> = text.lines().filter(|l| l.contains(&needle)).collect();
+            eprintln!(
+                "--- the log of {name} ({} lines, {}):",
+                lines.len(),
+                self.path.display()
+            );
+            for line in lines.iter().take(60) {
+                eprintln!("{line}");
+            }
+        }
     }
 }
 
@@ -470,21 +527,27 @@ fn replica(
         Reporter::new(CONTROLLER, identity).expect("valid reporter"),
     )
     .with_timeout(Duration::from_secs(2));
-    Running::start(
-        Controller::new(
-            Items {
-                replica: identity,
-                ledger: ledger.clone(),
-            },
-            client,
-        )
-        .with_event_recorder(recorder)
-        .with_observer(abandoned.clone())
-        .with_leader_election(election)
-        // A short grace: passes are abandoned at every stop, also inside status writes (kube's
-        // client sleeping between retries of a write that committed), and their transition
-        // events must be published all the same.
-        .with_shutdown_grace(Duration::from_millis(500)),
+    let controller = Controller::new(
+        Items {
+            replica: identity,
+            ledger: ledger.clone(),
+        },
+        client,
+    )
+    .with_event_recorder(recorder)
+    .with_observer(abandoned.clone())
+    .with_leader_election(election)
+    // A short grace: passes are abandoned at every stop, also inside status writes (kube's
+    // client sleeping between retries of a write that committed), and their transition
+    // events must be published all the same.
+    .with_shutdown_grace(Duration::from_millis(500));
+    let controller = match std::env::var("KUBEWARD_SOAK_STARTS").as_deref() {
+        Ok("relevant") => controller.with_relevant_changes(),
+        _ => controller,
+    };
+    Running::start_in(
+        controller,
+        tracing::info_span!(target: "kubeward", "replica", name = identity),
     )
 }
 

@@ -110,16 +110,27 @@ pub(super) async fn reconcile<R: Reconciler>(
             waited,
         });
     }
+    let reference = ObjectRef::from_resource(&*object);
+    tracing::debug!(object = %reference, resource_version = object.resource_version(), "called");
     let object = match caught_up(&context, object) {
         Start::From(object) => object,
-        Start::Later(delay) => return Ok(Action::requeue(delay)),
+        Start::Later(delay) => {
+            tracing::debug!(object = %reference, ?delay, "put off until the cache has the written version");
+            return Ok(Action::requeue(delay));
+        }
     };
     if context.memory.is_held_terminal(&*object) {
         // Its last pass failed terminally and nothing it could depend on changed since.
-        tracing::trace!(object = %ObjectRef::from_resource(&*object), "held after a terminal failure");
+        tracing::trace!(object = %reference, "held after a terminal failure");
         return Ok(Action::await_change());
     }
     let result = reconcile_phase(context.clone(), object.clone()).await;
+    match &result {
+        Ok(action) => tracing::debug!(object = %reference, ?action, "next"),
+        Err(error) => {
+            tracing::debug!(object = %reference, error = %super::ErrorChain(error), "failed")
+        }
+    }
     if let Err(error) = &result
         && error.is_terminal()
     {
@@ -260,6 +271,9 @@ async fn run_pass<R: Reconciler>(
         context.observers.clone(),
     );
     let span = pass_span(&context.name, &reference, phase, &guard);
+    span.in_scope(|| {
+        tracing::debug!(resource_version = object.resource_version(), "pass started");
+    });
     let end = guard
         .run(pass_body(context, object, reference, phase))
         .instrument(span.clone())
@@ -451,6 +465,7 @@ async fn effects<R: Reconciler>(
                     resource_version,
                     stored,
                 }) => {
+                    tracing::debug!(?resource_version, "status stored");
                     if resource_version.is_some() && resource_version != object.resource_version() {
                         context.memory.wrote(&*object, |w| context.cached(w));
                     }

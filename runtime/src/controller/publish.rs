@@ -83,8 +83,11 @@ pub(super) async fn publish<R: Reconciler>(
         return;
     };
     let publishes = events.iter().map(|event| async move {
-        if let Err(error) = recorder.publish(event, regarding).await {
-            tracing::warn!(%error, reason = %event.reason, "could not publish event");
+        match recorder.publish(event, regarding).await {
+            Ok(()) => {
+                tracing::debug!(reason = %event.reason, note = ?event.note, "event published")
+            }
+            Err(error) => tracing::warn!(%error, reason = %event.reason, "could not publish event"),
         }
     });
     futures::future::join_all(publishes).await;

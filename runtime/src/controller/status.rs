@@ -266,6 +266,7 @@ where
     if !conflict && !in_doubt::in_doubt(&error) {
         return Err(error);
     }
+    tracing::debug!(error = %super::ErrorChain(&error), "status write in doubt; reading it back");
     match read_back(writer, object, &status).await {
         Ok(Some(resource_version)) => Ok(Written::Stored {
             resource_version,

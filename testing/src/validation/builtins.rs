@@ -11,7 +11,7 @@ use super::field::{FieldError, key};
 use super::gotime::{self, Layout};
 use super::names::{NameRule, is_config_map_key};
 use super::rbac::{self, RbacKind};
-use crate::resources::ResourceInfo;
+use crate::resources::{ResourceInfo, View};
 
 /// `core.MaxSecretSize`: the bytes of a Secret's `data`, or of a ConfigMap's `data` and
 /// `binaryData` together.
@@ -76,10 +76,12 @@ pub fn update_validates_meta_again(info: &ResourceInfo) -> bool {
         )
 }
 
-/// How `info`'s objects are named: Namespaces are DNS-1123 labels, every other served kind a
-/// DNS-1123 subdomain.
+/// How `info`'s objects are named: Namespaces are DNS-1123 labels; the RBAC kinds, and Events
+/// created through core/v1 (`ValidateEventCreate` checks names only for events.k8s.io/v1, so
+/// only the generic store's `ValidatePathSegmentName` applies), path segments; every other
+/// served kind a DNS-1123 subdomain.
 pub fn name_rule(info: &ResourceInfo) -> NameRule {
-    if RbacKind::of(&info.group, &info.plural).is_some() {
+    if RbacKind::of(&info.group, &info.plural).is_some() || info.view == View::CoreEvent {
         return NameRule::PathSegment;
     }
     match builtin(info) {

@@ -103,7 +103,7 @@ async fn send(
         let answer = Answer {
             status,
             warnings,
-            body: normalise(raw.clone(), ns),
+            body: normalise(raw.clone(), ns, generate_name(step)),
         };
         match step.until {
             Some(done)
@@ -208,8 +208,47 @@ fn parse(bytes: &[u8]) -> Value {
 }
 
 /// Removes what legitimately differs between two servers.
-fn normalise(mut value: Value, ns: &str) -> Value {
-    fn walk(value: &mut Value, ns: &str) {
+/// The `metadata.generateName` of `step`'s body, if it has one.
+fn generate_name(step: &Step) -> Option<String> {
+    let body = match &step.body {
+        Some(Value::String(raw)) => serde_json::from_str(raw).ok()?,
+        Some(value) => value.clone(),
+        None => return None,
+    };
+    body.pointer("/metadata/generateName")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// What differs in every answer's text by chance: uids, the resourceVersion a conflict quotes,
+/// and the random suffix of a name generated from `generate_name` (quoted in a message, or a
+/// whole value).
+fn normalise_text(text: &str, generate_name: Option<&str>) -> String {
+    use std::sync::LazyLock;
+    static UID: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap()
+    });
+    static RECORD_RV: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"in record \(\d+\)").unwrap());
+    let mut text = UID.replace_all(text, "<uid>").into_owned();
+    text = RECORD_RV
+        .replace_all(&text, "in record (<rv>)")
+        .into_owned();
+    if let Some(prefix) = generate_name {
+        let generated = regex::Regex::new(&format!(
+            r#"(^|"){}[bcdfghjklmnpqrstvwxz2456789]{{5}}("|$)"#,
+            regex::escape(prefix)
+        ))
+        .unwrap();
+        text = generated
+            .replace_all(&text, format!("${{1}}{prefix}<generated>${{2}}"))
+            .into_owned();
+    }
+    text
+}
+
+fn normalise(mut value: Value, ns: &str, generate_name: Option<String>) -> Value {
+    fn walk(value: &mut Value, ns: &str, generate_name: Option<&str>) {
         match value {
             Value::Object(map) => {
                 for key in [
@@ -272,15 +311,17 @@ fn normalise(mut value: Value, ns: &str) -> Value {
                     map.insert("name".into(), Value::String(format!("{prefix}<generated>")));
                 }
                 for v in map.values_mut() {
-                    walk(v, ns);
+                    walk(v, ns, generate_name);
                 }
             }
-            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, ns)),
-            Value::String(text) if text.contains(ns) => *text = text.replace(ns, "NS"),
+            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, ns, generate_name)),
+            Value::String(text) => {
+                *text = normalise_text(&text.replace(ns, "NS"), generate_name);
+            }
             _ => {}
         }
     }
-    walk(&mut value, ns);
+    walk(&mut value, ns, generate_name.as_deref());
     value
 }
 
