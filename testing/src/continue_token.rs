@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use crate::go_json;
 use crate::validation::base64::RAW_URL;
 
 /// The `v` every token carries.
@@ -64,45 +65,12 @@ pub(crate) fn decode(
     Ok((rv, key))
 }
 
-/// `bytes` parsed as JSON, or the error Go's `encoding/json` reports for them where it is
-/// decided by the first character (not a value's start, or nothing); deeper syntax errors are
-/// serde_json's words.
+/// `bytes` parsed as JSON, or the error Go's `encoding/json` reports for them.
 fn parse_json(bytes: &[u8]) -> Result<Value, String> {
-    let first = bytes
-        .iter()
-        .copied()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
-    match first {
-        None => Err("unexpected end of JSON input".into()),
-        Some(c) if !b"{[\"-0123456789tfn".contains(&c) => Err(format!(
-            "invalid character {} looking for beginning of value",
-            go_quote_char(c)
-        )),
-        Some(_) => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
+    if let Some(error) = go_json::syntax_error(bytes) {
+        return Err(error);
     }
-}
-
-/// Go's `encoding/json` `quoteChar`: a byte as a single-quoted character literal (`'g'`,
-/// `'\u0081'`, `'\x01'`).
-fn go_quote_char(c: u8) -> String {
-    match c {
-        b'\'' => r"'\''".into(),
-        b'"' => "'\"'".into(),
-        b'\x07' => r"'\a'".into(),
-        b'\x08' => r"'\b'".into(),
-        b'\x0c' => r"'\f'".into(),
-        b'\n' => r"'\n'".into(),
-        b'\r' => r"'\r'".into(),
-        b'\t' => r"'\t'".into(),
-        b'\x0b' => r"'\v'".into(),
-        b'\\' => r"'\\'".into(),
-        0x20..=0x7e => format!("'{}'", char::from(c)),
-        0x00..=0x1f | 0x7f => format!(r"'\x{c:02x}'"),
-        // Go converts the byte to the rune of that number: Latin-1's printable ones as they
-        // are, its controls, no-break space and soft hyphen escaped.
-        0x80..=0xa0 | 0xad => format!(r"'\u{c:04x}'"),
-        _ => format!("'{}'", char::from(c)),
-    }
+    serde_json::from_slice(bytes).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -157,8 +125,5 @@ mod tests {
             decode(&climbing, None).unwrap_err(),
             "invalid continue token: continue key is not valid: ../x"
         );
-        assert_eq!(go_quote_char(b'g'), "'g'");
-        assert_eq!(go_quote_char(0x01), r"'\x01'");
-        assert_eq!(go_quote_char(0xe9), "'é'");
     }
 }

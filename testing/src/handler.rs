@@ -875,7 +875,53 @@ fn media_type(headers: &HeaderMap) -> Option<String> {
         })
 }
 
-fn decode_body(headers: &HeaderMap, body: &Bytes) -> Result<Value, ApiError> {
+/// apiserver's `transformDecodeError` of a body that did not decode as a `kind`: `the object
+/// provided is unrecognized (must be of type Kind): <why> (<the body's first 30 bytes>)`.
+fn unrecognized(kind: &str, why: &str, body: &[u8]) -> ApiError {
+    const SUMMARY: usize = 30;
+    let summary = match body {
+        [] => "<empty>".to_owned(),
+        [b'{', ..] if body.len() > SUMMARY => {
+            format!("{} ...", String::from_utf8_lossy(&body[..SUMMARY]))
+        }
+        [b'{', ..] => String::from_utf8_lossy(body).into_owned(),
+        _ => {
+            let hex: String = body
+                .iter()
+                .take(SUMMARY)
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            if body.len() > SUMMARY {
+                format!("{hex} ...")
+            } else {
+                hex
+            }
+        }
+    };
+    ApiError::bad_request(format!(
+        "the object provided is unrecognized (must be of type {kind}): {why} ({summary})"
+    ))
+}
+
+/// The JSON (or YAML, or protobuf) body of a write of a `kind` object. A custom resource's body
+/// must name its kind (the unstructured decoder has no type to default it from).
+fn decode_object(
+    headers: &HeaderMap,
+    body: &Bytes,
+    info: &super::resources::ResourceInfo,
+) -> Result<Value, ApiError> {
+    let object = decode_body(headers, body, &info.kind)?;
+    if info.custom && object.is_object() && object["kind"].as_str().is_none_or(str::is_empty) {
+        let why = format!(
+            "Object 'Kind' is missing in '{}'",
+            String::from_utf8_lossy(body)
+        );
+        return Err(unrecognized(&info.kind, &why, body));
+    }
+    Ok(object)
+}
+
+fn decode_body(headers: &HeaderMap, body: &Bytes, kind: &str) -> Result<Value, ApiError> {
     match media_type(headers).as_deref() {
         None | Some("application/json") | Some("*/*") => {}
         Some("application/yaml") => {
@@ -905,8 +951,19 @@ fn decode_body(headers: &HeaderMap, body: &Bytes) -> Result<Value, ApiError> {
             ));
         }
     }
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("the object provided is unrecognized: {e}")))
+    // The serializer reads the body's apiVersion and kind first (`couldn't get version/kind`):
+    // a syntax error is Go's encoding/json's.
+    let parse_error = |why: String| {
+        unrecognized(
+            kind,
+            &format!("couldn't get version/kind; json parse error: {why}"),
+            body,
+        )
+    };
+    if let Some(why) = super::go_json::syntax_error(body) {
+        return Err(parse_error(why));
+    }
+    serde_json::from_slice(body).map_err(|e| parse_error(e.to_string()))
 }
 
 /// The `DeleteOptions` of a DELETE: the body (which may carry `dryRun` too), or without one
@@ -1130,14 +1187,14 @@ fn resource_request(
             )
         }
         (&Method::POST, None) if r.subresource.is_none() => {
-            let obj = decode_body(headers, body)?;
+            let obj = decode_object(headers, body, &info)?;
             (
                 201,
                 state.create(&info, ns, obj, &write_options(headers, query, body))?,
             )
         }
         (&Method::PUT, Some(name)) => {
-            let obj = decode_body(headers, body)?;
+            let obj = decode_object(headers, body, &info)?;
             let (out, created) = state.update(
                 &info,
                 ns,

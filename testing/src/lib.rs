@@ -255,6 +255,7 @@ mod discovery;
 mod events_api;
 mod fault_stage;
 mod faults;
+mod go_json;
 mod grant;
 mod handler;
 mod health;

@@ -260,21 +260,40 @@ async fn a_read_back_answered_404_for_an_object_the_watch_holds_does_not_lose_th
     .await;
 }
 
+/// The status write commits and the connection drops, and so does the connection of the
+/// read-back's dry run (what the server would make of the write now), once: the dry run is
+/// retried like the read, finds the status stored, and the transition is published. (It was not
+/// retried: the write was given up as failed and its event lost, a soak violation.)
+#[tokio::test]
+async fn a_read_back_whose_dry_run_is_dropped_once_does_not_lose_the_transition() {
+    let dry_run_dropped = Fault::new(FaultAction::CloseConnection)
+        .method(Method::PATCH)
+        .path_prefix(&status_path("w1"))
+        .times(1);
+    in_doubt_status_write(
+        FaultAction::CommitThenCloseConnection,
+        &[0],
+        &[dry_run_dropped],
+    )
+    .await;
+}
+
 /// Runs the widgets controller; the first status write of `w1` (which sets `Applied`) meets
 /// `fault` and is answered `first_answers`; `other_faults` are added too.
 async fn in_doubt_status_write(fault: FaultAction, first_answers: &[u16], other_faults: &[Fault]) {
     let (server, client) = server_with_widgets().await;
     let observer = Recording::new();
     let running = start_widgets(&server, &Widgets::default(), &observer).await;
-    for other in other_faults {
-        server.faults().add(other.clone());
-    }
     server.faults().add(
         Fault::new(fault)
             .method(Method::PATCH)
             .path_prefix(&status_path("w1"))
             .times(1),
     );
+    // After the write's fault: the first matching fault is the one a request meets.
+    for other in other_faults {
+        server.faults().add(other.clone());
+    }
     create_widget(
         &client,
         "w1",

@@ -746,3 +746,49 @@ async fn a_warm_standby_takes_over_without_listing_and_a_cold_one_lists_first() 
         b.stop().await;
     }
 }
+
+/// A leader that loses its lease and wins it back goes on with a deleted object's cleanup that
+/// asks to be requeued: the new term's first pass over it requeues it like any other.
+#[tokio::test]
+async fn a_requeued_cleanup_goes_on_after_the_lease_is_lost_and_won_back() {
+    let (server, client) = server_with_widgets().await;
+    let (widgets, observer) = (Widgets::default(), Recording::new());
+    let running = replica(&server, "replica-a", &widgets, &observer).await;
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec {
+            cleanup: Mode::Requeue,
+            requeue_ms: Some(200),
+            ..WidgetSpec::default()
+        },
+    )
+    .await;
+    eventually("applied", || async { widgets.started("w1") == 1 }).await;
+    let api: Api<Widget> = Api::namespaced(client.clone(), "default");
+    api.delete("w1", &Default::default()).await.unwrap();
+    let cleanups = || {
+        observer
+            .passes_of("w1")
+            .iter()
+            .filter(|(phase, _)| *phase == Phase::Cleanup)
+            .count()
+    };
+    eventually("cleanup requeues itself", || async { cleanups() >= 2 }).await;
+
+    server.faults().add(
+        Fault::new(FaultAction::Status(500))
+            .method(Method::PUT)
+            .resource("coordination.k8s.io", "leases"),
+    );
+    // Past the renew deadline the replica no longer leads.
+    tokio::time::sleep(RENEW_DEADLINE + Duration::from_secs(1)).await;
+    let before = cleanups();
+    server.faults().clear();
+    eventually(
+        "it leads again, and the cleanup goes on requeueing itself",
+        || async { cleanups() >= before + 4 },
+    )
+    .await;
+    running.stop().await;
+}

@@ -79,11 +79,32 @@ pub(super) fn in_doubt(error: &kube::Error) -> bool {
 #[error("the object was not found, but the watch has not observed its deletion")]
 struct Unconfirmed;
 
-/// How many times an in-doubt write is read back before it is given up as failed.
+/// How many times each request of a read-back is tried before the write is given up as failed.
 const READ_BACK_ATTEMPTS: u32 = 3;
 
-/// The stored `object`, read to resolve an in-doubt write. The read is retried a few times (the
-/// server that lost the write's answer may fail a read too, or not answer in time).
+/// `request`, tried up to [`READ_BACK_ATTEMPTS`] times (100 ms, then 200 ms apart) while it
+/// fails with an error `retry` accepts: the server that lost a write's answer may fail the
+/// requests that resolve it too, or not answer them in time.
+pub(super) async fn retried<T, Fut>(
+    mut request: impl FnMut() -> Fut,
+    retry: impl Fn(&kube::Error) -> bool,
+) -> Result<T, kube::Error>
+where
+    Fut: Future<Output = Result<T, kube::Error>>,
+{
+    let mut attempt = 1;
+    loop {
+        match request().await {
+            Err(error) if attempt < READ_BACK_ATTEMPTS && retry(&error) => {
+                tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
+                attempt += 1;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// The stored `object`, read to resolve an in-doubt write ([`retried`]).
 /// A 404 is returned at once if the watch observed the object deleted (the caller decides what a
 /// missing object means); otherwise it is not believed — a failed read like any other, and if
 /// every read fails so, an error that is not a 404.
@@ -100,21 +121,20 @@ where
             )
             .map_err(kube::Error::BuildRequest)
     };
-    let mut attempt = 1;
-    loop {
-        match writer.send::<Value>(request()?).await {
-            Ok(stored) => return Ok(stored),
-            Err(kube::Error::Api(status)) if status.code == 404 && (writer.observed_gone)() => {
-                return Err(kube::Error::Api(status));
-            }
-            Err(_) if attempt < READ_BACK_ATTEMPTS => {
-                tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
-                attempt += 1;
-            }
-            Err(kube::Error::Api(status)) if status.code == 404 => {
-                return Err(kube::Error::Service(Box::new(Unconfirmed)));
-            }
-            Err(error) => return Err(error),
+    let gone = |error: &kube::Error| is_not_found(error) && (writer.observed_gone)();
+    let read = retried(
+        || async { writer.send::<Value>(request()?).await },
+        |error| !gone(error),
+    )
+    .await;
+    match read {
+        Err(error) if is_not_found(&error) && !gone(&error) => {
+            Err(kube::Error::Service(Box::new(Unconfirmed)))
         }
+        read => read,
     }
+}
+
+fn is_not_found(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == 404)
 }

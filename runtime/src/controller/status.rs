@@ -358,13 +358,18 @@ where
     let resource_version = stored["metadata"]["resourceVersion"]
         .as_str()
         .map(str::to_owned);
-    let again = writer
-        .send::<Value>(status_patch::<K>(
-            object,
-            &json!({ "status": written }),
-            true,
-        )?)
-        .await?;
+    // What the server would make of the write now, dry run: retried like the read (a failure
+    // here would give up a write that may have committed, and its transition event with it).
+    let dry_run = json!({ "status": written });
+    let again = in_doubt::retried(
+        || async {
+            writer
+                .send::<Value>(status_patch::<K>(object, &dry_run, true)?)
+                .await
+        },
+        |_| true,
+    )
+    .await?;
     let unchanged = again["status"] == stored["status"];
     Ok(unchanged.then_some(resource_version))
 }
