@@ -1000,7 +1000,10 @@ impl State {
             return Err(patch_options_invalid(
                 "fieldManager",
                 "FieldValueTooLong",
-                &format!("Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"),
+                &format!(
+                    "Too long: {}",
+                    validation::field::too_long_message(FIELD_MANAGER_MAX_LENGTH)
+                ),
             ));
         }
         if patch_type != PatchType::Apply && opts.force.is_some() {

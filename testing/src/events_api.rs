@@ -109,10 +109,19 @@ fn time_or_null(v: Option<&Value>) -> Value {
 }
 
 fn count_field(out: &mut Map<String, Value>, key: &str, v: Option<&Value>) {
-    if let Some(n) = v.and_then(Value::as_i64)
-        && n != 0
-    {
-        out.insert(key.to_owned(), json!(n));
+    match v {
+        Some(Value::Null) | None => {}
+        Some(count) => match count.as_i64() {
+            Some(0) => {}
+            Some(n) => {
+                out.insert(key.to_owned(), json!(n));
+            }
+            // Not an integer: kept for the typed decoder to refuse (`cannot unmarshal string
+            // into Go struct field Event.count of type int32`).
+            None => {
+                out.insert(key.to_owned(), count.clone());
+            }
+        },
     }
 }
 

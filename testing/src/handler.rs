@@ -1059,8 +1059,10 @@ fn resource_request(
             vec![super::status::Cause {
                 reason: "FieldValueTooLong".into(),
                 message: format!(
-                    "Too long: may not be more than {} bytes",
-                    super::apply::FIELD_MANAGER_MAX_LENGTH
+                    "Too long: {}",
+                    super::validation::field::too_long_message(
+                        super::apply::FIELD_MANAGER_MAX_LENGTH
+                    )
                 ),
                 field: "fieldManager".into(),
             }],
@@ -1235,9 +1237,10 @@ fn resource_request(
                 state.dry_run = true;
             }
             let deleted = state.delete(&info, ns, name, &options)?;
-            // `orphanDependents: false` (foreground deletion) is answered 202 Accepted, as the
-            // object then always waits for its dependents.
-            let code = if options["orphanDependents"] == false {
+            // apiserver's delete handler: 202 Accepted for `orphanDependents: false` when the
+            // object was not deleted at once (it waits for finalizers).
+            let waits = state.get(&info, ns, name).is_ok();
+            let code = if options["orphanDependents"] == false && waits {
                 202
             } else {
                 200

@@ -187,7 +187,7 @@ async fn a_delayed_watch_delivers_every_event_in_order_and_late() {
             .times(1),
     );
     cms.list(&ListParams::default()).await.unwrap();
-    let params = WatchParams::default();
+    let params = WatchParams::default().disable_bookmarks();
     let mut delayed = cms.watch(&params, "0").await.unwrap().boxed();
     let mut prompt = cms.watch(&params, "0").await.unwrap().boxed();
     for name in ["a", "b", "c"] {

@@ -586,3 +586,84 @@ async fn hung_status_write(
     .await;
     (server, client, observer, running)
 }
+
+/// A finalizer removal answered 404 although the object is there (the watch never saw it
+/// deleted) did not land: it is retried, and the object goes. (The 404 was taken for the object
+/// gone, and the finalizer never removed: an object left Terminating in the soak.)
+#[tokio::test]
+async fn a_finalizer_removal_answered_404_for_an_object_the_watch_holds_is_retried() {
+    let (server, client) = server_with_widgets().await;
+    let observer = Recording::new();
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
+    create_widget(&client, "w1", WidgetSpec::default()).await;
+    let api: Api<Widget> = Api::namespaced(client.clone(), "default");
+    eventually("applied", || async {
+        observer.count("w1", Outcome::Completed) >= 2 // init, apply
+    })
+    .await;
+    let path = "/apis/test.kubeward.dev/v1/namespaces/default/widgets/w1";
+    server.faults().add(
+        Fault::new(FaultAction::Status(404))
+            .method(Method::PATCH)
+            .path_prefix(path)
+            .times(1),
+    );
+    api.delete("w1", &Default::default()).await.unwrap();
+    eventually("the object goes", || async {
+        matches!(api.get_opt("w1").await, Ok(None))
+    })
+    .await;
+    running.stop().await;
+    let patches = patch_statuses(&server, path);
+    assert_eq!(
+        patches[patches.len() - 2..],
+        [404, 200],
+        "the removal met the 404, then was retried: {patches:?}"
+    );
+}
+
+/// A status write answered 404 although the object and its status subresource are there is not
+/// taken for a missing status subresource (a dry run of the write is served): the pass fails,
+/// is retried, and the transition is published once.
+#[tokio::test]
+async fn a_spurious_404_on_a_status_write_is_a_failed_write_not_a_missing_subresource() {
+    let (server, client) = server_with_widgets().await;
+    let observer = Recording::new();
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
+    server.faults().add(
+        Fault::new(FaultAction::Status(404))
+            .method(Method::PATCH)
+            .path_prefix(&status_path("w1"))
+            .times(1),
+    );
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec::ready(Mode::Complete, "True", "Applied", "rolled out"),
+    )
+    .await;
+    eventually("the transition event", || async {
+        events_about(&client, "w1")
+            .await
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Applied"))
+    })
+    .await;
+    running.stop().await;
+    let events = events_about(&client, "w1").await;
+    let notes: Vec<&str> = events.iter().filter_map(|e| e.note.as_deref()).collect();
+    assert!(
+        notes.iter().all(|n| !n.contains("status subresource")),
+        "{notes:?}"
+    );
+    let applied: Vec<_> = events
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some("Applied"))
+        .collect();
+    assert_eq!((applied.len(), count(applied[0])), (1, 1));
+    assert_eq!(
+        observer.count("w1", Outcome::Failed),
+        1,
+        "the 404'd write failed its pass"
+    );
+}

@@ -542,7 +542,7 @@ fn replica(
     // events must be published all the same.
     .with_shutdown_grace(Duration::from_millis(500));
     let controller = match std::env::var("KUBEWARD_SOAK_STARTS").as_deref() {
-        Ok("relevant") => controller.with_relevant_changes(),
+        Ok("every") => controller.with_every_change(),
         _ => controller,
     };
     Running::start_in(

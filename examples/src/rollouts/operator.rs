@@ -90,9 +90,6 @@ impl Operator {
             .with_stage_delay(options.stage_delay)
             .controller(client.clone())
             .with_event_flush_interval(options.event_flush_interval)
-            // Passes start on what the declaration says it reads (spec, finalizers, deletion,
-            // the approval annotation), not on status writes.
-            .with_relevant_changes()
             .register_metrics(&registry)?;
         if let Some(instance) = &options.instance {
             controller = controller.with_reporting_instance(instance.clone());

@@ -152,7 +152,7 @@ impl<R: Reconciler> Controller<R> {
             clock: Arc::new(SystemClock),
             watcher_config: watcher::Config::default(),
             scope: Scope::cluster(),
-            starts: Starts::EveryChange,
+            starts: Starts::RelevantChanges,
             resync: None,
             shutdown: None,
             leader_election: None,
@@ -329,9 +329,10 @@ impl<R: Reconciler> Controller<R> {
     }
 
     /// Starts a pass for every change of an object (every new resourceVersion): status writes
-    /// too, the controller's own and anyone else's. The default; a relist's event of an object
-    /// that did not move still starts none. See [`with_relevant_changes`](Controller::with_relevant_changes)
-    /// for the predicates derived from the declaration.
+    /// too, the controller's own and anyone else's — for a reconciler that acts on its object's
+    /// status (written by someone else) or on anything outside what
+    /// [`with_relevant_changes`](Controller::with_relevant_changes), the default, covers. A
+    /// relist's event of an object that did not move still starts none.
     #[must_use]
     pub fn with_every_change(mut self) -> Self {
         self.starts = Starts::EveryChange;
@@ -343,8 +344,9 @@ impl<R: Reconciler> Controller<R> {
     /// [reads](Reconciler::READS) (`#[reconciler(reads(..))]`; all of them when it declares
     /// none). Status writes — its own and anyone else's — start none; a pass that stored a
     /// transition and awaits a change is run once more at once, so a condition that moves one
-    /// reason per pass goes on. See [`Reads`](super::Reads). Opt-in while the reliability soak
-    /// runs it (RELIABILITY.md).
+    /// reason per pass goes on. See [`Reads`](super::Reads). The default (controller-runtime's
+    /// `GenerationChangedPredicate` with its label and annotation predicates, derived from the
+    /// declaration); [`with_every_change`](Controller::with_every_change) is the other choice.
     #[must_use]
     pub fn with_relevant_changes(mut self) -> Self {
         self.starts = Starts::RelevantChanges;

@@ -609,6 +609,12 @@ async fn run_finalizer_pass<R: Reconciler>(
         ),
     };
     let regarding = object.object_ref(&());
+    span.in_scope(|| match &patched {
+        Ok(patched) => tracing::debug!(?patched, "finalizer {action}"),
+        Err(error) => {
+            tracing::debug!(error = %super::ErrorChain(error), "finalizer {action} failed")
+        }
+    });
     match patched {
         Ok(finalizer::Patched::Stored | finalizer::Patched::Gone) => {
             guard.finish(Outcome::Completed);

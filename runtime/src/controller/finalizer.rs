@@ -10,7 +10,9 @@
 //! write: a finalizer PATCH the server never answers does not wedge the pass. A patch that failed
 //! in doubt (no answer, none in time, a server error) is resolved by reading the object back:
 //! if the finalizer is present (add) or absent (remove) as intended, the patch is done — whoever
-//! stored it; otherwise the pass fails and is retried with backoff.
+//! stored it; otherwise the pass fails and is retried with backoff. So is a patch answered 404
+//! while the watch still holds the object: only a 404 the watch confirmed (it observed the
+//! delete) means the object is gone, never one the read-back contradicts.
 
 use kube::Resource;
 use kube::api::{Patch, PatchParams};
@@ -91,6 +93,11 @@ where
     }
 }
 
+/// A finalizer patch answered 404 while the controller's watch still holds the object.
+#[derive(Debug, thiserror::Error)]
+#[error("the patch was answered 404 ({0}), but the watch still holds the object")]
+struct UnconfirmedNotFound(Box<kube::core::Status>);
+
 /// What a finalizer patch is meant to leave stored.
 #[derive(Debug, Clone, Copy)]
 struct Intended<'a> {
@@ -124,9 +131,12 @@ where
         Ok(_) => Ok(Patched::Stored),
         Err(kube::Error::Api(status)) if status.code == 409 => Ok(Patched::Stale),
         // A 404 is believed once the watch observed the delete (`remove` turns it into
-        // `Patched::Gone`); before that it is read back like an answer that was lost.
+        // `Patched::Gone`); before that it is read back like an answer that was lost, and if
+        // the patch did not land it failed — with an error that is not a 404, which `remove`
+        // would take for the object gone (and never remove the finalizer again).
         Err(kube::Error::Api(status)) if status.code == 404 && !(writer.observed_gone)() => {
-            resolve(writer, object, intended, kube::Error::Api(status)).await
+            let unconfirmed = kube::Error::Service(Box::new(UnconfirmedNotFound(status)));
+            resolve(writer, object, intended, unconfirmed).await
         }
         Err(error) if in_doubt::in_doubt(&error) => resolve(writer, object, intended, error).await,
         Err(error) => Err(error),

@@ -1,17 +1,18 @@
 //! Which watch events of the resource start a pass.
 //!
-//! By default ([`Starts::EveryChange`]) every change of an object starts a pass (not a relist's
-//! event of an object that did not move). With
-//! [`Controller::with_relevant_changes`](super::Controller::with_relevant_changes)
-//! ([`Starts::RelevantChanges`]) an event starts a pass only when it changes what a reconciler
-//! acts on: the spec (`metadata.generation`), the finalizers, the deletion timestamp,
+//! By default ([`Starts::RelevantChanges`],
+//! [`Controller::with_relevant_changes`](super::Controller::with_relevant_changes)) an event
+//! starts a pass only when it changes what a reconciler acts on: the spec (`metadata.generation`), the finalizers, the deletion timestamp,
 //! or the labels and annotations the reconciler reads ([`Reconciler::READS`](super::Reconciler::READS):
 //! all of them unless it declares which). A status write — the controller's own, or anyone
 //! else's — and a change of managedFields or ownerReferences start none: that is
 //! controller-runtime's `GenerationChangedPredicate` joined with its label and annotation
 //! predicates, derived from the declaration. An object without a generation (most built-in
 //! kinds: a ConfigMap has no spec) has nothing to tell its spec from the rest by: each change
-//! of its resourceVersion starts a pass.
+//! of its resourceVersion starts a pass. With
+//! [`Controller::with_every_change`](super::Controller::with_every_change)
+//! ([`Starts::EveryChange`]) every change of an object starts one (not a relist's event of an
+//! object that did not move).
 //!
 //! A reconciler that makes a transition and returns `Action::await_change()` still sees its next
 //! stage: a pass that stores a transition and awaits a change is run once more at once, as its
@@ -106,10 +107,10 @@ pub(crate) fn relevant_version(meta: &ObjectMeta, reads: &Reads) -> u64 {
 pub(super) enum Starts {
     /// Every one, relists included ([`Controller::with_every_watch_event`](super::Controller::with_every_watch_event)).
     EveryEvent,
-    /// Every change of resourceVersion (the default).
+    /// Every change of resourceVersion ([`Controller::with_every_change`](super::Controller::with_every_change)).
     EveryChange,
-    /// A change of what the reconciler reads
-    /// ([`Controller::with_relevant_changes`](super::Controller::with_relevant_changes)).
+    /// A change of what the reconciler reads (the default,
+    /// [`Controller::with_relevant_changes`](super::Controller::with_relevant_changes)).
     RelevantChanges,
 }
 

@@ -67,9 +67,9 @@ pub trait Reconciler: Send + Sync + 'static {
     /// states it here, as it states everything else the runtime manages for it.
     const KSTATUS: Option<crate::kstatus::Kstatus> = None;
     /// The labels and annotations of its objects this controller reads (`#[reconciler(reads(..))]`).
-    /// With [`Controller::with_relevant_changes`] a change of one of them starts a pass, as a
-    /// change of the spec, the finalizers or the deletion timestamp does, and a change of
-    /// anything else (a status write, another label) starts none. Default: [`Reads::ALL`], every
+    /// A change of one of them starts a pass, as a change of the spec, the finalizers or the
+    /// deletion timestamp does, and a change of anything else (a status write, another label)
+    /// starts none (unless [`Controller::with_every_change`]). Default: [`Reads::ALL`], every
     /// label and annotation.
     const READS: Reads = Reads::ALL;
 

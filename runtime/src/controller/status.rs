@@ -261,7 +261,7 @@ where
         };
     }
     if matches!(&error, kube::Error::Api(status) if status.code == 404) {
-        return Err(not_found(writer, object, error).await);
+        return Err(not_found(writer, object, &status, error).await);
     }
     if !conflict && !in_doubt::in_doubt(&error) {
         return Err(error);
@@ -296,20 +296,34 @@ pub struct NoStatusSubresource {
     pub kind: String,
 }
 
-/// What a status write answered 404 (`error`) means: the object is gone, or — when it can be
-/// read — its resource has no status subresource ([`NoStatusSubresource`]).
-async fn not_found<K>(writer: Writer<'_>, object: &K, error: kube::Error) -> kube::Error
+/// What a status write of `status` answered 404 (`error`) means: the object is gone, or — when
+/// it can be read and a dry run of the write is answered 404 too — its resource has no status
+/// subresource ([`NoStatusSubresource`]). A 404 that neither confirms (a spurious one: the dry
+/// run is served) is `error`, a failed write.
+async fn not_found<K>(
+    writer: Writer<'_>,
+    object: &K,
+    status: &Map<String, Value>,
+    error: kube::Error,
+) -> kube::Error
 where
     K: Resource<DynamicType = ()>,
 {
-    if (writer.observed_gone)() {
+    if (writer.observed_gone)() || in_doubt::read_back(writer, object).await.is_err() {
         return error;
     }
-    match in_doubt::read_back(writer, object).await {
-        Ok(_) => kube::Error::Service(Box::new(NoStatusSubresource {
-            kind: K::kind(&()).into_owned(),
-        })),
-        Err(_) => error,
+    let dry_run = json!({ "status": status });
+    let again = match status_patch::<K>(object, &dry_run, true) {
+        Ok(request) => writer.send::<Value>(request).await,
+        Err(build) => Err(build),
+    };
+    match again {
+        Err(kube::Error::Api(status)) if status.code == 404 => {
+            kube::Error::Service(Box::new(NoStatusSubresource {
+                kind: K::kind(&()).into_owned(),
+            }))
+        }
+        _ => error,
     }
 }
 

@@ -79,8 +79,10 @@ impl Propagation {
         }
         Ok(match orphan_dependents {
             Some(true) => Some(Self::Orphan),
-            // `orphanDependents: false` is the old spelling of foreground deletion.
-            Some(false) => Some(Self::Foreground),
+            // `orphanDependents: false` orphans nothing and does not delete in the foreground
+            // either (the registry's `shouldDeleteDependents` is false whenever it is set):
+            // background deletion.
+            Some(false) => Some(Self::Background),
             None => parsed,
         })
     }
@@ -176,7 +178,7 @@ mod tests {
         );
         assert_eq!(
             Propagation::from_options(&json!({"orphanDependents": false})).unwrap(),
-            Some(Propagation::Foreground)
+            Some(Propagation::Background)
         );
         assert_eq!(Propagation::from_options(&Value::Null).unwrap(), None);
         let err = Propagation::from_options(&json!({"propagationPolicy": "Later"})).unwrap_err();

@@ -254,12 +254,8 @@ fn validate_object(
     );
     validate_count(path, counted, "properties", errors);
     let skips_meta = path.is_empty() || schema.embedded_resource;
-    for name in &schema.required {
-        let envelope = skips_meta && is_meta_field(name);
-        if !map.contains_key(name) && !envelope {
-            errors.push(FieldError::required(&field::child(path, name)));
-        }
-    }
+    // kube-openapi's objectValidator: the properties' own errors (in name order), then the
+    // required ones that are missing.
     for (name, value) in map {
         if skips_meta && is_meta_field(name) {
             continue;
@@ -267,6 +263,12 @@ fn validate_object(
         if let Some(child) = schema.child(name) {
             let old_value = ratcheting::child(old, name);
             validate(child, &field::child(path, name), value, old_value, errors);
+        }
+    }
+    for name in &schema.required {
+        let envelope = skips_meta && is_meta_field(name);
+        if !map.contains_key(name) && !envelope {
+            errors.push(FieldError::required(&field::child(path, name)));
         }
     }
 }

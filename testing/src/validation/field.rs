@@ -90,15 +90,21 @@ impl FieldError {
         }
     }
 
-    /// `field.TooLong(path, _, max)`: `Too long: may not be more than <max> bytes` (the value
-    /// is omitted).
+    /// `field.TooLong(path, _, max)`: `Too long: may not be more than <max> bytes` (`1 byte`;
+    /// the value is omitted).
     pub fn too_long(field: &str, max_bytes: usize) -> Self {
         FieldError {
             field: field.to_owned(),
             reason: "FieldValueTooLong",
-            message: format!("Too long: may not be more than {max_bytes} bytes"),
+            message: format!("Too long: {}", too_long_message(max_bytes)),
         }
     }
+}
+
+/// apimachinery's `field.TooLong` text: `may not be more than <max> bytes` (`1 byte`).
+pub fn too_long_message(max_bytes: usize) -> String {
+    let unit = if max_bytes == 1 { "byte" } else { "bytes" };
+    format!("may not be more than {max_bytes} {unit}")
 }
 
 impl From<FieldError> for Cause {

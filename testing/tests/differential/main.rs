@@ -415,7 +415,11 @@ async fn the_embedded_server_answers_as_kube_apiserver_does() {
     for ((case, ours), theirs) in cases.iter().zip(&ours).zip(&theirs) {
         if ours == theirs {
             identical += 1;
-            if accepted.contains_key(&case.name) {
+            // A case whose real answer varies from run to run may match by chance.
+            let varies = accepted
+                .get(&case.name)
+                .is_some_and(|why| why.starts_with("nondeterministic"));
+            if accepted.contains_key(&case.name) && !varies {
                 new_differences.push(format!(
                     "{}: identical now; remove it from accepted.txt",
                     case.name

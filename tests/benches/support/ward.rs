@@ -128,9 +128,6 @@ pub fn controller_with(
         steady,
     };
     Controller::new(reconciler, client.clone())
-        // Passes on what the workload acts on, not on its own status writes (the figures in
-        // BENCHMARKS.md were measured so).
-        .with_relevant_changes()
         .with_reporting_instance("bench-0")
         .with_observer(Arc::new(CountPasses(progress.clone())))
         .register_metrics(registry)
