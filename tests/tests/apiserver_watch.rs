@@ -38,6 +38,20 @@ where
         .expect("event")
 }
 
+/// Asserts `event` is the BOOKMARK annotated `k8s.io/initial-events-end: "true"`.
+fn assert_initial_events_end(event: WatchEvent<ConfigMap>) {
+    match event {
+        WatchEvent::Bookmark(b) => assert_eq!(
+            b.metadata
+                .annotations
+                .get("k8s.io/initial-events-end")
+                .map(String::as_str),
+            Some("true")
+        ),
+        other => panic!("expected the initial-events-end bookmark, got {other:?}"),
+    }
+}
+
 fn name_of(event: &WatchEvent<ConfigMap>) -> String {
     match event {
         WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
@@ -64,16 +78,7 @@ async fn watch_from_zero_replays_current_state_as_added() {
     assert_eq!([name_of(&first), name_of(&second)], ["a", "b"]);
     // kube asks for bookmarks, and kube-apiserver 1.34 ends the initial events of a watch from
     // "0" with the annotated bookmark (seen on the real binary, differential corpus).
-    match next_event(&mut stream).await {
-        WatchEvent::Bookmark(b) => assert_eq!(
-            b.metadata
-                .annotations
-                .get("k8s.io/initial-events-end")
-                .map(String::as_str),
-            Some("true")
-        ),
-        other => panic!("expected the initial-events-end bookmark, got {other:?}"),
-    }
+    assert_initial_events_end(next_event(&mut stream).await);
     cms.create(&PostParams::default(), &cm("c")).await.unwrap();
     let third = next_event(&mut stream).await;
     assert!(matches!(third, WatchEvent::Added(_)));
@@ -284,18 +289,7 @@ async fn streaming_list_sends_initial_events_then_the_initial_events_end_bookmar
     assert!(
         matches!(next_event(&mut stream).await, WatchEvent::Added(o) if o.metadata.name.as_deref() == Some("a"))
     );
-    match next_event(&mut stream).await {
-        WatchEvent::Bookmark(b) => {
-            assert_eq!(
-                b.metadata
-                    .annotations
-                    .get("k8s.io/initial-events-end")
-                    .map(String::as_str),
-                Some("true")
-            );
-        }
-        other => panic!("expected the initial-events-end bookmark, got {other:?}"),
-    }
+    assert_initial_events_end(next_event(&mut stream).await);
     // kube's watcher with streaming lists sees the object and reaches InitDone.
     let cms2 = cms.clone();
     let seen = tokio::time::timeout(

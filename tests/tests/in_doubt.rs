@@ -504,13 +504,7 @@ const STATUS_TIMEOUT: Duration = Duration::from_secs(1);
 #[tokio::test]
 async fn a_hung_status_write_that_did_not_commit_fails_the_pass_and_is_retried() {
     let (server, client, observer, running) = hung_status_write(FaultAction::Hang).await;
-    eventually("the transition event", || async {
-        events_about(&client, "w1")
-            .await
-            .iter()
-            .any(|e| e.reason.as_deref() == Some("Applied"))
-    })
-    .await;
+    applied_published(&client).await;
     running.stop().await;
     assert_eq!(status_writes(&server, "w1"), [0, 200], "hung, then retried");
     let events = events_about(&client, "w1").await;
@@ -642,13 +636,7 @@ async fn a_spurious_404_on_a_status_write_is_a_failed_write_not_a_missing_subres
         WidgetSpec::ready(Mode::Complete, "True", "Applied", "rolled out"),
     )
     .await;
-    eventually("the transition event", || async {
-        events_about(&client, "w1")
-            .await
-            .iter()
-            .any(|e| e.reason.as_deref() == Some("Applied"))
-    })
-    .await;
+    applied_published(&client).await;
     running.stop().await;
     let events = events_about(&client, "w1").await;
     let notes: Vec<&str> = events.iter().filter_map(|e| e.note.as_deref()).collect();
@@ -666,4 +654,15 @@ async fn a_spurious_404_on_a_status_write_is_a_failed_write_not_a_missing_subres
         1,
         "the 404'd write failed its pass"
     );
+}
+
+/// Waits for `w1`'s `Applied` transition event.
+async fn applied_published(client: &kube::Client) {
+    eventually("the transition event", || async {
+        events_about(client, "w1")
+            .await
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Applied"))
+    })
+    .await;
 }
