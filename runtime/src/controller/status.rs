@@ -372,8 +372,9 @@ where
     let resource_version = stored["metadata"]["resourceVersion"]
         .as_str()
         .map(str::to_owned);
-    // What the server would make of the write now, dry run: retried like the read (a failure
-    // here would give up a write that may have committed, and its transition event with it).
+    // What the server would make of the write now, dry run: retried like the read when it was
+    // not answered or answered with a server error (giving up would give up a write that may
+    // have committed, and its transition event with it); a refusal is the answer.
     let dry_run = json!({ "status": written });
     let again = in_doubt::retried(
         || async {
@@ -381,7 +382,7 @@ where
                 .send::<Value>(status_patch::<K>(object, &dry_run, true)?)
                 .await
         },
-        |_| true,
+        in_doubt::in_doubt,
     )
     .await?;
     let unchanged = again["status"] == stored["status"];
