@@ -43,6 +43,19 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String) {
     (status, body)
 }
 
+/// A directory of this process named after `name`, holding a kubeconfig for `server`: the
+/// directory and the kubeconfig's path.
+fn kubeconfig_in(
+    server: &kubeward_testing::Cluster,
+    name: &str,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    (dir, kubeconfig)
+}
+
 /// `rollouts run` with `kubeconfig`, serving on a free port: the process and that address.
 fn start_run(kubeconfig: &std::path::Path) -> (Running, SocketAddr) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rollouts"))
@@ -113,10 +126,7 @@ fn rollout(name: &str) -> Rollout {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rollouts_run_reconciles_through_a_kubeconfig_and_serves_metrics_and_health() {
     let server = cluster().await.expect("cluster");
-    let dir = std::env::temp_dir().join(format!("kubeward-run-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let (dir, kubeconfig) = kubeconfig_in(&server, "kubeward-run");
     let (mut running, addr) = start_run(&kubeconfig);
 
     assert_eq!(get(addr, "/healthz"), (200, "ok\n".to_owned()));
@@ -178,10 +188,7 @@ async fn rollouts_run_reconciles_through_a_kubeconfig_and_serves_metrics_and_hea
 async fn a_second_sigterm_during_a_hung_shutdown_exits_at_once() {
     use kubeward_testing::{Fault, FaultAction};
     let server = cluster().await.expect("cluster");
-    let dir = std::env::temp_dir().join(format!("kubeward-run-twice-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let (dir, kubeconfig) = kubeconfig_in(&server, "kubeward-run-twice");
     let (mut running, addr) = start_run(&kubeconfig);
     assert_eq!(get(addr, "/healthz").0, 200);
     // Every status write hangs: the first pass never finishes, so a graceful shutdown takes its

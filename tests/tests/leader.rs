@@ -124,6 +124,15 @@ async fn the_leading_gauge_says_which_replica_reconciles() {
     assert_eq!(gauge(&b_registry), Some(0.0));
 }
 
+/// Every lease renewal (PUT) is answered 500 from now on, until the faults are cleared.
+fn fail_lease_renewals(server: &Cluster) {
+    server.faults().add(
+        Fault::new(FaultAction::Status(500))
+            .method(Method::PUT)
+            .resource("coordination.k8s.io", "leases"),
+    );
+}
+
 async fn holder(client: &kube::Client) -> Option<String> {
     Api::<Lease>::namespaced(client.clone(), "default")
         .get_opt("widgets-controller")
@@ -212,11 +221,7 @@ async fn a_leader_that_cannot_renew_stops_and_abandons_its_passes() {
 
     // The lease cannot be renewed: after the renew deadline the replica stops leading and
     // abandons its in-flight pass, without waiting for it.
-    server.faults().add(
-        Fault::new(FaultAction::Status(500))
-            .method(Method::PUT)
-            .resource("coordination.k8s.io", "leases"),
-    );
+    fail_lease_renewals(&server);
     eventually("the pass is abandoned", || async {
         observer
             .passes_of("w1")
@@ -776,11 +781,7 @@ async fn a_requeued_cleanup_goes_on_after_the_lease_is_lost_and_won_back() {
     };
     eventually("cleanup requeues itself", || async { cleanups() >= 2 }).await;
 
-    server.faults().add(
-        Fault::new(FaultAction::Status(500))
-            .method(Method::PUT)
-            .resource("coordination.k8s.io", "leases"),
-    );
+    fail_lease_renewals(&server);
     // Past the renew deadline the replica no longer leads.
     tokio::time::sleep(RENEW_DEADLINE + Duration::from_secs(1)).await;
     let before = cleanups();

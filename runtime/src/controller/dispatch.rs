@@ -110,26 +110,21 @@ pub(super) async fn reconcile<R: Reconciler>(
             waited,
         });
     }
-    let reference = ObjectRef::from_resource(&*object);
-    tracing::debug!(object = %reference, resource_version = object.resource_version(), "called");
+    // The object's reference is built only when the line is logged (a pass's hot path).
+    tracing::debug!(object = %ObjectRef::from_resource(&*object), resource_version = object.resource_version(), "called");
     let object = match caught_up(&context, object) {
         Start::From(object) => object,
-        Start::Later(delay) => {
-            tracing::debug!(object = %reference, ?delay, "put off until the cache has the written version");
-            return Ok(Action::requeue(delay));
-        }
+        Start::Later(delay) => return Ok(Action::requeue(delay)),
     };
     if context.memory.is_held_terminal(&*object) {
         // Its last pass failed terminally and nothing it could depend on changed since.
-        tracing::trace!(object = %reference, "held after a terminal failure");
+        tracing::trace!(object = %ObjectRef::from_resource(&*object), "held after a terminal failure");
         return Ok(Action::await_change());
     }
     let result = reconcile_phase(context.clone(), object.clone()).await;
-    match &result {
-        Ok(action) => tracing::debug!(object = %reference, ?action, "next"),
-        Err(error) => {
-            tracing::debug!(object = %reference, error = %super::ErrorChain(error), "failed")
-        }
+    // (A failure is logged by the controller loop, with the object.)
+    if let Ok(action) = &result {
+        tracing::debug!(object = %ObjectRef::from_resource(&*object), ?action, "next");
     }
     if let Err(error) = &result
         && error.is_terminal()
@@ -247,7 +242,10 @@ fn caught_up<R: Reconciler>(context: &Context<R>, object: Arc<R::Resource>) -> S
             context.memory.caught_up(&*fresh);
             Start::From(fresh)
         }
-        Some(_) if waited < CATCH_UP => Start::Later(CATCH_UP_POLL),
+        Some(_) if waited < CATCH_UP => {
+            tracing::debug!(object = %ObjectRef::from_resource(&*object), "put off until the cache has the written version");
+            Start::Later(CATCH_UP_POLL)
+        }
         Some(_) => {
             tracing::debug!(
                 "the cache did not deliver the written version in time; running on the replaced one"

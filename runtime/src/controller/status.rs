@@ -312,12 +312,7 @@ where
     if (writer.observed_gone)() || in_doubt::read_back(writer, object).await.is_err() {
         return error;
     }
-    let dry_run = json!({ "status": status });
-    let again = match status_patch::<K>(object, &dry_run, true) {
-        Ok(request) => writer.send::<Value>(request).await,
-        Err(build) => Err(build),
-    };
-    match again {
+    match dry_run(writer, object, status).await {
         Err(kube::Error::Api(status)) if status.code == 404 => {
             kube::Error::Service(Box::new(NoStatusSubresource {
                 kind: K::kind(&()).into_owned(),
@@ -325,6 +320,21 @@ where
         }
         _ => error,
     }
+}
+
+/// What the server would make of writing `status` to `object` now: the write sent as a dry run.
+async fn dry_run<K>(
+    writer: Writer<'_>,
+    object: &K,
+    status: &Map<String, Value>,
+) -> Result<Value, kube::Error>
+where
+    K: Resource<DynamicType = ()>,
+{
+    let body = json!({ "status": status });
+    writer
+        .send::<Value>(status_patch::<K>(object, &body, true)?)
+        .await
 }
 
 /// A merge patch of `object`'s status subresource with `patch`, dry run (`dryRun=All`) if asked.
@@ -372,19 +382,10 @@ where
     let resource_version = stored["metadata"]["resourceVersion"]
         .as_str()
         .map(str::to_owned);
-    // What the server would make of the write now, dry run: retried like the read when it was
-    // not answered or answered with a server error (giving up would give up a write that may
-    // have committed, and its transition event with it); a refusal is the answer.
-    let dry_run = json!({ "status": written });
-    let again = in_doubt::retried(
-        || async {
-            writer
-                .send::<Value>(status_patch::<K>(object, &dry_run, true)?)
-                .await
-        },
-        in_doubt::in_doubt,
-    )
-    .await?;
+    // Retried like the read when it was not answered or answered with a server error (giving up
+    // would give up a write that may have committed, and its transition event with it); a
+    // refusal is the answer.
+    let again = in_doubt::retried(|| dry_run(writer, object, written), in_doubt::in_doubt).await?;
     let unchanged = again["status"] == stored["status"];
     Ok(unchanged.then_some(resource_version))
 }
