@@ -193,31 +193,37 @@ async fn a_second_sigterm_during_a_hung_shutdown_exits_at_once() {
     assert_eq!(get(addr, "/healthz").0, 200);
     // Every status write hangs: the first pass never finishes, so a graceful shutdown takes its
     // whole budget (25 s).
+    let status_path = "/apis/demo.kubeward.dev/v1/namespaces/default/rollouts/stuck/status";
     server.faults().add(
         Fault::new(FaultAction::Hang)
             .method(http::Method::PATCH)
-            .path_prefix("/apis/demo.kubeward.dev/v1/namespaces/default/rollouts/stuck/status"),
+            .path_prefix(status_path),
     );
     let client = server.client().expect("client");
     Api::<Rollout>::namespaced(client, "default")
         .create(&PostParams::default(), &rollout("stuck"))
         .await
         .expect("create");
-    let in_flight =
-        r#"kubeward_reconcile_passes_in_flight{controller="demo.kubeward.dev/rollouts"} 1"#;
+    // Wait for the hung write itself (logged unanswered as it hangs), not merely for a pass in
+    // flight: on a slower server the first pass may still be in an earlier write, which finishes.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !get(addr, "/metrics").1.contains(in_flight) {
+    while !server.requests().iter().any(|r| {
+        r.method == http::Method::PATCH && r.path.starts_with(status_path) && r.status == 0
+    }) {
         assert!(
             Instant::now() < deadline,
             "no pass got stuck in its status write"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let in_flight =
+        r#"kubeward_reconcile_passes_in_flight{controller="demo.kubeward.dev/rollouts"} 1"#;
+    assert!(get(addr, "/metrics").1.contains(in_flight));
     sigterm(&running);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         running.0.try_wait().expect("wait").is_none(),
-        "still shutting down after the first SIGTERM"
+        "exited within 300 ms of the first SIGTERM although its status write hung"
     );
     sigterm(&running);
     let status = exit_status(&mut running, "on a second SIGTERM").await;
