@@ -37,7 +37,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use crate::Reconciler;
-use crate::controller::{Controller, ControllerError, ControllerState};
+use crate::controller::{Controller, ControllerError, ControllerState, SharedWatches};
 use crate::leader::{LeaderElection, Member, SharedElection};
 use crate::metrics::{DEFAULT_PREFIX, Metrics};
 
@@ -98,6 +98,10 @@ type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// Several controllers on one client, one registry, one ops server and one shutdown; see the
 /// [module documentation](self).
 ///
+/// - Watches: two controllers that watch the same thing — the same kind, served in the same form
+///   (typed, or metadata-only for owned children), in the same namespace, with the same
+///   selectors — share one list-and-watch and one cache, as a Manager's controllers share
+///   informers (see `SharedWatches` in the source: `runtime/src/controller/shared_watch.rs`).
 /// - Metrics: every controller's passes, steps and event publishes reach one shared
 ///   [`Metrics`]; its per-object state and leader gauge register on the same registry (the
 ///   families are shared, the controller a label value).
@@ -112,6 +116,8 @@ pub struct Operator {
     registry: prometheus::Registry,
     metrics: Metrics,
     names: BTreeSet<String>,
+    /// The watches (and caches) the controllers share where they watch the same thing.
+    watches: SharedWatches,
     /// Each controller, and whether it has a leader election of its own.
     runs: Vec<(String, bool, Start)>,
     /// The lease every controller without an election of its own shares.
@@ -151,6 +157,7 @@ impl Operator {
             registry,
             metrics,
             names: BTreeSet::new(),
+            watches: SharedWatches::default(),
             runs: Vec::new(),
             leader_election: None,
             budget: crate::shutdown::Budget::default(),
@@ -214,6 +221,7 @@ impl Operator {
             .map_err(metrics_error)?;
         let mut stop = self.stop.subscribe();
         let controller = controller
+            .with_shared_watches(&self.watches)
             .with_observer(Arc::new(self.metrics.clone()))
             .with_budget(self.budget.clone())
             .shutdown_on(async move {

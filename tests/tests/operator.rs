@@ -370,3 +370,135 @@ async fn a_lost_shared_lease_stops_every_controller_and_the_standby_takes_over()
     b.stop().await;
     a.stop().await;
 }
+
+/// Every pass of the controllers below, as (controller index, object name).
+type Passes = std::sync::Arc<std::sync::Mutex<Vec<(usize, String)>>>;
+
+/// One of two controllers reconciling ConfigMaps and owning Secrets: controller `N` notes
+/// each pass.
+struct Owner<const N: usize>(Passes);
+
+impl<const N: usize> Reconciler for Owner<N> {
+    type Resource = ConfigMap;
+    type Error = kube::Error;
+    const NAME: Option<&'static str> =
+        Some(["test.kubeward.dev/owner-a", "test.kubeward.dev/owner-b"][N]);
+
+    fn relations() -> kubeward::relations::Relations<ConfigMap> {
+        kubeward::relations::Relations::new().owns::<Secret>()
+    }
+
+    async fn apply(
+        &self,
+        config: &ConfigMap,
+        _: &mut Pass<ConfigMap>,
+    ) -> Result<Action, kube::Error> {
+        let name = kube::ResourceExt::name_any(config);
+        self.0.lock().unwrap().push((N, name));
+        Ok(Action::await_change())
+    }
+}
+
+/// Two controllers of one kind, both owning Secrets, run as the identity their generated rules
+/// grant: one list and one watch of ConfigMaps, and one (metadata-only) of Secrets, serve both;
+/// each still reconciles every ConfigMap, and a child's change starts the pass of its owner in
+/// each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controllers_watching_the_same_kinds_share_one_watch_of_each() {
+    let server = kubeward_testing::Cluster::start().await.expect("cluster");
+    let admin = server.client().expect("admin");
+    let mut rules = kubeward::rbac::rules::<Owner<0>>(false);
+    rules.extend(kubeward::rbac::rules::<Owner<1>>(false));
+    let client = server
+        .service_account_client("default", "sharing", rules)
+        .await
+        .expect("the generated RBAC is stored");
+    let passes = Passes::default();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let operator = Operator::new(client)
+        .with_reconciler(Owner::<0>(passes.clone()))
+        .expect("owner-a")
+        .with_reconciler(Owner::<1>(passes.clone()))
+        .expect("owner-b")
+        .shutdown_on(async move {
+            let _ = stopped.await;
+        });
+    let running = tokio::spawn(operator.run());
+    let settings = Api::<ConfigMap>::namespaced(admin.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &ConfigMap {
+                metadata: meta("settings"),
+                ..ConfigMap::default()
+            },
+        )
+        .await
+        .expect("configmap");
+    let passes_of = |controller: usize| {
+        passes
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(c, name)| *c == controller && name == "settings")
+            .count()
+    };
+    eventually("both controllers reconciled the ConfigMap", || async {
+        passes_of(0) >= 1 && passes_of(1) >= 1
+    })
+    .await;
+    let before = (passes_of(0), passes_of(1));
+
+    // A Secret the ConfigMap controls: its create starts the owner's pass in both controllers.
+    let owner = k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: "settings".into(),
+        uid: settings.metadata.uid.clone().expect("uid"),
+        controller: Some(true),
+        block_owner_deletion: None,
+    };
+    Api::<Secret>::namespaced(admin, "default")
+        .create(
+            &PostParams::default(),
+            &Secret {
+                metadata: ObjectMeta {
+                    owner_references: Some(vec![owner]),
+                    ..meta("settings-token")
+                },
+                ..Secret::default()
+            },
+        )
+        .await
+        .expect("secret");
+    eventually("the child's create started a pass in both", || async {
+        passes_of(0) > before.0 && passes_of(1) > before.1
+    })
+    .await;
+
+    let user = kubeward_tests::service_account_user("sharing");
+    let requests = server.requests();
+    let count = |path: &str, watch: bool| {
+        requests
+            .iter()
+            .filter(|r| r.user == user && r.path == path && r.is_watch() == watch)
+            .count()
+    };
+    assert_eq!(
+        count("/api/v1/configmaps", false),
+        1,
+        "one list of ConfigMaps"
+    );
+    assert_eq!(
+        count("/api/v1/configmaps", true),
+        1,
+        "one watch of ConfigMaps"
+    );
+    assert_eq!(count("/api/v1/secrets", false), 1, "one list of Secrets");
+    assert_eq!(count("/api/v1/secrets", true), 1, "one watch of Secrets");
+
+    let _ = stop.send(());
+    running
+        .await
+        .expect("operator task")
+        .expect("operator stopped cleanly");
+}

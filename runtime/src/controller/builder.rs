@@ -127,6 +127,8 @@ pub struct Controller<R: Reconciler> {
     pub(super) shared_lease: Option<leader::Member>,
     /// Whether the cache is kept in sync while the controller waits for the lease.
     pub(super) warm_standby: bool,
+    /// The watches shared with the other controllers of an operator.
+    pub(super) shared_watches: Option<super::SharedWatches>,
     pub(super) sync_timeout: Duration,
     pub(super) state: watch::Sender<ControllerState>,
     pub(super) cache: watch::Sender<Option<Store<R::Resource>>>,
@@ -158,6 +160,7 @@ impl<R: Reconciler> Controller<R> {
             leader_election: None,
             shared_lease: None,
             warm_standby: false,
+            shared_watches: None,
             sync_timeout: DEFAULT_SYNC_TIMEOUT,
             state: watch::Sender::new(ControllerState::Syncing),
             cache: watch::Sender::new(None),
@@ -402,6 +405,25 @@ impl<R: Reconciler> Controller<R> {
     #[cfg(feature = "prometheus")]
     pub(crate) fn with_shared_lease(mut self, member: leader::Member) -> Self {
         self.shared_lease = Some(member);
+        self
+    }
+
+    /// Watches through `watches`, shared with the other controllers of an operator given the
+    /// same set: declares each watch the controller will run (its resource's, unless it
+    /// watches several namespaces, and each relation's in each namespace), so call it once the
+    /// controller is configured.
+    #[cfg(feature = "prometheus")]
+    pub(crate) fn with_shared_watches(mut self, watches: &super::SharedWatches) -> Self {
+        if let Some(key) = self.scope.watch_key(&self.watcher_config) {
+            watches.declare(key);
+        }
+        let namespaces = self.scope.watch_namespaces();
+        for relation in R::relations().iter() {
+            for namespace in &namespaces {
+                watches.declare(relation.watch_key(*namespace));
+            }
+        }
+        self.shared_watches = Some(watches.clone());
         self
     }
 

@@ -20,6 +20,7 @@ mod queue;
 mod reconciler;
 mod run;
 mod scope;
+mod shared_watch;
 mod status;
 mod status_field;
 pub(crate) mod terminal;
@@ -39,5 +40,6 @@ pub use self::predicate::{Keys, Reads};
 pub use self::reconciler::{Reconciler, default_name};
 #[cfg(feature = "prometheus")]
 pub(crate) use self::run::termination_signal;
+pub(crate) use self::shared_watch::{ErrorSink, SharedWatches, WatchKey, without_managed_fields};
 pub use self::status::NoStatusSubresource;
 pub use self::terminal::Terminal;

@@ -158,6 +158,7 @@ impl<R: Reconciler> Controller<R> {
                 ControllerState::Stopped
             },
             failures: Arc::new(WatchFailures::new(&context.name)),
+            shared: self.shared_watches,
         };
         // Abandoned passes' status writes and events still run: the series are flushed after
         // them. With leader election this is the end of the term's work, before the lease is

@@ -5,6 +5,9 @@
 use k8s_openapi::NamespaceResourceScope;
 use kube::Resource;
 use kube::api::Api;
+use kube::core::ApiResource;
+
+use super::WatchKey;
 
 /// Builds an API of `K` in a namespace (only a namespaced `K` has one).
 type NamespacedApi<K> = fn(kube::Client, &str) -> Api<K>;
@@ -51,6 +54,29 @@ impl<K: Resource<DynamicType = ()>> Scope<K> {
     /// The namespaces the controller watches; none when it watches the whole cluster.
     pub(super) fn namespace_names(&self) -> &[String] {
         &self.namespaces
+    }
+
+    /// Where the controller watches, as the namespace of each watch (`None`: the whole cluster).
+    pub(super) fn watch_namespaces(&self) -> Vec<Option<&str>> {
+        if self.namespaces.is_empty() {
+            vec![None]
+        } else {
+            self.namespaces.iter().map(|n| Some(n.as_str())).collect()
+        }
+    }
+
+    /// The watch of `K` with `config` where the controller watches, as it can be shared: one
+    /// watch of the whole cluster or of one namespace. Several namespaces' watches are merged
+    /// into a cache of the controller's own ([`super::namespaces`]): `None`.
+    pub(super) fn watch_key(&self, config: &kube::runtime::watcher::Config) -> Option<WatchKey>
+    where
+        K: 'static,
+    {
+        let resource = ApiResource::erase::<K>(&());
+        match self.watch_namespaces().as_slice() {
+            [namespace] => Some(WatchKey::new::<K>(&resource, *namespace, config)),
+            _ => None,
+        }
     }
 
     /// The APIs of `K` where the controller watches, one per namespace (or one of the whole

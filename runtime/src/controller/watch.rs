@@ -22,6 +22,7 @@ use super::dispatch::{error_policy, reconcile};
 use super::health::ControllerState;
 use super::predicate::{Judge, Starts};
 use super::queue;
+use super::shared_watch::{ErrorSink, Hub, SharedWatches, WatchEvents, without_managed_fields};
 use super::watch_failures::WatchFailures;
 use crate::relations::TriggerInputs;
 
@@ -49,6 +50,8 @@ pub(super) struct Watching<R: Reconciler> {
     pub(super) state_between_terms: ControllerState,
     /// The watch and list failures, logged and kept for readiness.
     pub(super) failures: Arc<WatchFailures>,
+    /// The watches shared with the other controllers of an operator.
+    pub(super) shared: Option<SharedWatches>,
 }
 
 /// How one watch term ended.
@@ -61,24 +64,21 @@ pub(super) enum TermEnd {
 }
 
 impl<R: Reconciler> Watching<R> {
-    /// The watch of the resource where the controller watches, into the cache `writer` fills
-    /// (`store` reads it): the objects whose events start a pass, as the controller's predicates
-    /// judge them (see [`Judge`]); what the events show gone is forgotten on the way.
-    fn judged(
-        &self,
-        writer: reflector::store::Writer<R::Resource>,
-        store: Store<R::Resource>,
-    ) -> impl futures::Stream<Item = Result<R::Resource, watcher::Error>> + Send + 'static {
-        let context = self.context.clone();
+    /// The watch of the resource where the controller watches, and its cache: the watch the
+    /// controller shares with others of its operator, or one of its own. Each event is in the
+    /// cache when it comes.
+    fn watched(&self) -> (Store<R::Resource>, WatchEvents<R::Resource>) {
         let failures = self.failures.clone();
-        // Backoff between retries of a failed list or watch (kube's watcher retries at once
-        // otherwise: a missing CRD would be listed in a hot loop).
+        if let Some(hub) = self.shared_hub() {
+            let on_error: ErrorSink = Arc::new(move |error| failures.record(error));
+            let (store, events) = hub.subscribe(on_error);
+            return (store, events.map(Ok).boxed());
+        }
+        let (store, writer) = reflector::store();
         let mut apis = self.scope.apis(&self.client);
         let watch = if apis.len() == 1 {
             let (_, api) = apis.remove(0);
-            watcher(api, self.watcher_config.clone())
-                .default_backoff()
-                .boxed()
+            own_watch(api, &self.watcher_config)
         } else {
             let watches = apis
                 .into_iter()
@@ -87,25 +87,52 @@ impl<R: Reconciler> Watching<R> {
                     (namespace.unwrap_or_default(), watch.boxed())
                 })
                 .collect();
-            super::namespaces::merged(watches, store).boxed()
+            super::namespaces::merged(watches, store.clone())
+                .map_ok(without_managed_fields)
+                .boxed()
         };
-        let watch = watch
-            .inspect_err(move |error| failures.record(error))
-            // Nothing reads managedFields from the cache; they are often half an object.
-            .map_ok(|event| event.modify(|object| object.meta_mut().managed_fields = None));
+        let events = reflector::reflector(
+            writer,
+            watch.inspect_err(move |error| failures.record(error)),
+        );
+        (store, events.boxed())
+    }
+
+    /// The hub of the watch of the resource, when the controller shares it.
+    fn shared_hub(&self) -> Option<Arc<Hub<R::Resource>>> {
+        let shared = self.shared.as_ref()?;
+        let key = self.scope.watch_key(&self.watcher_config)?;
+        let (api, config) = match self.scope.apis(&self.client).as_slice() {
+            [(_, api)] => (api.clone(), self.watcher_config.clone()),
+            _ => return None,
+        };
+        shared.hub(&key, (), move || own_watch(api.clone(), &config))
+    }
+
+    /// The watch of the resource and its cache (see [`watched`](Self::watched)), and of its
+    /// events the objects whose events start a pass, as the controller's predicates judge them
+    /// (see [`Judge`]); what the events show gone is forgotten on the way.
+    fn judged(
+        &self,
+    ) -> (
+        Store<R::Resource>,
+        impl futures::Stream<Item = Result<R::Resource, watcher::Error>> + Send + 'static,
+    ) {
+        let context = self.context.clone();
+        let (store, events) = self.watched();
         let mut judge = Judge::new(self.starts, R::READS);
-        reflector::reflector(writer, watch)
+        let judged = events
             .inspect_ok(move |event| forget_the_gone(&context, event))
-            .try_filter_map(move |event| futures::future::ready(Ok(judge.starts(event))))
+            .try_filter_map(move |event| futures::future::ready(Ok(judge.starts(event))));
+        (store, judged)
     }
 
     /// Starts this controller's warm cache: its watch runs, and its cache stays in sync, from
     /// now on, whether it leads or not; each leadership term then reconciles from it (see
     /// [`Warm`]).
     pub(super) fn warm(&self) -> Warm<R::Resource> {
-        let (store, writer) = reflector::store();
         let term: Arc<std::sync::Mutex<Option<Term<R::Resource>>>> = Arc::default();
-        let judged = self.judged(writer, store.clone());
+        let (store, judged) = self.judged();
         let forward = {
             let term = term.clone();
             let context = self.context.clone();
@@ -147,10 +174,9 @@ impl<R: Reconciler> Watching<R> {
                 warm.subscribe().map(Ok::<_, watcher::Error>).boxed(),
             ),
             None => {
-                let (store, writer) = reflector::store();
                 let queued = self.context.clone();
-                let objects = self
-                    .judged(writer, store.clone())
+                let (store, judged) = self.judged();
+                let objects = judged
                     .inspect_ok(move |object| enqueue(&queued, object))
                     .boxed();
                 (store, objects)
@@ -176,6 +202,11 @@ impl<R: Reconciler> Watching<R> {
                 }));
         }
         for relation in self.context.relations.iter() {
+            let shared = self.shared.clone().map(|shared| {
+                let failures = self.failures.clone();
+                let on_error: ErrorSink = Arc::new(move |error| failures.record(error));
+                (shared, on_error)
+            });
             let failures = self.failures.clone();
             let queued = self.context.clone();
             let triggers = relation
@@ -183,6 +214,7 @@ impl<R: Reconciler> Watching<R> {
                     client: self.client.clone(),
                     store: store.clone(),
                     namespaces: self.scope.namespace_names().to_vec(),
+                    shared,
                 })
                 .inspect_err(move |error| failures.record(error))
                 .filter_map(|batch| futures::future::ready(batch.ok()))
@@ -279,6 +311,19 @@ impl<R: Reconciler> Watching<R> {
             }
         }
     }
+}
+
+/// The watch of `api` with `config` a controller caches its resource from: retried with backoff,
+/// the objects without their managedFields (nothing reads them from the cache; they are often
+/// half an object).
+fn own_watch<K>(api: kube::Api<K>, config: &watcher::Config) -> WatchEvents<K>
+where
+    K: Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    watcher(api, config.clone())
+        .default_backoff()
+        .map_ok(without_managed_fields)
+        .boxed()
 }
 
 /// Counts `object`, whose change starts a pass, as waiting for it.
@@ -444,6 +489,7 @@ mod tests {
             cache,
             state_between_terms: ControllerState::Stopped,
             failures: Arc::new(WatchFailures::new("test.kubeward.dev/failing")),
+            shared: None,
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let term = tokio::spawn(async move {

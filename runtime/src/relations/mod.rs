@@ -51,11 +51,13 @@ use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use kube::Resource;
+use kube::core::{ApiResource, DynamicObject};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use serde::de::DeserializeOwned;
 
 pub(crate) use self::ledger::{Ledger, resource_version};
+use crate::controller::{ErrorSink, SharedWatches, WatchKey};
 
 /// How the controller relates to a kind it watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +106,9 @@ pub(crate) struct TriggerInputs<K: Resource<DynamicType = ()> + Clone + 'static>
     pub(crate) store: Store<K>,
     /// The namespaces the controller watches (one watch each), or none for the whole cluster.
     pub(crate) namespaces: Vec<String>,
+    /// The watches shared with the other controllers of an operator, and where a shared
+    /// watch's failures go.
+    pub(crate) shared: Option<(SharedWatches, ErrorSink)>,
 }
 
 type MakeTriggers<K> = Arc<dyn Fn(TriggerInputs<K>, Arc<Ledger>) -> Triggers<K> + Send + Sync>;
@@ -112,6 +117,9 @@ type MakeTriggers<K> = Arc<dyn Fn(TriggerInputs<K>, Arc<Ledger>) -> Triggers<K> 
 pub struct Relation<K: Resource<DynamicType = ()> + Clone + 'static> {
     role: Role,
     kind: KindName,
+    /// The watch of the related kind (of the whole cluster).
+    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
+    watch: WatchKey,
     ledger: Arc<Ledger>,
     triggers: MakeTriggers<K>,
 }
@@ -144,6 +152,12 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Relation<K> {
 
     pub(crate) fn ledger(&self) -> &Arc<Ledger> {
         &self.ledger
+    }
+
+    /// The watch of the related kind in `namespace` (`None`: the whole cluster), to share.
+    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
+    pub(crate) fn watch_key(&self, namespace: Option<&str>) -> WatchKey {
+        self.watch.clone().in_namespace(namespace)
     }
 }
 
@@ -197,6 +211,7 @@ where
         self.with(
             Role::Owned,
             KindName::of::<C>(),
+            WatchKey::new::<trigger::Metadata>(&ApiResource::erase::<C>(&()), None, &config),
             Arc::new(move |inputs, ledger| trigger::owners::<K, C>(inputs, config.clone(), ledger)),
         )
     }
@@ -225,16 +240,24 @@ where
         self.with(
             Role::Watched,
             KindName::of::<O>(),
+            WatchKey::new::<DynamicObject>(&ApiResource::erase::<O>(&()), None, &config),
             Arc::new(move |inputs, ledger| {
                 trigger::mapped::<K, O, I>(inputs, config.clone(), ledger, map)
             }),
         )
     }
 
-    fn with(mut self, role: Role, kind: KindName, triggers: MakeTriggers<K>) -> Self {
+    fn with(
+        mut self,
+        role: Role,
+        kind: KindName,
+        watch: WatchKey,
+        triggers: MakeTriggers<K>,
+    ) -> Self {
         self.relations.push(Relation {
             role,
             kind,
+            watch,
             ledger: Arc::default(),
             triggers,
         });

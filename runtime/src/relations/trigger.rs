@@ -15,6 +15,7 @@ use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
 use super::{Ledger, TriggerInputs, Triggers};
+use crate::controller::{WatchKey, without_managed_fields};
 
 /// The owners (of kind `K`) of the children (of kind `C`) whose watch events are news, watched
 /// metadata-only (an API of `PartialObjectMeta` asks the API server for `PartialObjectMetadata`:
@@ -29,20 +30,18 @@ where
     C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     let store = inputs.store.clone();
-    scoped_watches::<C, PartialObjectMeta<DynamicObject>, _>(&inputs, |api| {
-        watcher(api, config.clone())
-    })
-    .and_then(move |(scope, event)| {
-        let (ledger, store) = (ledger.clone(), store.clone());
-        async move {
-            let child = news(&ledger, scope.as_deref(), event).await;
-            Ok(child
-                .and_then(|child| controller_owner(child.meta(), &store))
-                .into_iter()
-                .collect())
-        }
-    })
-    .boxed()
+    scoped_watches::<C, Metadata>(&inputs, &config)
+        .and_then(move |(scope, event)| {
+            let (ledger, store) = (ledger.clone(), store.clone());
+            async move {
+                let child = news(&ledger, scope.as_deref(), event).await;
+                Ok(child
+                    .and_then(|child| controller_owner(child.meta(), &store))
+                    .into_iter()
+                    .collect())
+            }
+        })
+        .boxed()
 }
 
 /// The objects `map` returns for each related object (of kind `O`) whose watch event is news.
@@ -58,7 +57,7 @@ where
     I: IntoIterator<Item = ObjectRef<K>> + 'static,
 {
     let store = inputs.store.clone();
-    scoped_watches::<O, DynamicObject, _>(&inputs, |api| watcher(api, config.clone()))
+    scoped_watches::<O, DynamicObject>(&inputs, &config)
         .and_then(move |(scope, event)| {
             let (ledger, store) = (ledger.clone(), store.clone());
             async move {
@@ -80,17 +79,27 @@ where
 /// A watch event with the namespace its watch lists (`None`: the whole cluster).
 type Scoped<D> = (Option<Arc<str>>, watcher::Event<D>);
 
-/// The events of `watch` (a watcher of kind `C` served as `D`: a dynamic object, or its
-/// metadata; dynamic so that a namespace can be given for any kind) where the controller watches: one watch of the whole cluster, or one per namespace,
-/// merged; each retried with backoff.
-fn scoped_watches<C, D, S>(
+/// The form owned children are watched in: their metadata alone.
+pub(super) type Metadata = PartialObjectMeta<DynamicObject>;
+
+/// The events of the watch of kind `C` served as `D` (a dynamic object, or its metadata; dynamic
+/// so that a namespace can be given for any kind) with `config`, where the controller watches:
+/// one watch of the whole cluster, or one per namespace, merged; each retried with backoff. A
+/// watch the controller shares with others of its operator comes from their shared hub (its
+/// failures reported there).
+fn scoped_watches<C, D>(
     inputs: &TriggerInputs<impl Resource<DynamicType = ()> + Clone>,
-    watch: impl Fn(Api<D>) -> S,
+    config: &watcher::Config,
 ) -> BoxStream<'static, Result<Scoped<D>, watcher::Error>>
 where
     C: Resource<DynamicType = ()>,
-    D: Resource<DynamicType = ApiResource, Scope = DynamicResourceScope> + Send + 'static,
-    S: futures::Stream<Item = Result<watcher::Event<D>, watcher::Error>> + Send + 'static,
+    D: Resource<DynamicType = ApiResource, Scope = DynamicResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static,
 {
     let resource = ApiResource::erase::<C>(&());
     let client = &inputs.client;
@@ -100,15 +109,29 @@ where
         inputs.namespaces.iter().map(|n| Some(n.as_str())).collect()
     };
     futures::stream::select_all(scopes.into_iter().map(|scope| {
-        let api = match scope {
+        let api: Api<D> = match scope {
             Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
             None => Api::all_with(client.clone(), &resource),
         };
+        let events = match &inputs.shared {
+            Some((shared, on_error)) => {
+                let key = WatchKey::new::<D>(&resource, scope, config);
+                let (api, config) = (api.clone(), config.clone());
+                shared
+                    .hub::<D>(&key, resource.clone(), move || {
+                        watcher(api.clone(), config.clone())
+                            .default_backoff()
+                            .map_ok(without_managed_fields)
+                            .boxed()
+                    })
+                    .map(|hub| hub.subscribe(on_error.clone()).1.map(Ok).boxed())
+            }
+            None => None,
+        };
+        let events =
+            events.unwrap_or_else(|| watcher(api, config.clone()).default_backoff().boxed());
         let scope: Option<Arc<str>> = scope.map(Arc::from);
-        watch(api)
-            .default_backoff()
-            .map_ok(move |event| (scope.clone(), event))
-            .boxed()
+        events.map_ok(move |event| (scope.clone(), event)).boxed()
     }))
     .boxed()
 }
