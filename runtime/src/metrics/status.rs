@@ -115,10 +115,11 @@ impl ControllerMetrics {
 }
 
 impl Collector for ControllerMetrics {
+    /// The leading family alone: one description per collector keeps collectors of several
+    /// controllers apart in the registry (see `ObjectMetrics`' `registered`); the queue-depth
+    /// family is collected all the same.
     fn desc(&self) -> Vec<&Desc> {
-        let mut descs = vec![&self.leading_desc];
-        descs.extend(self.queue_depth.as_ref().map(|(_, desc)| desc));
-        descs
+        vec![&self.leading_desc]
     }
 
     fn collect(&self) -> Vec<MetricFamily> {
@@ -130,5 +131,71 @@ impl Collector for ControllerMetrics {
             families.push(self.gauge(desc, depth() as f64));
         }
         families
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::ControllerMetrics;
+    use crate::metrics::{ObjectMetrics, ObjectState};
+
+    /// Controllers named `…/c-0` and `…/c-1` register both their collectors on one registry (the
+    /// registry's collector ids, sums of FNV-1a description ids, collided for them when each
+    /// collector described both its families), and each family holds both controllers' series.
+    #[test]
+    fn controllers_whose_names_differ_in_one_character_register_on_one_registry() {
+        let registry = prometheus::Registry::new();
+        for controller in ["test.kubeward.dev/c-0", "test.kubeward.dev/c-1"] {
+            let objects = ObjectMetrics::new(
+                "kubeward",
+                controller,
+                Arc::new(|| {
+                    vec![ObjectState {
+                        namespace: "default".into(),
+                        name: "web".into(),
+                        generation: Some(1),
+                        conditions: vec![],
+                        suspended: false,
+                        terminal: false,
+                        info: vec![],
+                    }]
+                }),
+            )
+            .expect("valid");
+            registry
+                .register(Box::new(objects))
+                .expect("objects register");
+            let own = ControllerMetrics::new("kubeward", controller, Arc::new(|| true))
+                .expect("valid")
+                .with_queue_depth(Arc::new(|| 3))
+                .expect("valid");
+            registry
+                .register(Box::new(own))
+                .expect("controller metrics register");
+        }
+        let text = prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .expect("encodes");
+        for controller in ["test.kubeward.dev/c-0", "test.kubeward.dev/c-1"] {
+            for series in [
+                format!(r#"kubeward_controller_leading{{controller="{controller}"}} 1"#),
+                format!(r#"kubeward_controller_queue_depth{{controller="{controller}"}} 3"#),
+                format!(
+                    r#"kubeward_object_generation{{controller="{controller}",name="web",namespace="default"}} 1"#
+                ),
+                format!(
+                    r#"kubeward_object_suspended{{controller="{controller}",name="web",namespace="default"}} 0"#
+                ),
+            ] {
+                assert!(text.contains(&series), "{series} in:\n{text}");
+            }
+        }
+        assert_eq!(
+            text.matches("# TYPE kubeward_controller_queue_depth gauge")
+                .count(),
+            1
+        );
     }
 }

@@ -11,8 +11,11 @@ use tokio::sync::Notify;
 
 /// How long an event of a child waits for the controller's write of that child, under way, to
 /// answer before it is taken as news (a write that hangs never holds up the relation's watch
-/// for longer).
-pub(crate) const WRITE_WAIT: Duration = Duration::from_secs(2);
+/// for longer). As long as a status write may go unanswered before it is in doubt
+/// ([`DEFAULT_STATUS_WRITE_TIMEOUT`](crate::controller::DEFAULT_STATUS_WRITE_TIMEOUT)): 2 s
+/// was too short on a loaded machine, where a slow answer made the controller's own write
+/// start a second pass.
+pub(crate) const WRITE_WAIT: Duration = Duration::from_secs(10);
 
 /// What a relation's watch last saw of each object, by uid, and what the controller
 /// itself last wrote of its children. An event starts passes only when it shows something the

@@ -11,5 +11,6 @@ pub mod alloc;
 pub mod anchor;
 pub mod drive;
 pub mod requests;
+pub mod scrape;
 pub mod ward;
 pub mod workload;

@@ -96,11 +96,21 @@ impl Reconciler for Workloads {
 }
 
 /// Counts every pass (init, apply, cleanup, delete) into [`Progress::passes`].
-struct CountPasses(Arc<Progress>);
+pub struct CountPasses(pub Arc<Progress>);
 
 impl ReconcileObserver for CountPasses {
     fn pass_finished(&self, _: &PassRecord) {
         self.0.pass();
+    }
+}
+
+/// The reconciler of workloads, on `client`, counting into `progress`; converged workloads do
+/// what `steady` says.
+pub fn reconciler(client: &kube::Client, progress: &Arc<Progress>, steady: Steady) -> Workloads {
+    Workloads {
+        client: client.clone(),
+        progress: progress.clone(),
+        steady,
     }
 }
 
@@ -122,12 +132,7 @@ pub fn controller_with(
     steady: Steady,
     registry: &prometheus::Registry,
 ) -> Controller<Workloads> {
-    let reconciler = Workloads {
-        client: client.clone(),
-        progress: progress.clone(),
-        steady,
-    };
-    Controller::new(reconciler, client.clone())
+    Controller::new(reconciler(client, progress, steady), client.clone())
         .with_reporting_instance("bench-0")
         .with_observer(Arc::new(CountPasses(progress.clone())))
         .register_metrics(registry)
