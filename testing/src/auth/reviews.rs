@@ -147,14 +147,21 @@ pub(crate) fn serve(
     if let Some(namespace) = &path.namespace {
         object["metadata"]["namespace"] = json!(namespace);
     }
+    let api_version = format!("{}/{VERSION}", review.group);
     object["status"] = match review.kind {
         "SelfSubjectAccessReview" | "SubjectAccessReview" | "LocalSubjectAccessReview" => {
             let status = access_review(store, identity, review, &object)?;
-            let api_version = format!("{}/{VERSION}", review.group);
             crate::apply::record_update(None, &mut object, manager, &api_version, None, now);
             status
         }
-        "SelfSubjectRulesReview" => rules_review(store, identity, &object)?,
+        "SelfSubjectRulesReview" => {
+            // Upstream's REST answers a new review holding only the status
+            // (selfsubjectrulesreview/rest.go): no spec, no metadata, no managedFields.
+            let status = rules_review(store, identity, &object)?;
+            object["metadata"] = json!({});
+            object["spec"] = json!({});
+            status
+        }
         _ => {
             object["metadata"]["creationTimestamp"] = json!(now);
             // SelfSubjectReview has no spec.
