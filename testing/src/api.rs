@@ -832,7 +832,8 @@ impl State {
         Ok(())
     }
 
-    fn commit_create(&mut self, info: &ResourceInfo, obj: Value) -> Result<Value, ApiError> {
+    fn commit_create(&mut self, info: &ResourceInfo, mut obj: Value) -> Result<Value, ApiError> {
+        validation::stored_form(info, &mut obj);
         let (ns, name) = super::store::object_key(&obj);
         if self.store.get(&info.storage, &ns, &name).is_some() {
             return Err(ApiError::already_exists(info.qualified_resource(), &name));
@@ -1157,9 +1158,13 @@ impl State {
     ) -> Result<Value, ApiError> {
         let name = meta_str(old, "name").unwrap_or_default().to_string();
         self.decode_typed(info, &mut new, &opts.decoding)?;
+        // What a status write asked of metadata: the field manager sees it (it runs before the
+        // strategy), though the strategy drops it.
+        let mut status_write_metadata = None;
         if subresource == Some("status") {
             // statusStrategy.PrepareForUpdate: everything but status (and managedFields) comes
             // from the stored object; a body without status clears it.
+            status_write_metadata = Some(new["metadata"].clone());
             let status = new.get("status").cloned();
             let managed = new["metadata"]["managedFields"].clone();
             let mut merged = old.clone();
@@ -1262,8 +1267,23 @@ impl State {
         }
         if track {
             let now = rfc3339(self.now());
-            track_update(info, Some(old), &mut new, &opts.manager, subresource, &now);
+            match status_write_metadata {
+                Some(asked) => {
+                    let mut seen = new.clone();
+                    seen["metadata"] = asked;
+                    seen["metadata"]["managedFields"] = new["metadata"]["managedFields"].clone();
+                    track_update(info, Some(old), &mut seen, &opts.manager, subresource, &now);
+                    match seen["metadata"].get_mut("managedFields").map(Value::take) {
+                        Some(entries) => new["metadata"]["managedFields"] = entries,
+                        None => {
+                            meta_mut(&mut new).remove("managedFields");
+                        }
+                    }
+                }
+                None => track_update(info, Some(old), &mut new, &opts.manager, subresource, &now),
+            }
         }
+        validation::stored_form(info, &mut new);
         // A write that changes nothing is not a write: no new resourceVersion, no watch event.
         // managedFields count: an apply that only shares ownership is stored, as etcd sees
         // different bytes; the field manager leaves them untouched when nothing was taken.

@@ -615,10 +615,12 @@ fn ignored_set(obj_keys: &[&Value], subresource: Option<&str>, reset: &[&str]) -
         s.insert(&[field_pe(r)]);
     }
     if subresource == Some("status") {
+        // The status strategy resets every top-level field but status and metadata: a status
+        // write's labels are tracked, though the strategy then drops them.
         for obj in obj_keys {
             if let Value::Object(map) = obj {
                 for k in map.keys() {
-                    if k != "status" {
+                    if k != "status" && k != "metadata" {
                         s.insert(&[field_pe(k)]);
                     }
                 }
@@ -1445,6 +1447,12 @@ pub fn update_at(
     let mut entries = decode_entries(Some(new));
     if entries.is_empty() {
         entries = decode_entries(old);
+        if old.is_some() && entries.is_empty() {
+            // skipNonAppliedManager: an update of an object whose fields nobody manages starts
+            // no tracking (only a create, or an apply, does).
+            encode_entries(new, Vec::new());
+            return;
+        }
     }
     let old_clean = old.map(without_managed_fields).unwrap_or_else(|| json!({}));
     let new_clean = without_managed_fields(new);

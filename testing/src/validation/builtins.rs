@@ -97,6 +97,14 @@ fn entries<'a>(obj: &'a Value, field: &str) -> impl Iterator<Item = (&'a String,
         .flat_map(Map::iter)
 }
 
+/// `obj` as storage returns it (an RBAC role's empty rules come back null; see
+/// [`rbac::stored_form`]).
+pub fn stored_form(info: &ResourceInfo, obj: &mut Value) {
+    if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
+        rbac::stored_form(kind, obj);
+    }
+}
+
 /// Decodes what the typed decoder would and applies defaulting and conversion: a Secret's
 /// `stringData` is folded into `data` and its `type` defaults to `Opaque`. `Err` is the
 /// decoder's message (`illegal base64 data at input byte 3`), which the server answers as 400.

@@ -81,6 +81,8 @@ pub fn undeclared_fields(info: &ResourceInfo, obj: &Value) -> Vec<String> {
     gotypes::decode(info, &mut obj.clone()).unwrap_or_default()
 }
 
+pub use builtins::stored_form;
+
 /// Admission of a create, on the object as it will be stored (name generated, namespace set):
 /// decoding, defaulting, then `ValidateObjectMeta` and the kind's rules.
 pub fn admit_create(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError> {

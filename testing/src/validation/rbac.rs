@@ -45,11 +45,21 @@ impl RbacKind {
     }
 }
 
+/// A role as storage returns it: protobuf has no empty repeated field, so empty `rules` come
+/// back `null`.
+pub fn stored_form(kind: RbacKind, obj: &mut Value) {
+    if !kind.is_binding() && obj["rules"].as_array().is_some_and(Vec::is_empty) {
+        obj["rules"] = Value::Null;
+    }
+}
+
 /// `SetDefaults_RoleBinding`, `SetDefaults_ClusterRoleBinding` and `SetDefaults_Subject`.
 pub fn default(kind: RbacKind, obj: &mut Value) {
     if !kind.is_binding() {
-        // `rules` has no omitempty: absent or empty, the encoder writes `null`.
-        if obj["rules"].as_array().is_none_or(Vec::is_empty) {
+        // `rules` has no omitempty: absent, the encoder writes `null`. An empty list decodes
+        // as an empty slice, which the field manager sees; storage makes it null
+        // ([`stored_form`]).
+        if !obj["rules"].is_array() {
             obj["rules"] = Value::Null;
         }
         return;
