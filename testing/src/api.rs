@@ -21,7 +21,7 @@ use super::lifecycle::namespace;
 use super::lifecycle::propagation::{Propagation, deletion_finalizers};
 use super::patch::{MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch};
 use super::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
-use super::schema::{self, Decoding};
+use super::schema::{self, Decoding, FieldValidation};
 use super::selector::{FieldSelector, LabelSelector, labels_of};
 use super::status::{ApiError, Cause, Qualified, delete_success};
 use super::store::{ObjectKey, Store};
@@ -211,6 +211,31 @@ fn apply_error(err: ApplyError) -> ApiError {
         },
         ApplyError::Invalid(_) => ApiError::bad_request(message),
     }
+}
+
+/// What decoding a custom resource's body of another apiVersion warns before the version is
+/// refused: its schema there is unknown, so every top-level field but apiVersion, kind and
+/// metadata is pruned as unknown (`unknown field "spec"`), under `fieldValidation=Warn`.
+fn unserved_version_warnings(
+    info: &ResourceInfo,
+    body: &Value,
+    decoding: &Decoding,
+) -> Vec<String> {
+    let wrong_version = body["apiVersion"]
+        .as_str()
+        .is_some_and(|v| v != info.api_version());
+    if !info.custom || !wrong_version || decoding.directive != FieldValidation::Warn {
+        return Vec::new();
+    }
+    let mut unknown: Vec<String> = body
+        .as_object()
+        .into_iter()
+        .flat_map(Map::keys)
+        .filter(|k| !matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
+        .map(|k| format!("unknown field {}", super::validation::names::go_quote(k)))
+        .collect();
+    unknown.sort();
+    unknown
 }
 
 /// Top-level fields the strategy resets on an endpoint (`GetResetFields`): status on the main
@@ -675,6 +700,8 @@ impl State {
         body: Value,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
+        self.warnings
+            .extend(unserved_version_warnings(info, &body, &opts.decoding));
         let ns = Self::check_write_body(info, namespace, &body)?;
         if let Some(body_ns) = meta_str(&body, "namespace")
             && info.namespaced
@@ -827,9 +854,7 @@ impl State {
         old: Option<&Value>,
         decoding: &Decoding,
     ) -> Result<(), ApiError> {
-        let warnings = schema::admit(info, obj, old, decoding)?;
-        self.warnings.extend(warnings);
-        Ok(())
+        schema::admit(info, obj, old, decoding, &mut self.warnings)
     }
 
     fn commit_create(&mut self, info: &ResourceInfo, mut obj: Value) -> Result<Value, ApiError> {
@@ -922,6 +947,8 @@ impl State {
         body: Value,
         opts: &WriteOptions,
     ) -> Result<(Value, bool), ApiError> {
+        self.warnings
+            .extend(unserved_version_warnings(info, &body, &opts.decoding));
         let ns = Self::check_write_body(info, namespace, &body)?;
         match meta_str(&body, "name") {
             Some(n) if n == name => {}

@@ -565,11 +565,17 @@ fn route_request(
         }
         Route::Resource(r) => {
             let result = resource_request(shared, method, headers, r, query, body);
-            // The dry-run flag lives only as long as the request that set it.
-            shared.lock().dry_run = false;
+            // The dry-run flag lives only as long as the request that set it; the warnings of
+            // a refused request go with its error, as the apiserver's warning recorder sends them
+            // whatever the status.
+            let warnings = {
+                let mut state = shared.lock();
+                state.dry_run = false;
+                std::mem::take(&mut state.warnings)
+            };
             match result {
                 Ok(resp) => resp,
-                Err(e) => error_response(&e),
+                Err(e) => with_warnings(error_response(&e), warnings),
             }
         }
     }
@@ -600,8 +606,14 @@ fn write_options(
             directive: FieldValidation::parse(query.get("fieldValidation").map(String::as_str))
                 .unwrap_or_default(),
             duplicate_fields: match media_type(headers).as_deref() {
-                Some("application/json-patch+json") => Vec::new(),
+                Some("application/json-patch+json" | "application/yaml") => Vec::new(),
                 _ => duplicate_fields(body),
+            },
+            yaml_duplicates: match media_type(headers).as_deref() {
+                Some("application/yaml") => super::yaml::decode_with_duplicates(body)
+                    .map(|decoded| decoded.duplicates)
+                    .unwrap_or_default(),
+                _ => Vec::new(),
             },
         },
     }
@@ -1259,13 +1271,17 @@ fn resource_request(
     let warnings = std::mem::take(&mut state.warnings);
     // Serialize outside the lock: other requests need not wait for a large list's bytes.
     drop(state);
-    let mut response = json_response(code, &value);
+    Ok(with_warnings(json_response(code, &value), warnings))
+}
+
+/// `response` with a `Warning` header for each of `warnings`: `299 - "text"`, as the
+/// apiserver's warning recorder writes it.
+fn with_warnings(mut response: Response<Body>, warnings: Vec<String>) -> Response<Body> {
     for warning in warnings {
-        // `299 - "text"`, as the apiserver's warning recorder writes it.
         let text = format!("299 - {}", super::schema::field::quote(&warning));
         if let Ok(v) = http::HeaderValue::from_str(&text) {
             response.headers_mut().append(header::WARNING, v);
         }
     }
-    Ok(response)
+    response
 }

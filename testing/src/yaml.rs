@@ -1,27 +1,351 @@
 //! YAML request bodies: `application/yaml` creates and updates, and server-side apply patches
-//! (`application/apply-patch+yaml`), read into the JSON model every other body uses. JSON is
-//! YAML, so JSON bodies under these types parse too.
+//! (`application/apply-patch+yaml`), read into the JSON model every other body uses, as
+//! kube-apiserver reads them: sigs.k8s.io/yaml over go-yaml v2, so YAML 1.1 scalars (`y`, `no`,
+//! `on` are booleans; `0755` is octal; `1_000` is an integer; timestamps stay strings), the last
+//! of duplicate keys wins, and the duplicates are reported as go-yaml's strict decoder words
+//! them. JSON is YAML, so JSON bodies under these types parse too.
 
-use serde_json::Value;
+use serde_json::{Map, Number, Value};
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// A YAML body as kube-apiserver decodes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoded {
+    /// The first document, as JSON.
+    pub value: Value,
+    /// Each duplicate key, as go-yaml's strict decoder reports it: `line 7: key "a" already
+    /// set in map` (the line of the duplicate's value).
+    pub duplicates: Vec<String>,
+}
 
 /// Parses one YAML document into JSON values; `Err` is the parser's message
 /// (`did not find expected key at line 2 column 1`).
 pub fn decode(body: &[u8]) -> Result<Value, String> {
-    serde_yaml_ng::from_slice::<Value>(body).map_err(|e| e.to_string())
+    decode_with_duplicates(body).map(|decoded| decoded.value)
+}
+
+/// [`decode`], with the duplicate keys.
+pub fn decode_with_duplicates(body: &[u8]) -> Result<Decoded, String> {
+    // The syntax check and its messages are serde_yaml_ng's (libyaml's, as go-yaml's are).
+    let checked = serde_yaml_ng::from_slice::<Value>(body).map_err(|e| e.to_string())?;
+    let Ok(text) = std::str::from_utf8(body) else {
+        return Ok(Decoded {
+            value: checked,
+            duplicates: Vec::new(),
+        });
+    };
+    let mut reader = Reader::default();
+    let mut parser = Parser::new_from_str(text);
+    match parser.load(&mut reader, false) {
+        Ok(()) if reader.error.is_none() => Ok(Decoded {
+            value: reader.root.unwrap_or(Value::Null),
+            duplicates: reader.duplicates,
+        }),
+        Ok(()) => Err(reader.error.unwrap_or_default()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A collection being read.
+enum Open {
+    Sequence {
+        items: Vec<Value>,
+        anchor: usize,
+    },
+    Mapping {
+        map: Map<String, Value>,
+        /// The key read, waiting for its value.
+        key: Option<String>,
+        anchor: usize,
+    },
+}
+
+/// Builds the JSON value of the first document from the parser's events.
+#[derive(Default)]
+struct Reader {
+    open: Vec<Open>,
+    root: Option<Value>,
+    /// Anchored values, by anchor id.
+    anchors: std::collections::HashMap<usize, Value>,
+    duplicates: Vec<String>,
+    error: Option<String>,
+    /// Whether the first document is complete.
+    done: bool,
+}
+
+impl MarkedEventReceiver for Reader {
+    fn on_event(&mut self, event: Event, mark: Marker) {
+        if self.done || self.error.is_some() {
+            return;
+        }
+        match event {
+            Event::Scalar(text, style, anchor, tag) => {
+                let value = scalar(&text, style, tag.as_ref());
+                self.anchor(anchor, &value);
+                self.push(value, mark);
+            }
+            Event::Alias(anchor) => {
+                let value = self.anchors.get(&anchor).cloned().unwrap_or(Value::Null);
+                self.push(value, mark);
+            }
+            Event::SequenceStart(anchor, _) => self.open.push(Open::Sequence {
+                items: Vec::new(),
+                anchor,
+            }),
+            Event::MappingStart(anchor, _) => self.open.push(Open::Mapping {
+                map: Map::new(),
+                key: None,
+                anchor,
+            }),
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (value, anchor) = match self.open.pop() {
+                    Some(Open::Sequence { items, anchor }) => (Value::Array(items), anchor),
+                    Some(Open::Mapping { map, anchor, .. }) => (Value::Object(map), anchor),
+                    None => return,
+                };
+                self.anchor(anchor, &value);
+                self.push(value, mark);
+            }
+            Event::DocumentEnd => self.done = true,
+            Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentStart => {}
+        }
+    }
+}
+
+impl Reader {
+    fn anchor(&mut self, anchor: usize, value: &Value) {
+        if anchor > 0 {
+            self.anchors.insert(anchor, value.clone());
+        }
+    }
+
+    /// Places a complete `value` (which starts at `mark`): a sequence's item, a mapping's key
+    /// or value, or the document.
+    fn push(&mut self, value: Value, mark: Marker) {
+        match self.open.last_mut() {
+            None => self.root = Some(value),
+            Some(Open::Sequence { items, .. }) => items.push(value),
+            Some(Open::Mapping { map, key, .. }) => match key.take() {
+                None => match key_string(&value) {
+                    Ok(k) => *key = Some(k),
+                    Err(e) => self.error = Some(e),
+                },
+                Some(k) => {
+                    if map.contains_key(&k) {
+                        self.duplicates.push(format!(
+                            "line {}: key {} already set in map",
+                            mark.line(),
+                            go_key(&k)
+                        ));
+                    }
+                    map.insert(k, value);
+                }
+            },
+        }
+    }
+}
+
+/// A mapping key as sigs.k8s.io/yaml writes it in JSON.
+fn key_string(key: &Value) -> Result<String, String> {
+    match key {
+        Value::String(s) => Ok(s.clone()),
+        Value::Bool(b) => Ok(b.to_string()),
+        Value::Number(n) => Ok(n.to_string()),
+        other => Err(format!("unsupported map key: {other}")),
+    }
+}
+
+/// A key as `%#v` prints it: Go-quoted (go-yaml's keys here are strings, or the booleans and
+/// numbers JSON keys were converted from).
+fn go_key(key: &str) -> String {
+    crate::validation::names::go_quote(key)
+}
+
+/// A scalar's value: quoted and block scalars, and `!!str`, are strings; plain ones resolve as
+/// go-yaml v2's `resolve` does.
+fn scalar(text: &str, style: TScalarStyle, tag: Option<&Tag>) -> Value {
+    let is_str_tag = tag.is_some_and(|t| t.suffix == "str" || t.suffix == "binary");
+    if style != TScalarStyle::Plain || is_str_tag {
+        return Value::String(text.to_owned());
+    }
+    resolve(text)
+}
+
+/// go-yaml v2's resolution of a plain scalar (YAML 1.1).
+fn resolve(text: &str) -> Value {
+    match text {
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            return Value::Bool(true);
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            return Value::Bool(false);
+        }
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        // NaN and infinities have no JSON form: sigs.k8s.io/yaml cannot convert them either,
+        // and they are kept as text here.
+        _ => {}
+    }
+    let Some(first) = text.bytes().next() else {
+        return Value::Null;
+    };
+    if first == b'.' {
+        return text
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite() && !text.contains(['i', 'I', 'n', 'N']))
+            .map_or_else(|| Value::String(text.to_owned()), number);
+    }
+    if !(first.is_ascii_digit() || first == b'+' || first == b'-') {
+        return Value::String(text.to_owned());
+    }
+    if timestamp_like(text) {
+        // A timestamp, kept as its text when decoded into interface{}.
+        return Value::String(text.to_owned());
+    }
+    let plain = text.replace('_', "");
+    if let Some(i) = go_parse_int(&plain) {
+        return Value::from(i);
+    }
+    if let Some(u) = go_parse_uint(&plain) {
+        return Value::from(u);
+    }
+    if yaml_style_float(&plain)
+        && let Ok(f) = plain.parse::<f64>()
+        && f.is_finite()
+    {
+        return number(f);
+    }
+    Value::String(text.to_owned())
+}
+
+/// A float as JSON carries it after Go's encoder: whole values within 1e21 print without a
+/// fraction, and decode back as integers.
+fn number(f: f64) -> Value {
+    if f.fract() == 0.0 && f.abs() < 1e21 {
+        // Lossless for the magnitudes checked (i64 holds up to 9.2e18; larger stay floats).
+        #[allow(clippy::cast_possible_truncation)]
+        if f.abs() < 9.2e18 {
+            return Value::from(f as i64);
+        }
+    }
+    Number::from_f64(f).map_or(Value::Null, Value::Number)
+}
+
+/// `strconv.ParseInt(s, 0, 64)`: an optional sign, then `0x`, `0o`, `0b` or a leading `0`
+/// (octal) prefix, or decimal digits.
+fn go_parse_int(s: &str) -> Option<i64> {
+    let (negative, digits) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let magnitude = go_parse_magnitude(digits)?;
+    if negative {
+        0i64.checked_sub_unsigned(magnitude)
+    } else {
+        i64::try_from(magnitude).ok()
+    }
+}
+
+/// `strconv.ParseUint(s, 0, 64)`.
+fn go_parse_uint(s: &str) -> Option<u64> {
+    go_parse_magnitude(s)
+}
+
+/// The unsigned part of Go's base-0 integer syntax.
+fn go_parse_magnitude(digits: &str) -> Option<u64> {
+    let lower = digits.to_ascii_lowercase();
+    let (radix, rest) = if let Some(r) = lower.strip_prefix("0x") {
+        (16, r)
+    } else if let Some(r) = lower.strip_prefix("0o") {
+        (8, r)
+    } else if let Some(r) = lower.strip_prefix("0b") {
+        (2, r)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, &lower[1..])
+    } else {
+        (10, lower.as_str())
+    };
+    if rest.is_empty() || !rest.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(rest, radix).ok()
+}
+
+/// go-yaml's `yamlStyleFloat`: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
+fn yaml_style_float(s: &str) -> bool {
+    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some(("", fraction)) => digits(fraction),
+        Some((whole, fraction)) => digits(whole) && fraction.bytes().all(|b| b.is_ascii_digit()),
+        None => digits(mantissa),
+    };
+    let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['-', '+']).unwrap_or(e)));
+    mantissa_ok && exponent_ok
+}
+
+/// Whether `text` has the shape of a YAML timestamp go-yaml parses (`2001-12-14`,
+/// `2001-12-14T21:59:43.10Z`, `2001-12-14 21:59:43.10 -5`): a date first.
+fn timestamp_like(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() >= 8
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && text[5..]
+            .split(['-', 'T', 't', ' '])
+            .next()
+            .is_some_and(|m| (1..=2).contains(&m.len()) && m.bytes().all(|c| c.is_ascii_digit()))
+        && text.matches('-').count() >= 2
 }
 
 #[cfg(test)]
 mod tests {
-    use super::decode;
+    use super::{decode, decode_with_duplicates};
     use serde_json::json;
 
     #[test]
     fn yaml_and_json_bodies_read_alike() {
-        let yaml = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  n: \"1\"\n";
+        let yaml = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  v: \"1\"\n";
         let expected = json!({"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "a"}, "data": {"n": "1"}});
+            "metadata": {"name": "a"}, "data": {"v": "1"}});
         assert_eq!(decode(yaml).unwrap(), expected);
         assert_eq!(decode(expected.to_string().as_bytes()).unwrap(), expected);
         assert!(decode(b"metadata: [unclosed").is_err());
+    }
+
+    /// Keys resolve too: the key `n` is the boolean false, written `"false"` in JSON (YAML 1.1's
+    /// "Norway problem", as kube-apiserver has it).
+    #[test]
+    fn plain_scalars_resolve_as_yaml_1_1() {
+        let yaml = b"a: y\nb: no\nc: On\nd: 0755\ne: 1_000\nf: 0x1F\ng: 1.5e3\nh: ~\ni: 2001-12-14\nj: 'y'\nk: .5\nl: -0b11\nm: 1.0\nn: +7\no: 12abc\n";
+        assert_eq!(
+            decode(yaml).unwrap(),
+            json!({"a": true, "b": false, "c": true, "d": 493, "e": 1000, "f": 31,
+                   "g": 1500, "h": null, "i": "2001-12-14", "j": "y", "k": 0.5, "l": -3,
+                   "m": 1, "false": 7, "o": "12abc"})
+        );
+    }
+
+    #[test]
+    fn the_last_duplicate_wins_and_each_is_reported_with_its_line() {
+        let yaml = b"apiVersion: v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  a: x\n  a: y\n";
+        let decoded = decode_with_duplicates(yaml).unwrap();
+        assert_eq!(decoded.value["spec"], json!({"a": true}));
+        assert_eq!(decoded.duplicates, ["line 7: key \"a\" already set in map"]);
+    }
+
+    #[test]
+    fn anchors_and_aliases_are_copied() {
+        let yaml = b"base: &b {x: 1}\nother: *b\n";
+        assert_eq!(
+            decode(yaml).unwrap(),
+            json!({"base": {"x": 1}, "other": {"x": 1}})
+        );
     }
 }

@@ -1,9 +1,10 @@
-//! One `Operator` of two controllers of the same kind, each on `BENCH_OPERATOR_OBJECTS` converged
-//! workloads (default 100,000), against one controller alone in an operator, on the same server:
+//! Two controllers of the same kind, each on `BENCH_OPERATOR_OBJECTS` converged workloads
+//! (default 100,000), on the same server:
 //!
-//! 1. shared caches: the bytes the operator holds (counted by a global allocator as what is
-//!    freed when it is dropped) and the list requests it issued — two controllers watching one
-//!    kind share one list-and-watch and one cache, so neither doubles;
+//! 1. shared caches: the bytes held (counted by a global allocator as what is freed when the
+//!    operators are dropped) and the list requests issued by one operator of two controllers
+//!    (one list-and-watch and one cache, shared), by two operators of one controller each (the
+//!    anchor: nothing shared) and by one controller alone;
 //! 2. scrape cost: `/metrics` of the operator's one registry with both controllers' per-object
 //!    state (both read from the one cache at scrape time), time and bytes per scrape and series
 //!    per object, against the same series held in prometheus `GaugeVec`s (the anchor: what
@@ -42,45 +43,56 @@ struct Run {
     scrape: (Duration, usize, String),
 }
 
-/// Runs an operator of `controllers` workload controllers until each has passed every one of
-/// the `n` objects, scrapes its registry `scrapes` times, and stops it.
-async fn run(server: &ApiServer, controllers: usize, n: usize, scrapes: usize) -> Run {
+/// Runs operators of the given numbers of workload controllers (`[2]`: one operator of two;
+/// `[1, 1]`: two operators of one, which share nothing) until each controller has passed every
+/// one of the `n` objects, scrapes the first operator's registry `scrapes` times, and stops them.
+async fn run(server: &ApiServer, operators: &[usize], n: usize, scrapes: usize) -> Run {
     let before = alloc::settled().await;
     let mark = server.requests().len();
     let client = server.client().expect("client");
     let progress = Arc::new(Progress::counting_only());
-    let mut operator = Operator::new(client.clone());
-    for index in 0..controllers {
-        let reconciler = ward::reconciler(
-            &client,
-            &progress,
-            Steady::resyncing(Duration::from_secs(3600)),
-        );
-        let controller = Controller::new(reconciler, client.clone())
-            .with_name(format!("{CONTROLLER}-{index}"))
-            .with_reporting_instance("bench-0")
-            .with_observer(Arc::new(CountPasses(progress.clone())));
-        operator = operator.with_controller(controller).expect("added");
-    }
-    let registry = operator.registry().clone();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let operator = operator.shutdown_on(async move {
-        let _ = stopped.await;
-    });
-    drop(client);
+    let (stop, _) = tokio::sync::watch::channel(false);
+    let mut registries = Vec::new();
+    let mut tasks = Vec::new();
+    let mut index = 0;
     let started = Instant::now();
-    let task = tokio::spawn(operator.run());
+    for &controllers in operators {
+        let mut operator = Operator::new(client.clone());
+        for _ in 0..controllers {
+            let reconciler = ward::reconciler(
+                &client,
+                &progress,
+                Steady::resyncing(Duration::from_secs(3600)),
+            );
+            let controller = Controller::new(reconciler, client.clone())
+                .with_name(format!("{CONTROLLER}-{index}"))
+                .with_reporting_instance("bench-0")
+                .with_observer(Arc::new(CountPasses(progress.clone())));
+            operator = operator.with_controller(controller).expect("added");
+            index += 1;
+        }
+        registries.push(operator.registry().clone());
+        let mut stopped = stop.subscribe();
+        let operator = operator.shutdown_on(async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        });
+        tasks.push(tokio::spawn(operator.run()));
+    }
+    drop(client);
+    let controllers: usize = operators.iter().sum();
     wait_until("every first pass", TIMEOUT, || {
         progress.passes() >= controllers * n
     })
     .await;
     let first_passes = started.elapsed();
-    let (time, bytes) = scrape_cost(&registry, scrapes);
-    let text = encode(&registry);
+    let (time, bytes) = scrape_cost(&registries[0], scrapes);
+    let text = encode(&registries[0]);
     let held = alloc::settled().await - before;
-    let _ = stop.send(());
-    task.await.expect("operator task").expect("stops cleanly");
-    drop(registry);
+    stop.send_replace(true);
+    for task in tasks {
+        task.await.expect("operator task").expect("stops cleanly");
+    }
+    drop(registries);
     let after = alloc::settled().await;
     let list_requests = server.requests()[mark..]
         .iter()
@@ -91,7 +103,7 @@ async fn run(server: &ApiServer, controllers: usize, n: usize, scrapes: usize) -
     Run {
         first_passes,
         list_requests,
-        // What was held while it ran, less what it leaked (nothing, if all is well).
+        // What was held while they ran, less what they leaked (nothing, if all is well).
         memory: held - (after - before).max(0),
         scrape: (time, bytes, text),
     }
@@ -113,23 +125,26 @@ async fn main() {
         seeding.elapsed()
     );
 
-    let one = run(&server, 1, n, scrapes).await;
-    let two = run(&server, 2, n, scrapes).await;
-    println!(
-        "shared cache at {n} objects: two controllers of one kind hold {:.1} MiB ({:.0} B/object), \
-         one controller {:.1} MiB ({:.0} B/object): ratio {:.2}x; workload list requests two {}, \
-         one {}; every first pass after two {:.2?}, one {:.2?}",
-        mib(two.memory as f64),
-        two.memory as f64 / n as f64,
-        mib(one.memory as f64),
-        one.memory as f64 / n as f64,
-        two.memory as f64 / one.memory as f64,
-        two.list_requests,
-        one.list_requests,
-        two.first_passes,
-        one.first_passes,
-    );
+    let one = run(&server, &[1], n, scrapes).await;
+    let shared = run(&server, &[2], n, scrapes).await;
+    let apart = run(&server, &[1, 1], n, scrapes).await;
+    let line = |what: &str, run: &Run| {
+        println!(
+            "  {what}: {:.1} MiB held ({:.0} B/object), {:.2}x one controller's; {} workload \
+             list requests; every first pass after {:.2?}",
+            mib(run.memory as f64),
+            run.memory as f64 / n as f64,
+            run.memory as f64 / one.memory as f64,
+            run.list_requests,
+            run.first_passes,
+        );
+    };
+    println!("two controllers of one kind at {n} objects:");
+    line("one operator (one watch and cache, shared)", &shared);
+    line("two operators (nothing shared)", &apart);
+    line("one controller alone", &one);
 
+    let two = shared;
     let (time, bytes, text) = &two.scrape;
     let object_series = text
         .lines()

@@ -71,6 +71,9 @@ pub struct Decoding {
     pub directive: FieldValidation,
     /// Duplicate keys of the request body, by path.
     pub duplicate_fields: Vec<String>,
+    /// Duplicate keys of a YAML request body, as go-yaml's strict decoder reports them
+    /// (`line 7: key "a" already set in map`).
+    pub yaml_duplicates: Vec<String>,
 }
 
 /// A custom resource is decoded into Go's `map[string]interface{}`, where `1e3` is a
@@ -93,7 +96,9 @@ fn integral_floats_as_integers(value: &mut Value) {
 }
 
 /// Prunes, defaults and validates a custom resource about to be stored (`old` is the stored
-/// object on an update). Returns the warnings to send, or the error to answer.
+/// object on an update). Adds the warnings to send to `warnings` — also when the object is then
+/// refused, as the apiserver's warning recorder sends them whatever the status — and returns
+/// the error to answer, if any.
 ///
 /// Resources without a structural schema (built-ins) only have their duplicate fields and
 /// unknown `metadata` fields handled.
@@ -102,7 +107,8 @@ pub fn admit(
     obj: &mut Value,
     old: Option<&Value>,
     decoding: &Decoding,
-) -> Result<Vec<String>, ApiError> {
+    warnings: &mut Vec<String>,
+) -> Result<(), ApiError> {
     let mut problems: Vec<String> = Vec::new();
     if info.custom {
         integral_floats_as_integers(obj);
@@ -125,21 +131,28 @@ pub fn admit(
             .iter()
             .map(|f| format!("duplicate field {}", field::quote(f))),
     );
-    let warnings = match decoding.directive {
-        FieldValidation::Strict if !problems.is_empty() => {
-            let why = format!("strict decoding error: {}", problems.join(", "));
+    let yaml = &decoding.yaml_duplicates;
+    match decoding.directive {
+        FieldValidation::Strict if !problems.is_empty() || !yaml.is_empty() => {
+            // The YAML decoder's errors come first, as one group.
+            let mut errors = Vec::new();
+            if !yaml.is_empty() {
+                errors.push(format!("yaml: unmarshal errors:\n  {}", yaml.join("\n  ")));
+            }
+            errors.extend(problems);
+            let why = format!("strict decoding error: {}", errors.join(", "));
             return Err(undecodable(info, &why));
         }
-        FieldValidation::Warn => problems,
-        _ => Vec::new(),
-    };
+        FieldValidation::Warn => warnings.extend(yaml.iter().cloned().chain(problems)),
+        _ => {}
+    }
     let Some(schema) = info.structural.as_deref() else {
-        return Ok(warnings);
+        return Ok(());
     };
     defaulting::apply(schema, obj);
     let causes = validate(schema, obj, old);
     if causes.is_empty() {
-        Ok(warnings)
+        Ok(())
     } else {
         let name = obj["metadata"]["name"].as_str().unwrap_or_default();
         let causes = causes.into_iter().map(Into::into).collect();
