@@ -1042,8 +1042,11 @@ impl State {
             ));
         }
         let patch: Value = match patch_type {
-            PatchType::Apply => super::yaml::decode(body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
+            PatchType::Apply => super::yaml::decode(body).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "error decoding YAML: error converting YAML to JSON: {e}"
+                ))
+            })?,
             _ => serde_json::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
         };
@@ -1063,6 +1066,18 @@ impl State {
                     info.kind
                 )));
             }
+        }
+        if patch_type == PatchType::Apply
+            && let Some(structural) = info.structural.as_deref()
+            && let Some(error) = schema::typed::conversion_error(structural, &patch)
+        {
+            return Err(ApiError::unconverted(format!(
+                "failed to create typed patch object ({}/{}; {}, Kind={}): {error}",
+                meta_str(&patch, "namespace").unwrap_or_default(),
+                meta_str(&patch, "name").unwrap_or_default(),
+                info.api_version(),
+                info.kind
+            )));
         }
         let old = self.store.get(&info.storage, &ns, name).cloned();
         let now = rfc3339(self.now());

@@ -937,8 +937,7 @@ fn decode_body(headers: &HeaderMap, body: &Bytes, kind: &str) -> Result<Value, A
     match media_type(headers).as_deref() {
         None | Some("application/json") | Some("*/*") => {}
         Some("application/yaml") => {
-            return super::yaml::decode(body)
-                .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")));
+            return super::yaml::decode(body).map_err(|e| unrecognized(kind, &e, body));
         }
         Some("application/vnd.kubernetes.protobuf") => {
             return protobuf::decode(body).map_err(|e| {

@@ -19,16 +19,17 @@ pub struct Decoded {
     pub duplicates: Vec<String>,
 }
 
-/// Parses one YAML document into JSON values; `Err` is the parser's message
-/// (`did not find expected key at line 2 column 1`).
+/// Parses one YAML document into JSON values; `Err` is go-yaml's message
+/// (`yaml: line 4: did not find expected key`).
 pub fn decode(body: &[u8]) -> Result<Value, String> {
     decode_with_duplicates(body).map(|decoded| decoded.value)
 }
 
 /// [`decode`], with the duplicate keys.
 pub fn decode_with_duplicates(body: &[u8]) -> Result<Decoded, String> {
-    // The syntax check and its messages are serde_yaml_ng's (libyaml's, as go-yaml's are).
-    let checked = serde_yaml_ng::from_slice::<Value>(body).map_err(|e| e.to_string())?;
+    // The syntax check is serde_yaml_ng's: libyaml's, of which go-yaml is a port.
+    let checked =
+        serde_yaml_ng::from_slice::<Value>(body).map_err(|e| go_yaml_error(&e.to_string()))?;
     let Ok(text) = std::str::from_utf8(body) else {
         return Ok(Decoded {
             value: checked,
@@ -44,6 +45,32 @@ pub fn decode_with_duplicates(body: &[u8]) -> Result<Decoded, String> {
         }),
         Ok(()) => Err(reader.error.unwrap_or_default()),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// go-yaml's message for a libyaml error that serde_yaml_ng words `<problem> at line <L> column
+/// <C>, while <context>`: `yaml: line <N>: <problem>`, where N is the problem's line as go-yaml
+/// counts it — the 0-based line of a parser error's mark, the 1-based line of a scanner error's
+/// (`while scanning …`) — and the line is left out on the first line.
+fn go_yaml_error(message: &str) -> String {
+    let Some((problem, rest)) = message.split_once(" at line ") else {
+        return format!("yaml: {message}");
+    };
+    let line: usize = rest
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0);
+    let scanning = rest.contains(", while scanning");
+    let go_line = if scanning {
+        line
+    } else {
+        line.saturating_sub(1)
+    };
+    if line <= 1 || go_line == 0 {
+        format!("yaml: {problem}")
+    } else {
+        format!("yaml: line {go_line}: {problem}")
     }
 }
 
@@ -317,6 +344,24 @@ mod tests {
         assert_eq!(decode(yaml).unwrap(), expected);
         assert_eq!(decode(expected.to_string().as_bytes()).unwrap(), expected);
         assert!(decode(b"metadata: [unclosed").is_err());
+    }
+
+    /// Errors are go-yaml's: a parser error on its mark's 0-based line, a scanner error on its
+    /// 1-based line, none on the first line.
+    #[test]
+    fn syntax_errors_read_as_go_yaml_words_them() {
+        assert_eq!(
+            decode(b"{: [").unwrap_err(),
+            "yaml: did not find expected node content"
+        );
+        assert_eq!(
+            decode(b"a: 1\nb: 2\nc:\n  d: 1\n e: 2\n").unwrap_err(),
+            "yaml: line 4: did not find expected key"
+        );
+        assert_eq!(
+            decode(b"a: 1\nb: 2\nc:\n\td: 1\n").unwrap_err(),
+            "yaml: line 4: found character that cannot start any token"
+        );
     }
 
     /// Keys resolve too: the key `n` is the boolean false, written `"false"` in JSON (YAML 1.1's

@@ -24,6 +24,7 @@ pub mod listtype;
 pub mod pruning;
 pub mod ratcheting;
 pub mod structural;
+pub mod typed;
 pub mod validation;
 
 use serde_json::Value;

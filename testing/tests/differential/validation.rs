@@ -197,6 +197,27 @@ fn field_validation(cases: &mut Vec<Case>) {
             ),
         );
     }
+    // YAML that does not parse: go-yaml's message (with the line when it is not the first).
+    for (label, body) in [
+        ("yaml create: not yaml", "{: ["),
+        (
+            "yaml create: bad indentation",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n data: {}\n",
+        ),
+        (
+            "yaml create: a tab",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: a\n",
+        ),
+        (
+            "yaml create: yes and no",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  yes: no\n  on: 'off'\n  v: 0755\n",
+        ),
+    ] {
+        cases.push(Case::new(
+            label,
+            vec![raw(Method::POST, CMS, "application/yaml", body)],
+        ));
+    }
     cases.push(Case::new(
         "fieldValidation unknown directive",
         vec![step(
