@@ -191,7 +191,7 @@ fn field_causes(errors: Vec<validation::FieldError>) -> Vec<Cause> {
     errors.into_iter().map(Cause::from).collect()
 }
 
-fn patch_error(err: PatchError) -> ApiError {
+pub(crate) fn patch_error(err: PatchError) -> ApiError {
     match err {
         PatchError::Malformed(m) => ApiError::bad_request(m),
         // errors.NewGenericServerResponse(422, ...) in the patch handler.
@@ -1353,6 +1353,29 @@ impl State {
         let stored = self.store.put(&info.storage, new);
         self.after_write(&stored, info);
         Ok(Self::to_view(info, &stored))
+    }
+
+    /// Writes `new`, the view of the stored `old_view` changed through `subresource` (`scale`),
+    /// as an update of it by `opts`' manager; returns the stored object's view.
+    pub(crate) fn update_from_subresource(
+        &mut self,
+        info: &ResourceInfo,
+        old_view: &Value,
+        new: Value,
+        subresource: &str,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let ns = meta_str(old_view, "namespace")
+            .unwrap_or_default()
+            .to_owned();
+        let name = meta_str(old_view, "name").unwrap_or_default().to_owned();
+        let old = self
+            .store
+            .get(&info.storage, &ns, &name)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(info.qualified_resource(), &name))?;
+        let new = Self::from_view(info, new);
+        self.commit_update(info, &old, new, Some(subresource), opts, true)
     }
 
     /// DELETE of one object. Returns the object (CRDs, namespaces and service accounts, or while

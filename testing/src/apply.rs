@@ -1462,6 +1462,9 @@ pub fn update_at(
     // the manager's previous entry.
     let _ = take_from_others(&mut entries, None, &c, true);
     let took = c.added.union(&c.modified);
+    // An update through `/scale` is recorded without a time: the scale handler converts the
+    // managed fields to and from the Scale's, which drops it.
+    let time = (sub != "scale").then(|| now.to_owned());
     if !took.is_empty() {
         match entries
             .iter_mut()
@@ -1469,14 +1472,14 @@ pub fn update_at(
         {
             Some(e) => {
                 e.set = e.set.union(&took);
-                e.time = Some(now.to_owned());
+                e.time = time;
             }
             None => entries.push(Entry {
                 manager: manager.to_owned(),
                 operation: "Update".into(),
                 api_version: api_version.to_owned(),
                 subresource: sub.to_owned(),
-                time: Some(now.to_owned()),
+                time,
                 set: took,
             }),
         }

@@ -35,6 +35,16 @@ pub fn version() -> Value {
 /// `discovery.StorageVersionHash`, the first 8 bytes of the SHA-256 of the storage version's
 /// `group/version/Kind`, base64 (events.k8s.io Events are stored as core v1 Events). A table
 /// of the kinds served here, each computed from that formula.
+/// apiserver's `discovery.StorageVersionHash`: the first 8 bytes of the SHA-256 of
+/// `<group>/<version>/<kind>` of the storage version, in standard base64.
+pub fn storage_version_hash_of(group: &str, version: &str, kind: &str) -> String {
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        format!("{group}/{version}/{kind}").as_bytes(),
+    );
+    super::validation::base64::encode(&digest.as_ref()[..8])
+}
+
 pub fn storage_version_hash(group: &str, kind: &str) -> Option<&'static str> {
     Some(match (group, kind) {
         ("", "Namespace") => "Q3oi5N2YM8M=",

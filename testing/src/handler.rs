@@ -1085,6 +1085,7 @@ fn resource_request(
     match r.subresource.as_deref() {
         None => {}
         Some("status") if info.status_subresource => {}
+        Some("scale") if info.scale.is_some() => {}
         // Namespaces' spec finalizers are written through `/finalize`, by PUT only.
         Some("finalize") if namespace::is_namespaces(&info) && *method == Method::PUT => {}
         // The CRD handler serves a custom resource's `/status` path even without the
@@ -1124,6 +1125,14 @@ fn resource_request(
         limit: list_limit(query)?,
         continue_token: query.get("continue").map(String::as_str),
     };
+    if r.subresource.as_deref() == Some("scale")
+        && let Some(name) = r.name.as_deref()
+    {
+        let scale = scale_request(&mut state, &info, ns, name, method, headers, query, body)?;
+        let warnings = std::mem::take(&mut state.warnings);
+        drop(state);
+        return Ok(with_warnings(json_response(200, &scale), warnings));
+    }
     let (code, value) = match (method, r.name.as_deref()) {
         (&Method::GET, Some(name)) => {
             let obj = state.get(&info, ns, name)?;
@@ -1271,6 +1280,41 @@ fn resource_request(
     // Serialize outside the lock: other requests need not wait for a large list's bytes.
     drop(state);
     Ok(with_warnings(json_response(code, &value), warnings))
+}
+
+/// A request to a custom resource's `/scale`: GET, PUT of a `Scale`, or a JSON or merge
+/// patch of it.
+#[allow(clippy::too_many_arguments)]
+fn scale_request(
+    state: &mut super::api::State,
+    info: &super::resources::ResourceInfo,
+    ns: Option<&str>,
+    name: &str,
+    method: &Method,
+    headers: &HeaderMap,
+    query: &HashMap<String, String>,
+    body: &Bytes,
+) -> Result<Value, ApiError> {
+    use super::scale::ScaleWrite;
+    let opts = write_options(headers, query, body);
+    match *method {
+        Method::GET => state.get_scale(info, ns, name),
+        Method::PUT => {
+            let scale = decode_body(headers, body, "Scale")?;
+            state.write_scale(info, ns, name, ScaleWrite::Replace(scale), &opts)
+        }
+        Method::PATCH => {
+            let patch: Value = serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+            let write = match media_type(headers).as_deref() {
+                Some("application/merge-patch+json") => ScaleWrite::Merge(&patch),
+                Some("application/json-patch+json") => ScaleWrite::Json(&patch),
+                _ => return Err(ApiError::route_unsupported_media_type()),
+            };
+            state.write_scale(info, ns, name, write, &opts)
+        }
+        _ => Err(ApiError::method_not_allowed()),
+    }
 }
 
 /// `response` with a `Warning` header for each of `warnings`: `299 - "text"`, as the

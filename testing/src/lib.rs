@@ -272,6 +272,7 @@ mod real;
 mod requests;
 mod resources;
 mod routes;
+mod scale;
 mod schema;
 mod selector;
 mod server;

@@ -47,6 +47,11 @@ pub struct ResourceInfo {
     pub namespaced: bool,
     /// Whether the `/status` subresource is enabled.
     pub status_subresource: bool,
+    /// The storage version hash discovery shows for a custom resource (its CRD's storage
+    /// version; built-ins' are in [`super::discovery::storage_version_hash`]).
+    pub storage_version_hash: Option<String>,
+    /// The `/scale` subresource (CRDs that declare one).
+    pub scale: Option<crate::scale::ScalePaths>,
     /// Whether `metadata.generation` is maintained.
     pub tracks_generation: bool,
     /// Served from a CustomResourceDefinition (415 on strategic merge, deleted objects returned).
@@ -154,6 +159,19 @@ impl ResourceInfo {
 
     /// The verbs discovery lists for the resource.
     fn verbs(&self) -> Vec<&'static str> {
+        if self.custom {
+            // The CRD handler's order.
+            return vec![
+                "delete",
+                "deletecollection",
+                "get",
+                "list",
+                "patch",
+                "create",
+                "update",
+                "watch",
+            ];
+        }
         [
             "create",
             "delete",
@@ -184,7 +202,9 @@ impl ResourceInfo {
         if !self.categories.is_empty() {
             main["categories"] = json!(self.categories);
         }
-        if !self.custom
+        if let Some(hash) = &self.storage_version_hash {
+            main["storageVersionHash"] = json!(hash);
+        } else if !self.custom
             && let Some(hash) = super::discovery::storage_version_hash(&self.group, &self.kind)
         {
             main["storageVersionHash"] = json!(hash);
@@ -196,6 +216,17 @@ impl ResourceInfo {
                 "singularName": "",
                 "namespaced": self.namespaced,
                 "kind": self.kind,
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+        if self.scale.is_some() {
+            out.push(json!({
+                "name": format!("{}/scale", self.plural),
+                "singularName": "",
+                "namespaced": self.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
                 "verbs": ["get", "patch", "update"],
             }));
         }
@@ -223,6 +254,8 @@ impl Registry {
                 singular: kind.to_lowercase(),
                 namespaced,
                 status_subresource: false,
+                storage_version_hash: None,
+                scale: None,
                 tracks_generation: false,
                 custom: false,
                 short_names: vec![],
@@ -413,6 +446,10 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<FieldError>>
     if !errors.is_empty() {
         return Err(errors);
     }
+    let storage_version = versions
+        .iter()
+        .find(|v| v["storage"].as_bool() == Some(true))
+        .and_then(|v| v["name"].as_str());
     let list_kind = names["listKind"]
         .as_str()
         .filter(|l| !l.is_empty())
@@ -443,6 +480,9 @@ pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<FieldError>>
             singular: singular.clone(),
             namespaced: scope == "Namespaced",
             status_subresource: v["subresources"]["status"].is_object(),
+            storage_version_hash: storage_version
+                .map(|stored| super::discovery::storage_version_hash_of(&group, stored, &kind)),
+            scale: crate::scale::ScalePaths::of_version(v),
             tracks_generation: true,
             custom: true,
             short_names: strings(&names["shortNames"]),

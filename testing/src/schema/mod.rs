@@ -151,7 +151,7 @@ pub fn admit(
         return Ok(());
     };
     defaulting::apply(schema, obj);
-    let causes = validate(schema, obj, old);
+    let causes = validate(schema, obj, old, info.scale.as_ref());
     if causes.is_empty() {
         Ok(())
     } else {
@@ -179,9 +179,14 @@ const BLOCKING: &[&str] = &[
 ];
 
 /// Every schema error of `obj` in the custom resource strategy's order: value rules, embedded
-/// resources, list types, then CEL rules unless a blocking error came first; on an update
-/// (`old`), unchanged values are not re-validated ([`ratcheting`]).
-fn validate(schema: &Structural, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+/// resources, list types, the scale subresource's paths, then CEL rules unless a blocking error
+/// came first; on an update (`old`), unchanged values are not re-validated ([`ratcheting`]).
+fn validate(
+    schema: &Structural,
+    obj: &Value,
+    old: Option<&Value>,
+    scale: Option<&crate::scale::ScalePaths>,
+) -> Vec<FieldError> {
     let mut causes = Vec::new();
     validation::validate(schema, "", obj, old, &mut causes);
     embedded::validate(schema, "", obj, &mut causes);
@@ -193,6 +198,9 @@ fn validate(schema: &Structural, obj: &Value, old: Option<&Value>) -> Vec<FieldE
     });
     if old_lists_valid {
         listtype::validate(schema, "", obj, &mut causes);
+    }
+    if let Some(scale) = scale {
+        causes.extend(scale.validate(obj));
     }
     if !has_rules(schema) {
         return causes;

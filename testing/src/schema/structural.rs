@@ -66,6 +66,9 @@ pub struct Structural {
     pub list_map_keys: Vec<String>,
     /// `x-kubernetes-validations`, compiled.
     pub validations: Vec<Rule>,
+    /// `anyOf`: value validations of which at least one must hold (structural schemas allow no
+    /// types or properties in them).
+    pub any_of: Vec<Structural>,
 }
 
 /// The formats apiextensions-apiserver validates for strings
@@ -174,6 +177,10 @@ impl Structural {
                 .map(str::to_string),
             list_map_keys: strings("x-kubernetes-list-map-keys"),
             validations,
+            any_of: schema["anyOf"]
+                .as_array()
+                .map(|branches| branches.iter().map(Self::from_json).collect())
+                .unwrap_or_default(),
             type_,
         }
     }

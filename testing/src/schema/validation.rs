@@ -36,6 +36,7 @@ pub fn validate(
         errors.push(type_error(schema, path, value));
         return;
     }
+    validate_any_of(schema, path, value, old, errors);
     if !schema.enum_.is_empty() && !schema.enum_.contains(value) {
         let supported: Vec<String> = schema
             .enum_
@@ -54,6 +55,42 @@ pub fn validate(
         Value::Object(map) => validate_object(schema, path, map, old, errors),
         _ => {}
     }
+}
+
+/// `anyOf` as kube-openapi's schema-props validator checks it (after the type, before the other
+/// checks of the node): when no branch holds, `"spec.x" must validate at least one schema
+/// (anyOf)` (a composite error, reported without a field), then the errors of the branch that
+/// failed least.
+fn validate_any_of(
+    schema: &Structural,
+    path: &str,
+    value: &Value,
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) {
+    if schema.any_of.is_empty() {
+        return;
+    }
+    let mut best: Option<Vec<FieldError>> = None;
+    for branch in &schema.any_of {
+        let mut found = Vec::new();
+        validate(branch, path, value, old, &mut found);
+        if found.is_empty() {
+            return;
+        }
+        if best.as_ref().is_none_or(|b| found.len() < b.len()) {
+            best = Some(found);
+        }
+    }
+    errors.push(FieldError::invalid_json(
+        "<nil>",
+        &Value::String(String::new()),
+        &format!(
+            "{} must validate at least one schema (anyOf)",
+            field::quote(path)
+        ),
+    ));
+    errors.extend(best.unwrap_or_default());
 }
 
 /// The JSON type of a decoded value as kube-openapi names it (`schemaInfoForType`).

@@ -1181,6 +1181,66 @@ fn subresource_cases() -> Vec<Shared> {
             step(Method::GET, format!("{}/s/scale", f.collection()), None),
         ]
     }));
+    cases.push(Shared::new("subresource: scale discovery", None, |f, _| {
+        vec![step(
+            Method::GET,
+            f.collection().replace("/namespaces/NS/widgets", ""),
+            None,
+        )]
+    }));
+    cases.push(Shared::new(
+        "subresource: scale with a selector",
+        None,
+        |f, _| {
+            let path = format!("{}/s", f.collection());
+            vec![
+                f.create("s", json!({"replicas": 1})),
+                patch(
+                    format!("{path}/status"),
+                    "application/merge-patch+json",
+                    json!({"status": {"replicas": 1, "selector": "app=web"}}),
+                ),
+                step(Method::GET, format!("{path}/scale"), None),
+            ]
+        },
+    ));
+    cases.push(Shared::new(
+        "subresource: scale json patch",
+        None,
+        |f, _| {
+            let path = format!("{}/s", f.collection());
+            vec![
+                f.create("s", json!({"replicas": 1})),
+                patch(
+                    format!("{path}/scale"),
+                    "application/json-patch+json",
+                    json!([{"op": "replace", "path": "/spec/replicas", "value": 3}]),
+                ),
+            ]
+        },
+    ));
+    cases.push(Shared::new("subresource: scale negative", None, |f, _| {
+        let path = format!("{}/s", f.collection());
+        vec![
+            f.create("s", json!({"replicas": 1})),
+            patch(
+                format!("{path}/scale"),
+                "application/merge-patch+json",
+                json!({"spec": {"replicas": -1}}),
+            ),
+        ]
+    }));
+    cases.push(Shared::new(
+        "subresource: scale of a missing object",
+        None,
+        |f, _| {
+            vec![step(
+                Method::GET,
+                format!("{}/missing/scale", f.collection()),
+                None,
+            )]
+        },
+    ));
     cases.push(Shared::new("subresource: scale patch", None, |f, _| {
         let path = format!("{}/s", f.collection());
         vec![
