@@ -427,6 +427,8 @@ pub struct ListParams<'a> {
     pub limit: usize,
     /// `continue`.
     pub continue_token: Option<&'a str>,
+    /// `resourceVersion` with `resourceVersionMatch=Exact`: the state to list.
+    pub exact: Option<u64>,
 }
 
 impl State {
@@ -556,7 +558,18 @@ impl State {
                 }
                 (rv, Some(key))
             }
-            None => (self.store.current_rv(), None),
+            None => (params.exact.unwrap_or(self.store.current_rv()), None),
+        };
+        // A list continued, or asked at an exact resourceVersion, shows the state at it.
+        let snapshot = self
+            .store
+            .list_at(&info.storage, namespace, after.as_ref(), list_rv);
+        let objects: Box<dyn Iterator<Item = (&ObjectKey, &Value)>> = match &snapshot {
+            Some(objects) => Box::new(objects.iter().map(|(k, v)| (k, v))),
+            None => Box::new(
+                self.store
+                    .list_after(&info.storage, namespace, after.as_ref()),
+            ),
         };
         let mut items = Vec::new();
         let mut next = None;
@@ -565,10 +578,7 @@ impl State {
         // others are matched without building the view.
         let needs_view = info.view != View::Native;
         let selective = !filter.is_empty();
-        for (key, stored) in self
-            .store
-            .list_after(&info.storage, namespace, after.as_ref())
-        {
+        for (key, stored) in objects {
             if params.limit > 0 && items.len() == params.limit {
                 // The apiserver counts the rest only for lists without selectors.
                 if selective {

@@ -1124,6 +1124,11 @@ fn resource_request(
         field_selector: query.get("fieldSelector").map(String::as_str),
         limit: list_limit(query)?,
         continue_token: query.get("continue").map(String::as_str),
+        exact: query
+            .get("resourceVersionMatch")
+            .filter(|m| *m == "Exact")
+            .and_then(|_| query.get("resourceVersion"))
+            .and_then(|rv| rv.parse().ok()),
     };
     if r.subresource.as_deref() == Some("scale")
         && let Some(name) = r.name.as_deref()
