@@ -13,8 +13,8 @@
 //!   `omitempty` field are dropped; a `null` string in a map or list is `""`.
 //!
 //! Only the kinds described here are decoded this way (ConfigMap, Secret, Lease,
-//! ServiceAccount and the RBAC kinds); unknown `metadata` fields are left to
-//! `schema::pruning`.
+//! ServiceAccount and the RBAC kinds; of events.k8s.io Events only which fields there are);
+//! unknown `metadata` fields are left to `schema::pruning`.
 
 use serde_json::Value;
 
@@ -256,6 +256,29 @@ static CLUSTER_ROLE_BINDING: Struct = Struct {
     open: false,
 };
 
+/// An events.k8s.io/v1 `Event`: its fields are only named (their values are the events
+/// module's to decode and check), so that one it does not declare is found.
+static EVENT: Struct = Struct {
+    name: "Event",
+    fields: envelope![
+        ("eventTime", Ty::Any, false),
+        ("series", Ty::Any, false),
+        ("reportingController", Ty::Any, false),
+        ("reportingInstance", Ty::Any, false),
+        ("action", Ty::Any, false),
+        ("reason", Ty::Any, false),
+        ("regarding", Ty::Any, false),
+        ("related", Ty::Any, false),
+        ("note", Ty::Any, false),
+        ("type", Ty::Any, false),
+        ("deprecatedSource", Ty::Any, false),
+        ("deprecatedFirstTimestamp", Ty::Any, false),
+        ("deprecatedLastTimestamp", Ty::Any, false),
+        ("deprecatedCount", Ty::Any, false),
+    ],
+    open: false,
+};
+
 /// The Go type of `info`'s objects, for the kinds described here.
 fn type_of(info: &ResourceInfo) -> Option<&'static Struct> {
     Some(match (info.group.as_str(), info.plural.as_str()) {
@@ -263,6 +286,7 @@ fn type_of(info: &ResourceInfo) -> Option<&'static Struct> {
         ("", "secrets") => &SECRET,
         ("", "serviceaccounts") => &SERVICE_ACCOUNT,
         ("coordination.k8s.io", "leases") => &LEASE,
+        ("events.k8s.io", "events") => &EVENT,
         ("rbac.authorization.k8s.io", "roles") => &ROLE,
         ("rbac.authorization.k8s.io", "clusterroles") => &CLUSTER_ROLE,
         ("rbac.authorization.k8s.io", "rolebindings") => &ROLE_BINDING,
