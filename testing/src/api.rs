@@ -1147,13 +1147,34 @@ impl State {
                         "json: cannot unmarshal array into Go value of type map[string]interface {}",
                     ));
                 };
-                if patch_type == PatchType::Strategic {
-                    strategic::patch_object(info, &old_view, patch)?
+                // A strict patch of a built-in is decoded as the patcher decodes it; its unknown
+                // fields are a 422 on the patch, quoting the patched document (a merge patch)
+                // or the patch (a strategic one).
+                let strict = !info.custom && opts.decoding.directive == FieldValidation::Strict;
+                let patch = Value::Object(patch);
+                let patched = if patch_type == PatchType::Strategic {
+                    strategic::patch_object(
+                        info,
+                        &old_view,
+                        patch.as_object().cloned().unwrap_or_default(),
+                    )?
                 } else {
                     let mut v = old_view.clone();
-                    apply_merge_patch(&mut v, &Value::Object(patch));
+                    apply_merge_patch(&mut v, &patch);
                     v
+                };
+                if strict {
+                    let unknown = validation::undeclared_fields(info, &patched);
+                    if !unknown.is_empty() {
+                        let quoted = if patch_type == PatchType::Strategic {
+                            super::go_text::fmt_plus_v(&patch)
+                        } else {
+                            super::go_text::merge_patched(&old_view, &patch, &patched)
+                        };
+                        return Err(strict_patch_error(&quoted, &unknown));
+                    }
                 }
+                patched
             }
             PatchType::Apply => apply_at(
                 Some(&old_view),
@@ -1599,6 +1620,32 @@ fn strategy_prepare_for_create(info: &ResourceInfo, obj: &mut Value) {
     if namespace::is_namespaces(info) {
         namespace::prepare_for_create(obj);
     }
+}
+
+/// The patcher's 422 for a strict patch whose result has `unknown` fields: on the field
+/// `patch`, quoting `quoted`, with no kind or name (`errors.NewInvalid(schema.GroupKind{}, "",
+/// …)`).
+fn strict_patch_error(quoted: &str, unknown: &[String]) -> ApiError {
+    let problems: Vec<String> = unknown
+        .iter()
+        .map(|f| format!("unknown field {}", validation::names::go_quote(f)))
+        .collect();
+    ApiError::invalid(
+        Qualified {
+            group: "",
+            name: "",
+        },
+        "",
+        vec![Cause {
+            reason: "FieldValueInvalid".into(),
+            message: format!(
+                "Invalid value: {}: strict decoding error: {}",
+                validation::names::go_quote(quoted),
+                problems.join(", ")
+            ),
+            field: "patch".into(),
+        }],
+    )
 }
 
 /// What the apply patcher checks of the applied object before merging: its kind and version

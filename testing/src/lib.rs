@@ -256,6 +256,7 @@ mod events_api;
 mod fault_stage;
 mod faults;
 mod go_json;
+mod go_text;
 mod grant;
 mod handler;
 mod health;

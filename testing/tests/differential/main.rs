@@ -220,8 +220,8 @@ fn generate_name(step: &Step) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// What differs in every answer's text by chance: uids, the resourceVersion a conflict quotes,
-/// and the random suffix of a name generated from `generate_name` (quoted in a message, or a
+/// What differs in every answer's text by chance: uids, the resourceVersion a conflict or a
+/// quoted object carries, timestamps, and the random suffix of a name generated from `generate_name` (quoted in a message, or a
 /// whole value).
 fn normalise_text(text: &str, generate_name: Option<&str>) -> String {
     use std::sync::LazyLock;
@@ -230,10 +230,20 @@ fn normalise_text(text: &str, generate_name: Option<&str>) -> String {
     });
     static RECORD_RV: LazyLock<regex::Regex> =
         LazyLock::new(|| regex::Regex::new(r"in record \(\d+\)").unwrap());
+    // An object quoted in a message (a strict patch's patched document) carries its own.
+    static QUOTED_RV: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r#"\\"resourceVersion\\":\\"\d+\\""#).unwrap());
+    static TIME: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z").unwrap()
+    });
     let mut text = UID.replace_all(text, "<uid>").into_owned();
     text = RECORD_RV
         .replace_all(&text, "in record (<rv>)")
         .into_owned();
+    text = QUOTED_RV
+        .replace_all(&text, r#"\"resourceVersion\":\"<rv>\""#)
+        .into_owned();
+    text = TIME.replace_all(&text, "<time>").into_owned();
     if let Some(prefix) = generate_name {
         let generated = regex::Regex::new(&format!(
             r#"(^|"){}[bcdfghjklmnpqrstvwxz2456789]{{5}}("|$)"#,

@@ -1,0 +1,225 @@
+//! How Go prints the values kube-apiserver quotes in some errors:
+//!
+//! - [`merge_patched`]: `encoding/json`'s bytes of a JSON-merge-patched document as
+//!   evanphx/json-patch builds them — every object the patch touched re-encoded with its keys
+//!   sorted, every value it did not touch kept as the server encoded it (a struct's fields in
+//!   their declaration order: `metadata` as `ObjectMeta` declares them);
+//! - [`fmt_plus_v`]: `fmt`'s `%+v` of a value decoded into `interface{}`
+//!   (`map[extra:1 labels:map[a:b]]`).
+//!
+//! Strings are escaped as `encoding/json` escapes them, HTML characters included.
+
+use serde_json::{Map, Value};
+
+/// `ObjectMeta`'s JSON fields in declaration order.
+const OBJECT_META: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// `OwnerReference`'s fields in declaration order.
+const OWNER_REFERENCE: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "name",
+    "uid",
+    "controller",
+    "blockOwnerDeletion",
+];
+
+/// `ManagedFieldsEntry`'s fields in declaration order.
+const MANAGED_FIELDS_ENTRY: &[&str] = &[
+    "manager",
+    "operation",
+    "apiVersion",
+    "time",
+    "fieldsType",
+    "fieldsV1",
+    "subresource",
+];
+
+/// The bytes of `merged`, the result of merge-patching `original` with `patch`, as the JSON
+/// merge patch library encodes it (see the [module](self)); `original` is a stored object.
+pub fn merge_patched(original: &Value, patch: &Value, merged: &Value) -> String {
+    let mut out = String::new();
+    lazy(Some(original), patch, merged, &mut out);
+    out
+}
+
+/// Encodes `merged`: an object the patch touched (both objects) has its keys sorted and its
+/// children encoded the same way; anything else is encoded as stored (untouched) or as the
+/// patch gave it.
+fn lazy(original: Option<&Value>, patch: &Value, merged: &Value, out: &mut String) {
+    match (original, patch, merged) {
+        (Some(Value::Object(old)), Value::Object(patch), Value::Object(merged)) => {
+            out.push('{');
+            for (i, (key, value)) in merged.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                string(key, out);
+                out.push(':');
+                match patch.get(key) {
+                    Some(patched) => lazy(old.get(key), patched, value, out),
+                    None => stored(key, value, out),
+                }
+            }
+            out.push('}');
+        }
+        _ => sorted(merged, out),
+    }
+}
+
+/// An untouched value as the server encoded it: `metadata` (and its owner references and
+/// managed fields) in field order, maps with sorted keys.
+fn stored(key: &str, value: &Value, out: &mut String) {
+    match (key, value) {
+        ("metadata", Value::Object(map)) => ordered(map, OBJECT_META, out),
+        _ => sorted(value, out),
+    }
+}
+
+/// An object of a struct type whose fields are `order`.
+fn ordered(map: &Map<String, Value>, order: &[&str], out: &mut String) {
+    out.push('{');
+    let mut first = true;
+    for field in order {
+        let Some(value) = map.get(*field) else {
+            continue;
+        };
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        string(field, out);
+        out.push(':');
+        match (*field, value) {
+            ("ownerReferences", Value::Array(items)) => list(items, OWNER_REFERENCE, out),
+            ("managedFields", Value::Array(items)) => list(items, MANAGED_FIELDS_ENTRY, out),
+            _ => sorted(value, out),
+        }
+    }
+    out.push('}');
+}
+
+fn list(items: &[Value], order: &[&str], out: &mut String) {
+    out.push('[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match item {
+            Value::Object(map) => ordered(map, order, out),
+            other => sorted(other, out),
+        }
+    }
+    out.push(']');
+}
+
+/// `value` as `encoding/json` encodes a decoded value: map keys sorted.
+fn sorted(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                string(key, out);
+                out.push(':');
+                sorted(item, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                sorted(item, out);
+            }
+            out.push(']');
+        }
+        Value::String(s) => string(s, out),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// A JSON string as `encoding/json` writes it (`<`, `>`, `&` as `\u003c`, `\u003e`, `\u0026`).
+fn string(s: &str, out: &mut String) {
+    let encoded = Value::String(s.to_owned()).to_string();
+    out.push_str(
+        &encoded
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('&', "\\u0026"),
+    );
+}
+
+/// `fmt.Sprintf("%+v", v)` of a value decoded into `interface{}`: maps as
+/// `map[k:v k2:v2]` (keys sorted), slices as `[a b]`, strings bare, `null` as `<nil>`.
+pub fn fmt_plus_v(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{k}:{}", fmt_plus_v(v)))
+                .collect();
+            format!("map[{}]", items.join(" "))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(fmt_plus_v).collect();
+            format!("[{}]", items.join(" "))
+        }
+        Value::String(s) => s.clone(),
+        Value::Null => "<nil>".into(),
+        Value::Number(n) => match n.as_f64() {
+            // A float64 prints as `%v` does: integral values without a fraction.
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 1e21 => format!("{f:.0}"),
+            _ => n.to_string(),
+        },
+        Value::Bool(b) => b.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_merge_patched_document_keeps_what_the_patch_did_not_touch() {
+        let original = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "namespace": "d", "uid": "u", "resourceVersion": "7",
+                "creationTimestamp": "t"}});
+        let patch = json!({"extra": 1, "data": {"k": "v<"}});
+        let mut merged = original.clone();
+        crate::patch::apply_merge_patch(&mut merged, &patch);
+        assert_eq!(
+            merge_patched(&original, &patch, &merged),
+            r#"{"apiVersion":"v1","data":{"k":"v\u003c"},"extra":1,"kind":"ConfigMap","metadata":{"name":"a","namespace":"d","uid":"u","resourceVersion":"7","creationTimestamp":"t"}}"#
+        );
+    }
+
+    #[test]
+    fn plus_v_prints_maps_with_sorted_keys() {
+        assert_eq!(
+            fmt_plus_v(&json!({"extra": 1, "a": {"b": [true, "x"]}, "n": null})),
+            "map[a:map[b:[true x]] extra:1 n:<nil>]"
+        );
+    }
+}
