@@ -1111,7 +1111,11 @@ fn resource_request(
         super::validation::names::check_name_parameter(name)?;
     }
     let watching = *method == Method::GET && r.name.is_none() && is_watch(query);
-    let (representation, v1beta1) = negotiation::negotiate_versioned(
+    let negotiation::Negotiated {
+        representation,
+        v1beta1,
+        yaml,
+    } = negotiation::negotiate_versioned(
         headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()),
         query,
         negotiation::Endpoint {
@@ -1284,7 +1288,21 @@ fn resource_request(
     let warnings = std::mem::take(&mut state.warnings);
     // Serialize outside the lock: other requests need not wait for a large list's bytes.
     drop(state);
-    Ok(with_warnings(json_response(code, &value), warnings))
+    let response = if yaml {
+        yaml_response(code, &value)
+    } else {
+        json_response(code, &value)
+    };
+    Ok(with_warnings(response, warnings))
+}
+
+/// A response of `body` in YAML, as sigs.k8s.io/yaml writes it ([`super::yaml::encode`]).
+fn yaml_response(status: u16, body: &Value) -> Response<Body> {
+    Response::builder()
+        .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .header(header::CONTENT_TYPE, "application/yaml")
+        .body(Full::new(Bytes::from(super::yaml::encode(body))).boxed_unsync())
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
 }
 
 /// A request to a custom resource's `/scale`: GET, PUT of a `Scale`, or a JSON or merge

@@ -56,7 +56,12 @@
 //! - **Status subresource** (CRD strategy, `apiextensions-apiserver` `strategy.go`): main-resource
 //!   writes keep the stored status; `/status` writes keep everything but `status` — including
 //!   labels and annotations, exactly as the CRD `statusStrategy.PrepareForUpdate` copies the old
-//!   object. Creates drop `status`.
+//!   object (the field manager still records the labels a `/status` write asked for, as
+//!   upstream's does). Creates drop `status`.
+//! - **Scale subresource** of custom resources (`subresources.scale`): GET, PUT and JSON or merge
+//!   PATCH of an `autoscaling/v1` `Scale` read from and written to the declared paths; the
+//!   paths' own validation of the resource (`.spec.replicas accessor error: …`, `should be a
+//!   non-negative integer`); discovery lists `<plural>/scale`.
 //! - **PATCH**: `json-patch+json` (a `test` of a missing path against `null` passes, as kube-runtime's
 //!   `finalizer` relies on), `merge-patch+json`, `apply-patch+yaml` (server-side apply with
 //!   conflicts and `force`; `fieldManager` required: 422 `PatchOptions` Invalid as
@@ -103,7 +108,9 @@
 //! - **LIST**: `metadata.resourceVersion` always; `limit`/`continue` (upstream's token, 410
 //!   Expired once compacted, a malformed one 400 `invalid continue token: ...` with Go's base64
 //!   or JSON error; `remainingItemCount` only without selectors; `resourceVersion=0` ignores
-//!   `limit`, as the watch cache serving it does);
+//!   `limit`, as the watch cache serving it does); a continued list and a list with
+//!   `resourceVersionMatch=Exact` show the state at their resourceVersion (the live objects with
+//!   every later write undone, from the watch history);
 //!   `labelSelector`; `fieldSelector` on `metadata.name`/`metadata.namespace` and, for events,
 //!   the `involvedObject.*`/`regarding.*`, `reason`, `type`, `source`, `reportingComponent`
 //!   fields (`field label not supported: X` otherwise). Integer parameters (`limit`,
@@ -195,7 +202,9 @@
 //!   (`--list`) and `kubectl auth whoami` work, with `--as` too.
 //! - **Errors** are `Status` objects with the real reason, code, details and message.
 //! - **Content types**: JSON everywhere; YAML request bodies for creates, updates and apply
-//!   patches; protobuf request bodies for ConfigMap, Secret, Namespace and ServiceAccount (what
+//!   patches, read as go-yaml v2 reads them (YAML 1.1: `yes`, `on`, `y` are booleans, keys too;
+//!   the last duplicate key wins, each reported as `line 7: key "a" already set in map` — a
+//!   warning, or under `Strict` a 400; syntax errors in go-yaml's words); protobuf request bodies for ConfigMap, Secret, Namespace and ServiceAccount (what
 //!   `kubectl create configmap|secret|namespace|serviceaccount` sends), Lease and both Event
 //!   versions (client-go's leader election and event recorders), the RBAC kinds (`kubectl create
 //!   role|clusterrole|rolebinding|clusterrolebinding`) and the self reviews, decoded as the Go types do
@@ -215,7 +224,7 @@
 //! # What is not modelled
 //!
 //! - Of CRD schemas: the warnings upstream sends for CEL failures it ratchets (here they pass
-//!   silently), `allOf`/`anyOf`/`oneOf`/`not`, `optionalOldSelf`, CEL cost
+//!   silently), `allOf`/`oneOf`/`not` (`anyOf` is evaluated), `optionalOldSelf`, CEL cost
 //!   budgets and Kubernetes' own CEL libraries (quantity, URL, IP, `format` functions); the
 //!   validation of a CRD's schema beyond compiling its rules and patterns.
 //! - Conversion between CRD versions (objects are served at the requested version as stored).
@@ -223,8 +232,8 @@
 //!   `namespaces/finalize`. The controllers react to each write at once, where upstream's
 //!   namespace controller requeues a namespace with remaining finalizers after about 8 seconds.
 //!   Deleting a CRD deletes its objects at once.
-//! - Watch caches' consistency rules beyond the above (`resourceVersionMatch` on lists is
-//!   ignored: lists are always served from the latest state; continue tokens expire (410) only
+//! - Watch caches' consistency rules beyond the above (a list at a resourceVersion older than
+//!   the watch history is served from the latest state; continue tokens expire (410) only
 //!   across [`ApiServer::compact`], not by the history limit),
 //!   protobuf request bodies of other kinds (415), YAML or protobuf responses (a client that
 //!   negotiates them gets JSON), `/api/v1/watch/...` legacy paths, aggregated discovery.

@@ -173,19 +173,35 @@ pub fn negotiate(
     query: &HashMap<String, String>,
     endpoint: Endpoint,
 ) -> Result<Representation, ApiError> {
-    negotiate_versioned(accept, query, endpoint).map(|(representation, _)| representation)
+    negotiate_versioned(accept, query, endpoint).map(|chosen| chosen.representation)
 }
 
-/// [`negotiate`], and whether the Table or PartialObjectMetadata asked for is
-/// `meta.k8s.io/v1beta1` (its `apiVersion` then says so).
+/// What [`negotiate_versioned`] chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Negotiated {
+    /// How the objects are carried.
+    pub representation: Representation,
+    /// Whether the Table or PartialObjectMetadata asked for is `meta.k8s.io/v1beta1` (its
+    /// `apiVersion` then says so).
+    pub v1beta1: bool,
+    /// Whether the response is YAML (`application/yaml`); else JSON (protobuf is answered as
+    /// JSON).
+    pub yaml: bool,
+}
+
+/// [`negotiate`], with the version of the representation and the media type chosen.
 pub fn negotiate_versioned(
     accept: Option<&str>,
     query: &HashMap<String, String>,
     endpoint: Endpoint,
-) -> Result<(Representation, bool), ApiError> {
+) -> Result<Negotiated, ApiError> {
     // No Accept header: the first served media type, as is.
     let Some(accept) = accept.filter(|a| !a.is_empty()) else {
-        return Ok((Representation::Object, false));
+        return Ok(Negotiated {
+            representation: Representation::Object,
+            v1beta1: false,
+            yaml: false,
+        });
     };
     let chosen = clauses(accept).iter().find_map(|clause| {
         SERVED.iter().find_map(|&served| {
@@ -197,10 +213,10 @@ pub fn negotiate_versioned(
             matches
                 .then(|| options(clause, served, endpoint))
                 .flatten()
-                .map(|k| (k, streams, v1beta1))
+                .map(|k| (k, streams, v1beta1, subtype == "yaml"))
         })
     });
-    let Some((kind, streams, v1beta1)) = chosen else {
+    let Some((kind, streams, v1beta1, yaml)) = chosen else {
         // go-restful answers first when no clause names a media type the route produces at
         // all (parameters aside); a built-in's GET routes produce the served types.
         let any_type = clauses(accept).iter().any(|clause| {
@@ -226,7 +242,11 @@ pub fn negotiate_versioned(
         Kind::Table => Representation::Table(include_object(query)?),
         Kind::PartialObjectMetadata { list } => Representation::PartialObjectMetadata { list },
     };
-    Ok((representation, v1beta1 && kind != Kind::Object))
+    Ok(Negotiated {
+        representation,
+        v1beta1: v1beta1 && kind != Kind::Object,
+        yaml,
+    })
 }
 
 #[cfg(test)]

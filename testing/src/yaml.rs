@@ -74,6 +74,202 @@ fn go_yaml_error(message: &str) -> String {
     }
 }
 
+/// `value` as sigs.k8s.io/yaml's `JSONToYAML` writes it (go-yaml v2's emitter, block style):
+/// keys sorted (and quoted like values: the key `n` is `"n"`); a list under a key at the key's indentation; a string quoted when go-yaml would
+/// read it back as something else (`"214"`, `"true"`, `""`, a timestamp) — double quotes — or
+/// when it cannot be plain (`': x'`) — single quotes; a multi-line string as a literal block.
+pub fn encode(value: &Value) -> String {
+    let mut out = String::new();
+    match value {
+        Value::Object(map) if !map.is_empty() => emit_mapping(map, 0, &mut out),
+        Value::Array(items) if !items.is_empty() => emit_sequence(items, 0, &mut out),
+        other => {
+            out.push_str(&inline(other, 0));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The entries of a non-empty mapping, each on its own line at `indent`.
+fn emit_mapping(map: &Map<String, Value>, indent: usize, out: &mut String) {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    for (i, key) in keys.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(&" ".repeat(indent));
+        }
+        out.push_str(&scalar_text(key, indent));
+        out.push(':');
+        emit_value(&map[key], indent, out);
+    }
+}
+
+/// The items of a non-empty sequence, each `- ` at `indent` (a mapping item's first entry on
+/// the dash's line).
+fn emit_sequence(items: &[Value], indent: usize, out: &mut String) {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(&" ".repeat(indent));
+        }
+        out.push('-');
+        match item {
+            Value::Object(map) if !map.is_empty() => {
+                out.push(' ');
+                emit_mapping(map, indent + 2, out);
+            }
+            Value::Array(inner) if !inner.is_empty() => {
+                out.push(' ');
+                emit_sequence(inner, indent + 2, out);
+            }
+            other => {
+                out.push(' ');
+                out.push_str(&inline(other, indent + 2));
+                out.push('\n');
+            }
+        }
+    }
+}
+
+/// The value of a mapping entry at `indent`, after its `key:`.
+fn emit_value(value: &Value, indent: usize, out: &mut String) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent + 2));
+            emit_mapping(map, indent + 2, out);
+        }
+        Value::Array(items) if !items.is_empty() => {
+            // go-yaml v2 writes a mapping's sequence at the key's own indentation.
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+            emit_sequence(items, indent, out);
+        }
+        other => {
+            out.push(' ');
+            out.push_str(&inline(other, indent + 2));
+            out.push('\n');
+        }
+    }
+}
+
+/// A scalar, an empty mapping (`{}`) or an empty sequence (`[]`) on one line; a multi-line
+/// string as a literal block whose lines are at `indent`.
+fn inline(value: &Value, indent: usize) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() => go_float(f),
+            _ => n.to_string(),
+        },
+        Value::String(s) => scalar_text(s, indent),
+        Value::Object(_) => "{}".into(),
+        Value::Array(_) => "[]".into(),
+    }
+}
+
+/// go-yaml v2's float: `strconv.FormatFloat(f, 'g', -1, 64)`.
+fn go_float(f: f64) -> String {
+    let exponent = if f == 0.0 {
+        0
+    } else {
+        f.abs().log10().floor() as i32
+    };
+    if (-4..21).contains(&exponent) {
+        f.to_string()
+    } else {
+        let text = format!("{f:e}");
+        // Go writes the exponent's sign and at least two digits: 1e+21, 1e-05.
+        match text.split_once('e') {
+            Some((mantissa, exp)) => {
+                let (sign, digits) = match exp.strip_prefix('-') {
+                    Some(d) => ('-', d),
+                    None => ('+', exp),
+                };
+                format!("{mantissa}e{sign}{digits:0>2}")
+            }
+            None => text,
+        }
+    }
+}
+
+/// A string as go-yaml v2 writes it (see [`encode`]).
+fn scalar_text(s: &str, indent: usize) -> String {
+    if s.contains('\n') {
+        let chomp = if s.ends_with("\n\n") {
+            "+"
+        } else if s.ends_with('\n') {
+            ""
+        } else {
+            "-"
+        };
+        let mut text = format!("|{chomp}");
+        for line in s.trim_end_matches('\n').split('\n') {
+            text.push('\n');
+            if !line.is_empty() {
+                text.push_str(&" ".repeat(indent));
+                text.push_str(line);
+            }
+        }
+        return text;
+    }
+    if !matches!(resolve(s), Value::String(_)) || timestamp_like(s) || special(s) {
+        return double_quoted(s);
+    }
+    if plain_allowed(s) {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "''"))
+    }
+}
+
+/// Characters only a double-quoted scalar can hold.
+fn special(s: &str) -> bool {
+    s.chars()
+        .any(|c| c.is_control() || c == '\u{feff}' || c == '\u{85}')
+}
+
+/// libyaml's analysis of a plain scalar in block context.
+fn plain_allowed(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+        return false;
+    };
+    if first == b' ' || last == b' ' || s.starts_with("---") || s.starts_with("...") {
+        return false;
+    }
+    let followed_by_blank = |i: usize| bytes.get(i + 1).is_none_or(|b| *b == b' ');
+    if b"#,[]{}&*!|>'\"%@`".contains(&first) {
+        return false;
+    }
+    if matches!(first, b'-' | b'?' | b':') && followed_by_blank(0) {
+        return false;
+    }
+    bytes.iter().enumerate().skip(1).all(|(i, b)| match b {
+        b':' => !followed_by_blank(i),
+        b'#' => bytes[i - 1] != b' ',
+        _ => true,
+    })
+}
+
+/// A double-quoted scalar with YAML's escapes.
+fn double_quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// A collection being read.
 enum Open {
     Sequence {
@@ -383,6 +579,20 @@ mod tests {
         let decoded = decode_with_duplicates(yaml).unwrap();
         assert_eq!(decoded.value["spec"], json!({"a": true}));
         assert_eq!(decoded.duplicates, ["line 7: key \"a\" already set in map"]);
+    }
+
+    #[test]
+    fn objects_are_written_as_go_yaml_writes_them() {
+        let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"},
+            "metadata": {"name": "a", "resourceVersion": "214", "creationTimestamp": "2026-12-04T19:16:20Z",
+                "managedFields": [{"manager": "unknown", "fieldsV1": {"f:data": {".": {}, "f:k": {}}}}],
+                "labels": {}},
+            "spec": {"on": "yes", "empty": "", "colon": "a: b", "script": "line 1\nline 2\n",
+                "list": [], "n": 1.5, "dash": "- x"}});
+        assert_eq!(
+            super::encode(&object),
+            "apiVersion: v1\ndata:\n  k: v\nkind: ConfigMap\nmetadata:\n  creationTimestamp: \"2026-12-04T19:16:20Z\"\n  labels: {}\n  managedFields:\n  - fieldsV1:\n      f:data:\n        .: {}\n        f:k: {}\n    manager: unknown\n  name: a\n  resourceVersion: \"214\"\nspec:\n  colon: 'a: b'\n  dash: '- x'\n  empty: \"\"\n  list: []\n  \"n\": 1.5\n  \"on\": \"yes\"\n  script: |\n    line 1\n    line 2\n"
+        );
     }
 
     #[test]

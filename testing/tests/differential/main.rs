@@ -244,6 +244,12 @@ fn normalise_text(text: &str, generate_name: Option<&str>) -> String {
         .replace_all(&text, r#"\"resourceVersion\":\"<rv>\""#)
         .into_owned();
     text = TIME.replace_all(&text, "<time>").into_owned();
+    // A YAML answer's own resourceVersion.
+    static YAML_RV: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r#"resourceVersion: "\d+""#).unwrap());
+    text = YAML_RV
+        .replace_all(&text, r#"resourceVersion: "<rv>""#)
+        .into_owned();
     if let Some(prefix) = generate_name {
         let generated = regex::Regex::new(&format!(
             r#"(^|"){}[bcdfghjklmnpqrstvwxz2456789]{{5}}("|$)"#,
