@@ -11,24 +11,7 @@
 
 use serde_json::{Map, Value};
 
-/// `ObjectMeta`'s JSON fields in declaration order.
-const OBJECT_META: &[&str] = &[
-    "name",
-    "generateName",
-    "namespace",
-    "selfLink",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-    "managedFields",
-];
+use crate::schema::pruning::OBJECT_META_FIELDS as OBJECT_META;
 
 /// `OwnerReference`'s fields in declaration order.
 const OWNER_REFERENCE: &[&str] = &[
@@ -87,7 +70,7 @@ fn lazy(original: Option<&Value>, patch: &Value, merged: &Value, out: &mut Strin
 /// managed fields) in field order, maps with sorted keys.
 fn stored(key: &str, value: &Value, out: &mut String) {
     match (key, value) {
-        ("metadata", Value::Object(map)) => ordered(map, OBJECT_META, out),
+        ("metadata", Value::Object(map)) => ordered(map, &OBJECT_META, out),
         _ => sorted(value, out),
     }
 }

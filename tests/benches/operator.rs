@@ -117,13 +117,7 @@ fn mib(bytes: impl Into<f64>) -> f64 {
 async fn main() {
     let n = size("BENCH_OPERATOR_OBJECTS", 100_000);
     let scrapes = size("BENCH_SCRAPES", 3);
-    let (server, driver) = drive::server().await;
-    let seeding = Instant::now();
-    drive::create_converged(&driver, n).await;
-    println!(
-        "seeded {n} converged workloads in {:.1?}",
-        seeding.elapsed()
-    );
+    let (server, _driver) = drive::seeded_server(n).await;
 
     let one = run(&server, &[1], n, scrapes).await;
     let shared = run(&server, &[2], n, scrapes).await;

@@ -86,13 +86,7 @@ fn mib(bytes: isize) -> f64 {
 async fn main() {
     let n = size("BENCH_SCALE_OBJECTS", 100_000);
     let scrapes = size("BENCH_SCRAPES", 3);
-    let (server, driver) = drive::server().await;
-    let seeding = Instant::now();
-    drive::create_converged(&driver, n).await;
-    println!(
-        "seeded {n} converged workloads in {:.1?}",
-        seeding.elapsed()
-    );
+    let (server, _driver) = drive::seeded_server(n).await;
 
     let anchor = start(false, &server, n).await;
     let kubeward = start(true, &server, n).await;

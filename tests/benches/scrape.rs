@@ -142,13 +142,7 @@ fn report(window: &str, samples: Vec<Duration>, scrape: Option<(Duration, usize)
 async fn main() {
     let n = size("BENCH_SCRAPE_OBJECTS", 100_000);
     let scrapes = size("BENCH_SCRAPES", 3);
-    let (server, driver) = drive::server().await;
-    let seeding = Instant::now();
-    drive::create_converged(&driver, n).await;
-    println!(
-        "seeded {n} converged workloads in {:.1?}",
-        seeding.elapsed()
-    );
+    let (server, driver) = drive::seeded_server(n).await;
 
     let client = server.client().expect("client");
     let progress = Arc::new(Progress::counting_only());

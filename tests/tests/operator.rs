@@ -264,7 +264,8 @@ async fn leads(admin: &kube::Client, prefix: &str) {
     .await;
 }
 
-async fn create_config(admin: &kube::Client, name: &str) {
+/// Creates the ConfigMap `name` in `default`; returns it as stored.
+async fn create_config(admin: &kube::Client, name: &str) -> ConfigMap {
     Api::<ConfigMap>::namespaced(admin.clone(), "default")
         .create(
             &PostParams::default(),
@@ -274,7 +275,7 @@ async fn create_config(admin: &kube::Client, name: &str) {
             },
         )
         .await
-        .expect("configmap");
+        .expect("configmap")
 }
 
 async fn lease_holder(client: &kube::Client) -> Option<String> {
@@ -424,16 +425,7 @@ async fn controllers_watching_the_same_kinds_share_one_watch_of_each() {
             let _ = stopped.await;
         });
     let running = tokio::spawn(operator.run());
-    let settings = Api::<ConfigMap>::namespaced(admin.clone(), "default")
-        .create(
-            &PostParams::default(),
-            &ConfigMap {
-                metadata: meta("settings"),
-                ..ConfigMap::default()
-            },
-        )
-        .await
-        .expect("configmap");
+    let settings = create_config(&admin, "settings").await;
     let passes_of = |controller: usize| {
         passes
             .lock()

@@ -59,8 +59,8 @@ fn walk(
     }
 }
 
-/// The JSON fields of `metav1.ObjectMeta`.
-const OBJECT_META_FIELDS: [&str; 15] = [
+/// The JSON fields of `metav1.ObjectMeta`, in declaration order.
+pub(crate) const OBJECT_META_FIELDS: [&str; 15] = [
     "name",
     "generateName",
     "namespace",

@@ -1188,48 +1188,44 @@ fn subresource_cases() -> Vec<Shared> {
             None,
         )]
     }));
-    cases.push(Shared::new(
-        "subresource: scale with a selector",
-        None,
-        |f, _| {
+    // A widget with one replica, then one write of it (a PATCH of `path`, relative to the
+    // widget), then a GET of its scale when `then_scale`.
+    let scale_writes: [(&str, &str, &str, Value, bool); 3] = [
+        (
+            "subresource: scale with a selector",
+            "status",
+            "application/merge-patch+json",
+            json!({"status": {"replicas": 1, "selector": "app=web"}}),
+            true,
+        ),
+        (
+            "subresource: scale json patch",
+            "scale",
+            "application/json-patch+json",
+            json!([{"op": "replace", "path": "/spec/replicas", "value": 3}]),
+            false,
+        ),
+        (
+            "subresource: scale negative",
+            "scale",
+            "application/merge-patch+json",
+            json!({"spec": {"replicas": -1}}),
+            false,
+        ),
+    ];
+    for (label, subresource, content_type, body, then_scale) in scale_writes {
+        cases.push(Shared::new(label, None, move |f, _| {
             let path = format!("{}/s", f.collection());
-            vec![
+            let mut steps = vec![
                 f.create("s", json!({"replicas": 1})),
-                patch(
-                    format!("{path}/status"),
-                    "application/merge-patch+json",
-                    json!({"status": {"replicas": 1, "selector": "app=web"}}),
-                ),
-                step(Method::GET, format!("{path}/scale"), None),
-            ]
-        },
-    ));
-    cases.push(Shared::new(
-        "subresource: scale json patch",
-        None,
-        |f, _| {
-            let path = format!("{}/s", f.collection());
-            vec![
-                f.create("s", json!({"replicas": 1})),
-                patch(
-                    format!("{path}/scale"),
-                    "application/json-patch+json",
-                    json!([{"op": "replace", "path": "/spec/replicas", "value": 3}]),
-                ),
-            ]
-        },
-    ));
-    cases.push(Shared::new("subresource: scale negative", None, |f, _| {
-        let path = format!("{}/s", f.collection());
-        vec![
-            f.create("s", json!({"replicas": 1})),
-            patch(
-                format!("{path}/scale"),
-                "application/merge-patch+json",
-                json!({"spec": {"replicas": -1}}),
-            ),
-        ]
-    }));
+                patch(format!("{path}/{subresource}"), content_type, body.clone()),
+            ];
+            if then_scale {
+                steps.push(step(Method::GET, format!("{path}/scale"), None));
+            }
+            steps
+        }));
+    }
     cases.push(Shared::new(
         "subresource: scale of a missing object",
         None,

@@ -84,6 +84,19 @@ pub async fn create(client: &kube::Client, n: usize) {
     .await;
 }
 
+/// A server holding `n` converged workloads ([`create_converged`]) and its driver's client,
+/// with the time the seeding took printed.
+pub async fn seeded_server(n: usize) -> (ApiServer, kube::Client) {
+    let (server, driver) = server().await;
+    let seeding = std::time::Instant::now();
+    create_converged(&driver, n).await;
+    println!(
+        "seeded {n} converged workloads in {:.1?}",
+        seeding.elapsed()
+    );
+    (server, driver)
+}
+
 /// Creates `n` workloads as a controller leaves them converged: with the finalizer and `Ready`
 /// `Available` at their generation (without children: no controller reads them at steady
 /// state).
