@@ -489,7 +489,7 @@ impl<R: Reconciler> Controller<R> {
                         name: object.name_any(),
                         generation: object.meta().generation,
                         conditions,
-                        suspended: is_suspended::<R>(object),
+                        suspended: super::hooks::is_suspended::<R>(object),
                         terminal: terminal.holds(&**object),
                         info,
                     }
@@ -575,19 +575,4 @@ where
         self.scope = Scope::namespaces(namespaces.into_iter().map(Into::into));
         self
     }
-}
-
-/// Whether `object` is suspended, as the reconciler's [`is_suspended`](Reconciler::is_suspended)
-/// says at scrape time; a panic in the hook (a reconciler bug) is logged and the object exported
-/// as not suspended, so that the scrape — every other series of the process — still succeeds.
-#[cfg(feature = "prometheus")]
-fn is_suspended<R: Reconciler>(object: &R::Resource) -> bool {
-    let hook = std::panic::AssertUnwindSafe(|| R::is_suspended(object));
-    std::panic::catch_unwind(hook).unwrap_or_else(|_| {
-        tracing::error!(
-            object = %crate::observe::ObjectRef::from_resource(object),
-            "is_suspended panicked; exporting the object as not suspended"
-        );
-        false
-    })
 }

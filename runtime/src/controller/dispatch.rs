@@ -42,11 +42,11 @@ use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
 use tracing::Instrument;
 
-use super::backoff::backoff_delay;
 use super::context::Context;
 use super::failure::PassError;
+use super::hooks::failure_event;
 use super::memory::Normalised;
-use super::publish::{failure_event, publish, transition_events};
+use super::publish::{publish, transition_events};
 use super::{Reconciler, derived_status, finalizer, status};
 use crate::Pass;
 use crate::observe::{ObjectRef, Outcome, PassGuard, Phase, QueueRecord, ReconcileObserver};
@@ -90,12 +90,11 @@ fn retry<R: Reconciler>(
     error: &PassError<R::Error>,
 ) -> Action {
     let attempt = context.memory.retry(object, |w| context.cached(w));
-    let hook = AssertUnwindSafe(|| context.reconciler.error_backoff(error, attempt));
-    let delay = std::panic::catch_unwind(hook).unwrap_or_else(|_| {
-        tracing::error!("error_backoff panicked; using the default backoff");
-        backoff_delay(attempt)
-    });
-    Action::requeue(delay)
+    Action::requeue(super::hooks::error_backoff(
+        &context.reconciler,
+        error,
+        attempt,
+    ))
 }
 
 /// One call from kube-runtime: decides the phase, runs the pass(es), and acts on the result.

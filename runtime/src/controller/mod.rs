@@ -10,6 +10,7 @@ mod effects;
 mod failure;
 mod finalizer;
 mod health;
+mod hooks;
 mod in_doubt;
 mod memory;
 mod namespaces;

@@ -5,14 +5,11 @@
 //! recorder's timeout and they run concurrently (each to its own series), so a hung events API
 //! delays the pass's requeue by one timeout, not one per event.
 
-use std::panic::AssertUnwindSafe;
-
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events::EventType;
 
 use super::Reconciler;
 use super::context::Context;
-use super::failure::{PassError, default_failure_event};
 use super::status;
 use crate::Pass;
 use crate::conditions::ConditionStatus;
@@ -53,23 +50,6 @@ pub(super) fn transition_events<R: Reconciler>(
             }
         })
         .collect()
-}
-
-/// The failure event of a pass in `phase` that failed with `error`, as the reconciler's
-/// [`failure_event`](Reconciler::failure_event) words it (or `None` if it suppresses it); the
-/// default event if the hook panics.
-pub(super) fn failure_event<R: Reconciler>(
-    reconciler: &R,
-    error: &PassError<R::Error>,
-    phase: Phase,
-) -> Option<Event> {
-    let hook = AssertUnwindSafe(|| reconciler.failure_event(error, phase));
-    std::panic::catch_unwind(hook)
-        .unwrap_or_else(|_| {
-            tracing::error!("failure_event panicked; publishing the default failure event");
-            Some(default_failure_event(error, phase))
-        })
-        .map(Event::as_failure)
 }
 
 /// Publishes a pass's `events` about `regarding`, concurrently: the whole is bounded by the
