@@ -1,8 +1,11 @@
 //! Query parameters read as kube-apiserver's parameter conversion and request filters read
 //! them: booleans (`watch=maybe` is true), `resourceVersion` as an unsigned integer, `timeout`
-//! as a Go duration.
+//! as a Go duration; and the options of a list or watch, validated as apimachinery validates
+//! them.
 
 use std::collections::HashMap;
+
+use crate::status::ApiError;
 
 /// Checks `text` as Go's `time.ParseDuration` reads it (`1.5h`, `300ms`, `-2m3s`, `0`),
 /// returning its error (`time: invalid duration "soon"`).
@@ -100,4 +103,168 @@ mod tests {
         assert!(!option_flag(&query, "c"));
         assert!(!option_flag(&query, "absent"));
     }
+}
+
+/// A list's `limit` (0: no limit). kube-apiserver serves `resourceVersion=0` from its watch
+/// cache, which ignores the limit: every item, no `continue`.
+pub(crate) fn list_limit(query: &HashMap<String, String>) -> Result<usize, ApiError> {
+    let limit = usize::try_from(int_parameter(query, "limit")?.unwrap_or(0)).unwrap_or(0);
+    let from_cache = query.get("resourceVersion").is_some_and(|rv| rv == "0");
+    Ok(if from_cache { 0 } else { limit })
+}
+
+/// apimachinery's `ValidateListOptions` (`validateWatchOptions` for watches): on a watch,
+/// `resourceVersionMatch` only with `sendInitialEvents` and only `NotOlderThan`; on a list, only
+/// with a `resourceVersion`, not with `continue`, `Exact` or `NotOlderThan` (and `Exact` not at
+/// `0`), and no `sendInitialEvents`.
+pub(crate) fn validate_list_options(
+    query: &HashMap<String, String>,
+    watching: bool,
+) -> Result<(), ApiError> {
+    let send_initial = query.get("sendInitialEvents").is_some();
+    let version_match = query
+        .get("resourceVersionMatch")
+        .map(String::as_str)
+        .filter(|m| !m.is_empty());
+    let resource_version = query
+        .get("resourceVersion")
+        .map(String::as_str)
+        .unwrap_or("");
+    let continuing = query.get("continue").is_some_and(|c| !c.is_empty());
+    let mut causes = Vec::new();
+    let mut cause = |reason: &str, field: &str, message: String| {
+        causes.push(crate::status::Cause {
+            reason: reason.into(),
+            message,
+            field: field.into(),
+        })
+    };
+    let forbidden = |text: &str| format!("Forbidden: {text}");
+    if watching {
+        if send_initial && version_match != Some("NotOlderThan") {
+            cause(
+                "FieldValueForbidden",
+                "resourceVersionMatch",
+                forbidden(
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                ),
+            );
+        }
+        if let Some(m) = version_match {
+            if !send_initial {
+                cause(
+                    "FieldValueForbidden",
+                    "resourceVersionMatch",
+                    forbidden(
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                    ),
+                );
+            }
+            if m != "NotOlderThan" {
+                cause(
+                    "FieldValueNotSupported",
+                    "resourceVersionMatch",
+                    format!("Unsupported value: {m:?}: supported values: \"NotOlderThan\""),
+                );
+            }
+            if continuing {
+                cause(
+                    "FieldValueForbidden",
+                    "resourceVersionMatch",
+                    forbidden("resourceVersionMatch is forbidden when continue is provided"),
+                );
+            }
+        }
+    } else {
+        if let Some(m) = version_match {
+            if resource_version.is_empty() {
+                cause(
+                    "FieldValueForbidden",
+                    "resourceVersionMatch",
+                    forbidden(
+                        "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                    ),
+                );
+            }
+            if continuing {
+                cause(
+                    "FieldValueForbidden",
+                    "resourceVersionMatch",
+                    forbidden("resourceVersionMatch is forbidden when continue is provided"),
+                );
+            }
+            if m != "Exact" && m != "NotOlderThan" {
+                cause(
+                    "FieldValueNotSupported",
+                    "resourceVersionMatch",
+                    format!(
+                        "Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
+                    ),
+                );
+            }
+            if m == "Exact" && resource_version == "0" {
+                cause(
+                    "FieldValueForbidden",
+                    "resourceVersionMatch",
+                    forbidden(
+                        "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                    ),
+                );
+            }
+        }
+        if send_initial {
+            cause(
+                "FieldValueForbidden",
+                "sendInitialEvents",
+                forbidden("sendInitialEvents is forbidden for list"),
+            );
+        }
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(
+            crate::status::Qualified {
+                group: "meta.k8s.io",
+                name: "ListOptions",
+            },
+            "",
+            causes,
+        ))
+    }
+}
+
+/// A boolean query parameter as the parameter codec reads it (`strconv.ParseBool`: `1`, `t`,
+/// `T`, `TRUE`, `true`, `True` and their false counterparts); anything else is `None`.
+pub(crate) fn bool_parameter(query: &HashMap<String, String>, name: &str) -> Option<bool> {
+    match query.get(name)?.as_str() {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether a collection GET is a watch (`watch=true`, `watch=1`, `watch=maybe`).
+pub(crate) fn is_watch(query: &HashMap<String, String>) -> bool {
+    option_flag(query, "watch")
+}
+
+/// An integer query parameter decoded as the parameter codec does (`strconv.ParseInt`), 400
+/// with its error when it is not one.
+pub(crate) fn int_parameter(
+    query: &HashMap<String, String>,
+    name: &str,
+) -> Result<Option<i64>, ApiError> {
+    let Some(text) = query.get(name) else {
+        return Ok(None);
+    };
+    text.parse::<i64>().map(Some).map_err(|e| {
+        let why = match e.kind() {
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                "value out of range"
+            }
+            _ => "invalid syntax",
+        };
+        ApiError::bad_request(format!("strconv.ParseInt: parsing \"{text}\": {why}"))
+    })
 }

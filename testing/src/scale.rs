@@ -5,11 +5,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::api::{State, WriteOptions, patch_error};
 use super::patch::{apply_json_patch, apply_merge_patch};
 use super::resources::ResourceInfo;
 use super::schema::field::FieldError;
 use super::status::ApiError;
+use crate::registry::{State, WriteOptions, patch_error};
 
 /// A CRD version's `subresources.scale`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,20 +14,20 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 use super::accept::accept_each;
-use super::api::State;
 use super::auth::authn::Authenticator;
 use super::auth::authorizer::Identity;
 use super::auth::bootstrap;
 use super::auth::tls::{IssuedCertificate, Tls};
 use super::auth::user::UserInfo;
 use super::faults::Faults;
-use super::handler::handle;
 use super::kubeconfig::{self, Credentials};
+use super::pipeline::handle;
 use super::requests::{RequestLog, RequestRecord};
 use super::shared::Shared;
 use super::status::ApiError;
 use super::validation::base64;
 use super::watch::WatchConfig;
+use crate::registry::State;
 use kubeward::clock::{SharedClock, SystemClock};
 
 /// Errors starting or restarting the server.

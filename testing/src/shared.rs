@@ -4,12 +4,12 @@
 
 use std::sync::Mutex;
 
-use super::api::State;
 use super::auth::authn::Authenticator;
 use super::auth::tls::Tls;
 use super::faults::Faults;
 use super::requests::RequestLog;
 use super::watch::WatchConfig;
+use crate::registry::State;
 
 pub(crate) struct Shared {
     pub(crate) state: Mutex<State>,

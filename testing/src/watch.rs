@@ -9,11 +9,11 @@ use kubeward::clock::SharedClock;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
-use super::api::{Filter, State};
 use super::negotiation::Representation;
 use super::resources::ResourceInfo;
 use super::status::ApiError;
 use super::store::{Change, ChangeType};
+use crate::registry::{Filter, State};
 
 /// What a watch request asked for.
 pub struct WatchRequest {

@@ -106,7 +106,7 @@ pub(crate) fn cluster_role_bindings() -> Vec<Value> {
 }
 
 /// Stores the default roles and bindings in a fresh server's state.
-pub(crate) fn install(state: &mut crate::api::State) {
+pub(crate) fn install(state: &mut crate::registry::State) {
     let objects = [
         ("clusterroles", cluster_roles()),
         ("clusterrolebindings", cluster_role_bindings()),
@@ -117,7 +117,12 @@ pub(crate) fn install(state: &mut crate::api::State) {
         };
         for object in objects {
             // Valid objects with distinct names in an empty store: creating them cannot fail.
-            let _ = state.create(&info, None, object, &crate::api::WriteOptions::default());
+            let _ = state.create(
+                &info,
+                None,
+                object,
+                &crate::registry::WriteOptions::default(),
+            );
         }
     }
 }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::propagation::{FOREGROUND, ORPHAN, Propagation};
-use crate::api::{State, finalizers};
+use crate::registry::{State, finalizers};
 use crate::resources::{ResourceInfo, StorageKey};
 use crate::store::{Change, ChangeType};
 

@@ -21,7 +21,7 @@ use std::sync::Weak;
 use serde_json::Value;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
-use crate::api::{State, WriteOptions, namespaces_key};
+use crate::registry::{State, WriteOptions, namespaces_key};
 use crate::resources::ResourceInfo;
 use crate::shared::Shared;
 use crate::status::ApiError;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::propagation::{Propagation, deletion_finalizers};
-use crate::api::{State, finalizers, meta_mut, namespaces_key, rfc3339, string_list};
+use crate::registry::{State, finalizers, meta_mut, namespaces_key, rfc3339, string_list};
 use crate::resources::ResourceInfo;
 use crate::status::{ApiError, Qualified};
 

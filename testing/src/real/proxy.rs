@@ -23,9 +23,10 @@ use tokio_rustls::{TlsAcceptor, TlsConnector};
 use crate::ServerError;
 use crate::accept::accept_each;
 use crate::auth::tls::Tls;
-use crate::fault_stage::serve_with_fault;
 use crate::faults::{Faults, Matched};
-use crate::handler::{Body, expiring, is_watch};
+use crate::params::is_watch;
+use crate::pipeline::response::{Body, expiring};
+use crate::pipeline::serve_with_fault;
 use crate::requests::{RequestLog, RequestRecord};
 use crate::routes::{Route, parse_query, parse_route};
 

@@ -1,63 +1,84 @@
-//! What a request asks to be allowed (apiserver `RequestInfoFactory`), and the
-//! `OwnerReferencesPermissionEnforcement` admission; the decision is [`super::auth::authorizer`]'s.
-
-use std::collections::HashMap;
+//! kube-apiserver's `OwnerReferencesPermissionEnforcement` admission, on what can be known of a
+//! write before it is served.
 
 use http::Method;
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::rbac::{RequestAttributes, verb_for};
-use super::routes::ResourcePath;
+use super::RequestContext;
+use crate::auth::authorizer::{self, Identity};
+use crate::rbac::RequestAttributes;
+use crate::registry::State;
+use crate::routes::ResourcePath;
+use crate::status::{ApiError, Qualified};
 
-/// The attributes of a non-resource request (discovery, `/version`, `/healthz`): the path and
-/// the lowercased HTTP method as the verb.
-pub(crate) fn non_resource_attributes(
-    user: &str,
-    method: &Method,
-    raw_path: &str,
-) -> RequestAttributes {
-    RequestAttributes {
-        user: user.to_owned(),
-        verb: method.as_str().to_ascii_lowercase(),
-        path: raw_path.to_owned(),
-        ..RequestAttributes::default()
-    }
-}
-
-/// The attributes of a resource request.
-pub(crate) fn resource_attributes(
-    user: &str,
-    method: &Method,
+/// [`owner_references_admission`] for a request, with what can be known before the
+/// write: the body of a create, update, merge patch or server-side apply, and the stored object.
+pub(super) fn owner_references(
+    state: &State,
+    identity: &Identity,
+    request: &RequestContext<'_>,
     path: &ResourcePath,
-    raw_path: &str,
-    query: &HashMap<String, String>,
-) -> RequestAttributes {
-    let watch = super::handler::is_watch(query);
-    let mut name = path.name.clone();
-    if name.is_none() && method == Method::GET {
-        // RequestInfoFactory takes a list/watch's name from a `metadata.name=` field selector.
-        name = query.get("fieldSelector").and_then(|s| {
-            s.split(',')
-                .filter_map(|t| t.strip_prefix("metadata.name="))
-                .next()
-                .map(str::to_string)
-        });
+) -> Result<(), ApiError> {
+    let method = request.method;
+    let media = crate::endpoints::media_type(request.headers);
+    let merge_patch = media.as_deref() == Some("application/merge-patch+json");
+    let strategic = media.as_deref() == Some("application/strategic-merge-patch+json");
+    let apply = media.as_deref() == Some("application/apply-patch+yaml");
+    let checked = *method == Method::POST
+        || *method == Method::PUT
+        || (*method == Method::PATCH && (merge_patch || strategic || apply));
+    if !checked || path.subresource.is_some() {
+        return Ok(());
     }
-    RequestAttributes {
-        user: user.to_string(),
-        verb: verb_for(method.as_str(), path.name.is_some(), watch),
-        api_group: path.group.clone(),
-        resource: path.plural.clone(),
-        subresource: path.subresource.clone(),
-        // RequestInfoFactory: `/api/v1/namespaces/{name}[/status|/finalize]` is in that namespace.
-        namespace: match (&path.namespace, path.group.as_str(), path.plural.as_str()) {
-            (None, "", "namespaces") => path.name.clone(),
-            (namespace, ..) => namespace.clone(),
-        },
-        name,
-        path: raw_path.to_string(),
-        resource_request: true,
+    let Ok(mut new) = serde_json::from_slice::<Value>(request.body) else {
+        return Ok(()); // protobuf or YAML bodies: not checked
+    };
+    let info = state.resource(&path.group, &path.version, &path.plural);
+    let old = match (&path.name, &info) {
+        (Some(name), Some(info)) if *method != Method::POST => {
+            state.get(info, path.namespace.as_deref(), name).ok()
+        }
+        _ => None,
+    };
+    if *method == Method::PATCH && strategic {
+        // The owner references the strategic merge produces; a patch that does not apply is
+        // answered by the patch itself.
+        let (Some(info), Some(old), Value::Object(patch)) = (&info, &old, new) else {
+            return Ok(());
+        };
+        let Ok(patched) = crate::strategic::patch_object(info, old, patch) else {
+            return Ok(());
+        };
+        new = patched;
+    } else if *method == Method::PATCH {
+        // A merge patch or an apply (in JSON) without owner references leaves them as they are;
+        // with them, an apply by the manager that owns the references sets them as written.
+        let Some(refs) = new["metadata"].get("ownerReferences").cloned() else {
+            return Ok(());
+        };
+        new = old.clone().unwrap_or_else(|| json!({}));
+        new["metadata"]["ownerReferences"] = refs;
     }
+    let name = new["metadata"]["name"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| path.name.clone())
+        .unwrap_or_default();
+    owner_references_admission(
+        &identity.user.name,
+        |attrs| authorizer::authorize(&state.store, identity, attrs).allowed,
+        path,
+        &new,
+        old.as_ref(),
+        |api_version, kind| state.plural_of_kind(api_version, kind),
+    )
+    .map_err(|message| {
+        let resource = Qualified {
+            group: &path.group,
+            name: &path.plural,
+        };
+        ApiError::forbidden_resource(resource, &name, message)
+    })
 }
 
 /// kube-apiserver's `OwnerReferencesPermissionEnforcement` admission (on in OpenShift and many
@@ -69,7 +90,7 @@ pub(crate) fn resource_attributes(
 /// passes what it can know before the write: request bodies of creates, updates and merge
 /// patches, and the result of strategic merge patches (JSON patches and applies that touch
 /// owner references are not checked).
-pub(crate) fn owner_references_admission(
+fn owner_references_admission(
     user: &str,
     allowed: impl Fn(&RequestAttributes) -> bool,
     path: &ResourcePath,

@@ -7,10 +7,10 @@ use std::future::Future;
 
 use http::Response;
 
-use super::faults::FaultAction;
-use super::handler::{Body, delayed, error_response};
-use super::requests::{RequestLog, RequestRecord};
-use super::status::ApiError;
+use super::response::{Body, delayed, error_response};
+use crate::faults::FaultAction;
+use crate::requests::{RequestLog, RequestRecord};
+use crate::status::ApiError;
 
 /// Serves a request through `serve` under `fault` and logs it as `record` with the status the
 /// client saw (0 when it got no answer):
@@ -82,7 +82,13 @@ pub(crate) async fn serve_with_fault(
             log.push(record);
             Ok(response.map(|body| delayed(body, delay)))
         }
-        _ => {
+        Some(
+            FaultAction::Latency(_)
+            | FaultAction::Hang
+            | FaultAction::Status(_)
+            | FaultAction::CloseConnection,
+        )
+        | None => {
             log.push(record);
             Ok(response)
         }

@@ -1,0 +1,310 @@
+//! The schema stand-in: which lists are associative and which objects are maps, and the fields
+//! the field manager never tracks.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::field_set::{FieldSet, Pe};
+
+/// How a list is merged and owned (`x-kubernetes-list-type`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListType {
+    /// Replaced whole and owned as one field (the default for lists).
+    Atomic,
+    /// A set of scalars, owned item by item (`v:"x"`).
+    Set,
+    /// A list of objects identified by these key fields (`x-kubernetes-list-map-keys`), owned
+    /// item by item (`k:{"type":"Ready"}`) and merged by key.
+    Map(Vec<String>),
+}
+
+/// What the field manager needs of a resource's schema: which lists are associative and which
+/// objects are maps rather than structs. Paths are field names joined by `.`, with `[]` after a
+/// list for "every item" (`spec.containers[].ports`) and `*` for "every key" of a map.
+///
+/// [`ApplySchema::default`] is the scope described in the module docs (finalizers,
+/// ownerReferences, `status.conditions` keyed by `type`, labels and annotations);
+/// [`ApplySchema::from_openapi_v3`] reads a CRD version's `openAPIV3Schema` so that a custom
+/// resource merges exactly as its CRD declares (an undeclared list is atomic there, as on a
+/// real server).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplySchema {
+    pub(super) lists: BTreeMap<String, ListType>,
+    pub(super) maps: std::collections::BTreeSet<String>,
+    /// Structs owned and replaced whole (`+structType=atomic`, `x-kubernetes-map-type: atomic`).
+    pub(super) atomics: std::collections::BTreeSet<String>,
+    /// Whether objects are unstructured (custom resources) rather than Go types (built-ins).
+    /// In an unstructured object an Update that adds a struct owns the struct itself, as it
+    /// owns an added map (there are no zero-valued structs, so every object an Update adds is
+    /// new), and `null` is a value; a built-in's Go structs exist empty in the object the
+    /// comparison starts from, and its `null` is a nil slice or pointer, no value.
+    pub(super) unstructured: bool,
+}
+
+impl Default for ApplySchema {
+    fn default() -> Self {
+        // The built-in kinds served here: ConfigMap `data`/`binaryData`, Secret
+        // `data`/`stringData` are Go maps (no served kind has a struct by those names).
+        ApplySchema::metadata_only()
+            .with_list("status.conditions", ListType::Map(vec!["type".to_owned()]))
+            .with_map("data")
+            .with_map("binaryData")
+            .with_map("stringData")
+            // A CRD's `spec.conversion` is a pointer to a struct: absent until set, so an
+            // Update that adds it owns it, as it owns an added map.
+            .with_map("spec.conversion")
+            // Likewise an event's `series` and a ClusterRole's `aggregationRule`.
+            .with_map("series")
+            .with_map("aggregationRule")
+            // An access review's attributes are pointers to structs too.
+            .with_map("spec.resourceAttributes")
+            .with_map("spec.nonResourceAttributes")
+            // `+structType=atomic` structs of the served kinds: a binding's RoleRef, an
+            // event's ObjectReferences.
+            .with_atomic("roleRef")
+            .with_atomic("involvedObject")
+            .with_atomic("regarding")
+            .with_atomic("related")
+    }
+}
+
+impl ApplySchema {
+    /// Only ObjectMeta's rules: `metadata.finalizers` a set, `metadata.ownerReferences` a map
+    /// keyed by `uid`, `metadata.labels` and `metadata.annotations` maps; every other list
+    /// atomic, every other object a struct.
+    pub fn metadata_only() -> Self {
+        ApplySchema {
+            lists: BTreeMap::new(),
+            maps: Default::default(),
+            atomics: Default::default(),
+            unstructured: false,
+        }
+        .with_list("metadata.finalizers", ListType::Set)
+        .with_list(
+            "metadata.ownerReferences",
+            ListType::Map(vec!["uid".to_owned()]),
+        )
+        // OwnerReference is `+structType=atomic`: each `k:{uid}` item is one leaf.
+        .with_atomic("metadata.ownerReferences[]")
+        .with_map("metadata.labels")
+        .with_map("metadata.annotations")
+    }
+
+    /// Declares the list at `path` (see the type docs for the path syntax).
+    pub fn with_list(mut self, path: &str, list_type: ListType) -> Self {
+        self.lists.insert(path.to_owned(), list_type);
+        self
+    }
+
+    /// Declares the object at `path` atomic: owned as one field and replaced whole by an apply.
+    pub fn with_atomic(mut self, path: &str) -> Self {
+        self.atomics.insert(path.to_owned());
+        self
+    }
+
+    /// Declares the object at `path` a map (`additionalProperties`) rather than a struct.
+    pub fn with_map(mut self, path: &str) -> Self {
+        self.maps.insert(path.to_owned());
+        self
+    }
+
+    /// ObjectMeta's rules plus what a CRD version's `openAPIV3Schema` declares: arrays with
+    /// `x-kubernetes-list-type: set` or `map` (keys from `x-kubernetes-list-map-keys`), objects
+    /// with `additionalProperties` as maps, and `x-kubernetes-map-type: atomic` objects atomic.
+    /// Everything else keeps the defaults: lists atomic, objects structs.
+    pub fn from_openapi_v3(schema: &Value) -> Self {
+        let mut s = ApplySchema::metadata_only();
+        s.unstructured = true;
+        s.visit(schema, &mut Vec::new());
+        s
+    }
+
+    fn visit(&mut self, schema: &Value, path: &mut Vec<String>) {
+        if !path.is_empty()
+            && schema.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic")
+        {
+            self.atomics.insert(path.join("."));
+            return;
+        }
+        if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+            for (name, sub) in props {
+                if path.is_empty() && name == "metadata" {
+                    continue;
+                }
+                path.push(name.clone());
+                self.visit(sub, path);
+                path.pop();
+            }
+        }
+        if let Some(add) = schema.get("additionalProperties").filter(|a| a.is_object()) {
+            self.maps.insert(path.join("."));
+            path.push("*".to_owned());
+            self.visit(add, path);
+            path.pop();
+        }
+        if let Some(items) = schema.get("items") {
+            let list_type = match schema.get("x-kubernetes-list-type").and_then(Value::as_str) {
+                Some("set") => Some(ListType::Set),
+                Some("map") => Some(ListType::Map(
+                    schema
+                        .get("x-kubernetes-list-map-keys")
+                        .and_then(Value::as_array)
+                        .map(|k| {
+                            k.iter()
+                                .filter_map(|k| k.as_str().map(str::to_owned))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                )),
+                _ => None,
+            };
+            if let Some(t) = list_type {
+                self.lists.insert(path.join("."), t);
+            }
+            if let Some(last) = path.last_mut() {
+                last.push_str("[]");
+                self.visit(items, path);
+                if let Some(last) = path.last_mut() {
+                    last.truncate(last.len() - 2);
+                }
+            }
+        }
+    }
+
+    /// The schema key segments of a field path: field names, with `[]` appended after a list
+    /// item element.
+    pub(super) fn segments(path: &[Pe]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for pe in path {
+            match pe.strip_prefix("f:") {
+                Some(name) => out.push(name.to_owned()),
+                None => {
+                    if let Some(last) = out.last_mut() {
+                        last.push_str("[]");
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Looks `path` up in `keys`, a segment also matching `*` (a map entry).
+    pub(super) fn matches(
+        keys: impl Iterator<Item = impl AsRef<str>>,
+        path: &[Pe],
+    ) -> Option<String> {
+        let segs = Self::segments(path);
+        keys.map(|k| k.as_ref().to_owned()).find(|k| {
+            let ks: Vec<&str> = k.split('.').collect();
+            ks.len() == segs.len()
+                && ks.iter().zip(&segs).all(|(k, s)| {
+                    *k == s.as_str()
+                        || (k.starts_with('*')
+                            && k[1..] == *s.strip_prefix(s.trim_end_matches("[]")).unwrap_or(""))
+                })
+        })
+    }
+
+    pub(super) fn list_type(&self, path: &[Pe]) -> ListType {
+        Self::matches(self.lists.keys(), path)
+            .and_then(|k| self.lists.get(&k).cloned())
+            .unwrap_or(ListType::Atomic)
+    }
+
+    /// Atomic structs: owned, compared and merged as one value.
+    pub(super) fn is_atomic(&self, path: &[Pe]) -> bool {
+        !path.is_empty() && Self::matches(self.atomics.iter(), path).is_some()
+    }
+
+    /// Maps (as opposed to structs): an Update that adds one owns the map itself.
+    pub(super) fn is_map(&self, path: &[Pe]) -> bool {
+        Self::matches(self.maps.iter(), path).is_some()
+    }
+}
+
+pub(super) fn field_pe(name: &str) -> Pe {
+    format!("f:{name}")
+}
+
+/// The path elements of an associative list's items, or `None` when the list must be atomic
+/// (a keyed item misses its key, or an item repeats).
+pub(super) fn item_elements(kind: &ListType, items: &[Value]) -> Option<Vec<Pe>> {
+    let mut out: Vec<Pe> = Vec::with_capacity(items.len());
+    for item in items {
+        let pe = match kind {
+            ListType::Atomic => return None,
+            ListType::Set => {
+                if item.is_object() || item.is_array() {
+                    return None;
+                }
+                format!("v:{item}")
+            }
+            ListType::Map(keys) => {
+                let obj = item.as_object()?;
+                let mut key = Map::new();
+                for k in keys {
+                    let v = obj
+                        .get(k)
+                        .filter(|v| v.is_string() || v.is_number() || v.is_boolean())?;
+                    key.insert(k.clone(), v.clone());
+                }
+                format!("k:{}", Value::Object(key))
+            }
+        };
+        if out.contains(&pe) {
+            // duplicates: structured-merge-diff keeps the first; treat the list atomically
+            return None;
+        }
+        out.push(pe);
+    }
+    Some(out)
+}
+
+/// The paths the server never tracks (`stripMetaManager`), as a set.
+pub(super) fn stripped() -> FieldSet {
+    let mut s = FieldSet::default();
+    for p in [
+        &["f:apiVersion"][..],
+        &["f:kind"],
+        &["f:metadata"],
+        &["f:metadata", "f:name"],
+        &["f:metadata", "f:namespace"],
+        &["f:metadata", "f:creationTimestamp"],
+        &["f:metadata", "f:selfLink"],
+        &["f:metadata", "f:uid"],
+        &["f:metadata", "f:clusterName"],
+        &["f:metadata", "f:generation"],
+        &["f:metadata", "f:managedFields"],
+        &["f:metadata", "f:resourceVersion"],
+    ] {
+        s.insert(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    }
+    s
+}
+
+/// Top-level fields a write through `subresource` (or with `reset`) neither changes nor owns.
+pub(super) fn ignored_set(
+    obj_keys: &[&Value],
+    subresource: Option<&str>,
+    reset: &[&str],
+) -> FieldSet {
+    let mut s = FieldSet::default();
+    for r in reset {
+        s.insert(&[field_pe(r)]);
+    }
+    if subresource == Some("status") {
+        // The status strategy resets every top-level field but status and metadata: a status
+        // write's labels are tracked, though the strategy then drops them.
+        for obj in obj_keys {
+            if let Value::Object(map) = obj {
+                for k in map.keys() {
+                    if k != "status" && k != "metadata" {
+                        s.insert(&[field_pe(k)]);
+                    }
+                }
+            }
+        }
+    }
+    s
+}

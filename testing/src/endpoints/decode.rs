@@ -1,0 +1,189 @@
+//! A request's body and options as the endpoints decode them: the object of a write (JSON, YAML
+//! or protobuf), `DeleteOptions`, and the options of a write (field manager, force, field
+//! validation).
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use http::{HeaderMap, header};
+use serde_json::{Value, json};
+
+use crate::apply::manager_or_user_agent;
+use crate::protobuf;
+use crate::registry::WriteOptions;
+use crate::schema::duplicates::duplicate_fields;
+use crate::schema::{Decoding, FieldValidation};
+use crate::status::ApiError;
+
+pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|ct| {
+            ct.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+}
+
+/// apiserver's `transformDecodeError` of a body that did not decode as a `kind`: `the object
+/// provided is unrecognized (must be of type Kind): <why> (<the body's first 30 bytes>)`.
+pub(super) fn unrecognized(kind: &str, why: &str, body: &[u8]) -> ApiError {
+    const SUMMARY: usize = 30;
+    let summary = match body {
+        [] => "<empty>".to_owned(),
+        [b'{', ..] if body.len() > SUMMARY => {
+            format!("{} ...", String::from_utf8_lossy(&body[..SUMMARY]))
+        }
+        [b'{', ..] => String::from_utf8_lossy(body).into_owned(),
+        _ => {
+            let hex: String = body
+                .iter()
+                .take(SUMMARY)
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            if body.len() > SUMMARY {
+                format!("{hex} ...")
+            } else {
+                hex
+            }
+        }
+    };
+    ApiError::bad_request(format!(
+        "the object provided is unrecognized (must be of type {kind}): {why} ({summary})"
+    ))
+}
+
+/// The JSON (or YAML, or protobuf) body of a write of a `kind` object. A custom resource's body
+/// must name its kind (the unstructured decoder has no type to default it from).
+pub(super) fn decode_object(
+    headers: &HeaderMap,
+    body: &Bytes,
+    info: &crate::resources::ResourceInfo,
+) -> Result<Value, ApiError> {
+    let object = decode_body(headers, body, &info.kind)?;
+    if info.custom && object.is_object() && object["kind"].as_str().is_none_or(str::is_empty) {
+        let why = format!(
+            "Object 'Kind' is missing in '{}'",
+            String::from_utf8_lossy(body)
+        );
+        return Err(unrecognized(&info.kind, &why, body));
+    }
+    Ok(object)
+}
+
+pub(super) fn decode_body(
+    headers: &HeaderMap,
+    body: &Bytes,
+    kind: &str,
+) -> Result<Value, ApiError> {
+    match media_type(headers).as_deref() {
+        None | Some("application/json") | Some("*/*") => {}
+        Some("application/yaml") => {
+            return crate::yaml::decode(body).map_err(|e| unrecognized(kind, &e, body));
+        }
+        Some("application/vnd.kubernetes.protobuf") => {
+            return protobuf::decode(body).map_err(|e| {
+                ApiError::unsupported_media_type(
+                    &e,
+                    &[
+                        "application/json",
+                        "application/yaml",
+                        "application/vnd.kubernetes.protobuf",
+                    ],
+                )
+            });
+        }
+        Some(other) => {
+            return Err(ApiError::unsupported_media_type(
+                other,
+                &[
+                    "application/json",
+                    "application/yaml",
+                    "application/vnd.kubernetes.protobuf",
+                ],
+            ));
+        }
+    }
+    // The serializer reads the body's apiVersion and kind first (`couldn't get version/kind`):
+    // a syntax error is Go's encoding/json's.
+    let parse_error = |why: String| {
+        unrecognized(
+            kind,
+            &format!("couldn't get version/kind; json parse error: {why}"),
+            body,
+        )
+    };
+    if let Some(why) = crate::go_json::syntax_error(body) {
+        return Err(parse_error(why));
+    }
+    serde_json::from_slice(body).map_err(|e| parse_error(e.to_string()))
+}
+
+/// The `DeleteOptions` of a DELETE: the body (which may carry `dryRun` too), or without one
+/// the query's `propagationPolicy` and `orphanDependents`.
+pub(super) fn delete_options(
+    body: &Bytes,
+    query: &HashMap<String, String>,
+) -> Result<Value, ApiError> {
+    if !body.is_empty() {
+        return serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")));
+    }
+    let mut options = json!({});
+    if let Some(grace) = query.get("gracePeriodSeconds") {
+        let seconds = grace.parse::<i64>().map_err(|_| {
+            ApiError::bad_request(format!(
+                "strconv.ParseInt: parsing {grace:?}: invalid syntax"
+            ))
+        })?;
+        options["gracePeriodSeconds"] = json!(seconds);
+    }
+    if let Some(policy) = query.get("propagationPolicy") {
+        options["propagationPolicy"] = json!(policy);
+    }
+    if let Some(orphan) = query.get("orphanDependents") {
+        options["orphanDependents"] = json!(orphan == "true");
+    }
+    Ok(options)
+}
+
+pub(crate) fn write_options(
+    headers: &HeaderMap,
+    query: &HashMap<String, String>,
+    body: &Bytes,
+) -> WriteOptions {
+    let given = query.get("fieldManager").filter(|m| !m.is_empty());
+    let user_agent = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let mut manager = manager_or_user_agent(given.map(String::as_str), user_agent);
+    if manager.is_empty() {
+        // managedfields `buildManagerInfo`: a write without a manager or User-Agent is
+        // recorded as `unknown`.
+        manager = "unknown".into();
+    }
+    WriteOptions {
+        manager,
+        manager_given: given.is_some(),
+        force: query.get("force").map(|f| f == "true"),
+        decoding: Decoding {
+            // An invalid directive was answered 422 before the write began.
+            directive: FieldValidation::parse(query.get("fieldValidation").map(String::as_str))
+                .unwrap_or_default(),
+            duplicate_fields: match media_type(headers).as_deref() {
+                Some("application/json-patch+json" | "application/yaml") => Vec::new(),
+                _ => duplicate_fields(body),
+            },
+            yaml_duplicates: match media_type(headers).as_deref() {
+                Some("application/yaml") => crate::yaml::decode_with_duplicates(body)
+                    .map(|decoded| decoded.duplicates)
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            },
+        },
+    }
+}

@@ -1,0 +1,105 @@
+//! A response object in its negotiated representation: the object, its
+//! `PartialObjectMetadata`, or a `Table`, as `meta.k8s.io/v1` or `v1beta1`.
+
+use serde_json::{Value, json};
+
+use crate::negotiation::Representation;
+use crate::status::ApiError;
+use crate::table;
+
+/// A response object (an object, or with `items` a list) in the negotiated representation.
+pub(super) fn represent(
+    info: &crate::resources::ResourceInfo,
+    value: &Value,
+    items: Option<&[Value]>,
+    representation: Representation,
+    now: jiff::Timestamp,
+) -> Result<Value, ApiError> {
+    Ok(match (representation, items) {
+        // kube-apiserver encodes a list of a built-in kind from its Go types, whose items carry
+        // no apiVersion and kind; items of custom resources keep theirs.
+        (Representation::Object, Some(_)) if !info.custom => {
+            let mut list = value.clone();
+            for item in list["items"].as_array_mut().into_iter().flatten() {
+                if let Some(item) = item.as_object_mut() {
+                    item.remove("apiVersion");
+                    item.remove("kind");
+                }
+            }
+            list
+        }
+        (Representation::Object, _) => value.clone(),
+        (Representation::PartialObjectMetadata { list: false }, None) => table::partial(value),
+        (Representation::PartialObjectMetadata { list: true }, Some(_)) => {
+            table::partial_list(value)
+        }
+        (Representation::PartialObjectMetadata { list }, items) => {
+            return Err(partial_mismatch(info, list, items.is_some()));
+        }
+        (Representation::Table(include), None) => {
+            table::table(info, std::slice::from_ref(value), None, include, true, now)
+        }
+        (Representation::Table(include), Some(items)) => {
+            table::table(info, items, Some(&value["metadata"]), include, true, now)
+        }
+    })
+}
+
+/// A Table or PartialObjectMetadata(List) asked for as `meta.k8s.io/v1beta1`: the same content
+/// with that `apiVersion` (its items' too).
+pub(super) fn as_meta_version(mut value: Value, v1beta1: bool) -> Value {
+    if v1beta1 {
+        let relabel = |v: &mut Value| {
+            if v["apiVersion"] == "meta.k8s.io/v1" {
+                v["apiVersion"] = json!("meta.k8s.io/v1beta1");
+            }
+        };
+        relabel(&mut value);
+        value
+            .get_mut("items")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .for_each(relabel);
+        // A Table's rows carry their objects as PartialObjectMetadata of the same version.
+        value
+            .get_mut("rows")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(|row| row.get_mut("object"))
+            .for_each(relabel);
+    }
+    value
+}
+
+/// The 406 of a `PartialObjectMetadata` asked for a list or a `PartialObjectMetadataList` asked
+/// for one object (the transformer names the internal Go type it got: `*core.ConfigMapList`).
+pub(super) fn partial_mismatch(
+    info: &crate::resources::ResourceInfo,
+    asked_list: bool,
+    is_list: bool,
+) -> ApiError {
+    let package = match info.group.as_str() {
+        _ if info.custom => "unstructured",
+        "" | "events.k8s.io" => "core",
+        "coordination.k8s.io" => "coordination",
+        "rbac.authorization.k8s.io" => "rbac",
+        "apiextensions.k8s.io" => "apiextensions",
+        other => other.split('.').next().unwrap_or(other),
+    };
+    let kind = if info.custom {
+        "Unstructured"
+    } else {
+        &info.kind
+    };
+    let list = if is_list { "List" } else { "" };
+    let (asked, what) = if asked_list {
+        ("PartialObjectMetadataList", "is not a list")
+    } else {
+        ("PartialObjectMetadata", "is a list")
+    };
+    ApiError::not_acceptable(format!(
+        "you requested {asked}, but the requested object {what} (*{package}.{kind}{list})"
+    ))
+}

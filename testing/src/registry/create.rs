@@ -1,0 +1,228 @@
+//! Create (`store.go` `Create`): the object prepared, validated and admitted, then stored.
+
+use super::object::{generate_name, meta_mut, meta_str, rfc3339};
+use super::update::track_update;
+use super::{
+    State, WriteOptions, crd_format_warnings, crd_infos, crd_key, field_causes,
+    reject_resource_version, unserved_version_warnings,
+};
+use crate::events_api::{to_core_v1, validate_core_v1_event, validate_event_create};
+use crate::lifecycle::namespace;
+use crate::resources::{ResourceInfo, View};
+use crate::schema::{self, Decoding};
+use crate::status::{ApiError, Cause};
+use crate::validation;
+use serde_json::{Value, json};
+
+/// The parts of a kind's `PrepareForCreate` that run after the field manager recorded the
+/// request (the handler records managedFields before the registry's strategy), so what they
+/// set is owned by no one: a namespace's `kubernetes` finalizer and `Active` phase.
+pub(crate) fn strategy_prepare_for_create(info: &ResourceInfo, obj: &mut Value) {
+    if namespace::is_namespaces(info) {
+        namespace::prepare_for_create(obj);
+    }
+}
+
+impl State {
+    /// POST (create).
+    pub fn create(
+        &mut self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        body: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        self.warnings
+            .extend(unserved_version_warnings(info, &body, &opts.decoding));
+        let ns = Self::check_write_body(info, namespace, &body)?;
+        if let Some(body_ns) = meta_str(&body, "namespace")
+            && info.namespaced
+            && !body_ns.is_empty()
+            && body_ns != ns
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        reject_resource_version(&body)?;
+        self.create_from_view(info, &ns, body, opts)
+    }
+
+    /// The create strategy, managedFields and storage of a create's (or a PUT's that creates)
+    /// body.
+    pub(super) fn create_from_view(
+        &mut self,
+        info: &ResourceInfo,
+        ns: &str,
+        body: Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let mut obj = Self::from_view(info, body);
+        self.decode_typed(info, &mut obj, &opts.decoding)?;
+        self.prepare_create(info, ns, &mut obj)?;
+        self.admit_schema(info, &mut obj, None, &opts.decoding)?;
+        let now = rfc3339(self.now());
+        track_update(info, None, &mut obj, &opts.manager, None, &now);
+        strategy_prepare_for_create(info, &mut obj);
+        self.commit_create(info, obj)
+    }
+
+    /// Fills server-owned metadata and applies the create strategy. Assigns a generated name.
+    pub(super) fn prepare_create(
+        &mut self,
+        info: &ResourceInfo,
+        ns: &str,
+        obj: &mut Value,
+    ) -> Result<(), ApiError> {
+        let now = self.now();
+        let generate = meta_str(obj, "generateName").map(str::to_string);
+        let name = match meta_str(obj, "name").filter(|n| !n.is_empty()) {
+            Some(n) => n.to_string(),
+            None => match generate.filter(|g| !g.is_empty()) {
+                Some(prefix) => generate_name(&prefix),
+                None => {
+                    return Err(ApiError::invalid(
+                        info.qualified_kind(),
+                        "",
+                        vec![Cause {
+                            reason: "FieldValueRequired".into(),
+                            message: "Required value: name or generateName is required".into(),
+                            field: "metadata.name".into(),
+                        }],
+                    ));
+                }
+            },
+        };
+        self.require_namespace(ns)?;
+        namespace::admit_create(self, info, ns, obj)?;
+        let meta = meta_mut(obj);
+        meta.insert("name".into(), json!(name));
+        if info.namespaced {
+            meta.insert("namespace".into(), json!(ns));
+        } else {
+            meta.remove("namespace");
+        }
+        meta.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+        meta.insert("creationTimestamp".into(), json!(rfc3339(now)));
+        for server_owned in [
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+            "resourceVersion",
+        ] {
+            meta.remove(server_owned);
+        }
+        if info.tracks_generation {
+            meta.insert("generation".into(), json!(1));
+        } else {
+            meta.remove("generation");
+        }
+        if info.status_subresource
+            && let Some(m) = obj.as_object_mut()
+        {
+            m.remove("status");
+        }
+        if info.group.is_empty() && info.plural == "namespaces" {
+            // Defaulting (`SetDefaults_Namespace`) at decoding, so validated as any label (a
+            // name too long for a label value is refused twice); the strategy's
+            // `PrepareForCreate` runs after the field manager (`strategy_prepare_for_create`).
+            let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
+            labels["kubernetes.io/metadata.name"] = json!(name);
+        }
+        validation::admit_create(info, obj)?;
+        match (info.group.as_str(), info.plural.as_str()) {
+            ("apiextensions.k8s.io", "customresourcedefinitions") => {
+                validation::crd::set_defaults(obj);
+                let infos = crd_infos(info, &name, obj)?;
+                self.warnings.extend(crd_format_warnings(obj));
+                let storage = obj["spec"]["versions"]
+                    .as_array()
+                    .and_then(|vs| vs.iter().find(|v| v["storage"].as_bool() == Some(true)))
+                    .and_then(|v| v["name"].as_str())
+                    .or_else(|| infos.first().map(|i| i.version.as_str()))
+                    .unwrap_or_default()
+                    .to_string();
+                // The strategy's `PrepareForCreate`: a fresh status naming the storage version;
+                // the names are accepted and the CRD established by controllers, in writes of
+                // their own (`establish`).
+                obj["status"] = json!({
+                    "acceptedNames": {"plural": "", "kind": ""},
+                    "conditions": null,
+                    "storedVersions": [storage],
+                });
+            }
+            ("events.k8s.io", "events") if info.view == View::Native => {
+                validate_event_create(obj).map_err(|e| {
+                    ApiError::invalid(info.qualified_kind(), &name, field_causes(e))
+                })?;
+            }
+            ("", "events") => {
+                validate_core_v1_event(&to_core_v1(obj)).map_err(|e| {
+                    ApiError::invalid(info.qualified_kind(), &name, field_causes(e))
+                })?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// [`validation::decode_typed`], keeping its warnings for the response.
+    pub(super) fn decode_typed(
+        &mut self,
+        info: &ResourceInfo,
+        obj: &mut Value,
+        decoding: &Decoding,
+    ) -> Result<(), ApiError> {
+        let warnings = validation::decode_typed(info, obj, decoding.directive)?;
+        self.warnings.extend(warnings);
+        Ok(())
+    }
+
+    /// [`schema::admit`], keeping its warnings for the response.
+    pub(super) fn admit_schema(
+        &mut self,
+        info: &ResourceInfo,
+        obj: &mut Value,
+        old: Option<&Value>,
+        decoding: &Decoding,
+    ) -> Result<(), ApiError> {
+        schema::admit(info, obj, old, decoding, &mut self.warnings)
+    }
+
+    pub(super) fn commit_create(
+        &mut self,
+        info: &ResourceInfo,
+        mut obj: Value,
+    ) -> Result<Value, ApiError> {
+        validation::stored_form(info, &mut obj);
+        let (ns, name) = crate::store::object_key(&obj);
+        if self.store.get(&info.storage, &ns, &name).is_some() {
+            return Err(ApiError::already_exists(info.qualified_resource(), &name));
+        }
+        if self.dry_run {
+            return Ok(Self::to_view(info, &obj));
+        }
+        let stored = self.store.put(&info.storage, obj);
+        self.after_write(&stored, info);
+        if info.storage == crd_key() {
+            self.establish(&stored);
+        }
+        Ok(Self::to_view(info, &stored))
+    }
+
+    /// What apiextensions-apiserver's naming and establishing controllers write after a CRD is
+    /// created: its names accepted and the `NamesAccepted` and `Established` conditions. Here
+    /// at once, in one write after the create (whose answer still shows the fresh status).
+    pub(super) fn establish(&mut self, crd: &Value) {
+        let ts = rfc3339(self.now());
+        let mut established = crd.clone();
+        established["status"]["acceptedNames"] = crd["spec"]["names"].clone();
+        established["status"]["conditions"] = json!([
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+             "message": "no conflicts found", "lastTransitionTime": ts},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+             "message": "the initial names have been accepted", "lastTransitionTime": ts},
+        ]);
+        self.store.put(&crd_key(), established);
+    }
+}

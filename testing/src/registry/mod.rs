@@ -1,0 +1,393 @@
+//! The semantics of the API: what each verb does to the store, following the apiserver's generic
+//! registry (`k8s.io/apiserver/pkg/registry/generic/registry/store.go`) and the custom resource
+//! strategy (`apiextensions-apiserver/pkg/registry/customresource/strategy.go`).
+
+mod create;
+mod delete;
+mod list;
+mod object;
+mod patch;
+mod update;
+
+#[cfg(test)]
+mod tests;
+
+pub(crate) use self::delete::Expiries;
+pub(crate) use self::list::{Filter, ListParams};
+pub(crate) use self::object::{finalizers, meta_mut, meta_str, rfc3339, string_list};
+pub(crate) use self::patch::patch_error;
+use crate::events_api::{from_core_v1, to_core_v1};
+use crate::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
+use crate::schema::{self, Decoding, FieldValidation};
+use crate::status::{ApiError, Cause, Qualified};
+use crate::store::{ObjectKey, Store};
+use crate::validation;
+use jiff::Timestamp;
+use kubeward::clock::SharedClock;
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The patch formats the server accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchType {
+    /// `application/json-patch+json` (RFC 6902).
+    Json,
+    /// `application/merge-patch+json` (RFC 7386).
+    Merge,
+    /// `application/apply-patch+yaml` (server-side apply).
+    Apply,
+    /// `application/strategic-merge-patch+json`.
+    Strategic,
+}
+
+/// Per-request options of a write.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// The field manager (query parameter, or derived from the User-Agent).
+    pub manager: String,
+    /// Whether the `fieldManager` query parameter was given.
+    pub manager_given: bool,
+    /// `force` for apply.
+    pub force: Option<bool>,
+    /// `fieldValidation` and the body's duplicate fields, for schema admission.
+    pub decoding: Decoding,
+}
+
+/// Everything the server keeps between requests.
+pub struct State {
+    /// Served resources.
+    pub registry: Registry,
+    /// Stored objects and history.
+    pub store: Store,
+    /// How long an event lives after its last write.
+    pub event_ttl: Duration,
+    /// Time source for timestamps and TTLs.
+    pub clock: SharedClock,
+    expiries: Expiries,
+    /// Set for the duration of a `dryRun=All` request: writes are computed and answered but
+    /// not stored.
+    pub dry_run: bool,
+    /// The `Warning` headers of the current request (unknown and duplicate fields).
+    pub warnings: Vec<String>,
+}
+
+fn events_key() -> StorageKey {
+    StorageKey {
+        group: "events.k8s.io".into(),
+        resource: "events".into(),
+    }
+}
+
+/// Where namespaces are stored.
+pub(crate) fn namespaces_key() -> StorageKey {
+    StorageKey {
+        group: String::new(),
+        resource: "namespaces".into(),
+    }
+}
+
+fn crd_key() -> StorageKey {
+    StorageKey {
+        group: "apiextensions.k8s.io".into(),
+        resource: "customresourcedefinitions".into(),
+    }
+}
+
+fn field_causes(errors: Vec<validation::FieldError>) -> Vec<Cause> {
+    errors.into_iter().map(Cause::from).collect()
+}
+
+/// What decoding a custom resource's body of another apiVersion warns before the version is
+/// refused: its schema there is unknown, so every top-level field but apiVersion, kind and
+/// metadata is pruned as unknown (`unknown field "spec"`), under `fieldValidation=Warn`.
+fn unserved_version_warnings(
+    info: &ResourceInfo,
+    body: &Value,
+    decoding: &Decoding,
+) -> Vec<String> {
+    let wrong_version = body["apiVersion"]
+        .as_str()
+        .is_some_and(|v| v != info.api_version());
+    if !info.custom || !wrong_version || decoding.directive != FieldValidation::Warn {
+        return Vec::new();
+    }
+    let mut unknown: Vec<String> = body
+        .as_object()
+        .into_iter()
+        .flat_map(Map::keys)
+        .filter(|k| !matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
+        .map(|k| format!("unknown field {}", super::validation::names::go_quote(k)))
+        .collect();
+    unknown.sort();
+    unknown
+}
+
+/// The strategy's `WarningsOnCreate`: `unrecognized format "colour"` for each format of a
+/// string the schemas use that apiextensions does not validate (a schema the versions share
+/// is read once, as upstream reads it hoisted to `spec.validation`).
+fn crd_format_warnings(crd: &Value) -> Vec<String> {
+    let schemas: Vec<&Value> = crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| &v["schema"]["openAPIV3Schema"])
+        .collect();
+    let shared = schemas.len() > 1 && schemas.iter().all(|s| *s == schemas[0]);
+    let distinct = if shared { &schemas[..1] } else { &schemas[..] };
+    distinct
+        .iter()
+        .flat_map(|s| crate::schema::structural::unrecognized_formats(s))
+        .map(|f| format!("unrecognized format {}", crate::schema::field::quote(&f)))
+        .collect()
+}
+
+/// The resources a CRD object serves, or the 422 Invalid its declaration earns.
+fn crd_infos(info: &ResourceInfo, name: &str, crd: &Value) -> Result<Vec<ResourceInfo>, ApiError> {
+    infos_from_crd(crd).map_err(|errs| {
+        let causes = errs
+            .into_iter()
+            .map(|e| Cause {
+                reason: e.reason.into(),
+                message: e.message,
+                field: e.field,
+            })
+            .collect();
+        ApiError::invalid(info.qualified_kind(), name, causes)
+    })
+}
+
+/// Creates must not carry a resourceVersion (one that parses as a non-zero number, as etcd3's
+/// versioner reads it).
+fn reject_resource_version(body: &Value) -> Result<(), ApiError> {
+    match meta_str(body, "resourceVersion").map(str::parse::<u64>) {
+        Some(Ok(rv)) if rv != 0 => Err(ApiError::resource_version_on_create()),
+        _ => Ok(()),
+    }
+}
+
+impl State {
+    /// A fresh state with the built-in resources and the `default`, `kube-system`, `kube-public`
+    /// and `kube-node-lease` namespaces.
+    pub fn new(history_limit: usize, event_ttl: Duration, clock: SharedClock) -> Self {
+        let mut state = Self {
+            registry: Registry::builtin(),
+            store: Store::new(history_limit),
+            event_ttl,
+            clock,
+            expiries: Expiries::default(),
+            dry_run: false,
+            warnings: Vec::new(),
+        };
+        let ns_info = state
+            .registry
+            .get("", "v1", "namespaces")
+            .expect("namespaces are built in");
+        for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+            // Creating built-in namespaces in an empty store cannot fail.
+            let _ = state.create(&ns_info, None, body, &WriteOptions::default());
+        }
+        state
+    }
+
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// The stored object presented as `info` serves it.
+    pub fn to_view(info: &ResourceInfo, stored: &Value) -> Value {
+        match info.view {
+            View::CoreEvent => to_core_v1(stored),
+            // Through the Go types and back: the keys the events.k8s.io/v1 encoder writes
+            // (`deprecatedSource: {}`, null timestamps), unknown fields gone.
+            View::Native if info.storage == events_key() => from_core_v1(&to_core_v1(stored)),
+            View::Native => {
+                let mut v = stored.clone();
+                v["apiVersion"] = Value::String(info.api_version());
+                v["kind"] = Value::String(info.kind.clone());
+                // Defaults added to a CRD after an object was stored show on read, as the
+                // storage decoder defaults.
+                schema::default_on_read(info, &mut v);
+                v
+            }
+        }
+    }
+
+    fn from_view(info: &ResourceInfo, mut view: Value) -> Value {
+        match info.view {
+            View::CoreEvent => from_core_v1(&view),
+            View::Native => {
+                view["apiVersion"] = Value::String(info.api_version());
+                view["kind"] = Value::String(info.kind.clone());
+                view
+            }
+        }
+    }
+
+    /// The checks every create or update body passes first: an object, of this resource's kind
+    /// and version, in a namespace this resource's scope allows. Returns the namespace.
+    fn check_write_body(
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        body: &Value,
+    ) -> Result<String, ApiError> {
+        if !body.is_object() {
+            return Err(ApiError::bad_request(
+                "Object 'Kind' is missing in the request body",
+            ));
+        }
+        Self::check_body_identity(info, body)?;
+        Self::check_scope(info, namespace)
+    }
+
+    fn check_scope(info: &ResourceInfo, namespace: Option<&str>) -> Result<String, ApiError> {
+        match (info.namespaced, namespace) {
+            (true, Some(ns)) => Ok(ns.to_string()),
+            (false, None) => Ok(String::new()),
+            _ => Err(ApiError::no_route()),
+        }
+    }
+
+    fn require_namespace(&self, ns: &str) -> Result<(), ApiError> {
+        if ns.is_empty() || self.store.get(&namespaces_key(), "", ns).is_some() {
+            Ok(())
+        } else {
+            Err(ApiError::not_found(
+                Qualified {
+                    group: "",
+                    name: "namespaces",
+                },
+                ns,
+            ))
+        }
+    }
+
+    fn check_body_identity(info: &ResourceInfo, body: &Value) -> Result<(), ApiError> {
+        if let Some(av) = body["apiVersion"].as_str()
+            && av != info.api_version()
+            && info.view == View::Native
+        {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({av}) does not match the expected API version ({})",
+                info.api_version()
+            )));
+        }
+        if let Some(kind) = body["kind"].as_str()
+            && kind != info.kind
+            && info.custom
+        {
+            // apiextensions' validator: a 422 about the object as the kind it claims to be.
+            return Err(ApiError::invalid(
+                super::status::Qualified {
+                    group: &info.group,
+                    name: kind,
+                },
+                meta_str(body, "name").unwrap_or_default(),
+                vec![Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: {}: must be {}",
+                        super::validation::names::go_quote(kind),
+                        info.kind
+                    ),
+                    field: "kind".into(),
+                }],
+            ));
+        }
+        if let Some(kind) = body["kind"].as_str()
+            && kind != info.kind
+            && info.view == View::Native
+        {
+            // The decoder reads the body as the kind it names and cannot convert it to this
+            // resource's internal type.
+            let internal = match info.group.as_str() {
+                "" | "events.k8s.io" => "core",
+                "coordination.k8s.io" => "coordination",
+                "rbac.authorization.k8s.io" => "rbac",
+                "apiextensions.k8s.io" => "apiextensions",
+                group => group.split('.').next().unwrap_or(group),
+            };
+            return Err(ApiError::bad_request(format!(
+                "{kind} in version {:?} cannot be handled as a {}: converting ({}.{kind}) to ({internal}.{}): unknown conversion",
+                info.version, info.kind, info.version, info.kind
+            )));
+        }
+        if let Some(kind) = body["kind"].as_str()
+            && kind != info.kind
+        {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({kind}) does not match the expected kind ({})",
+                info.kind
+            )));
+        }
+        Ok(())
+    }
+
+    fn after_write(&mut self, stored: &Value, info: &ResourceInfo) {
+        if info.storage == events_key() {
+            let at = self
+                .now()
+                .checked_add(self.event_ttl)
+                .unwrap_or(Timestamp::MAX);
+            self.expiries.arm(super::store::object_key(stored), at);
+        }
+        if info.storage == crd_key()
+            && let Ok(infos) = infos_from_crd(stored)
+        {
+            if let Some(first) = infos.first() {
+                self.registry.remove(&first.group, &first.plural);
+            }
+            for i in infos {
+                self.registry.insert(i);
+            }
+        }
+    }
+
+    fn after_delete(&mut self, stored: &Value, info: &ResourceInfo) {
+        let key = super::store::object_key(stored);
+        if info.storage == events_key() {
+            self.expiries.disarm(&key);
+        }
+        if info.storage == crd_key() {
+            let group = stored["spec"]["group"].as_str().unwrap_or_default();
+            let plural = stored["spec"]["names"]["plural"]
+                .as_str()
+                .unwrap_or_default();
+            let storage = StorageKey {
+                group: group.into(),
+                resource: plural.into(),
+            };
+            let doomed: Vec<ObjectKey> = self
+                .store
+                .list(&storage, None)
+                .map(super::store::object_key)
+                .collect();
+            for (ns, name) in doomed {
+                self.store.remove(&storage, &ns, &name);
+            }
+            self.registry.remove(group, plural);
+        }
+    }
+
+    /// Registers a CRD object directly (as if POSTed), returning it.
+    pub fn install_crd(&mut self, crd: Value) -> Result<Value, ApiError> {
+        let info = self
+            .registry
+            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .ok_or_else(|| ApiError::internal("CRDs are not served"))?;
+        self.create(&info, None, crd, &WriteOptions::default())
+    }
+
+    /// The plural of the served resource of `kind` at `api_version` (`v1`, `group/version`).
+    pub fn plural_of_kind(&self, api_version: &str, kind: &str) -> Option<String> {
+        self.registry
+            .by_kind(api_version, kind)
+            .map(|info| info.plural.clone())
+    }
+
+    /// The served resource at `group/version/plural`.
+    pub fn resource(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.registry.get(group, version, plural)
+    }
+}

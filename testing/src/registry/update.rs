@@ -1,0 +1,339 @@
+//! Update (`store.go` `Update`): PUT of an object or a subresource, and the commit every write
+//! that changes a stored object ends in, with its managed fields recorded.
+
+use super::object::{
+    finalizers, generation_relevant, meta_mut, meta_str, rfc3339, without_empty_structs,
+    without_zero_values,
+};
+use super::{
+    State, WriteOptions, crd_infos, crd_key, events_key, field_causes, unserved_version_warnings,
+};
+use crate::apply::{ApplySchema, Endpoint, update_at};
+use crate::events_api::{to_core_v1, validate_core_v1_event, validate_event_update};
+use crate::lifecycle::namespace;
+use crate::resources::{ResourceInfo, View};
+use crate::status::{ApiError, Cause};
+use crate::validation;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+/// Top-level fields the strategy resets on an endpoint (`GetResetFields`): status on the main
+/// resource of a kind with a status subresource.
+pub(crate) fn reset_fields(
+    info: &ResourceInfo,
+    subresource: Option<&str>,
+) -> &'static [&'static str] {
+    if subresource.is_none() && info.status_subresource {
+        &["status"]
+    } else {
+        &[]
+    }
+}
+
+/// The list and map types server-side apply merges by: from a CRD's schema, or the defaults.
+pub(crate) fn apply_schema(info: &ResourceInfo) -> ApplySchema {
+    info.schema
+        .as_ref()
+        .map(ApplySchema::from_openapi_v3)
+        .unwrap_or_default()
+}
+
+/// Records a non-apply write by `manager` in `new`'s managedFields.
+pub(crate) fn track_update(
+    info: &ResourceInfo,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    subresource: Option<&str>,
+    now: &str,
+) {
+    let api_version = info.api_version();
+    let schema = apply_schema(info);
+    let at = Endpoint {
+        api_version: &api_version,
+        subresource,
+        reset_fields: reset_fields(info, subresource),
+        schema: &schema,
+    };
+    if info.view == View::CoreEvent {
+        // A core/v1 Event's fields are owned as the request's version names them (stored in
+        // the events.k8s.io form here): compared in the core form, from the Go type's zero
+        // values (which the comparison does not see as set).
+        let core = |event: &Value| without_zero_values(to_core_v1(event));
+        let old_core = old.map(core);
+        let mut new_core = core(new);
+        update_at(old_core.as_ref(), &mut new_core, manager, &at, now);
+        new["metadata"]["managedFields"] = new_core["metadata"]["managedFields"].take();
+        return;
+    }
+    if !info.custom {
+        // A built-in is typed from its Go struct: a struct without any field set (a Lease's
+        // `spec: {}`) holds no leaf, so no field is owned for it.
+        let old_typed = old.map(|o| without_empty_structs(o.clone()));
+        let mut new_typed = without_empty_structs(new.clone());
+        update_at(old_typed.as_ref(), &mut new_typed, manager, &at, now);
+        match new_typed["metadata"]
+            .get_mut("managedFields")
+            .map(Value::take)
+        {
+            Some(entries) => new["metadata"]["managedFields"] = entries,
+            None => {
+                if let Some(meta) = new["metadata"].as_object_mut() {
+                    meta.remove("managedFields");
+                }
+            }
+        }
+        return;
+    }
+    update_at(old, new, manager, &at, now);
+}
+
+impl State {
+    /// PUT (update), on the main resource or the status subresource. Returns the object and
+    /// whether the PUT created it (events only: `AllowCreateOnUpdate`).
+    pub fn update(
+        &mut self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        subresource: Option<&str>,
+        body: Value,
+        opts: &WriteOptions,
+    ) -> Result<(Value, bool), ApiError> {
+        self.warnings
+            .extend(unserved_version_warnings(info, &body, &opts.decoding));
+        let ns = Self::check_write_body(info, namespace, &body)?;
+        match meta_str(&body, "name") {
+            Some(n) if n == name => {}
+            Some(n) if !n.is_empty() => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({name})"
+                )));
+            }
+            _ => {}
+        }
+        if let Some(body_ns) = meta_str(&body, "namespace")
+            && info.namespaced
+            && !body_ns.is_empty()
+            && body_ns != ns
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        let Some(old) = self.store.get(&info.storage, &ns, name).cloned() else {
+            if subresource.is_some() || !validation::creates_on_update(info) {
+                return Err(ApiError::not_found(info.qualified_resource(), name));
+            }
+            // Storage ignores the resourceVersion of an object created through an update.
+            let mut body = body;
+            let meta = meta_mut(&mut body);
+            meta.insert("name".into(), json!(name));
+            meta.remove("resourceVersion");
+            return self
+                .create_from_view(info, &ns, body, opts)
+                .map(|o| (o, true));
+        };
+        validation::require_resource_version(info, name, &body)?;
+        if let Some(rv) = meta_str(&body, "resourceVersion").filter(|rv| !rv.is_empty())
+            && Some(rv) != meta_str(&old, "resourceVersion")
+        {
+            return Err(ApiError::modified(info.qualified_resource(), name));
+        }
+        let new = Self::from_view(info, body);
+        self.commit_update(info, &old, new, subresource, opts, true)
+            .map(|o| (o, false))
+    }
+
+    /// The shared tail of PUT and PATCH (and of the controllers' writes): strategy, validation,
+    /// no-op detection, finalization. `track` is false when managedFields were already
+    /// maintained (apply).
+    pub(crate) fn commit_update(
+        &mut self,
+        info: &ResourceInfo,
+        old: &Value,
+        mut new: Value,
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+        track: bool,
+    ) -> Result<Value, ApiError> {
+        let name = meta_str(old, "name").unwrap_or_default().to_string();
+        self.decode_typed(info, &mut new, &opts.decoding)?;
+        // What a status write asked of metadata: the field manager sees it (it runs before the
+        // strategy), though the strategy drops it.
+        let mut status_write_metadata = None;
+        if subresource == Some("status") {
+            // statusStrategy.PrepareForUpdate: everything but status (and managedFields) comes
+            // from the stored object; a body without status clears it.
+            status_write_metadata = Some(new["metadata"].clone());
+            let status = new.get("status").cloned();
+            let managed = new["metadata"]["managedFields"].clone();
+            let mut merged = old.clone();
+            match status {
+                Some(s) => merged["status"] = s,
+                None => {
+                    if let Some(m) = merged.as_object_mut() {
+                        m.remove("status");
+                    }
+                }
+            }
+            if !managed.is_null() {
+                merged["metadata"]["managedFields"] = managed;
+            }
+            new = merged;
+        } else if info.status_subresource {
+            namespace::prepare_for_update(info, old, &mut new, subresource);
+            match old.get("status") {
+                Some(s) => new["status"] = s.clone(),
+                None => {
+                    if let Some(m) = new.as_object_mut() {
+                        m.remove("status");
+                    }
+                }
+            }
+        }
+        // Server-owned metadata is immutable through writes.
+        {
+            let old_meta = &old["metadata"];
+            let meta = meta_mut(&mut new);
+            for field in [
+                "name",
+                "namespace",
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+                "resourceVersion",
+            ] {
+                match old_meta.get(field) {
+                    Some(v) => meta.insert(field.into(), v.clone()),
+                    None => meta.remove(field),
+                };
+            }
+            meta.remove("selfLink");
+            if meta.get("generateName").is_none()
+                && let Some(g) = old_meta.get("generateName")
+            {
+                meta.insert("generateName".into(), g.clone());
+            }
+        }
+        if !old["metadata"]["deletionTimestamp"].is_null() {
+            let before: BTreeSet<String> = finalizers(old).into_iter().collect();
+            let added: Vec<String> = finalizers(&new)
+                .into_iter()
+                .filter(|f| !before.contains(f))
+                .collect();
+            if !added.is_empty() {
+                let list = added
+                    .iter()
+                    .map(|f| format!("{f:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let cause = Cause {
+                    reason: "FieldValueForbidden".into(),
+                    message: format!(
+                        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"
+                    ),
+                    field: "metadata.finalizers".into(),
+                };
+                // Reported by the generic registry's and the kind's metadata update checks.
+                return Err(ApiError::invalid(
+                    info.qualified_kind(),
+                    &name,
+                    vec![cause.clone(), cause],
+                ));
+            }
+        }
+        self.admit_schema(info, &mut new, Some(old), &opts.decoding)?;
+        if info.tracks_generation
+            && generation_relevant(&new, info.status_subresource)
+                != generation_relevant(old, info.status_subresource)
+        {
+            let g = old["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
+            new["metadata"]["generation"] = json!(g);
+        }
+        validation::admit_update(info, &mut new, old)?;
+        if info.storage == events_key() {
+            let checked = match info.view {
+                View::Native => validate_event_update(&new, old),
+                View::CoreEvent => validate_core_v1_event(&to_core_v1(&new)),
+            };
+            checked
+                .map_err(|e| ApiError::invalid(info.qualified_kind(), &name, field_causes(e)))?;
+        }
+        if info.storage == crd_key() && subresource.is_none() {
+            validation::crd::set_defaults(&mut new);
+            crd_infos(info, &name, &new)?;
+        }
+        if track {
+            let now = rfc3339(self.now());
+            match status_write_metadata {
+                Some(asked) => {
+                    let mut seen = new.clone();
+                    seen["metadata"] = asked;
+                    seen["metadata"]["managedFields"] = new["metadata"]["managedFields"].clone();
+                    track_update(info, Some(old), &mut seen, &opts.manager, subresource, &now);
+                    match seen["metadata"].get_mut("managedFields").map(Value::take) {
+                        Some(entries) => new["metadata"]["managedFields"] = entries,
+                        None => {
+                            meta_mut(&mut new).remove("managedFields");
+                        }
+                    }
+                }
+                None => track_update(info, Some(old), &mut new, &opts.manager, subresource, &now),
+            }
+        }
+        validation::stored_form(info, &mut new);
+        // A write that changes nothing is not a write: no new resourceVersion, no watch event.
+        // managedFields count: an apply that only shares ownership is stored, as etcd sees
+        // different bytes; the field manager leaves them untouched when nothing was taken.
+        if new == *old {
+            return Ok(Self::to_view(info, old));
+        }
+        if self.dry_run {
+            return Ok(Self::to_view(info, &new));
+        }
+        let ns = meta_str(old, "namespace").unwrap_or_default().to_string();
+        if !old["metadata"]["deletionTimestamp"].is_null()
+            && finalizers(&new).is_empty()
+            && namespace::spec_finalized(info, &new)
+        {
+            // ShouldDeleteDuringUpdate: the update is not stored; the object is deleted as it
+            // was, so watchers see only DELETED (with the last stored finalizers). The writer
+            // gets its updated object back (`deleteWithoutFinalizers`).
+            let gone = self
+                .store
+                .remove(&info.storage, &ns, &name)
+                .ok_or_else(|| ApiError::internal("object vanished during finalization"))?;
+            self.after_delete(&gone, info);
+            return Ok(Self::to_view(info, &new));
+        }
+        let stored = self.store.put(&info.storage, new);
+        self.after_write(&stored, info);
+        Ok(Self::to_view(info, &stored))
+    }
+
+    /// Writes `new`, the view of the stored `old_view` changed through `subresource` (`scale`),
+    /// as an update of it by `opts`' manager; returns the stored object's view.
+    pub(crate) fn update_from_subresource(
+        &mut self,
+        info: &ResourceInfo,
+        old_view: &Value,
+        new: Value,
+        subresource: &str,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let ns = meta_str(old_view, "namespace")
+            .unwrap_or_default()
+            .to_owned();
+        let name = meta_str(old_view, "name").unwrap_or_default().to_owned();
+        let old = self
+            .store
+            .get(&info.storage, &ns, &name)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(info.qualified_resource(), &name))?;
+        let new = Self::from_view(info, new);
+        self.commit_update(info, &old, new, Some(subresource), opts, true)
+    }
+}
