@@ -9,6 +9,7 @@ use http::{HeaderMap, header};
 use serde_json::{Value, json};
 
 use crate::apply::manager_or_user_agent;
+use crate::auth::authorizer::Identity;
 use crate::protobuf;
 use crate::registry::WriteOptions;
 use crate::schema::duplicates::duplicate_fields;
@@ -150,10 +151,14 @@ pub(super) fn delete_options(
     Ok(options)
 }
 
+/// The options of a write by `requester` with `headers`, `query` and `body`: its field manager
+/// (`fieldManager`, else from the User-Agent, else `unknown`), `force`, and how its body is
+/// decoded (`fieldValidation`, the body's duplicate fields).
 pub(crate) fn write_options(
     headers: &HeaderMap,
     query: &HashMap<String, String>,
     body: &Bytes,
+    requester: Option<&Identity>,
 ) -> WriteOptions {
     let given = query.get("fieldManager").filter(|m| !m.is_empty());
     let user_agent = headers
@@ -169,6 +174,7 @@ pub(crate) fn write_options(
     WriteOptions {
         manager,
         manager_given: given.is_some(),
+        requester: requester.cloned(),
         force: query.get("force").map(|f| f == "true"),
         decoding: Decoding {
             // An invalid directive was answered 422 before the write began.

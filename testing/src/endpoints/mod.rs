@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use self::decode::{decode_body, decode_object, delete_options};
 pub(crate) use self::decode::{media_type, write_options};
 use self::represent::{as_meta_version, represent};
+use crate::auth::authorizer::Identity;
 use crate::lifecycle::namespace;
 use crate::negotiation;
 use crate::params::{
@@ -24,19 +25,20 @@ use crate::params::{
     unparsable_resource_version, validate_list_options,
 };
 use crate::pipeline::response::{Body, ChannelBody, json_response, with_warnings, yaml_response};
-use crate::registry::{ListParams, PatchType};
+use crate::registry::{ListParams, PatchType, WriteOptions};
 use crate::routes::ResourcePath;
 use crate::schema::FieldValidation;
 use crate::shared::Shared;
 use crate::status::ApiError;
 use crate::watch::{self, WatchRequest};
 
-/// Serves a request to the resource at `r`; its answer, or the error to answer.
+/// Serves `identity`'s request to the resource at `r`; its answer, or the error to answer.
 ///
 /// # Errors
 /// The request's refusal, as kube-apiserver answers it.
 pub(crate) fn serve(
     shared: &Arc<Shared>,
+    identity: &Identity,
     method: &Method,
     headers: &HeaderMap,
     r: &ResourcePath,
@@ -170,7 +172,8 @@ pub(crate) fn serve(
     if r.subresource.as_deref() == Some("scale")
         && let Some(name) = r.name.as_deref()
     {
-        let scale = scale_request(&mut state, &info, ns, name, method, headers, query, body)?;
+        let opts = write_options(headers, query, body, Some(identity));
+        let scale = scale_request(&mut state, &info, ns, name, method, headers, body, &opts)?;
         let warnings = std::mem::take(&mut state.warnings);
         drop(state);
         return Ok(with_warnings(json_response(200, &scale), warnings));
@@ -254,7 +257,12 @@ pub(crate) fn serve(
             let obj = decode_object(headers, body, &info)?;
             (
                 201,
-                state.create(&info, ns, obj, &write_options(headers, query, body))?,
+                state.create(
+                    &info,
+                    ns,
+                    obj,
+                    &write_options(headers, query, body, Some(identity)),
+                )?,
             )
         }
         (&Method::PUT, Some(name)) => {
@@ -265,7 +273,7 @@ pub(crate) fn serve(
                 name,
                 r.subresource.as_deref(),
                 obj,
-                &write_options(headers, query, body),
+                &write_options(headers, query, body, Some(identity)),
             )?;
             (if created { 201 } else { 200 }, out)
         }
@@ -285,7 +293,7 @@ pub(crate) fn serve(
                 r.subresource.as_deref(),
                 patch_type,
                 body,
-                &write_options(headers, query, body),
+                &write_options(headers, query, body, Some(identity)),
             )?;
             // An apply that created the object answers 201 like a POST.
             (if created { 201 } else { 200 }, out)
@@ -339,16 +347,15 @@ fn scale_request(
     name: &str,
     method: &Method,
     headers: &HeaderMap,
-    query: &HashMap<String, String>,
     body: &Bytes,
+    opts: &WriteOptions,
 ) -> Result<Value, ApiError> {
     use crate::scale::ScaleWrite;
-    let opts = write_options(headers, query, body);
     match *method {
         Method::GET => state.get_scale(info, ns, name),
         Method::PUT => {
             let scale = decode_body(headers, body, "Scale")?;
-            state.write_scale(info, ns, name, ScaleWrite::Replace(scale), &opts)
+            state.write_scale(info, ns, name, ScaleWrite::Replace(scale), opts)
         }
         Method::PATCH => {
             let patch: Value = serde_json::from_slice(body)
@@ -358,7 +365,7 @@ fn scale_request(
                 Some("application/json-patch+json") => ScaleWrite::Json(&patch),
                 _ => return Err(ApiError::route_unsupported_media_type()),
             };
-            state.write_scale(info, ns, name, write, &opts)
+            state.write_scale(info, ns, name, write, opts)
         }
         _ => Err(ApiError::method_not_allowed()),
     }

@@ -1,27 +1,22 @@
 //! The authorization stage: what a request asks to be allowed (apiserver `RequestInfoFactory`)
-//! and the authorizer's decision on it ([`crate::auth::authorizer`]); the create a server-side
-//! apply may make; and the RBAC escalation check of a role or binding write.
+//! and the authorizer's decision on it ([`crate::auth::authorizer`]), and on the create a
+//! server-side apply may make.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use http::{Method, Response};
-use http_body_util::BodyExt;
-use serde_json::Value;
+use http::Method;
 
 use super::RequestContext;
-use super::response::{Body, error_response};
 use crate::auth::authorizer::{self, Identity};
 use crate::rbac::{RequestAttributes, verb_for};
 use crate::registry::State;
 use crate::routes::{ResourcePath, Route};
 use crate::shared::Shared;
 use crate::status::ApiError;
-use crate::validation::rbac::RbacKind;
 
 /// The authorization stage: whether `identity` may make `request` — the authorizer's decision
-/// on the request's attributes, the create a server-side apply may make, and the owner
-/// references it writes ([`super::admission`]).
+/// on the request's attributes, and on the create a server-side apply may make. What the write
+/// stores is admitted by the registry ([`crate::registry`]'s admission).
 ///
 /// # Errors
 /// The 403 to answer.
@@ -36,11 +31,7 @@ pub(super) fn authorize(
         Route::Resource(r) => {
             let attrs = resource_attributes(user, request.method, r, request.path, request.query);
             authorizer::check(&state.store, identity, &attrs)?;
-            apply_create_authorization(&state, identity, request, r)?;
-            if identity.user.is_privileged() {
-                return Ok(()); // every check below allows system:masters
-            }
-            super::admission::owner_references(&state, identity, request, r)
+            apply_create_authorization(&state, identity, request, r)
         }
         // Rule-limited clients make non-resource requests unchecked, as if bound to
         // `system:discovery` and `system:public-info-viewer`.
@@ -85,60 +76,6 @@ fn apply_create_authorization(
     );
     attrs.name = Some(name.clone());
     authorizer::check(&state.store, identity, &attrs)
-}
-
-/// [`crate::auth::escalation::check`] for a write of a role or binding by a user outside
-/// `system:masters`, on the object the write would store: the request is first served as a dry
-/// run, whose answer (an error such as 422, or the would-be object) tells what to check. `Err` is
-/// the response to send instead of serving the request.
-pub(super) async fn escalation_check(
-    shared: &Arc<Shared>,
-    identity: &Identity,
-    request: &RequestContext<'_>,
-) -> Result<(), Response<Body>> {
-    let Route::Resource(r) = request.route else {
-        return Ok(());
-    };
-    let writes = matches!(*request.method, Method::POST | Method::PUT | Method::PATCH);
-    let Some(kind) = RbacKind::of(&r.group, &r.plural).filter(|_| writes) else {
-        return Ok(());
-    };
-    if identity.user.is_privileged() || r.subresource.is_some() {
-        return Ok(());
-    }
-    let mut dry_run = request.query.clone();
-    dry_run.insert("dryRun".into(), "All".into());
-    let answer = super::routing::route_request(
-        shared,
-        request.method,
-        request.headers,
-        request.route,
-        &dry_run,
-        request.body,
-    );
-    if !answer.status().is_success() {
-        return Err(answer);
-    }
-    let bytes = answer
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
-    let object: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let namespace = r.namespace.as_deref().unwrap_or_default();
-    let name = object["metadata"]["name"].as_str().unwrap_or_default();
-    let state = shared.lock();
-    crate::auth::escalation::check(
-        &state.store,
-        identity,
-        kind,
-        &r.plural,
-        namespace,
-        name,
-        &object,
-    )
-    .map_err(|e| error_response(&e))
 }
 
 /// The attributes of a non-resource request (discovery, `/version`, `/healthz`): the path and

@@ -8,14 +8,14 @@
 //!    and the request is logged with the status its client saw (the same stage runs in the proxy
 //!    in front of a real kube-apiserver);
 //! 4. refusals of the stages above: a body over the limit (413), a failed authentication;
-//! 5. [`authorization`]: the authorizer's decision, the create of a server-side apply, and
-//!    [`admission`] of owner references;
-//! 6. [`routing`]: the self reviews, the RBAC escalation check, discovery, OpenAPI, health, and a
-//!    resource's [`endpoints`](crate::endpoints).
+//! 5. [`authorization`]: the authorizer's decision, and on the create of a server-side apply;
+//! 6. [`routing`]: the self reviews, discovery, OpenAPI, health, and a resource's
+//!    [`endpoints`](crate::endpoints), which dispatch to the registry ([`crate::registry`]), where
+//!    what a write stores is admitted (owner references, RBAC escalation) with the requester's
+//!    identity. Each request is served once.
 //!
 //! Responses are built by [`response`].
 
-mod admission;
 mod authentication;
 mod authorization;
 mod body_limit;
@@ -112,7 +112,7 @@ pub(crate) async fn handle(
         if let Err(forbidden) = authorization::authorize(&shared, &identity, &request) {
             return Ok(error_response(&forbidden));
         }
-        Ok(routing::route(&shared, &identity, &request).await)
+        Ok(routing::route(&shared, &identity, &request))
     };
     serve_with_fault(fault, &shared.requests, record, serve).await
 }

@@ -21,9 +21,8 @@ use crate::status::ApiError;
 use crate::{discovery, openapi};
 
 /// Serves an authorized `request` as `identity`: a self review here (it answers about the
-/// requester), a role or binding write once its escalation check passed, everything else
-/// through [`route_request`].
-pub(super) async fn route(
+/// requester), everything else through [`route_request`].
+pub(super) fn route(
     shared: &Arc<Shared>,
     identity: &Identity,
     request: &RequestContext<'_>,
@@ -35,7 +34,8 @@ pub(super) async fn route(
         let now = crate::registry::rfc3339(state.clock.now());
         let media_type = crate::endpoints::media_type(request.headers);
         let manager =
-            crate::endpoints::write_options(request.headers, request.query, request.body).manager;
+            crate::endpoints::write_options(request.headers, request.query, request.body, None)
+                .manager;
         let review = reviews::serve(
             &state.store,
             identity,
@@ -49,11 +49,9 @@ pub(super) async fn route(
             Err(e) => error_response(&e),
         };
     }
-    if let Err(refused) = super::authorization::escalation_check(shared, identity, request).await {
-        return refused;
-    }
     route_request(
         shared,
+        identity,
         request.method,
         request.headers,
         request.route,
@@ -67,6 +65,7 @@ pub(super) async fn route(
 /// whatever the status.
 pub(super) fn route_request(
     shared: &Arc<Shared>,
+    identity: &Identity,
     method: &Method,
     headers: &HeaderMap,
     route: &Route,
@@ -131,7 +130,7 @@ pub(super) fn route_request(
             text_response(404, "404 page not found\n")
         }
         Route::Resource(r) => {
-            let result = crate::endpoints::serve(shared, method, headers, r, query, body);
+            let result = crate::endpoints::serve(shared, identity, method, headers, r, query, body);
             // The dry-run flag lives only as long as the request that set it; the warnings of
             // a refused request go with its error, as the apiserver's warning recorder sends them
             // whatever the status.

@@ -64,7 +64,7 @@ impl State {
         let now = rfc3339(self.now());
         track_update(info, None, &mut obj, &opts.manager, None, &now);
         strategy_prepare_for_create(info, &mut obj);
-        self.commit_create(info, obj)
+        self.commit_create(info, obj, opts)
     }
 
     /// Fills server-owned metadata and applies the create strategy. Assigns a generated name.
@@ -193,8 +193,10 @@ impl State {
         &mut self,
         info: &ResourceInfo,
         mut obj: Value,
+        opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         validation::stored_form(info, &mut obj);
+        self.admit(info, None, &obj, None, opts)?;
         let (ns, name) = crate::store::object_key(&obj);
         if self.store.get(&info.storage, &ns, &name).is_some() {
             return Err(ApiError::already_exists(info.qualified_resource(), &name));

@@ -2,6 +2,7 @@
 //! registry (`k8s.io/apiserver/pkg/registry/generic/registry/store.go`) and the custom resource
 //! strategy (`apiextensions-apiserver/pkg/registry/customresource/strategy.go`).
 
+mod admission;
 mod create;
 mod delete;
 mod list;
@@ -16,6 +17,7 @@ pub(crate) use self::delete::Expiries;
 pub(crate) use self::list::{Filter, ListParams};
 pub(crate) use self::object::{finalizers, meta_mut, meta_str, rfc3339, string_list};
 pub(crate) use self::patch::patch_error;
+use crate::auth::authorizer::Identity;
 use crate::events_api::{from_core_v1, to_core_v1};
 use crate::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
 use crate::schema::{self, Decoding, FieldValidation};
@@ -52,6 +54,9 @@ pub struct WriteOptions {
     pub force: Option<bool>,
     /// `fieldValidation` and the body's duplicate fields, for schema admission.
     pub decoding: Decoding,
+    /// Who makes the write, for the admission checks ([`admission`]); `None` for the server's
+    /// own controllers, which are not admitted.
+    pub(crate) requester: Option<Identity>,
 }
 
 /// Everything the server keeps between requests.

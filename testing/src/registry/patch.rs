@@ -223,7 +223,7 @@ impl State {
             self.prepare_create(info, &ns, &mut obj)?;
             self.admit_schema(info, &mut obj, None, &opts.decoding)?;
             strategy_prepare_for_create(info, &mut obj);
-            return self.commit_create(info, obj).map(|o| (o, true));
+            return self.commit_create(info, obj, opts).map(|o| (o, true));
         };
         let old_view = Self::to_view(info, &old);
         let new_view = match patch_type {

@@ -285,6 +285,7 @@ impl State {
             }
         }
         validation::stored_form(info, &mut new);
+        self.admit(info, Some(old), &new, subresource, opts)?;
         // A write that changes nothing is not a write: no new resourceVersion, no watch event.
         // managedFields count: an apply that only shares ownership is stored, as etcd sees
         // different bytes; the field manager leaves them untouched when nothing was taken.

@@ -763,5 +763,81 @@ pub fn cases() -> Vec<Case> {
         "whoami: as a user",
         vec![step(Method::POST, SSR, Some(whoami())).as_user(USER)],
     ));
+    cases.extend(owner_reference_cases());
+    cases
+}
+
+/// `OwnerReferencesPermissionEnforcement` on what each kind of write stores: a JSON patch, a
+/// merge patch and a create, by a user who may write ConfigMaps but not their `finalizers` (nor,
+/// in one case, delete them); and a create that is invalid as well as forbidden (the strategy's
+/// 422 comes before admission's 403).
+fn owner_reference_cases() -> Vec<Case> {
+    let owner = step(Method::POST, CMS, Some(config_map("owner", json!({}))))
+        .remember("$OWNER", "/metadata/uid");
+    let child = step(Method::POST, CMS, Some(config_map("child", json!({}))));
+    let reference = |block: bool| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "$OWNER",
+            "controller": true, "blockOwnerDeletion": block})
+    };
+    let child_path = format!("{CMS}/child");
+    let mut cases = Vec::new();
+    for (label, verbs, block, content_type) in [
+        (
+            "a json patch blocking the owner's deletion",
+            json!(["create", "get", "patch", "delete"]),
+            true,
+            "application/json-patch+json",
+        ),
+        (
+            "a json patch by a user who cannot delete",
+            json!(["create", "get", "patch"]),
+            false,
+            "application/json-patch+json",
+        ),
+        (
+            "a merge patch blocking the owner's deletion",
+            json!(["create", "get", "patch", "delete"]),
+            true,
+            "application/merge-patch+json",
+        ),
+    ] {
+        let body = match content_type {
+            "application/json-patch+json" => json!([
+                {"op": "add", "path": "/metadata/ownerReferences", "value": [reference(block)]}
+            ]),
+            _ => json!({"metadata": {"ownerReferences": [reference(block)]}}),
+        };
+        let steps = [
+            grant(verbs, json!(["configmaps"])),
+            vec![
+                owner.clone(),
+                child.clone(),
+                patch(child_path.clone(), content_type, body).as_user(USER),
+            ],
+        ]
+        .concat();
+        cases.push(Case::new(format!("owner references: {label}"), steps));
+    }
+    for (label, data) in [
+        ("a create blocking the owner's deletion", json!({"k": "v"})),
+        (
+            "an invalid create blocking the owner's deletion",
+            json!({"bad key!": "v"}),
+        ),
+    ] {
+        let body = config_map(
+            "child",
+            json!({"data": data, "metadata": {"ownerReferences": [reference(true)]}}),
+        );
+        let steps = [
+            grant(json!(["create", "get", "delete"]), json!(["configmaps"])),
+            vec![
+                owner.clone(),
+                step(Method::POST, CMS, Some(body)).as_user(USER),
+            ],
+        ]
+        .concat();
+        cases.push(Case::new(format!("owner references: {label}"), steps));
+    }
     cases
 }

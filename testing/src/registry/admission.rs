@@ -1,84 +1,86 @@
-//! kube-apiserver's `OwnerReferencesPermissionEnforcement` admission, on what can be known of a
-//! write before it is served.
+//! Admission inside the registry, as kube-apiserver runs it: on the object a create or an update
+//! is about to store (decoded, patched, defaulted and validated), with the requester's identity
+//! ([`WriteOptions::requester`]). Each request is served once; the server's own controllers
+//! write with no requester and are not admitted.
+//!
+//! - The RBAC escalation check of a Role, ClusterRole, RoleBinding or ClusterRoleBinding
+//!   (`pkg/registry/rbac/*/policybased`): [`crate::auth::escalation::check`].
+//! - `OwnerReferencesPermissionEnforcement` (on in OpenShift and many hardened clusters): changing
+//!   an object's owner references needs `delete` on it, and making one block its owner's deletion
+//!   needs `update` on the owner's `finalizers`.
 
-use http::Method;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::RequestContext;
-use crate::auth::authorizer::{self, Identity};
+use super::object::meta_str;
+use super::{State, WriteOptions};
+use crate::auth::authorizer;
 use crate::rbac::RequestAttributes;
-use crate::registry::State;
-use crate::routes::ResourcePath;
+use crate::resources::ResourceInfo;
 use crate::status::{ApiError, Qualified};
+use crate::validation::rbac::RbacKind;
 
-/// [`owner_references_admission`] for a request, with what can be known before the
-/// write: the body of a create, update, merge patch or server-side apply, and the stored object.
-pub(super) fn owner_references(
-    state: &State,
-    identity: &Identity,
-    request: &RequestContext<'_>,
-    path: &ResourcePath,
-) -> Result<(), ApiError> {
-    let method = request.method;
-    let media = crate::endpoints::media_type(request.headers);
-    let merge_patch = media.as_deref() == Some("application/merge-patch+json");
-    let strategic = media.as_deref() == Some("application/strategic-merge-patch+json");
-    let apply = media.as_deref() == Some("application/apply-patch+yaml");
-    let checked = *method == Method::POST
-        || *method == Method::PUT
-        || (*method == Method::PATCH && (merge_patch || strategic || apply));
-    if !checked || path.subresource.is_some() {
-        return Ok(());
-    }
-    let Ok(mut new) = serde_json::from_slice::<Value>(request.body) else {
-        return Ok(()); // protobuf or YAML bodies: not checked
-    };
-    let info = state.resource(&path.group, &path.version, &path.plural);
-    let old = match (&path.name, &info) {
-        (Some(name), Some(info)) if *method != Method::POST => {
-            state.get(info, path.namespace.as_deref(), name).ok()
+/// The object a write lands on, as the admission checks name it.
+struct Target<'a> {
+    group: &'a str,
+    plural: &'a str,
+    /// Empty for a cluster-scoped object.
+    namespace: &'a str,
+    name: &'a str,
+}
+
+impl State {
+    /// Admits `new` (in stored form), written over `old` (`None` on create) through
+    /// `subresource` by `opts`' requester.
+    ///
+    /// # Errors
+    /// The 403 of the first check that refuses the write.
+    pub(super) fn admit(
+        &self,
+        info: &ResourceInfo,
+        old: Option<&Value>,
+        new: &Value,
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+    ) -> Result<(), ApiError> {
+        let Some(identity) = opts.requester.as_ref() else {
+            return Ok(());
+        };
+        if identity.user.is_privileged() || subresource.is_some() {
+            return Ok(()); // every check below allows system:masters
         }
-        _ => None,
-    };
-    if *method == Method::PATCH && strategic {
-        // The owner references the strategic merge produces; a patch that does not apply is
-        // answered by the patch itself.
-        let (Some(info), Some(old), Value::Object(patch)) = (&info, &old, new) else {
-            return Ok(());
+        let target = Target {
+            group: &info.group,
+            plural: &info.plural,
+            namespace: meta_str(new, "namespace").unwrap_or_default(),
+            name: meta_str(new, "name").unwrap_or_default(),
         };
-        let Ok(patched) = crate::strategic::patch_object(info, old, patch) else {
-            return Ok(());
-        };
-        new = patched;
-    } else if *method == Method::PATCH {
-        // A merge patch or an apply (in JSON) without owner references leaves them as they are;
-        // with them, an apply by the manager that owns the references sets them as written.
-        let Some(refs) = new["metadata"].get("ownerReferences").cloned() else {
-            return Ok(());
-        };
-        new = old.clone().unwrap_or_else(|| json!({}));
-        new["metadata"]["ownerReferences"] = refs;
+        if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
+            crate::auth::escalation::check(
+                &self.store,
+                identity,
+                kind,
+                target.plural,
+                target.namespace,
+                target.name,
+                &Self::to_view(info, new),
+            )?;
+        }
+        owner_references_admission(
+            &identity.user.name,
+            |attrs| authorizer::authorize(&self.store, identity, attrs).allowed,
+            &target,
+            new,
+            old,
+            |api_version, kind| self.plural_of_kind(api_version, kind),
+        )
+        .map_err(|message| {
+            let resource = Qualified {
+                group: target.group,
+                name: target.plural,
+            };
+            ApiError::forbidden_resource(resource, target.name, message)
+        })
     }
-    let name = new["metadata"]["name"]
-        .as_str()
-        .map(str::to_owned)
-        .or_else(|| path.name.clone())
-        .unwrap_or_default();
-    owner_references_admission(
-        &identity.user.name,
-        |attrs| authorizer::authorize(&state.store, identity, attrs).allowed,
-        path,
-        &new,
-        old.as_ref(),
-        |api_version, kind| state.plural_of_kind(api_version, kind),
-    )
-    .map_err(|message| {
-        let resource = Qualified {
-            group: &path.group,
-            name: &path.plural,
-        };
-        ApiError::forbidden_resource(resource, &name, message)
-    })
 }
 
 /// kube-apiserver's `OwnerReferencesPermissionEnforcement` admission (on in OpenShift and many
@@ -86,14 +88,11 @@ pub(super) fn owner_references(
 /// `delete` on the object (except on create), and making an owner reference block its owner's
 /// deletion needs `update` on the owner's `finalizers` subresource. `Err` carries the 403 message.
 ///
-/// `new` is the object the request writes and `old` the stored one (`None` on create); the caller
-/// passes what it can know before the write: request bodies of creates, updates and merge
-/// patches, and the result of strategic merge patches (JSON patches and applies that touch
-/// owner references are not checked).
+/// `new` is the object the write stores and `old` the stored one (`None` on create).
 fn owner_references_admission(
     user: &str,
     allowed: impl Fn(&RequestAttributes) -> bool,
-    path: &ResourcePath,
+    path: &Target<'_>,
     new: &Value,
     old: Option<&Value>,
     plural_of: impl Fn(&str, &str) -> Option<String>,
@@ -115,10 +114,10 @@ fn owner_references_admission(
     let name = new["metadata"]["name"]
         .as_str()
         .map(str::to_owned)
-        .or_else(|| path.name.clone());
+        .or_else(|| Some(path.name.to_owned()).filter(|n| !n.is_empty()));
     let forbidden = |detail: String| {
         let qualified = if path.group.is_empty() {
-            path.plural.clone()
+            path.plural.to_owned()
         } else {
             format!("{}.{}", path.plural, path.group)
         };
@@ -138,7 +137,7 @@ fn owner_references_admission(
             api_group: group.to_string(),
             resource: resource.to_string(),
             subresource: subresource.map(str::to_string),
-            namespace: path.namespace.clone(),
+            namespace: Some(path.namespace.to_owned()).filter(|n| !n.is_empty()),
             name,
             path: String::new(),
             resource_request: true,
