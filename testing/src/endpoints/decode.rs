@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::apply::manager_or_user_agent;
 use crate::auth::authorizer::Identity;
 use crate::protobuf;
-use crate::registry::WriteOptions;
+use crate::registry::{Warnings, WriteOptions};
 use crate::schema::duplicates::duplicate_fields;
 use crate::schema::{Decoding, FieldValidation};
 use crate::status::ApiError;
@@ -124,15 +124,27 @@ pub(super) fn decode_body(
 }
 
 /// The `DeleteOptions` of a DELETE: the body (which may carry `dryRun` too), or without one
-/// the query's `propagationPolicy` and `orphanDependents`.
+/// the query's `gracePeriodSeconds`, `propagationPolicy` and `orphanDependents`; `dryRun: ["All"]`
+/// when the query's `dryRun=All` made it a `dry_run`.
 pub(super) fn delete_options(
     body: &Bytes,
     query: &HashMap<String, String>,
+    dry_run: bool,
 ) -> Result<Value, ApiError> {
-    if !body.is_empty() {
-        return serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")));
+    let mut options = if body.is_empty() {
+        query_delete_options(query)?
+    } else {
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?
+    };
+    if dry_run && options.is_object() {
+        options["dryRun"] = json!(["All"]);
     }
+    Ok(options)
+}
+
+/// The `DeleteOptions` a DELETE without a body gives in its query.
+fn query_delete_options(query: &HashMap<String, String>) -> Result<Value, ApiError> {
     let mut options = json!({});
     if let Some(grace) = query.get("gracePeriodSeconds") {
         let seconds = grace.parse::<i64>().map_err(|_| {
@@ -175,6 +187,9 @@ pub(crate) fn write_options(
         manager,
         manager_given: given.is_some(),
         requester: requester.cloned(),
+        // A `dryRun` other than `All` was answered 422 before the write began.
+        dry_run: query.get("dryRun").is_some_and(|d| d == "All"),
+        warnings: Warnings::default(),
         force: query.get("force").map(|f| f == "true"),
         decoding: Decoding {
             // An invalid directive was answered 422 before the write began.

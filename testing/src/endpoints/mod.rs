@@ -24,7 +24,9 @@ use crate::params::{
     bool_parameter, go_duration, int_parameter, is_watch, list_limit, option_flag,
     unparsable_resource_version, validate_list_options,
 };
-use crate::pipeline::response::{Body, ChannelBody, json_response, with_warnings, yaml_response};
+use crate::pipeline::response::{
+    Body, ChannelBody, error_response, json_response, with_warnings, yaml_response,
+};
 use crate::registry::{ListParams, PatchType, WriteOptions};
 use crate::routes::ResourcePath;
 use crate::schema::FieldValidation;
@@ -32,10 +34,9 @@ use crate::shared::Shared;
 use crate::status::ApiError;
 use crate::watch::{self, WatchRequest};
 
-/// Serves `identity`'s request to the resource at `r`; its answer, or the error to answer.
-///
-/// # Errors
-/// The request's refusal, as kube-apiserver answers it.
+/// Serves `identity`'s request to the resource at `r`: its answer, or its refusal as
+/// kube-apiserver answers it. The warnings the request collected go with either, as the
+/// apiserver's warning recorder sends them whatever the status.
 pub(crate) fn serve(
     shared: &Arc<Shared>,
     identity: &Identity,
@@ -44,7 +45,43 @@ pub(crate) fn serve(
     r: &ResourcePath,
     query: &HashMap<String, String>,
     body: &Bytes,
+) -> Response<Body> {
+    let opts = write_options(headers, query, body, Some(identity));
+    let request = Request {
+        method,
+        headers,
+        r,
+        query,
+        body,
+    };
+    match answer(shared, &request, &opts) {
+        Ok(response) => with_warnings(response, opts.warnings.take()),
+        Err(e) => with_warnings(error_response(&e), opts.warnings.take()),
+    }
+}
+
+/// A request to a resource's path.
+struct Request<'a> {
+    method: &'a Method,
+    headers: &'a HeaderMap,
+    r: &'a ResourcePath,
+    query: &'a HashMap<String, String>,
+    body: &'a Bytes,
+}
+
+/// The answer to `request`, written with `opts`.
+fn answer(
+    shared: &Arc<Shared>,
+    request: &Request<'_>,
+    opts: &WriteOptions,
 ) -> Result<Response<Body>, ApiError> {
+    let Request {
+        method,
+        headers,
+        r,
+        query,
+        body,
+    } = *request;
     // The request deadline filter reads `timeout` on every request that is not a watch.
     if !is_watch(query)
         && let Some(timeout) = query.get("timeout")
@@ -56,8 +93,6 @@ pub(crate) fn serve(
     }
     let mut state = shared.lock();
     state.expire_events();
-    state.dry_run = false;
-    state.warnings.clear();
     // The options object a write's query parameters are validated as.
     let options = crate::status::Qualified {
         group: "meta.k8s.io",
@@ -85,7 +120,6 @@ pub(crate) fn serve(
                 }],
             ));
         }
-        state.dry_run = true;
     }
     if matches!(*method, Method::POST | Method::PUT | Method::PATCH)
         && let Err(e) = FieldValidation::parse(query.get("fieldValidation").map(String::as_str))
@@ -172,11 +206,9 @@ pub(crate) fn serve(
     if r.subresource.as_deref() == Some("scale")
         && let Some(name) = r.name.as_deref()
     {
-        let opts = write_options(headers, query, body, Some(identity));
-        let scale = scale_request(&mut state, &info, ns, name, method, headers, body, &opts)?;
-        let warnings = std::mem::take(&mut state.warnings);
+        let scale = scale_request(&mut state, &info, ns, name, method, headers, body, opts)?;
         drop(state);
-        return Ok(with_warnings(json_response(200, &scale), warnings));
+        return Ok(json_response(200, &scale));
     }
     let (code, value) = match (method, r.name.as_deref()) {
         (&Method::GET, Some(name)) => {
@@ -255,26 +287,12 @@ pub(crate) fn serve(
         }
         (&Method::POST, None) if r.subresource.is_none() => {
             let obj = decode_object(headers, body, &info)?;
-            (
-                201,
-                state.create(
-                    &info,
-                    ns,
-                    obj,
-                    &write_options(headers, query, body, Some(identity)),
-                )?,
-            )
+            (201, state.create(&info, ns, obj, opts)?)
         }
         (&Method::PUT, Some(name)) => {
             let obj = decode_object(headers, body, &info)?;
-            let (out, created) = state.update(
-                &info,
-                ns,
-                name,
-                r.subresource.as_deref(),
-                obj,
-                &write_options(headers, query, body, Some(identity)),
-            )?;
+            let (out, created) =
+                state.update(&info, ns, name, r.subresource.as_deref(), obj, opts)?;
             (if created { 201 } else { 200 }, out)
         }
         (&Method::PATCH, Some(name)) => {
@@ -293,19 +311,13 @@ pub(crate) fn serve(
                 r.subresource.as_deref(),
                 patch_type,
                 body,
-                &write_options(headers, query, body, Some(identity)),
+                opts,
             )?;
             // An apply that created the object answers 201 like a POST.
             (if created { 201 } else { 200 }, out)
         }
         (&Method::DELETE, Some(name)) if r.subresource.is_none() => {
-            let options = delete_options(body, query)?;
-            if options["dryRun"]
-                .as_array()
-                .is_some_and(|d| d.iter().any(|v| v == "All"))
-            {
-                state.dry_run = true;
-            }
+            let options = delete_options(body, query, opts.dry_run)?;
             let deleted = state.delete(&info, ns, name, &options)?;
             // apiserver's delete handler: 202 Accepted for `orphanDependents: false` when the
             // object was not deleted at once (it waits for finalizers).
@@ -318,7 +330,7 @@ pub(crate) fn serve(
             (code, deleted)
         }
         (&Method::DELETE, None) if info.deletes_collections() => {
-            let options = delete_options(body, query)?;
+            let options = delete_options(body, query, opts.dry_run)?;
             (
                 200,
                 state.delete_collection(&info, ns, &list_params, &options)?,
@@ -326,15 +338,13 @@ pub(crate) fn serve(
         }
         _ => return Err(ApiError::method_not_allowed()),
     };
-    let warnings = std::mem::take(&mut state.warnings);
     // Serialize outside the lock: other requests need not wait for a large list's bytes.
     drop(state);
-    let response = if yaml {
+    Ok(if yaml {
         yaml_response(code, &value)
     } else {
         json_response(code, &value)
-    };
-    Ok(with_warnings(response, warnings))
+    })
 }
 
 /// A request to a custom resource's `/scale`: GET, PUT of a `Scale`, or a JSON or merge

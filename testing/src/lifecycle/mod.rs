@@ -102,13 +102,8 @@ impl Controllers {
 
     /// Does `work` under the server's lock.
     fn reconcile(&self, state: &mut State, work: Work) {
-        // A request's dry-run flag and warnings are not the controllers'.
-        let dry_run = std::mem::replace(&mut state.dry_run, false);
-        let warnings = std::mem::take(&mut state.warnings);
         namespace::sync(state, &work.namespaces);
         gc::process(state, &self.graph, work.gc);
-        state.dry_run = dry_run;
-        state.warnings = warnings;
     }
 }
 

@@ -157,12 +157,13 @@ pub fn admit_create(
 /// The namespace part of DELETE. `Some(answer)` ends the request: an immortal namespace is 403;
 /// the first DELETE marks the namespace `Terminating` and answers it; later ones answer it
 /// unchanged while spec finalizers remain. `None`: the generic deletion runs (metadata
-/// finalizers, then removal, answering the deleted Namespace).
+/// finalizers, then removal, answering the deleted Namespace). A `dry_run` stores nothing.
 pub fn before_delete(
     state: &mut State,
     info: &ResourceInfo,
     old: &Value,
     policy: Option<Propagation>,
+    dry_run: bool,
 ) -> Result<Option<Value>, ApiError> {
     let name = old["metadata"]["name"].as_str().unwrap_or_default();
     if IMMORTAL.contains(&name) {
@@ -184,7 +185,7 @@ pub fn before_delete(
             meta.insert("finalizers".into(), json!(next));
         }
         new["status"]["phase"] = json!(TERMINATING);
-        if state.dry_run {
+        if dry_run {
             return Ok(Some(State::to_view(info, &new)));
         }
         let stored = state.store.put(&info.storage, new);

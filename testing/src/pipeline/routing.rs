@@ -10,9 +10,7 @@ use http_body_util::{BodyExt, Full};
 use serde_json::json;
 
 use super::RequestContext;
-use super::response::{
-    Body, empty_response, error_response, json_response, text_response, with_warnings,
-};
+use super::response::{Body, empty_response, error_response, json_response, text_response};
 use crate::auth::authorizer::Identity;
 use crate::auth::reviews;
 use crate::routes::Route;
@@ -130,19 +128,7 @@ pub(super) fn route_request(
             text_response(404, "404 page not found\n")
         }
         Route::Resource(r) => {
-            let result = crate::endpoints::serve(shared, identity, method, headers, r, query, body);
-            // The dry-run flag lives only as long as the request that set it; the warnings of
-            // a refused request go with its error, as the apiserver's warning recorder sends them
-            // whatever the status.
-            let warnings = {
-                let mut state = shared.lock();
-                state.dry_run = false;
-                std::mem::take(&mut state.warnings)
-            };
-            match result {
-                Ok(resp) => resp,
-                Err(e) => with_warnings(error_response(&e), warnings),
-            }
+            crate::endpoints::serve(shared, identity, method, headers, r, query, body)
         }
     }
 }

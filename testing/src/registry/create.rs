@@ -9,7 +9,7 @@ use super::{
 use crate::events_api::{to_core_v1, validate_core_v1_event, validate_event_create};
 use crate::lifecycle::namespace;
 use crate::resources::{ResourceInfo, View};
-use crate::schema::{self, Decoding};
+use crate::schema::{self};
 use crate::status::{ApiError, Cause};
 use crate::validation;
 use serde_json::{Value, json};
@@ -32,7 +32,7 @@ impl State {
         body: Value,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        self.warnings
+        opts.warnings
             .extend(unserved_version_warnings(info, &body, &opts.decoding));
         let ns = Self::check_write_body(info, namespace, &body)?;
         if let Some(body_ns) = meta_str(&body, "namespace")
@@ -58,9 +58,9 @@ impl State {
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         let mut obj = Self::from_view(info, body);
-        self.decode_typed(info, &mut obj, &opts.decoding)?;
-        self.prepare_create(info, ns, &mut obj)?;
-        self.admit_schema(info, &mut obj, None, &opts.decoding)?;
+        Self::decode_typed(info, &mut obj, opts)?;
+        self.prepare_create(info, ns, &mut obj, opts)?;
+        Self::admit_schema(info, &mut obj, None, opts)?;
         let now = rfc3339(self.now());
         track_update(info, None, &mut obj, &opts.manager, None, &now);
         strategy_prepare_for_create(info, &mut obj);
@@ -73,6 +73,7 @@ impl State {
         info: &ResourceInfo,
         ns: &str,
         obj: &mut Value,
+        opts: &WriteOptions,
     ) -> Result<(), ApiError> {
         let now = self.now();
         let generate = meta_str(obj, "generateName").map(str::to_string);
@@ -134,7 +135,7 @@ impl State {
             ("apiextensions.k8s.io", "customresourcedefinitions") => {
                 validation::crd::set_defaults(obj);
                 let infos = crd_infos(info, &name, obj)?;
-                self.warnings.extend(crd_format_warnings(obj));
+                opts.warnings.extend(crd_format_warnings(obj));
                 let storage = obj["spec"]["versions"]
                     .as_array()
                     .and_then(|vs| vs.iter().find(|v| v["storage"].as_bool() == Some(true)))
@@ -168,25 +169,26 @@ impl State {
 
     /// [`validation::decode_typed`], keeping its warnings for the response.
     pub(super) fn decode_typed(
-        &mut self,
         info: &ResourceInfo,
         obj: &mut Value,
-        decoding: &Decoding,
+        opts: &WriteOptions,
     ) -> Result<(), ApiError> {
-        let warnings = validation::decode_typed(info, obj, decoding.directive)?;
-        self.warnings.extend(warnings);
+        let warnings = validation::decode_typed(info, obj, opts.decoding.directive)?;
+        opts.warnings.extend(warnings);
         Ok(())
     }
 
     /// [`schema::admit`], keeping its warnings for the response.
     pub(super) fn admit_schema(
-        &mut self,
         info: &ResourceInfo,
         obj: &mut Value,
         old: Option<&Value>,
-        decoding: &Decoding,
+        opts: &WriteOptions,
     ) -> Result<(), ApiError> {
-        schema::admit(info, obj, old, decoding, &mut self.warnings)
+        let mut warnings = Vec::new();
+        let admitted = schema::admit(info, obj, old, &opts.decoding, &mut warnings);
+        opts.warnings.extend(warnings);
+        admitted
     }
 
     pub(super) fn commit_create(
@@ -201,7 +203,7 @@ impl State {
         if self.store.get(&info.storage, &ns, &name).is_some() {
             return Err(ApiError::already_exists(info.qualified_resource(), &name));
         }
-        if self.dry_run {
+        if opts.dry_run {
             return Ok(Self::to_view(info, &obj));
         }
         let stored = self.store.put(&info.storage, obj);

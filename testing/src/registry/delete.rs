@@ -68,6 +68,7 @@ impl State {
         options: &Value,
     ) -> Result<Value, ApiError> {
         let policy = Propagation::from_options(options)?;
+        let dry_run = is_dry_run(options);
         let ns = Self::check_scope(info, namespace)?;
         let old = self
             .store
@@ -102,7 +103,7 @@ impl State {
             }
         }
         if namespace::is_namespaces(info)
-            && let Some(answer) = namespace::before_delete(self, info, &old, policy)?
+            && let Some(answer) = namespace::before_delete(self, info, &old, policy, dry_run)?
         {
             return Ok(answer);
         }
@@ -130,14 +131,14 @@ impl State {
             if new == old {
                 return Ok(Self::to_view(info, &old));
             }
-            if self.dry_run {
+            if dry_run {
                 return Ok(Self::to_view(info, &new));
             }
             let stored = self.store.put(&info.storage, new);
             self.after_write(&stored, info);
             return Ok(Self::to_view(info, &stored));
         }
-        let gone = if self.dry_run {
+        let gone = if dry_run {
             old
         } else {
             let gone = self
@@ -195,4 +196,12 @@ impl State {
         }
         Ok(list)
     }
+}
+
+/// Whether `options` (`DeleteOptions`, the request's `dryRun` query folded in) ask for a dry run:
+/// `dryRun: ["All"]`.
+pub(crate) fn is_dry_run(options: &Value) -> bool {
+    options["dryRun"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|v| v == "All"))
 }

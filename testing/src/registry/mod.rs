@@ -27,6 +27,7 @@ use crate::validation;
 use jiff::Timestamp;
 use kubeward::clock::SharedClock;
 use serde_json::{Map, Value, json};
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,6 +58,27 @@ pub struct WriteOptions {
     /// Who makes the write, for the admission checks ([`admission`]); `None` for the server's
     /// own controllers, which are not admitted.
     pub(crate) requester: Option<Identity>,
+    /// `dryRun=All`: the write is computed and answered but not stored.
+    pub(crate) dry_run: bool,
+    /// The `Warning` headers the write collects (unknown and duplicate fields, deprecated
+    /// versions), sent with its answer whatever its status.
+    pub(crate) warnings: Warnings,
+}
+
+/// The warnings one request collects on its way through the registry.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Warnings(RefCell<Vec<String>>);
+
+impl Warnings {
+    /// Adds `warnings`, after those already collected.
+    pub(crate) fn extend(&self, warnings: impl IntoIterator<Item = String>) {
+        self.0.borrow_mut().extend(warnings);
+    }
+
+    /// The warnings collected so far, leaving none.
+    pub(crate) fn take(&self) -> Vec<String> {
+        std::mem::take(&mut self.0.borrow_mut())
+    }
 }
 
 /// Everything the server keeps between requests.
@@ -70,11 +92,6 @@ pub struct State {
     /// Time source for timestamps and TTLs.
     pub clock: SharedClock,
     expiries: Expiries,
-    /// Set for the duration of a `dryRun=All` request: writes are computed and answered but
-    /// not stored.
-    pub dry_run: bool,
-    /// The `Warning` headers of the current request (unknown and duplicate fields).
-    pub warnings: Vec<String>,
 }
 
 fn events_key() -> StorageKey {
@@ -181,8 +198,6 @@ impl State {
             event_ttl,
             clock,
             expiries: Expiries::default(),
-            dry_run: false,
-            warnings: Vec::new(),
         };
         let ns_info = state
             .registry

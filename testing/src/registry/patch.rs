@@ -219,9 +219,9 @@ impl State {
             let meta = meta_mut(&mut obj);
             meta.insert("name".into(), json!(name));
             let mut obj = Self::from_view(info, obj);
-            self.decode_typed(info, &mut obj, &opts.decoding)?;
-            self.prepare_create(info, &ns, &mut obj)?;
-            self.admit_schema(info, &mut obj, None, &opts.decoding)?;
+            Self::decode_typed(info, &mut obj, opts)?;
+            self.prepare_create(info, &ns, &mut obj, opts)?;
+            Self::admit_schema(info, &mut obj, None, opts)?;
             strategy_prepare_for_create(info, &mut obj);
             return self.commit_create(info, obj, opts).map(|o| (o, true));
         };
@@ -306,7 +306,7 @@ impl State {
         // The patched object is decoded here; the field manager cannot type one that held
         // fields its kind does not declare, and `UpdateNoErrors` then clears managedFields.
         let undeclared = !validation::undeclared_fields(info, &new).is_empty();
-        self.decode_typed(info, &mut new, &opts.decoding)?;
+        Self::decode_typed(info, &mut new, opts)?;
         if track && undeclared {
             if let Some(meta) = new["metadata"].as_object_mut() {
                 meta.remove("managedFields");

@@ -100,7 +100,7 @@ impl State {
         body: Value,
         opts: &WriteOptions,
     ) -> Result<(Value, bool), ApiError> {
-        self.warnings
+        opts.warnings
             .extend(unserved_version_warnings(info, &body, &opts.decoding));
         let ns = Self::check_write_body(info, namespace, &body)?;
         match meta_str(&body, "name") {
@@ -158,7 +158,7 @@ impl State {
         track: bool,
     ) -> Result<Value, ApiError> {
         let name = meta_str(old, "name").unwrap_or_default().to_string();
-        self.decode_typed(info, &mut new, &opts.decoding)?;
+        Self::decode_typed(info, &mut new, opts)?;
         // What a status write asked of metadata: the field manager sees it (it runs before the
         // strategy), though the strategy drops it.
         let mut status_write_metadata = None;
@@ -245,7 +245,7 @@ impl State {
                 ));
             }
         }
-        self.admit_schema(info, &mut new, Some(old), &opts.decoding)?;
+        Self::admit_schema(info, &mut new, Some(old), opts)?;
         if info.tracks_generation
             && generation_relevant(&new, info.status_subresource)
                 != generation_relevant(old, info.status_subresource)
@@ -292,7 +292,7 @@ impl State {
         if new == *old {
             return Ok(Self::to_view(info, old));
         }
-        if self.dry_run {
+        if opts.dry_run {
             return Ok(Self::to_view(info, &new));
         }
         let ns = meta_str(old, "namespace").unwrap_or_default().to_string();
