@@ -21,7 +21,7 @@ use kubeward_examples::rollouts::rbac;
 use kubeward_examples::rollouts::scenario::{
     RunningOperator, ScenarioError, ScenarioOptions, cluster, drive,
 };
-use kubeward_testing::{Backend, Cluster};
+use kubeward_testing::{Backend, Cluster, Identity};
 
 const USER: &str = "system:serviceaccount:default:rollouts";
 
@@ -387,7 +387,9 @@ async fn the_printed_role_applied_with_kubectl_and_bound_to_the_service_account_
     .await
     .expect("kubectl");
 
-    let operator = server.client_as(USER, &[]).expect("service account client");
+    let operator = server
+        .client_for(&Identity::user(USER, &[]))
+        .expect("service account client");
     let (result, forbidden, output) =
         scenario_on(&server, operator, Duration::from_secs(30), None).await;
     if let Err(error) = result {
@@ -425,7 +427,7 @@ async fn through_rbac_a_role_missing_any_one_printed_rule_breaks_the_scenario() 
                 .create(&PostParams::default(), &binding)
                 .await
                 .expect("binding");
-            let operator = server.client_as(USER, &[]).expect("service account client");
+            let operator = server.client_for(&Identity::user(USER, &[])).expect("service account client");
             let (result, forbidden, _) =
                 scenario_on(&server, operator, Duration::from_secs(5), None).await;
             (removed, result.is_err(), forbidden)

@@ -10,6 +10,16 @@ pub enum Credentials<'a> {
     Token(&'a str),
     /// A client certificate and its key.
     Certificate(&'a IssuedCertificate),
+    /// A bearer token whose user impersonates `user` in `groups` (`kubectl --as`,
+    /// `--as-group`).
+    Impersonating {
+        /// The token.
+        token: &'a str,
+        /// The user impersonated.
+        user: &'a str,
+        /// The groups impersonated.
+        groups: &'a [String],
+    },
 }
 
 /// A YAML scalar for `value` (JSON strings are YAML).
@@ -28,6 +38,19 @@ pub fn render(url: &str, ca_pem: Option<&str>, credentials: Option<Credentials<'
             base64::encode(certificate.cert_pem.as_bytes()),
             base64::encode(certificate.key_pem.as_bytes())
         ),
+        Some(Credentials::Impersonating {
+            token,
+            user,
+            groups,
+        }) => {
+            let groups: Vec<String> = groups.iter().map(|g| quoted(g)).collect();
+            format!(
+                "{{token: {}, as: {}, as-groups: [{}]}}",
+                quoted(token),
+                quoted(user),
+                groups.join(", ")
+            )
+        }
         None => "{}".to_owned(),
     };
     let authority = ca_pem
