@@ -217,6 +217,13 @@
 //!   application/vnd.kubernetes.protobuf` (the `;stream=watch` types for watches). Responses are
 //!   JSON whatever was negotiated.
 //!
+//! # kubectl
+//!
+//! [`kubectl::Kubectl`] runs the real `kubectl` from `PATH` with a kubeconfig the server wrote
+//! ([`ApiServer::write_kubeconfig`], [`ApiServer::write_kubeconfig_for`]): run a command and
+//! read its output, assert it succeeds or fails, poll until its output satisfies a check, or
+//! read a long-running `kubectl get -w` line by line.
+//!
 //! # Alert rules
 //!
 //! [`assert_alert_rules`] checks the rules `kubeward::alerts` generates for a controller with
@@ -272,6 +279,7 @@ mod handler;
 mod health;
 mod identity;
 mod kubeconfig;
+pub mod kubectl;
 mod lifecycle;
 mod metrics;
 mod negotiation;

@@ -4,7 +4,6 @@
 
 mod apiserver_support;
 
-use apiserver_support::kubectl::Kubectl;
 use apiserver_support::raw;
 use http::HeaderValue;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
@@ -16,6 +15,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, PolicyRule, Role, RoleBinding};
 use kube::api::{Api, ListParams, PostParams};
 use kube::{Client, Config};
+use kubeward_testing::kubectl::Kubectl;
 use kubeward_testing::{ApiServer, Identity};
 use serde_json::{Value, json};
 

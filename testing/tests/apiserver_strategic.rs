@@ -4,12 +4,12 @@
 
 mod apiserver_support;
 
-use apiserver_support::kubectl::Kubectl;
 use apiserver_support::{raw, rollout, rollout_crd, rollouts};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, Patch, PatchParams, PostParams};
+use kubeward_testing::kubectl::Kubectl;
 use kubeward_testing::{ApiServer, Identity};
 use serde_json::{Value, json};
 
