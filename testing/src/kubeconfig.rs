@@ -82,3 +82,31 @@ preferences: {{}}
 "
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_impersonating_user_carries_its_token_and_whom_it_acts_as() {
+        let groups = ["ops".to_owned(), "on call".to_owned()];
+        let text = render(
+            "https://127.0.0.1:6443",
+            None,
+            Some(Credentials::Impersonating {
+                token: "t0k",
+                user: "system:serviceaccount:default:op",
+                groups: &groups,
+            }),
+        );
+        let config: serde_json::Value = serde_yaml_ng::from_str(&text).unwrap();
+        assert_eq!(
+            config["users"][0]["user"],
+            serde_json::json!({
+                "token": "t0k",
+                "as": "system:serviceaccount:default:op",
+                "as-groups": ["ops", "on call"],
+            })
+        );
+    }
+}

@@ -947,3 +947,44 @@ async fn over_tls_kubectl_uses_token_and_certificate_kubeconfigs() {
     .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every identity writes a kubeconfig kubectl acts as (over TLS, where kubectl sends its
+/// credentials): a minted user in its groups, a user bound to its own rules.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_kubectl_acts_as_a_users_and_a_rule_bound_identitys_kubeconfig() {
+    let server = ApiServer::builder().tls(true).start().await.unwrap();
+    let dir = std::env::temp_dir().join(format!("kubeward-identity-{}", server.addr().port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (user_config, rules_config) = (dir.join("user.kubeconfig"), dir.join("rules.kubeconfig"));
+    server
+        .write_kubeconfig_for(&user_config, &Identity::user("carol", &["ops"]))
+        .unwrap();
+    let read = PolicyRule {
+        api_groups: Some(vec![String::new()]),
+        resources: Some(vec!["configmaps".into()]),
+        verbs: vec!["list".into()],
+        ..PolicyRule::default()
+    };
+    server
+        .write_kubeconfig_for(&rules_config, &Identity::with_rules("dave", vec![read]))
+        .unwrap();
+    tokio::task::spawn_blocking(move || {
+        let (carol, dave) = (Kubectl::new(&user_config), Kubectl::new(&rules_config));
+        let groups = carol.ok(&["auth", "whoami", "-o", "jsonpath={.status.userInfo.groups}"]);
+        assert_eq!(groups, r#"["ops","system:authenticated"]"#);
+        let refused = carol.fails(&["get", "configmaps"]);
+        assert!(
+            refused.contains(r#"User "carol" cannot list resource "configmaps""#),
+            "{refused}"
+        );
+        dave.ok(&["get", "configmaps"]);
+        let refused = dave.fails(&["get", "secrets"]);
+        assert!(
+            refused.contains(r#"User "dave" cannot list resource "secrets""#),
+            "{refused}"
+        );
+    })
+    .await
+    .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
