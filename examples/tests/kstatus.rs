@@ -6,7 +6,6 @@
 //! generation is observed and applied.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
@@ -16,6 +15,7 @@ use kubeward_examples::rollouts::operator::OperatorOptions;
 use kubeward_examples::rollouts::scenario::{RunningOperator, cluster};
 use kubeward_examples::rollouts::{APPROVED_GENERATION, Rollout, RolloutSpec, Strategy, rbac};
 use kubeward_testing::Cluster;
+use kubeward_testing::kubectl::Kubectl;
 use serde_json::{Value, json};
 
 /// kstatus' statuses of a resource.
@@ -314,23 +314,13 @@ async fn kubectl_wait_for_ready_returns_once_the_new_generation_is_applied() {
 }
 
 fn kubectl_wait_ready(kubeconfig: &Path) {
-    let out = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args([
-            "wait",
-            "--for=condition=Ready",
-            "rollout/web",
-            "-n",
-            "default",
-            "--timeout=60s",
-        ])
-        .output()
-        .expect("run kubectl wait");
-    assert!(
-        out.status.success(),
-        "kubectl wait: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Kubectl::new(kubeconfig).output(&[
+        "wait",
+        "--for=condition=Ready",
+        "rollout/web",
+        "-n",
+        "default",
+        "--timeout=60s",
+    ]);
+    assert!(out.success, "kubectl wait: {}{}", out.stdout, out.stderr);
 }

@@ -5,10 +5,11 @@
 //! cleanup of the Rollouts in it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use kubeward_examples::rollouts::{FINALIZER, operator};
+use kubeward_testing::kubectl::Kubectl;
 
 /// Stops the served binary when the test ends, however it ends: Ctrl-C (SIGINT) first, so that
 /// it stops the operator and the API server it started (on the real backend, etcd and
@@ -32,36 +33,13 @@ impl Drop for Served {
     }
 }
 
-fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
-    Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run kubectl {args:?}: {e}"))
-}
-
-fn require_kubectl() {
-    let found = Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        found,
-        "kubectl is not installed or not on PATH; this test needs it. Install it, e.g. \
-         `apt-get install -y kubernetes-client` on Debian (.ci/run does this) or see \
-         https://kubernetes.io/docs/tasks/tools/"
-    );
-}
-
 #[test]
 fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
-    require_kubectl();
     let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let kubeconfig: PathBuf = dir.join("kubeconfig");
+    // Fails the test at once, saying how to install it, when kubectl is not on PATH.
+    let k = Kubectl::new(&kubeconfig);
     let _ = std::fs::remove_file(&kubeconfig);
     let log = dir.join("serve.log");
     let mut served = Served(
@@ -92,13 +70,9 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
         std::thread::sleep(Duration::from_millis(50));
     }
 
-    let got = kubectl(&kubeconfig, &["get", "rollouts"]);
-    let stdout = String::from_utf8_lossy(&got.stdout);
-    assert!(
-        got.status.success(),
-        "{}",
-        String::from_utf8_lossy(&got.stderr)
-    );
+    let got = k.output(&["get", "rollouts"]);
+    let stdout = got.stdout;
+    assert!(got.success, "{}", got.stderr);
     let row = stdout
         .lines()
         .find(|l| l.starts_with("web "))
@@ -107,13 +81,9 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
     // The UpToDate column is a filtered JSONPath over the conditions.
     assert!(row.contains(" Applied "), "{stdout}");
 
-    let described = kubectl(&kubeconfig, &["describe", "rollout", "web"]);
-    let stdout = String::from_utf8_lossy(&described.stdout);
-    assert!(
-        described.status.success(),
-        "{}",
-        String::from_utf8_lossy(&described.stderr)
-    );
+    let described = k.output(&["describe", "rollout", "web"]);
+    let stdout = described.stdout;
+    assert!(described.success, "{}", described.stderr);
     let events = stdout
         .split_once("Events:")
         .map(|(_, events)| events)
@@ -147,13 +117,9 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
 
     // `kubectl explain` reads the Rollout's schema, the one the operator's CRD declares, from
     // the server's OpenAPI documents.
-    let explained = kubectl(&kubeconfig, &["explain", "rollouts.spec"]);
-    let stdout = String::from_utf8_lossy(&explained.stdout);
-    assert!(
-        explained.status.success(),
-        "{}",
-        String::from_utf8_lossy(&explained.stderr)
-    );
+    let explained = k.output(&["explain", "rollouts.spec"]);
+    let stdout = explained.stdout;
+    assert!(explained.success, "{}", explained.stderr);
     assert!(
         stdout.starts_with("GROUP:      demo.kubeward.dev\nKIND:       Rollout\nVERSION:    v1\n"),
         "{stdout}"
@@ -185,10 +151,8 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
     assert!(printed.status.success(), "rollouts crd failed");
     let file = dir.join("crd.yaml");
     std::fs::write(&file, &printed.stdout).expect("write yaml");
-    let read = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args([
+    let read = k
+        .command(&[
             "create",
             "--dry-run=client",
             "--validate=false",
@@ -212,14 +176,14 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
         "rollouts crd as kubectl reads it"
     );
 
-    rbac_applies_and_binds(&kubeconfig, &dir);
+    rbac_applies_and_binds(&k, &dir);
 
-    let children = kubectl(&kubeconfig, &["get", "configmaps", "-o", "name"]);
-    let stdout = String::from_utf8_lossy(&children.stdout);
+    let children = k.output(&["get", "configmaps", "-o", "name"]);
+    let stdout = children.stdout;
     assert!(stdout.contains("configmap/web-live"), "{stdout}");
 
-    get_watch_prints_updates_under_the_lists_header(&kubeconfig);
-    namespace_deletion_waits_for_the_operators_cleanup(&kubeconfig, &dir);
+    get_watch_prints_updates_under_the_lists_header(&k);
+    namespace_deletion_waits_for_the_operators_cleanup(&k, &dir);
     drop(served);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -227,34 +191,9 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
 /// `kubectl get rollouts -w` prints the list, then each change as a row of the same table:
 /// the server sends watch events as Table rows with the list's columns, so kubectl prints no
 /// second header (before, it printed `NAME AGE` rows of its own).
-fn get_watch_prints_updates_under_the_lists_header(kubeconfig: &Path) {
-    use std::io::BufRead;
-    let mut child = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(["get", "rollouts", "-w"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("run kubectl get -w");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let watching = Served(child);
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let next = || {
-        lines
-            .recv_timeout(Duration::from_secs(60))
-            .expect("kubectl get -w printed a line before the deadline")
-    };
+fn get_watch_prints_updates_under_the_lists_header(k: &Kubectl) {
+    let watching = k.lines(&["get", "rollouts", "-w"]);
+    let next = || watching.next_line(Duration::from_secs(60));
     let header: Vec<String> = next().split_whitespace().map(str::to_string).collect();
     assert_eq!(
         header,
@@ -267,22 +206,15 @@ fn get_watch_prints_updates_under_the_lists_header(kubeconfig: &Path) {
     let suspended = listed[3] == "true";
 
     let patch = |suspend: bool| {
-        let out = kubectl(
-            kubeconfig,
-            &[
-                "patch",
-                "rollout",
-                "web",
-                "--type=merge",
-                "-p",
-                &format!("{{\"spec\":{{\"suspend\":{suspend}}}}}"),
-            ],
-        );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = k.output(&[
+            "patch",
+            "rollout",
+            "web",
+            "--type=merge",
+            "-p",
+            &format!("{{\"spec\":{{\"suspend\":{suspend}}}}}"),
+        ]);
+        assert!(out.success, "{}", out.stderr);
     };
     patch(!suspended);
     // Rows until the one showing the change (the operator may write status in between), each
@@ -307,35 +239,16 @@ fn get_watch_prints_updates_under_the_lists_header(kubeconfig: &Path) {
 /// A finalizer the test holds on its Rollout, so the namespace deletion is observably waiting.
 const HOLD: &str = "example.com/hold";
 
-/// Polls `kubectl args` until its stdout satisfies `done` (bounded, so a broken server fails the
-/// test instead of hanging it); returns that stdout.
-fn kubectl_until(kubeconfig: &Path, args: &[&str], done: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let out = kubectl(kubeconfig, args);
-        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-        if out.status.success() && done(&stdout) {
-            return stdout;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "kubectl {args:?} never satisfied the check; last output: {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
+/// How long `Kubectl::until` polls (bounded, so a broken server fails the test instead of
+/// hanging it).
+const UNTIL: Duration = Duration::from_secs(60);
 
 /// `kubectl delete namespace` marks the namespace Terminating and waits: the Rollout in it gets
 /// its deletionTimestamp, the operator's cleanup deletes its children and removes the operator's
 /// finalizer, and the namespace goes only when the Rollout is gone.
-fn namespace_deletion_waits_for_the_operators_cleanup(kubeconfig: &Path, dir: &Path) {
-    let created = kubectl(kubeconfig, &["create", "namespace", "shop"]);
-    assert!(
-        created.status.success(),
-        "{}",
-        String::from_utf8_lossy(&created.stderr)
-    );
+fn namespace_deletion_waits_for_the_operators_cleanup(k: &Kubectl, dir: &Path) {
+    let created = k.output(&["create", "namespace", "shop"]);
+    assert!(created.success, "{}", created.stderr);
     let manifest = dir.join("shop-rollout.yaml");
     std::fs::write(
         &manifest,
@@ -345,18 +258,8 @@ fn namespace_deletion_waits_for_the_operators_cleanup(kubeconfig: &Path, dir: &P
         ),
     )
     .expect("write manifest");
-    let applied = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(["apply", "-f"])
-        .arg(&manifest)
-        .output()
-        .expect("run kubectl apply");
-    assert!(
-        applied.status.success(),
-        "{}",
-        String::from_utf8_lossy(&applied.stderr)
-    );
+    let applied = k.output(&["apply", "-f", manifest.to_str().expect("path")]);
+    assert!(applied.success, "{}", applied.stderr);
     let finalizers = [
         "get",
         "rollout",
@@ -366,19 +269,16 @@ fn namespace_deletion_waits_for_the_operators_cleanup(kubeconfig: &Path, dir: &P
         "-o",
         "jsonpath={.metadata.finalizers}",
     ];
-    kubectl_until(kubeconfig, &finalizers, |f| f.contains(FINALIZER));
-    kubectl_until(
-        kubeconfig,
+    k.until(&finalizers, UNTIL, |f| f.contains(FINALIZER));
+    k.until(
         &["get", "configmaps", "-n", "shop", "-o", "name"],
+        UNTIL,
         |names| names.contains("configmap/web-"),
     );
 
     // kubectl waits for the namespace to be gone.
     let mut deleting = Served(
-        Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .args(["delete", "namespace", "shop", "--timeout=120s"])
+        k.command(&["delete", "namespace", "shop", "--timeout=120s"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -386,14 +286,13 @@ fn namespace_deletion_waits_for_the_operators_cleanup(kubeconfig: &Path, dir: &P
     );
     // The operator's cleanup runs: its finalizer goes, its children with it; the test's hold
     // keeps the Rollout, and so the namespace.
-    kubectl_until(kubeconfig, &finalizers, |f| f == format!("[\"{HOLD}\"]"));
-    kubectl_until(
-        kubeconfig,
+    k.until(&finalizers, UNTIL, |f| f == format!("[\"{HOLD}\"]"));
+    k.until(
         &["get", "configmaps", "-n", "shop", "-o", "name"],
+        UNTIL,
         |names| names.trim().is_empty(),
     );
-    kubectl_until(
-        kubeconfig,
+    k.until(
         &[
             "get",
             "namespace",
@@ -401,6 +300,7 @@ fn namespace_deletion_waits_for_the_operators_cleanup(kubeconfig: &Path, dir: &P
             "-o",
             "jsonpath={.status.phase} {.status.conditions[?(@.type==\"NamespaceFinalizersRemaining\")].message}",
         ],
+        UNTIL,
         |s| {
             s == format!(
                 "Terminating Some content in the namespace has finalizers remaining: {HOLD} in 1 resource \
@@ -417,24 +317,17 @@ fn namespace_deletion_waits_for_the_operators_cleanup(kubeconfig: &Path, dir: &P
         "kubectl delete namespace returned while the namespace still had content"
     );
 
-    let released = kubectl(
-        kubeconfig,
-        &[
-            "patch",
-            "rollout",
-            "web",
-            "-n",
-            "shop",
-            "--type=json",
-            "-p",
-            r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
-        ],
-    );
-    assert!(
-        released.status.success(),
-        "{}",
-        String::from_utf8_lossy(&released.stderr)
-    );
+    let released = k.output(&[
+        "patch",
+        "rollout",
+        "web",
+        "-n",
+        "shop",
+        "--type=json",
+        "-p",
+        r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+    ]);
+    assert!(released.success, "{}", released.stderr);
     let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
         if let Some(status) = deleting.0.try_wait().expect("kubectl delete status") {
@@ -460,18 +353,18 @@ fn namespace_deletion_waits_for_the_operators_cleanup(kubeconfig: &Path, dir: &P
         "kubectl delete namespace: {stdout}{stderr}"
     );
     assert!(stdout.contains("namespace \"shop\" deleted"), "{stdout}");
-    let after = kubectl(kubeconfig, &["get", "namespace", "shop"]);
-    assert!(!after.status.success());
+    let after = k.output(&["get", "namespace", "shop"]);
+    assert!(!after.success);
     assert!(
-        String::from_utf8_lossy(&after.stderr).contains("namespaces \"shop\" not found"),
+        after.stderr.contains("namespaces \"shop\" not found"),
         "{}",
-        String::from_utf8_lossy(&after.stderr)
+        after.stderr
     );
 }
 
 /// `rollouts rbac` applies with kubectl; bound to the operator's service account, `kubectl auth
 /// can-i --as` the account answers yes for what the operator does and no for what it does not.
-fn rbac_applies_and_binds(kubeconfig: &Path, dir: &Path) {
+fn rbac_applies_and_binds(k: &Kubectl, dir: &Path) {
     let printed = Command::new(env!("CARGO_BIN_EXE_rollouts"))
         .arg("rbac")
         .output()
@@ -479,27 +372,16 @@ fn rbac_applies_and_binds(kubeconfig: &Path, dir: &Path) {
     assert!(printed.status.success(), "rollouts rbac failed");
     let file = dir.join("rbac.yaml");
     std::fs::write(&file, &printed.stdout).expect("write yaml");
-    let applied = kubectl(kubeconfig, &["apply", "-f", file.to_str().expect("path")]);
-    assert!(
-        applied.status.success(),
-        "{}",
-        String::from_utf8_lossy(&applied.stderr)
-    );
-    let bound = kubectl(
-        kubeconfig,
-        &[
-            "create",
-            "clusterrolebinding",
-            "kubeward-rollouts",
-            "--clusterrole=kubeward-rollouts",
-            "--serviceaccount=default:rollouts",
-        ],
-    );
-    assert!(
-        bound.status.success(),
-        "{}",
-        String::from_utf8_lossy(&bound.stderr)
-    );
+    let applied = k.output(&["apply", "-f", file.to_str().expect("path")]);
+    assert!(applied.success, "{}", applied.stderr);
+    let bound = k.output(&[
+        "create",
+        "clusterrolebinding",
+        "kubeward-rollouts",
+        "--clusterrole=kubeward-rollouts",
+        "--serviceaccount=default:rollouts",
+    ]);
+    assert!(bound.success, "{}", bound.stderr);
     let as_operator = "--as=system:serviceaccount:default:rollouts";
     for (args, expected) in [
         (
@@ -518,12 +400,12 @@ fn rbac_applies_and_binds(kubeconfig: &Path, dir: &Path) {
         let mut full = vec!["auth", "can-i"];
         full.extend(args);
         full.push(as_operator);
-        let answer = kubectl(kubeconfig, &full);
+        let answer = k.output(&full);
         assert_eq!(
-            String::from_utf8_lossy(&answer.stdout).trim(),
+            answer.stdout.trim(),
             expected,
             "kubectl {full:?}: {}",
-            String::from_utf8_lossy(&answer.stderr)
+            answer.stderr
         );
     }
 }

@@ -9,7 +9,6 @@
 //! auth can-i --as` the account answers yes for every rule, and a role missing any one rule
 //! breaks the scenario with a 403.
 
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -21,7 +20,8 @@ use kubeward_examples::rollouts::rbac;
 use kubeward_examples::rollouts::scenario::{
     RunningOperator, ScenarioError, ScenarioOptions, cluster, drive,
 };
-use kubeward_testing::{Backend, Cluster};
+use kubeward_testing::kubectl::Kubectl;
+use kubeward_testing::{Backend, Cluster, Identity};
 
 const USER: &str = "system:serviceaccount:default:rollouts";
 
@@ -286,21 +286,6 @@ subjects:
   namespace: default
 ";
 
-fn kubectl(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run kubectl {args:?} (is it installed?): {e}"));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
-
 /// `kubectl auth can-i` arguments for each verb of `rule`: `[verb, resource.group,
 /// --subresource=…]`.
 fn can_i_args(rule: &PolicyRule) -> Vec<Vec<String>> {
@@ -345,19 +330,16 @@ async fn the_printed_role_applied_with_kubectl_and_bound_to_the_service_account_
     std::fs::write(&role_file, &printed.stdout).expect("write role");
     std::fs::write(&binding_file, BINDING_YAML).expect("write binding");
 
-    let config = kubeconfig.clone();
+    let k = Kubectl::new(&kubeconfig);
     let (role, binding) = (role_file.clone(), binding_file.clone());
     tokio::task::spawn_blocking(move || {
-        let (ok, applied) = kubectl(
-            &config,
-            &[
-                "apply",
-                "-f",
-                role.to_str().unwrap(),
-                "-f",
-                binding.to_str().unwrap(),
-            ],
-        );
+        let (ok, applied) = k.run(&[
+            "apply",
+            "-f",
+            role.to_str().unwrap(),
+            "-f",
+            binding.to_str().unwrap(),
+        ]);
         assert!(ok, "{applied}");
         assert!(
             applied.contains("clusterrole.rbac.authorization.k8s.io/kubeward-rollouts created"),
@@ -368,26 +350,25 @@ async fn the_printed_role_applied_with_kubectl_and_bound_to_the_service_account_
             let mut full: Vec<&str> = vec!["auth", "can-i"];
             full.extend(args.iter().map(String::as_str));
             full.push(&as_sa);
-            let (ok, answer) = kubectl(&config, &full);
+            let (ok, answer) = k.run(&full);
             assert!(ok && answer.trim() == "yes", "kubectl {full:?}: {answer}");
         }
         // and not more than the role says
-        let (ok, answer) = kubectl(
-            &config,
-            &[
-                "auth",
-                "can-i",
-                "delete",
-                "rollouts.demo.kubeward.dev",
-                &as_sa,
-            ],
-        );
+        let (ok, answer) = k.run(&[
+            "auth",
+            "can-i",
+            "delete",
+            "rollouts.demo.kubeward.dev",
+            &as_sa,
+        ]);
         assert!(!ok && answer.trim() == "no", "{answer}");
     })
     .await
     .expect("kubectl");
 
-    let operator = server.client_as(USER, &[]).expect("service account client");
+    let operator = server
+        .client_for(&Identity::user(USER, &[]))
+        .expect("service account client");
     let (result, forbidden, output) =
         scenario_on(&server, operator, Duration::from_secs(30), None).await;
     if let Err(error) = result {
@@ -425,7 +406,7 @@ async fn through_rbac_a_role_missing_any_one_printed_rule_breaks_the_scenario() 
                 .create(&PostParams::default(), &binding)
                 .await
                 .expect("binding");
-            let operator = server.client_as(USER, &[]).expect("service account client");
+            let operator = server.client_for(&Identity::user(USER, &[])).expect("service account client");
             let (result, forbidden, _) =
                 scenario_on(&server, operator, Duration::from_secs(5), None).await;
             (removed, result.is_err(), forbidden)

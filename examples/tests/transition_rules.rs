@@ -11,6 +11,7 @@ use kubeward::vocabulary::Vocabulary;
 use kubeward::{Action, Pass, Reconciler};
 use kubeward_examples::rollouts::scenario::cluster;
 use kubeward_examples::rollouts::{Rollout, RolloutSpec, Rollouts, UpToDate};
+use kubeward_testing::kubectl::Kubectl;
 use serde_json::{Value, json};
 
 fn vocabulary() -> &'static Vocabulary {
@@ -380,22 +381,17 @@ async fn kubectl_patch_of_an_undeclared_transition_fails_with_the_rules_message(
     let kubeconfig = dir.join("kubeconfig");
     cluster.write_kubeconfig(&kubeconfig).unwrap();
     let patch = json!({"status": {"conditions": [up_to_date("Promoting")]}}).to_string();
-    let output = std::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args([
-            "patch",
-            "rollout",
-            "web",
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            &patch,
-        ])
-        .output()
-        .expect("kubectl runs (scripts/test installs it)");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "{stderr}");
+    let output = Kubectl::new(&kubeconfig).output(&[
+        "patch",
+        "rollout",
+        "web",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &patch,
+    ]);
+    let stderr = output.stderr;
+    assert!(!output.success, "{stderr}");
     assert!(
         stderr.contains(
             "The Rollout \"web\" is invalid: status.conditions[0].reason: Invalid value: \"object\": \

@@ -17,7 +17,7 @@ use crate::grant::{grant, ignore_status};
 use crate::kubeconfig::{self, Credentials};
 use crate::real::{ADMIN_USER, Assets, ControlPlane, Proxy};
 use crate::requests::{RequestLog, RequestRecord};
-use crate::{ApiServer, ServerError};
+use crate::{ApiServer, Identity, ServerError};
 
 /// The environment variable that picks the backend of [`Cluster::start`]: unset or `embedded`
 /// for the in-process server, `real` for kube-apiserver and etcd from
@@ -190,34 +190,34 @@ impl Cluster {
         }
     }
 
-    /// A client with full access: the cluster administrator.
+    /// A client acting as `identity`. On the embedded server as [`ApiServer::client_for`]; on
+    /// the real backend through the proxy, [`Identity::User`] being the administrator
+    /// impersonating the user (as `kubectl --as`), which kube-apiserver authorizes as that user.
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+    /// use kubeward_testing::{Cluster, Identity};
+    /// let cluster = Cluster::start().await?;
+    /// let someone = cluster.client_for(&Identity::user("someone", &["team"]))?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// When the client cannot be built, or on the real backend for [`Identity::Rules`] and
+    /// [`Identity::Certificate`] (embedded only).
+    pub fn client_for(&self, identity: &Identity) -> Result<kube::Client, ServerError> {
+        match &self.inner {
+            Inner::Embedded(server) => server.client_for(identity),
+            Inner::Real(real) => Ok(kube::Client::try_from(real.config_for(identity)?)?),
+        }
+    }
+
+    /// A client with full access: the cluster administrator, [`Identity::Admin`].
     ///
     /// # Errors
     /// When the client cannot be built.
     pub fn client(&self) -> Result<kube::Client, ServerError> {
-        match &self.inner {
-            Inner::Embedded(server) => server.client(),
-            Inner::Real(real) => Ok(kube::Client::try_from(real.config())?),
-        }
-    }
-
-    /// A client acting as `user` in `groups` (and `system:authenticated`), authorized by RBAC
-    /// from the stored roles and bindings. On the real backend it is the administrator
-    /// impersonating `user` (as `kubectl --as`), which kube-apiserver authorizes as that user.
-    ///
-    /// # Errors
-    /// When the client cannot be built.
-    pub fn client_as(&self, user: &str, groups: &[&str]) -> Result<kube::Client, ServerError> {
-        match &self.inner {
-            Inner::Embedded(server) => server.client_as(user, groups),
-            Inner::Real(real) => {
-                let mut config = real.config();
-                config.auth_info.impersonate = Some(user.to_owned());
-                config.auth_info.impersonate_groups =
-                    Some(groups.iter().map(|g| (*g).to_owned()).collect());
-                Ok(kube::Client::try_from(config)?)
-            }
-        }
+        self.client_for(&Identity::Admin)
     }
 
     /// A client authenticated as the service account `namespace/name`, granted exactly `rules`
@@ -271,28 +271,45 @@ impl Cluster {
         real.proxy
             .state
             .name_token(&token, &format!("system:serviceaccount:{namespace}:{name}"));
-        let mut config = real.config();
-        config.auth_info.token = Some(token.into());
-        Ok(kube::Client::try_from(config)?)
+        self.client_for(&Identity::Token(token))
+    }
+
+    /// Writes a kubeconfig that points `kubectl --kubeconfig <path>` at this cluster acting as
+    /// `identity`: on the embedded server as [`ApiServer::write_kubeconfig_for`]; on the real
+    /// backend bearing the administrator's token (impersonating an [`Identity::User`]) or the
+    /// [`Identity::Token`].
+    ///
+    /// # Errors
+    /// When the file cannot be written, or as [`Cluster::client_for`].
+    pub fn write_kubeconfig_for(
+        &self,
+        path: impl AsRef<Path>,
+        identity: &Identity,
+    ) -> Result<(), ServerError> {
+        let real = match &self.inner {
+            Inner::Embedded(server) => return server.write_kubeconfig_for(path, identity),
+            Inner::Real(real) => real,
+        };
+        let (token, impersonate) = real.acting_as(identity)?;
+        let credentials = match impersonate {
+            None => Credentials::Token(token),
+            Some((user, groups)) => Credentials::Impersonating {
+                token,
+                user,
+                groups,
+            },
+        };
+        let text = kubeconfig::render(&self.url(), Some(&real.tls.ca_pem()), Some(credentials));
+        std::fs::write(path, text).map_err(ServerError::Kubeconfig)
     }
 
     /// Writes a kubeconfig that points `kubectl --kubeconfig <path>` at this cluster as the
-    /// administrator.
+    /// administrator, [`Identity::Admin`].
     ///
     /// # Errors
     /// When the file cannot be written.
     pub fn write_kubeconfig(&self, path: impl AsRef<Path>) -> Result<(), ServerError> {
-        match &self.inner {
-            Inner::Embedded(server) => server.write_kubeconfig(path),
-            Inner::Real(real) => {
-                let text = kubeconfig::render(
-                    &self.url(),
-                    Some(&real.tls.ca_pem()),
-                    Some(Credentials::Token(&real.admin_token)),
-                );
-                std::fs::write(path, text).map_err(ServerError::Kubeconfig)
-            }
-        }
+        self.write_kubeconfig_for(path, &Identity::Admin)
     }
 
     /// Installs a CustomResourceDefinition and waits until it is `Established` (at once on
@@ -375,13 +392,38 @@ impl Cluster {
 }
 
 impl Real {
-    /// A client configuration through the proxy as the administrator.
-    fn config(&self) -> kube::Config {
+    /// A client configuration through the proxy acting as `identity`.
+    fn config_for(&self, identity: &Identity) -> Result<kube::Config, ServerError> {
+        let (token, impersonate) = self.acting_as(identity)?;
         let url = format!("https://{}", self.proxy.addr);
         let mut config = kube::Config::new(url.parse().expect("loopback URL parses"));
         config.root_cert = Some(vec![self.tls.ca_der()]);
-        config.auth_info.token = Some(self.admin_token.clone().into());
-        config
+        config.auth_info.token = Some(token.to_owned().into());
+        if let Some((user, groups)) = impersonate {
+            config.auth_info.impersonate = Some(user.to_owned());
+            config.auth_info.impersonate_groups = Some(groups.to_vec());
+        }
+        Ok(config)
+    }
+
+    /// The token that acts as `identity` through the proxy, and the user and groups it
+    /// impersonates, if any.
+    #[allow(clippy::type_complexity)]
+    fn acting_as<'a>(
+        &'a self,
+        identity: &'a Identity,
+    ) -> Result<(&'a str, Option<(&'a str, &'a [String])>), ServerError> {
+        match identity {
+            Identity::Admin => Ok((&self.admin_token, None)),
+            Identity::Token(token) => Ok((token, None)),
+            Identity::User { user, groups } => Ok((&self.admin_token, Some((user, groups)))),
+            Identity::Rules { .. } | Identity::Certificate { .. } => {
+                Err(ServerError::Unsupported(format!(
+                    "{identity:?}: rule-bound and client certificate identities are served by \
+                     the embedded API server only"
+                )))
+            }
+        }
     }
 }
 

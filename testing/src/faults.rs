@@ -77,7 +77,7 @@ pub struct Fault {
     pub path: PathMatch,
     /// What it does.
     pub action: FaultAction,
-    /// The authenticated user it applies to (see [`super::ApiServer::client_with_rules`];
+    /// The authenticated user it applies to (see [`super::Identity::Rules`];
     /// anonymous requests are `system:admin`); `None` for all.
     pub user: Option<String>,
     /// How many requests it hits before it is spent; `None` for all of them.

@@ -10,6 +10,16 @@ pub enum Credentials<'a> {
     Token(&'a str),
     /// A client certificate and its key.
     Certificate(&'a IssuedCertificate),
+    /// A bearer token whose user impersonates `user` in `groups` (`kubectl --as`,
+    /// `--as-group`).
+    Impersonating {
+        /// The token.
+        token: &'a str,
+        /// The user impersonated.
+        user: &'a str,
+        /// The groups impersonated.
+        groups: &'a [String],
+    },
 }
 
 /// A YAML scalar for `value` (JSON strings are YAML).
@@ -28,6 +38,19 @@ pub fn render(url: &str, ca_pem: Option<&str>, credentials: Option<Credentials<'
             base64::encode(certificate.cert_pem.as_bytes()),
             base64::encode(certificate.key_pem.as_bytes())
         ),
+        Some(Credentials::Impersonating {
+            token,
+            user,
+            groups,
+        }) => {
+            let groups: Vec<String> = groups.iter().map(|g| quoted(g)).collect();
+            format!(
+                "{{token: {}, as: {}, as-groups: [{}]}}",
+                quoted(token),
+                quoted(user),
+                groups.join(", ")
+            )
+        }
         None => "{}".to_owned(),
     };
     let authority = ca_pem
@@ -58,4 +81,32 @@ users:
 preferences: {{}}
 "
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_impersonating_user_carries_its_token_and_whom_it_acts_as() {
+        let groups = ["ops".to_owned(), "on call".to_owned()];
+        let text = render(
+            "https://127.0.0.1:6443",
+            None,
+            Some(Credentials::Impersonating {
+                token: "t0k",
+                user: "system:serviceaccount:default:op",
+                groups: &groups,
+            }),
+        );
+        let config: serde_json::Value = serde_yaml_ng::from_str(&text).unwrap();
+        assert_eq!(
+            config["users"][0]["user"],
+            serde_json::json!({
+                "token": "t0k",
+                "as": "system:serviceaccount:default:op",
+                "as-groups": ["ops", "on call"],
+            })
+        );
+    }
 }

@@ -171,11 +171,12 @@
 //!   configured, an unknown or missing token is 401 `Unauthorized` (or `system:anonymous` with
 //!   [`ApiServerBuilder::anonymous_auth`]), and [`ApiServer::client`] carries an administrator
 //!   token. Without configured tokens, requests without a known token are `system:admin` in
-//!   `system:masters`. [`ApiServer::client_as`] mints a token for any user;
-//!   [`ApiServer::write_kubeconfig_with_token`] writes a kubeconfig bearing one. With
-//!   [`ApiServerBuilder::tls`] the server serves https from a CA minted at start, and client
-//!   certificates it issues ([`ApiServer::client_with_certificate`],
-//!   [`ApiServer::write_kubeconfig_with_certificate`]) authenticate as their common name. kubectl
+//!   `system:masters`. One [`Identity`] names who a client ([`ApiServer::client_for`]) or a
+//!   kubeconfig ([`ApiServer::write_kubeconfig_for`]) acts as: the administrator, a token, any
+//!   user in any groups (a token is minted for it), a user bound to its own rules, or a client
+//!   certificate. With [`ApiServerBuilder::tls`] the server serves https from a CA minted at
+//!   start, and client certificates it issues ([`Identity::Certificate`]) authenticate as their
+//!   common name. kubectl
 //!   sends a kubeconfig's token or certificate only to https servers; over plain http it reaches
 //!   other identities with `--as`.
 //! - **Impersonation**: `Impersonate-User`, `-Group`, `-Uid` and `-Extra-*` headers (kubectl
@@ -188,8 +189,8 @@
 //!   defaulted as upstream — with the real 403 messages (`: RBAC: clusterrole… "x" not found`
 //!   appended when a bound role is missing). A fresh server stores `cluster-admin` (bound to
 //!   `system:masters`), `system:discovery`, `system:public-info-viewer` and `system:basic-user`.
-//!   Non-resource requests (discovery, `/version`) are authorized too. Clients from
-//!   [`ApiServer::client_with_rules`] are decided by their own rules only (non-resource requests
+//!   Non-resource requests (discovery, `/version`) are authorized too. Clients acting as
+//!   an [`Identity::Rules`] are decided by their own rules only (non-resource requests
 //!   unchecked). The `OwnerReferencesPermissionEnforcement` admission (blocking an owner's
 //!   deletion needs `update` on its `finalizers`; changing an object's owner references needs
 //!   `delete` on it) applies to everyone but `system:masters`, on creates, updates, merge
@@ -215,6 +216,13 @@
 //!   `only the following media types are accepted: application/json, application/yaml,
 //!   application/vnd.kubernetes.protobuf` (the `;stream=watch` types for watches). Responses are
 //!   JSON whatever was negotiated.
+//!
+//! # kubectl
+//!
+//! [`kubectl::Kubectl`] runs the real `kubectl` from `PATH` with a kubeconfig the server wrote
+//! ([`ApiServer::write_kubeconfig`], [`ApiServer::write_kubeconfig_for`]): run a command and
+//! read its output, assert it succeeds or fails, poll until its output satisfies a check, or
+//! read a long-running `kubectl get -w` line by line.
 //!
 //! # Alert rules
 //!
@@ -266,7 +274,9 @@ mod go_json;
 mod go_text;
 mod grant;
 mod health;
+mod identity;
 mod kubeconfig;
+pub mod kubectl;
 mod lifecycle;
 mod metrics;
 mod negotiation;
@@ -299,6 +309,7 @@ mod yaml;
 pub use alert_rules::assert_alert_rules;
 pub use cluster::{BACKEND_VARIABLE, Backend, Cluster};
 pub use faults::{Fault, FaultAction, Faults, PathMatch};
+pub use identity::Identity;
 pub use metrics::{Sample, metric_samples, metric_value};
 pub use real::ASSETS_VARIABLE;
 pub use requests::{RequestLog, RequestRecord};

@@ -15,11 +15,12 @@ use tokio::task::JoinHandle;
 
 use super::accept::accept_each;
 use super::auth::authn::Authenticator;
-use super::auth::authorizer::Identity;
+use super::auth::authorizer::Identity as Grant;
 use super::auth::bootstrap;
 use super::auth::tls::{IssuedCertificate, Tls};
 use super::auth::user::UserInfo;
 use super::faults::Faults;
+use super::identity::Identity;
 use super::kubeconfig::{self, Credentials};
 use super::pipeline::handle;
 use super::requests::{RequestLog, RequestRecord};
@@ -59,6 +60,9 @@ pub enum ServerError {
     /// The real control plane could not be found, started or reached.
     #[error("the real control plane: {0}")]
     ControlPlane(String),
+    /// The backend cannot act as the identity asked for (see [`crate::Identity`]).
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// Options of an [`ApiServer`].
@@ -151,12 +155,13 @@ impl ApiServerBuilder {
     ///
     /// ```no_run
     /// # async fn f() -> Result<(), kubeward_testing::ServerError> {
+    /// use kubeward_testing::Identity;
     /// let server = kubeward_testing::ApiServer::builder()
     ///     .token("op-token", "system:serviceaccount:demo:op", &[])
     ///     .start()
     ///     .await?;
-    /// let operator = server.client_with_token("op-token")?;
-    /// server.write_kubeconfig_with_token("op.kubeconfig", "op-token")?;
+    /// let operator = server.client_for(&Identity::token("op-token"))?;
+    /// server.write_kubeconfig_for("op.kubeconfig", &Identity::token("op-token"))?;
     /// # Ok(()) }
     /// ```
     #[must_use]
@@ -177,8 +182,8 @@ impl ApiServerBuilder {
 
     /// Serves https (default: plain http) with a certificate authority minted at start: clients
     /// from [`ApiServer::client`] and the kubeconfigs written trust it, and
-    /// [`ApiServer::client_with_certificate`] and [`ApiServer::write_kubeconfig_with_certificate`]
-    /// authenticate with client certificates it issues (user = common name, as
+    /// [`Identity::Certificate`] clients and kubeconfigs ([`ApiServer::client_for`],
+    /// [`ApiServer::write_kubeconfig_for`]) authenticate with client certificates it issues (user = common name, as
     /// kube-apiserver's x509 authenticator reads them). kubectl sends a kubeconfig's token or
     /// certificate only to https servers, so this is what kubectl needs to act as a configured
     /// identity.
@@ -298,49 +303,85 @@ impl ApiServer {
         Ok(config)
     }
 
-    /// A client with full access: the cluster administrator (`system:admin` in
-    /// `system:masters`), without credentials or, once tokens are configured, with the
-    /// administrator's token.
-    pub fn client(&self) -> Result<kube::Client, ServerError> {
-        let token = self.shared.authn.admin_token();
-        Ok(kube::Client::try_from(self.config(token)?)?)
+    /// How a client or kubeconfig authenticates as `identity`: a token (configured, the
+    /// administrator's, or minted for the identity), a client certificate, or nothing.
+    fn credentials(&self, identity: &Identity) -> Result<Option<Credential>, ServerError> {
+        let mint = |grant: Grant| Some(Credential::Token(self.shared.authn.mint(grant)));
+        Ok(match identity {
+            Identity::Admin => self
+                .shared
+                .authn
+                .admin_token()
+                .map(|token| Credential::Token(token.to_owned())),
+            Identity::Token(token) => Some(Credential::Token(token.clone())),
+            Identity::User { user, groups } => mint(Grant::rbac(UserInfo::authenticated(
+                user,
+                &borrowed(groups),
+            ))),
+            Identity::Rules { user, rules } => mint(Grant {
+                user: UserInfo::authenticated(user, &[]),
+                rules: Some(rules.clone().into()),
+            }),
+            Identity::Certificate { user, groups } => {
+                let tls = self.shared.tls.as_ref().ok_or_else(|| {
+                    ServerError::Tls(
+                        "the server serves plain http: start it with .tls(true)".into(),
+                    )
+                })?;
+                let certificate = tls
+                    .issue(&UserInfo::authenticated(user, &borrowed(groups)))
+                    .map_err(ServerError::Tls)?;
+                Some(Credential::Certificate(certificate))
+            }
+        })
     }
 
-    /// A client bearing `token` (see [`ApiServerBuilder::token`]); an unknown token gets 401
-    /// once tokens are configured.
-    pub fn client_with_token(&self, token: &str) -> Result<kube::Client, ServerError> {
-        Ok(kube::Client::try_from(self.config(Some(token))?)?)
-    }
-
-    /// A client authenticated as `user` in `groups` (plus `system:authenticated` and a service
-    /// account's groups, as [`ApiServerBuilder::token`] gives them), by a token minted for it:
-    /// its requests are authorized by RBAC from the Roles, ClusterRoles and bindings stored in
-    /// the server.
+    /// A client acting as `identity` (see [`Identity`]). A [`Identity::Certificate`] needs a
+    /// server started with [`ApiServerBuilder::tls`].
     ///
     /// ```no_run
     /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
     /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kubeward_testing::Identity;
     /// let server = kubeward_testing::ApiServer::start().await?;
-    /// let operator = server.client_as("system:serviceaccount:default:op", &[])?;
+    /// let operator = server.client_for(&Identity::service_account("default", "op"))?;
     /// let cms: kube::Api<ConfigMap> = kube::Api::namespaced(operator, "default");
     /// // 403 until a RoleBinding grants the service account `list` on configmaps
     /// assert!(cms.list(&Default::default()).await.is_err());
     /// # Ok(()) }
     /// ```
-    pub fn client_as(&self, user: &str, groups: &[&str]) -> Result<kube::Client, ServerError> {
-        let token = self
-            .shared
-            .authn
-            .mint(Identity::rbac(UserInfo::authenticated(user, groups)));
-        self.client_with_token(&token)
+    ///
+    /// # Errors
+    /// When the client cannot be built, or a certificate is asked of a plain http server.
+    pub fn client_for(&self, identity: &Identity) -> Result<kube::Client, ServerError> {
+        let config = match self.credentials(identity)? {
+            None => self.config(None)?,
+            Some(Credential::Token(token)) => self.config(Some(&token))?,
+            Some(Credential::Certificate(certificate)) => {
+                let mut config = self.config(None)?;
+                config.auth_info.client_certificate_data =
+                    Some(base64::encode(certificate.cert_pem.as_bytes()));
+                config.auth_info.client_key_data =
+                    Some(base64::encode(certificate.key_pem.as_bytes()).into());
+                config
+            }
+        };
+        Ok(kube::Client::try_from(config)?)
+    }
+
+    /// A client with full access: the cluster administrator, [`Identity::Admin`] (without
+    /// credentials or, once tokens are configured, with the administrator's token).
+    pub fn client(&self) -> Result<kube::Client, ServerError> {
+        self.client_for(&Identity::Admin)
     }
 
     /// A client authenticated as the service account `namespace/name`, granted exactly `rules`
     /// through the server's RBAC: a ClusterRole and a ClusterRoleBinding named
     /// `kubeward-testing:<namespace>:<name>` are stored (replacing any of that name), as `kubectl
-    /// apply` of a controller's generated role and its binding would. Run a controller in a test
-    /// as this client, with the rules its declaration generates, and a verb the generated RBAC
-    /// lacks fails the test with the 403 a cluster would answer — not a customer's deployment.
+    /// apply` of a controller's generated role and its binding would, and the client acts as
+    /// [`Identity::service_account`]. Run a controller in a test as this client, with the rules
+    /// its declaration generates, and a verb the generated RBAC lacks fails the test with the
+    /// 403 a cluster would answer — not a customer's deployment.
     ///
     /// ```no_run
     /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
@@ -369,86 +410,35 @@ impl ApiServer {
         rules: Vec<PolicyRule>,
     ) -> Result<kube::Client, ServerError> {
         super::grant::grant(self.client()?, namespace, name, rules).await?;
-        self.client_as(&format!("system:serviceaccount:{namespace}:{name}"), &[])
+        self.client_for(&Identity::service_account(namespace, name))
     }
 
-    /// A client authenticated as `user` whose requests are authorized against `rules` (RBAC
-    /// `PolicyRule`s): requests outside them get 403 Forbidden with the real message.
-    pub fn client_with_rules(
-        &self,
-        user: &str,
-        rules: Vec<PolicyRule>,
-    ) -> Result<kube::Client, ServerError> {
-        let token = self.shared.authn.mint(Identity {
-            user: UserInfo::authenticated(user, &[]),
-            rules: Some(rules.into()),
-        });
-        self.client_with_token(&token)
-    }
-
-    /// Writes a kubeconfig that points `kubectl --kubeconfig <path>` at this server as the
-    /// cluster administrator (see [`ApiServer::client`]).
-    pub fn write_kubeconfig(&self, path: impl AsRef<Path>) -> Result<(), ServerError> {
-        let token = self.shared.authn.admin_token();
-        self.write_kubeconfig_as(path, token.map(Credentials::Token))
-    }
-
-    fn write_kubeconfig_as(
+    /// Writes a kubeconfig that points `kubectl --kubeconfig <path>` at this server acting as
+    /// `identity` (see [`Identity`]). kubectl sends a kubeconfig's token or certificate only to
+    /// https servers ([`ApiServerBuilder::tls`]): over plain http its requests bear no
+    /// credentials (the administrator's, unless tokens are configured).
+    ///
+    /// # Errors
+    /// When the file cannot be written, or a certificate is asked of a plain http server.
+    pub fn write_kubeconfig_for(
         &self,
         path: impl AsRef<Path>,
-        credentials: Option<Credentials<'_>>,
+        identity: &Identity,
     ) -> Result<(), ServerError> {
+        let credential = self.credentials(identity)?;
+        let credentials = credential.as_ref().map(|c| match c {
+            Credential::Token(token) => Credentials::Token(token),
+            Credential::Certificate(certificate) => Credentials::Certificate(certificate),
+        });
         let ca = self.shared.tls.as_ref().map(Tls::ca_pem);
         let text = kubeconfig::render(&self.shared.url, ca.as_deref(), credentials);
         std::fs::write(path, text).map_err(ServerError::Kubeconfig)
     }
 
-    /// A client certificate for `user` in `groups` (plus `system:authenticated` and a
-    /// service account's groups), issued by the server's CA.
-    fn certificate(&self, user: &str, groups: &[&str]) -> Result<IssuedCertificate, ServerError> {
-        let tls = self.shared.tls.as_ref().ok_or_else(|| {
-            ServerError::Tls("the server serves plain http: start it with .tls(true)".into())
-        })?;
-        tls.issue(&UserInfo::authenticated(user, groups))
-            .map_err(ServerError::Tls)
-    }
-
-    /// A client authenticated by a client certificate for `user` in `groups` (see
-    /// [`ApiServerBuilder::tls`]), authorized by RBAC from the stored objects.
-    pub fn client_with_certificate(
-        &self,
-        user: &str,
-        groups: &[&str],
-    ) -> Result<kube::Client, ServerError> {
-        let certificate = self.certificate(user, groups)?;
-        let mut config = self.config(None)?;
-        config.auth_info.client_certificate_data =
-            Some(base64::encode(certificate.cert_pem.as_bytes()));
-        config.auth_info.client_key_data =
-            Some(base64::encode(certificate.key_pem.as_bytes()).into());
-        Ok(kube::Client::try_from(config)?)
-    }
-
-    /// Writes a kubeconfig that points `kubectl --kubeconfig <path>` at this server with a client
-    /// certificate for `user` in `groups` (see [`ApiServerBuilder::tls`]).
-    pub fn write_kubeconfig_with_certificate(
-        &self,
-        path: impl AsRef<Path>,
-        user: &str,
-        groups: &[&str],
-    ) -> Result<(), ServerError> {
-        let certificate = self.certificate(user, groups)?;
-        self.write_kubeconfig_as(path, Some(Credentials::Certificate(&certificate)))
-    }
-
-    /// Writes a kubeconfig that points `kubectl --kubeconfig <path>` at this server bearing
-    /// `token` (see [`ApiServerBuilder::token`]).
-    pub fn write_kubeconfig_with_token(
-        &self,
-        path: impl AsRef<Path>,
-        token: &str,
-    ) -> Result<(), ServerError> {
-        self.write_kubeconfig_as(path, Some(Credentials::Token(token)))
+    /// Writes a kubeconfig that points `kubectl --kubeconfig <path>` at this server as the
+    /// cluster administrator, [`Identity::Admin`] (see [`ApiServer::client`]).
+    pub fn write_kubeconfig(&self, path: impl AsRef<Path>) -> Result<(), ServerError> {
+        self.write_kubeconfig_for(path, &Identity::Admin)
     }
 
     /// The fault rules.
@@ -573,6 +563,19 @@ async fn sweep_events(shared: std::sync::Weak<Shared>) {
         };
         shared.lock().expire_events();
     }
+}
+
+/// A credential a client or kubeconfig presents.
+enum Credential {
+    /// A bearer token.
+    Token(String),
+    /// A client certificate and its key.
+    Certificate(IssuedCertificate),
+}
+
+/// `groups` as the `&str`s [`UserInfo::authenticated`] takes.
+fn borrowed(groups: &[String]) -> Vec<&str> {
+    groups.iter().map(String::as_str).collect()
 }
 
 /// Serves HTTP/1.1 requests on one connection, whose verified client certificate (if any)

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
-use kubeward_testing::{Cluster, Fault, FaultAction};
+use kubeward_testing::{Cluster, Fault, FaultAction, Identity};
 
 async fn cluster() -> Cluster {
     let cluster = Cluster::start().await.expect("cluster starts");
@@ -108,7 +108,9 @@ async fn a_service_account_gets_exactly_its_rules_and_is_logged_as_itself() {
 #[tokio::test]
 async fn an_impersonated_user_is_authorized_as_that_user() {
     let cluster = cluster().await;
-    let someone = cluster.client_as("someone", &["team"]).unwrap();
+    let someone = cluster
+        .client_for(&Identity::user("someone", &["team"]))
+        .unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(someone, "default");
     let denied = cms.list(&Default::default()).await.unwrap_err();
     assert_eq!(api_code(&denied), Some(403), "{denied}");

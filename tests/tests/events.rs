@@ -11,7 +11,7 @@ use kubeward::clock::ManualClock;
 use kubeward::events::{Event, EventRecorder, EventType, PublishError, Reporter};
 use kubeward::limits::EVENT_NOTE_MAX_BYTES;
 use kubeward::observe::{Observers, PassRecord, PublishRecord, PublishResult, ReconcileObserver};
-use kubeward_testing::{ApiServer, Fault, FaultAction};
+use kubeward_testing::{ApiServer, Fault, FaultAction, Identity};
 
 const CONTROLLER: &str = "demo.kubeward.dev/rollouts";
 const NAMESPACE: &str = "demo";
@@ -512,7 +512,7 @@ async fn forbidden_is_a_typed_error_and_leaves_no_series() {
     };
     let client = fx
         .server
-        .client_with_rules("rollouts", vec![reader])
+        .client_for(&Identity::with_rules("rollouts", vec![reader]))
         .unwrap();
     let recorder = fx.recorder_for(client, "rollouts-0");
     let web = rollout("web", "uid-web");

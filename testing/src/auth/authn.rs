@@ -6,7 +6,7 @@
 //!
 //! - **No credentials configured** (the default): requests without a known token are the cluster
 //!   administrator (`system:admin` in `system:masters`), so an unconfigured `kube::Client` or
-//!   kubectl just works. Tokens minted by [`crate::ApiServer::client_with_rules`] still name
+//!   kubectl just works. Tokens minted by [`crate::Identity::Rules`] still name
 //!   their rule-limited identities.
 //! - **Tokens configured** ([`crate::ApiServerBuilder::token`]): as kube-apiserver with
 //!   `--token-auth-file` and `--anonymous-auth=false`, a request with an unknown token, or with

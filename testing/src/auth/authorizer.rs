@@ -7,7 +7,7 @@
 //!   the request (kubernetes `plugin/pkg/auth/authorizer/rbac/rbac.go`), with the reason `RBAC:
 //!   allowed by <binding>`; a denial carries `RBAC: <errors>` when a bound role is missing, which
 //!   the 403 message appends;
-//! - identities minted by [`crate::ApiServer::client_with_rules`] are decided by their own rules
+//! - identities minted by [`crate::Identity::Rules`] are decided by their own rules
 //!   only, with no reason either way.
 
 use std::sync::Arc;
@@ -25,7 +25,7 @@ use crate::store::Store;
 pub(crate) struct Identity {
     /// The user.
     pub(crate) user: UserInfo,
-    /// `Some` for [`crate::ApiServer::client_with_rules`] identities: the only rules that apply.
+    /// `Some` for [`crate::Identity::Rules`] identities: the only rules that apply.
     pub(crate) rules: Option<Arc<[PolicyRule]>>,
 }
 

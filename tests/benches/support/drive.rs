@@ -8,7 +8,7 @@ use futures::StreamExt;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::CustomResourceExt;
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
-use kubeward_testing::ApiServer;
+use kubeward_testing::{ApiServer, Identity};
 use serde_json::json;
 
 use super::workload::{FINALIZER, NAMESPACE, READY, Workload, WorkloadSpec};
@@ -42,7 +42,7 @@ pub async fn server() -> (ApiServer, kube::Client) {
         ..PolicyRule::default()
     };
     let driver = server
-        .client_with_rules(DRIVER, vec![everything])
+        .client_for(&Identity::with_rules(DRIVER, vec![everything]))
         .expect("driver client");
     (server, driver)
 }

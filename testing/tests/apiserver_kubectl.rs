@@ -3,7 +3,7 @@
 
 mod apiserver_support;
 
-use apiserver_support::kubectl::{Kubectl, next_lines};
+use apiserver_support::kubectl_for;
 
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -46,7 +46,7 @@ spec:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
     let server = ApiServer::start().await.unwrap();
-    let (k, dir) = Kubectl::for_server(&server);
+    let (k, dir) = kubectl_for(&server);
     let crd = dir.join("crd.yaml");
     std::fs::write(&crd, CRD_YAML).unwrap();
     let obj = dir.join("rollout.yaml");
@@ -185,7 +185,7 @@ async fn kubectl_creates_gets_describes_and_deletes_a_custom_resource() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_works_with_built_in_configmaps_and_events() {
     let server = ApiServer::start().await.unwrap();
-    let (k, _) = Kubectl::for_server(&server);
+    let (k, _) = kubectl_for(&server);
     let kc = k.clone();
     // kubectl's typed generators send protobuf.
     let created = tokio::task::spawn_blocking(move || {
@@ -288,10 +288,13 @@ async fn kubectl_works_with_built_in_configmaps_and_events() {
     );
 }
 
+/// How long a running kubectl gets to print its next line: generous.
+const LINE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_get_watch_prints_updates_as_rows_under_the_lists_header() {
     let server = ApiServer::start().await.unwrap();
-    let (k, _) = Kubectl::for_server(&server);
+    let (k, _) = kubectl_for(&server);
     server
         .install_crd(&apiserver_support::rollout_crd_with_columns())
         .unwrap();
@@ -302,9 +305,9 @@ async fn kubectl_get_watch_prints_updates_as_rows_under_the_lists_header() {
     )
     .await
     .unwrap();
-    let (_kubectl, lines) = k.spawn_lines(&["get", "rollouts", "-w"]);
+    let lines = k.lines(&["get", "rollouts", "-w"]);
     let (lines, listed) = tokio::task::spawn_blocking(move || {
-        let listed = next_lines(&lines, 2);
+        let listed = lines.next_lines(2, LINE_TIMEOUT);
         (lines, listed)
     })
     .await
@@ -331,7 +334,7 @@ async fn kubectl_get_watch_prints_updates_as_rows_under_the_lists_header() {
     )
     .await
     .unwrap();
-    let updates = tokio::task::spawn_blocking(move || next_lines(&lines, 2))
+    let updates = tokio::task::spawn_blocking(move || lines.next_lines(2, LINE_TIMEOUT))
         .await
         .unwrap();
     // The updates are rows of the same table: no second header, the same three columns.

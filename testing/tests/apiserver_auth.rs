@@ -4,7 +4,6 @@
 
 mod apiserver_support;
 
-use apiserver_support::kubectl::Kubectl;
 use apiserver_support::raw;
 use http::HeaderValue;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
@@ -16,7 +15,8 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, PolicyRule, Role, RoleBinding};
 use kube::api::{Api, ListParams, PostParams};
 use kube::{Client, Config};
-use kubeward_testing::ApiServer;
+use kubeward_testing::kubectl::Kubectl;
+use kubeward_testing::{ApiServer, Identity};
 use serde_json::{Value, json};
 
 const ALICE: &str = "alice-token";
@@ -120,7 +120,9 @@ async fn unknown_and_missing_tokens_are_401_once_tokens_are_configured() {
         ..PolicyRule::default()
     }];
     let limited: Api<ConfigMap> = Api::namespaced(
-        server.client_with_rules("limited", rules).unwrap(),
+        server
+            .client_for(&Identity::with_rules("limited", rules))
+            .unwrap(),
         "default",
     );
     limited
@@ -180,7 +182,7 @@ async fn anonymous_auth_serves_requests_without_credentials_as_system_anonymous(
 async fn token_users_are_authorized_by_the_stored_roles_and_bindings() {
     let server = server().await;
     let admin = server.client().unwrap();
-    let alice = server.client_with_token(ALICE).unwrap();
+    let alice = server.client_for(&Identity::token(ALICE)).unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(alice.clone(), "default");
     assert_eq!(
         status_of(cms.list(&ListParams::default()).await),
@@ -432,7 +434,7 @@ async fn impersonation_needs_the_impersonate_verb_and_acts_as_the_impersonated_u
 #[tokio::test]
 async fn self_subject_access_reviews_answer_with_the_rbac_decision_and_its_reason() {
     let server = server().await;
-    let alice = server.client_with_token(ALICE).unwrap();
+    let alice = server.client_for(&Identity::token(ALICE)).unwrap();
     let reviews: Api<SelfSubjectAccessReview> = Api::all(alice.clone());
     let ask = |verb: &str| SelfSubjectAccessReview {
         spec: SelfSubjectAccessReviewSpec {
@@ -522,7 +524,7 @@ async fn self_subject_rules_reviews_list_the_bound_rules_and_missing_roles() {
         )
         .await;
     }
-    let alice = server.client_with_token(ALICE).unwrap();
+    let alice = server.client_for(&Identity::token(ALICE)).unwrap();
     let reviews: Api<SelfSubjectRulesReview> = Api::all(alice.clone());
     let review = SelfSubjectRulesReview {
         spec: SelfSubjectRulesReviewSpec {
@@ -707,7 +709,7 @@ async fn kubectl_applies_rbac_then_acts_as_the_service_account_and_asks_auth() {
 async fn clients_as_a_user_are_authorized_by_rbac_without_configured_tokens() {
     let server = ApiServer::start().await.unwrap();
     let op = server
-        .client_as("system:serviceaccount:default:op", &[])
+        .client_for(&Identity::user("system:serviceaccount:default:op", &[]))
         .unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(op, "default");
     assert_eq!(
@@ -757,7 +759,7 @@ async fn roles_and_bindings_cannot_grant_more_than_the_writer_holds_without_esca
         json!([{"kind": "User", "name": "alice"}]),
     )
     .await;
-    let alice = server.client_with_token(ALICE).unwrap();
+    let alice = server.client_for(&Identity::token(ALICE)).unwrap();
     let roles: Api<Role> = Api::namespaced(alice.clone(), "default");
     store_role(
         &roles,
@@ -867,7 +869,7 @@ async fn over_tls_kubectl_uses_token_and_certificate_kubeconfigs() {
     // kube clients trust the server's CA; a certificate names its user.
     let admin = server.client().unwrap();
     let robot = server
-        .client_with_certificate("robot", &["robots"])
+        .client_for(&Identity::certificate("robot", &["robots"]))
         .unwrap();
     let whoami: Api<SelfSubjectReview> = Api::all(robot.clone());
     let user = whoami
@@ -905,13 +907,13 @@ async fn over_tls_kubectl_uses_token_and_certificate_kubeconfigs() {
     );
     server.write_kubeconfig(&admin_config).unwrap();
     server
-        .write_kubeconfig_with_token(&alice_config, ALICE)
+        .write_kubeconfig_for(&alice_config, &Identity::token(ALICE))
         .unwrap();
     server
-        .write_kubeconfig_with_certificate(&robot_config, "robot", &["robots"])
+        .write_kubeconfig_for(&robot_config, &Identity::certificate("robot", &["robots"]))
         .unwrap();
     server
-        .write_kubeconfig_with_token(&bogus_config, "bogus")
+        .write_kubeconfig_for(&bogus_config, &Identity::token("bogus"))
         .unwrap();
     tokio::task::spawn_blocking(move || {
         let (admin, alice, robot, bogus) = (
@@ -938,6 +940,47 @@ async fn over_tls_kubectl_uses_token_and_certificate_kubeconfigs() {
             refused.contains(
                 "error: You must be logged in to the server (the server has asked for the client to provide credentials)"
             ),
+            "{refused}"
+        );
+    })
+    .await
+    .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every identity writes a kubeconfig kubectl acts as (over TLS, where kubectl sends its
+/// credentials): a minted user in its groups, a user bound to its own rules.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_kubectl_acts_as_a_users_and_a_rule_bound_identitys_kubeconfig() {
+    let server = ApiServer::builder().tls(true).start().await.unwrap();
+    let dir = std::env::temp_dir().join(format!("kubeward-identity-{}", server.addr().port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (user_config, rules_config) = (dir.join("user.kubeconfig"), dir.join("rules.kubeconfig"));
+    server
+        .write_kubeconfig_for(&user_config, &Identity::user("carol", &["ops"]))
+        .unwrap();
+    let read = PolicyRule {
+        api_groups: Some(vec![String::new()]),
+        resources: Some(vec!["configmaps".into()]),
+        verbs: vec!["list".into()],
+        ..PolicyRule::default()
+    };
+    server
+        .write_kubeconfig_for(&rules_config, &Identity::with_rules("dave", vec![read]))
+        .unwrap();
+    tokio::task::spawn_blocking(move || {
+        let (carol, dave) = (Kubectl::new(&user_config), Kubectl::new(&rules_config));
+        let groups = carol.ok(&["auth", "whoami", "-o", "jsonpath={.status.userInfo.groups}"]);
+        assert_eq!(groups, r#"["ops","system:authenticated"]"#);
+        let refused = carol.fails(&["get", "configmaps"]);
+        assert!(
+            refused.contains(r#"User "carol" cannot list resource "configmaps""#),
+            "{refused}"
+        );
+        dave.ok(&["get", "configmaps"]);
+        let refused = dave.fails(&["get", "secrets"]);
+        assert!(
+            refused.contains(r#"User "dave" cannot list resource "secrets""#),
             "{refused}"
         );
     })

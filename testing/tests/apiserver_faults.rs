@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
-use kubeward_testing::{ApiServer, Fault, FaultAction};
+use kubeward_testing::{ApiServer, Fault, FaultAction, Identity};
 
 /// The HTTP statuses the server answered its POSTs with, in order (0: no answer).
 fn post_answers(server: &ApiServer) -> Vec<u16> {
@@ -290,7 +290,10 @@ async fn clients_with_rules_get_403_outside_them() {
         ..Default::default()
     }];
     let client = server
-        .client_with_rules("system:serviceaccount:demo:op", rules)
+        .client_for(&Identity::with_rules(
+            "system:serviceaccount:demo:op",
+            rules,
+        ))
         .unwrap();
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
     cms.list(&ListParams::default()).await.unwrap();
@@ -352,7 +355,10 @@ async fn owner_references_need_finalizer_and_delete_permissions() {
     let user = "system:serviceaccount:demo:op";
     let limited: Api<ConfigMap> = Api::namespaced(
         server
-            .client_with_rules(user, vec![rule(&["configmaps"], &["create", "patch"])])
+            .client_for(&Identity::with_rules(
+                user,
+                vec![rule(&["configmaps"], &["create", "patch"])],
+            ))
             .unwrap(),
         "default",
     );
@@ -388,13 +394,13 @@ async fn owner_references_need_finalizer_and_delete_permissions() {
 
     let allowed: Api<ConfigMap> = Api::namespaced(
         server
-            .client_with_rules(
+            .client_for(&Identity::with_rules(
                 user,
                 vec![
                     rule(&["configmaps"], &["create", "patch", "delete"]),
                     rule(&["configmaps/finalizers"], &["update"]),
                 ],
-            )
+            ))
             .unwrap(),
         "default",
     );

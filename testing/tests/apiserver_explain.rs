@@ -4,11 +4,11 @@
 
 mod apiserver_support;
 
-use apiserver_support::kubectl::Kubectl;
 use apiserver_support::{raw_accept, rollout_crd_json};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
 use kubeward_testing::ApiServer;
+use kubeward_testing::kubectl::Kubectl;
 use serde_json::{Value, json};
 
 /// kubectl with a kubeconfig for `server`, in a directory of its own (`name`).

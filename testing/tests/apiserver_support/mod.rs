@@ -1,13 +1,12 @@
 //! Helpers shared by the `apiserver_*` integration tests.
 #![allow(dead_code)]
 
-pub mod kubectl;
-
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::PostParams;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::{Client, client::Body};
 use kubeward_testing::ApiServer;
+use kubeward_testing::kubectl::Kubectl;
 use serde_json::{Value, json};
 
 /// The CRD of `rollouts.demo.kubeward.dev` (namespaced, v1, with or without the status
@@ -181,3 +180,13 @@ pub async fn raw_watch(
 
 /// What `kubectl get` asks for: a Table, else the objects.
 pub const KUBECTL_TABLE_ACCEPT: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+
+/// kubectl for `server`: a kubeconfig (and cache) in a directory of the server's own, which is
+/// returned for the test's files.
+pub fn kubectl_for(server: &ApiServer) -> (Kubectl, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("kubeward-kubectl-{}", server.addr().port()));
+    std::fs::create_dir_all(&dir).expect("kubectl's directory");
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    (Kubectl::new(&kubeconfig), dir)
+}

@@ -4,13 +4,13 @@
 
 mod apiserver_support;
 
-use apiserver_support::kubectl::Kubectl;
 use apiserver_support::{raw, rollout, rollout_crd, rollouts};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kubeward_testing::ApiServer;
+use kubeward_testing::kubectl::Kubectl;
+use kubeward_testing::{ApiServer, Identity};
 use serde_json::{Value, json};
 
 const CM_PATH: &str = "/api/v1/namespaces/default/configmaps/app";
@@ -150,7 +150,7 @@ async fn owner_reference_admission_sees_the_merged_references() {
     };
     let limited: Api<ConfigMap> = Api::namespaced(
         server
-            .client_with_rules("op", vec![rule(&["get", "patch"])])
+            .client_for(&Identity::with_rules("op", vec![rule(&["get", "patch"])]))
             .unwrap(),
         "default",
     );
