@@ -1,5 +1,5 @@
 //! [`Controller`]: the builder of a controller — what it reconciles, how, where and with what
-//! around it. Running it is [`run`](super::run).
+//! around it. It only builds: running it ([`Controller::run`]) builds on it, not the other way.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,9 +24,6 @@ use crate::observe::{Observers, ReconcileObserver};
 
 /// How long in-flight passes may run on after a shutdown signal before they are abandoned.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
-/// How long the final event flush (on shutdown, or at the end of a leadership term) retries
-/// failed writes.
-pub(super) const FLUSH_BUDGET: Duration = Duration::from_secs(5);
 /// How many objects are reconciled at once by default.
 pub const DEFAULT_CONCURRENCY: u16 = 16;
 /// How long one pass's reconciler may run by default before the pass is abandoned (a wedged
