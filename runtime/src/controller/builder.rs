@@ -166,7 +166,8 @@ impl<R: Reconciler> Controller<R> {
     }
 
     /// Names the controller (events' `reportingController`, the `controller` metric label).
-    /// Default: [`Reconciler::NAME`], else the finalizer, else the resource kind.
+    /// Default: [`default_name`](super::default_name) ([`Reconciler::NAME`], else the finalizer,
+    /// else the resource kind).
     #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
