@@ -22,6 +22,7 @@
 //! - [`vocabulary`]: condition reasons, their event types and allowed transitions as data;
 //! - [`clock`]: injectable wall-clock time, so time-dependent rules are tested without sleeping.
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "prometheus")]

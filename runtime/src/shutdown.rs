@@ -1,7 +1,8 @@
 //! The shutdown budget: one deadline, counted from the shutdown signal, that every step of a
-//! graceful shutdown fits inside — so that a controller (or an [`Operator`](crate::operator::Operator)
-//! of several) is done before the kubelet's `terminationGracePeriodSeconds` (30 s by default)
-//! runs out and it is killed mid-write.
+//! graceful shutdown fits inside — so that a controller (or an operator of several) is done
+//! before the kubelet's `terminationGracePeriodSeconds` (30 s by default) runs out and it is
+//! killed mid-write. The controller, the operator and leader election hold a budget and bound
+//! their steps by it; this module depends on none of them.
 //!
 //! The steps run one after another, each bounded by its own limit and by its share of the
 //! budget (a step that finishes early leaves the rest to the next):

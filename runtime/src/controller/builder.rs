@@ -1,5 +1,5 @@
 //! [`Controller`]: the builder of a controller — what it reconciles, how, where and with what
-//! around it. Running it is [`run`](super::run).
+//! around it. It only builds: running it ([`Controller::run`]) builds on it, not the other way.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,9 +24,6 @@ use crate::observe::{Observers, ReconcileObserver};
 
 /// How long in-flight passes may run on after a shutdown signal before they are abandoned.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
-/// How long the final event flush (on shutdown, or at the end of a leadership term) retries
-/// failed writes.
-pub(super) const FLUSH_BUDGET: Duration = Duration::from_secs(5);
 /// How many objects are reconciled at once by default.
 pub const DEFAULT_CONCURRENCY: u16 = 16;
 /// How long one pass's reconciler may run by default before the pass is abandoned (a wedged
@@ -169,7 +166,8 @@ impl<R: Reconciler> Controller<R> {
     }
 
     /// Names the controller (events' `reportingController`, the `controller` metric label).
-    /// Default: [`Reconciler::NAME`], else the finalizer, else the resource kind.
+    /// Default: [`default_name`](super::default_name) ([`Reconciler::NAME`], else the finalizer,
+    /// else the resource kind).
     #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
@@ -445,105 +443,6 @@ impl<R: Reconciler> Controller<R> {
     /// count as unavailable and deadlock a `maxUnavailable: 0` rollout.
     pub fn readiness(&self) -> watch::Receiver<ControllerState> {
         self.state.subscribe()
-    }
-
-    /// A Prometheus collector of the state of every object this controller watches (generation,
-    /// conditions of the declared types with their reasons' classes, suspended, the declared
-    /// [`INFO`](Reconciler::INFO) fields), read from its cache at scrape time; see
-    /// [`ObjectMetrics`](crate::metrics::ObjectMetrics). Register it to switch these metrics on.
-    ///
-    /// # Errors
-    /// When `prefix` is not a valid metric-name prefix.
-    #[cfg(feature = "prometheus")]
-    pub fn object_metrics(
-        &self,
-        prefix: &str,
-    ) -> Result<crate::metrics::ObjectMetrics, prometheus::Error> {
-        use kube::ResourceExt;
-        let cache = self.cache.subscribe();
-        let memory = self.memory.clone();
-        let snapshot = move || {
-            let Some(store) = cache.borrow().clone() else {
-                return Vec::new();
-            };
-            let terminal = memory.terminal_failures();
-            store
-                .state()
-                .iter()
-                .map(|object| {
-                    let mut conditions = super::status::status_of(&**object).conditions;
-                    if !R::CONDITIONS.is_empty() {
-                        conditions.retain(|c| R::CONDITIONS.iter().any(|v| v.type_ == c.type_));
-                    }
-                    // Info fields are read from the object as the API server serves it; only
-                    // when declared, as it costs a serialization per object and scrape.
-                    let info = if R::INFO.is_empty() {
-                        Vec::new()
-                    } else {
-                        serde_json::to_value(&**object)
-                            .map(|json| crate::info::values(R::INFO, &json))
-                            .unwrap_or_else(|_| vec![String::new(); R::INFO.len()])
-                    };
-                    crate::metrics::ObjectState {
-                        namespace: object.namespace().unwrap_or_default(),
-                        name: object.name_any(),
-                        generation: object.meta().generation,
-                        conditions,
-                        suspended: super::hooks::is_suspended::<R>(object),
-                        terminal: terminal.holds(&**object),
-                        info,
-                    }
-                })
-                .collect()
-        };
-        crate::metrics::ObjectMetrics::new(prefix, self.name(), Arc::new(snapshot))?
-            .with_vocabularies(R::CONDITIONS)?
-            .with_info(R::INFO)
-    }
-
-    /// A Prometheus collector of this controller's own state: whether this replica reconciles
-    /// (holds the lease, or runs without leader election) and how many objects wait for a pass; see
-    /// [`ControllerMetrics`](crate::metrics::ControllerMetrics).
-    ///
-    /// # Errors
-    /// When `prefix` is not a valid metric-name prefix.
-    #[cfg(feature = "prometheus")]
-    pub fn controller_metrics(
-        &self,
-        prefix: &str,
-    ) -> Result<crate::metrics::ControllerMetrics, prometheus::Error> {
-        // A watch term runs exactly while the controller reconciles: its cache is there.
-        let cache = self.cache.subscribe();
-        let leading = move || cache.borrow().is_some();
-        let queue = self.queue.clone();
-        crate::metrics::ControllerMetrics::new(prefix, self.name(), Arc::new(leading))?
-            .with_queue_depth(Arc::new(move || queue.depth()))
-    }
-
-    /// Registers every metric of this controller on `registry`: passes, steps and event
-    /// publishes ([`Metrics`](crate::metrics::Metrics), wired as an observer of the controller
-    /// and of its own event recorder), per-object state
-    /// ([`object_metrics`](Controller::object_metrics)) and the controller's own
-    /// ([`controller_metrics`](Controller::controller_metrics)), all prefixed `kubeward_`. For a custom
-    /// prefix or buckets, or one `Metrics` shared by several controllers, use
-    /// [`with_observer`](Controller::with_observer) and `object_metrics` instead.
-    ///
-    /// # Errors
-    /// When `registry` already holds these metrics (another controller registered them there).
-    #[cfg(feature = "prometheus")]
-    pub fn register_metrics(
-        self,
-        registry: &prometheus::Registry,
-    ) -> Result<Self, prometheus::Error> {
-        let metrics = crate::metrics::Metrics::builder().build()?;
-        registry.register(Box::new(metrics.clone()))?;
-        registry.register(Box::new(
-            self.object_metrics(crate::metrics::DEFAULT_PREFIX)?,
-        ))?;
-        registry.register(Box::new(
-            self.controller_metrics(crate::metrics::DEFAULT_PREFIX)?,
-        ))?;
-        Ok(self.with_observer(Arc::new(metrics)))
     }
 }
 

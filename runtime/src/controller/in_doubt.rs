@@ -1,5 +1,5 @@
-//! Writes whose answer was lost, shared by the status write ([`super::status`]) and the finalizer
-//! patches ([`super::finalizer`]).
+//! Writes whose answer was lost: the one rule for every write of a pass (the status write and the
+//! finalizer patches build on it; it knows neither).
 //!
 //! kube's client has no read timeout of its own: a PATCH the server never answers would wedge the
 //! pass (and its object) for good. So every request of a write — the write itself and each read

@@ -13,6 +13,8 @@ mod health;
 mod hooks;
 mod in_doubt;
 mod memory;
+#[cfg(feature = "prometheus")]
+mod metrics;
 mod namespaces;
 mod pass;
 mod predicate;

@@ -79,7 +79,7 @@ impl<K> std::fmt::Debug for Pass<K> {
 impl<K> Pass<K> {
     /// A pass over `object` in `phase`, whose stored status has `conditions` and whose
     /// `metadata.generation` is `generation`. Transitions are stamped with the system time at
-    /// the start of the pass; the controller uses [`Pass::with_clock`] to inject its clock.
+    /// the start of the pass (a controller stamps them with its own clock instead).
     pub fn new(
         object: Arc<ObjectRef>,
         phase: Phase,
@@ -110,7 +110,7 @@ impl<K> Pass<K> {
 
     /// This pass with transitions stamped by `clock` (read once, now).
     #[must_use]
-    pub fn with_clock(mut self, clock: &dyn Clock) -> Self {
+    pub(crate) fn with_clock(mut self, clock: &dyn Clock) -> Self {
         self.now = clock.now();
         self
     }
@@ -284,7 +284,11 @@ impl<K> Pass<K> {
 
     /// This pass publishing its events through `recorder`, regarding `regarding`.
     #[must_use]
-    pub fn with_events(mut self, recorder: EventRecorder, regarding: ObjectReference) -> Self {
+    pub(crate) fn with_events(
+        mut self,
+        recorder: EventRecorder,
+        regarding: ObjectReference,
+    ) -> Self {
         self.events = Some((recorder, regarding));
         self
     }
@@ -325,7 +329,7 @@ impl<K> Pass<K> {
     }
 
     /// Why the pass was skipped, if it was.
-    pub fn skip_reason(&self) -> Option<&str> {
+    pub(crate) fn skip_reason(&self) -> Option<&str> {
         self.skip_reason.as_deref()
     }
 
@@ -403,7 +407,7 @@ impl<K> Pass<K> {
 
     /// The event type the last [`Pass::set`] of condition `type_` declared for a transition into
     /// `reason`, if it declared one.
-    pub fn declared_event_type(&self, type_: &str, reason: &str) -> Option<EventType> {
+    pub(crate) fn declared_event_type(&self, type_: &str, reason: &str) -> Option<EventType> {
         self.event_types
             .get(type_)
             .filter(|(declared, _)| declared == reason)

@@ -10,8 +10,6 @@ use kube::runtime::controller::Action;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-#[cfg(doc)]
-use super::Controller;
 use super::{Pass, PassError, Reads, Terminal, backoff_delay, default_failure_event};
 use crate::events::Event;
 use crate::observe::{Phase, StepName};
@@ -57,7 +55,7 @@ pub trait Reconciler: Send + Sync + 'static {
     /// see [`info`](crate::info).
     const INFO: &'static [crate::info::InfoField] = &[];
     /// How long one pass may run before it is abandoned (`#[reconciler(timeout = "30s")]`);
-    /// `None` for the controller's ([`Controller::with_reconcile_timeout`], by default
+    /// `None` for the controller's ([`Controller::with_reconcile_timeout`](crate::Controller::with_reconcile_timeout), by default
     /// [`DEFAULT_RECONCILE_TIMEOUT`](super::DEFAULT_RECONCILE_TIMEOUT)).
     const RECONCILE_TIMEOUT: Option<Duration> = None;
     /// How the runtime reports kstatus-compatible status (`Ready`, `Reconciling`, `Stalled` and
@@ -69,7 +67,7 @@ pub trait Reconciler: Send + Sync + 'static {
     /// The labels and annotations of its objects this controller reads (`#[reconciler(reads(..))]`).
     /// A change of one of them starts a pass, as a change of the spec, the finalizers or the
     /// deletion timestamp does, and a change of anything else (a status write, another label)
-    /// starts none (unless [`Controller::with_every_change`]). Default: [`Reads::ALL`], every
+    /// starts none (unless [`Controller::with_every_change`](crate::Controller::with_every_change)). Default: [`Reads::ALL`], every
     /// label and annotation.
     const READS: Reads = Reads::ALL;
 
@@ -126,7 +124,7 @@ pub trait Reconciler: Send + Sync + 'static {
 }
 
 /// The name of a controller of `R` unless it is given another
-/// ([`Controller::with_name`]): [`Reconciler::NAME`], else the finalizer, else the resource kind.
+/// ([`Controller::with_name`](crate::Controller::with_name)): [`Reconciler::NAME`], else the finalizer, else the resource kind.
 /// The events' `reportingController`, the `controller` metric label and the alert rules use it.
 ///
 /// ```

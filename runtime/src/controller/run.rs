@@ -4,12 +4,13 @@
 //! and its final state.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::FutureExt;
 use tokio::sync::watch;
 
 use super::Reconciler;
-use super::builder::{Controller, ControllerError, Events, FLUSH_BUDGET, OwnRecorder};
+use super::builder::{Controller, ControllerError, Events, OwnRecorder};
 use super::context::Context;
 use super::effects::{Effects, SETTLE_TIMEOUT};
 use super::health::ControllerState;
@@ -21,6 +22,10 @@ use crate::leader;
 use crate::names::NameKind;
 use crate::observe::{ControllerInfo, ReconcileObserver};
 use crate::shutdown::Step;
+
+/// How long the final event flush (on shutdown, or at the end of a leadership term) retries
+/// failed writes.
+const FLUSH_BUDGET: Duration = Duration::from_secs(5);
 
 impl<R: Reconciler> Controller<R> {
     /// Runs until shut down: by the signal given to [`Controller::shutdown_on`], else SIGTERM or

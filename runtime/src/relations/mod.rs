@@ -8,9 +8,9 @@
 //!   of an object's controller owner when a child is created, changed or deleted — the owner named
 //!   by the child's ownerReference with `controller: true`, namespaced or cluster-scoped;
 //! - watches each related kind and runs the passes its map function returns;
-//! - derives the RBAC rules of both ([`rbac::rules`](crate::rbac::rules)): `list` and `watch` on
-//!   every kind, and on owned kinds `get`, `create` and `patch` (server-side apply that creates
-//!   needs both) and `delete`;
+//! - derives the RBAC rules of both (`rbac::rules`, which reads this declaration): `list` and
+//!   `watch` on every kind, and on owned kinds `get`, `create` and `patch` (server-side apply that
+//!   creates needs both) and `delete`;
 //! - writes children through [`Pass::apply_child`](crate::Pass::apply_child): server-side apply
 //!   under the controller's field manager with the controller ownerReference set, so a reconciler
 //!   writes the desired child and nothing else.
