@@ -31,37 +31,6 @@ pub fn version() -> Value {
     })
 }
 
-/// The `storageVersionHash` of a built-in kind served in `group`: apiserver's
-/// `discovery.StorageVersionHash`, the first 8 bytes of the SHA-256 of the storage version's
-/// `group/version/Kind`, base64 (events.k8s.io Events are stored as core v1 Events). A table
-/// of the kinds served here, each computed from that formula.
-/// apiserver's `discovery.StorageVersionHash`: the first 8 bytes of the SHA-256 of
-/// `<group>/<version>/<kind>` of the storage version, in standard base64.
-pub fn storage_version_hash_of(group: &str, version: &str, kind: &str) -> String {
-    let digest = ring::digest::digest(
-        &ring::digest::SHA256,
-        format!("{group}/{version}/{kind}").as_bytes(),
-    );
-    super::validation::base64::encode(&digest.as_ref()[..8])
-}
-
-pub fn storage_version_hash(group: &str, kind: &str) -> Option<&'static str> {
-    Some(match (group, kind) {
-        ("", "Namespace") => "Q3oi5N2YM8M=",
-        ("", "ConfigMap") => "qFsyl6wFWjQ=",
-        ("", "Secret") => "S6u1pOWzb84=",
-        ("", "ServiceAccount") => "pbx9ZvyFpBE=",
-        ("" | "events.k8s.io", "Event") => "r2yiGXH7wu8=",
-        ("coordination.k8s.io", "Lease") => "gqkMMb/YqFM=",
-        ("rbac.authorization.k8s.io", "Role") => "7FuwZcIIItM=",
-        ("rbac.authorization.k8s.io", "RoleBinding") => "eGsCzGH6b1g=",
-        ("rbac.authorization.k8s.io", "ClusterRole") => "bYE5ZWDrJ44=",
-        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => "48tpQ8gZHFc=",
-        ("apiextensions.k8s.io", "CustomResourceDefinition") => "M5uH+AlWATY=",
-        _ => return None,
-    })
-}
-
 /// `/api`.
 pub fn core_versions(server_address: &str) -> Value {
     json!({

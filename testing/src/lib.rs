@@ -275,6 +275,7 @@ mod go_text;
 mod grant;
 mod health;
 mod identity;
+mod kinds;
 mod kubeconfig;
 pub mod kubectl;
 mod lifecycle;

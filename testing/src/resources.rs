@@ -6,18 +6,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::schema::Structural;
-use super::status::Qualified;
-use super::validation::{self, FieldError};
-
-/// Where objects of a resource are stored: several resources may share one store (core/v1 and
-/// events.k8s.io/v1 events).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StorageKey {
-    /// API group of the stored form.
-    pub group: String,
-    /// Resource plural.
-    pub resource: String,
-}
+use super::status::{ApiError, Qualified};
+use super::store::StorageKey;
 
 /// How a resource's objects are presented relative to their stored form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +38,7 @@ pub struct ResourceInfo {
     /// Whether the `/status` subresource is enabled.
     pub status_subresource: bool,
     /// The storage version hash discovery shows for a custom resource (its CRD's storage
-    /// version; built-ins' are in [`super::discovery::storage_version_hash`]).
+    /// version; built-ins' are in [`storage_version_hash`]).
     pub storage_version_hash: Option<String>,
     /// The `/scale` subresource (CRDs that declare one).
     pub scale: Option<crate::scale::ScalePaths>,
@@ -73,6 +63,16 @@ pub struct ResourceInfo {
 }
 
 impl ResourceInfo {
+    /// The decoder's 400: `Secret in version "v1" cannot be handled as a Secret: <why>`
+    /// (apiserver `transformDecodeError`).
+    pub fn undecodable(&self, why: &str) -> ApiError {
+        ApiError::bad_request(format!(
+            "{kind} in version \"{}\" cannot be handled as a {kind}: {why}",
+            self.version,
+            kind = self.kind
+        ))
+    }
+
     /// `group/version`, or `version` for core.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
@@ -205,7 +205,7 @@ impl ResourceInfo {
         if let Some(hash) = &self.storage_version_hash {
             main["storageVersionHash"] = json!(hash);
         } else if !self.custom
-            && let Some(hash) = super::discovery::storage_version_hash(&self.group, &self.kind)
+            && let Some(hash) = storage_version_hash(&self.group, &self.kind)
         {
             main["storageVersionHash"] = json!(hash);
         }
@@ -232,6 +232,36 @@ impl ResourceInfo {
         }
         out
     }
+}
+
+/// apiserver's `discovery.StorageVersionHash`: the first 8 bytes of the SHA-256 of
+/// `<group>/<version>/<kind>` of the storage version, in standard base64.
+pub fn storage_version_hash_of(group: &str, version: &str, kind: &str) -> String {
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        format!("{group}/{version}/{kind}").as_bytes(),
+    );
+    crate::validation::base64::encode(&digest.as_ref()[..8])
+}
+
+/// The `storageVersionHash` of a built-in kind served in `group` ([`storage_version_hash_of`]
+/// its storage version; events.k8s.io Events are stored as core v1 Events): a table of the
+/// kinds served here, each computed from that formula.
+pub fn storage_version_hash(group: &str, kind: &str) -> Option<&'static str> {
+    Some(match (group, kind) {
+        ("", "Namespace") => "Q3oi5N2YM8M=",
+        ("", "ConfigMap") => "qFsyl6wFWjQ=",
+        ("", "Secret") => "S6u1pOWzb84=",
+        ("", "ServiceAccount") => "pbx9ZvyFpBE=",
+        ("" | "events.k8s.io", "Event") => "r2yiGXH7wu8=",
+        ("coordination.k8s.io", "Lease") => "gqkMMb/YqFM=",
+        ("rbac.authorization.k8s.io", "Role") => "7FuwZcIIItM=",
+        ("rbac.authorization.k8s.io", "RoleBinding") => "eGsCzGH6b1g=",
+        ("rbac.authorization.k8s.io", "ClusterRole") => "bYE5ZWDrJ44=",
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => "48tpQ8gZHFc=",
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => "M5uH+AlWATY=",
+        _ => return None,
+    })
 }
 
 /// All served resources, keyed by (group, version, plural).
@@ -389,117 +419,4 @@ impl Registry {
             .map(|(_, i)| i.clone())
             .collect()
     }
-}
-
-/// Reads the served versions of a CustomResourceDefinition into resource infos.
-///
-/// Returns the problems found as `(field, message)` pairs when the definition is unusable.
-pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<FieldError>> {
-    let spec = &crd["spec"];
-    let group = spec["group"].as_str().unwrap_or_default().to_string();
-    let names = &spec["names"];
-    let plural = names["plural"].as_str().unwrap_or_default().to_string();
-    let kind = names["kind"].as_str().unwrap_or_default().to_string();
-    let expected_name = format!("{plural}.{group}");
-    let mut errors = Vec::new();
-    if crd["metadata"]["name"].as_str() != Some(expected_name.as_str()) {
-        errors.push(FieldError::invalid(
-            "metadata.name",
-            crd["metadata"]["name"].as_str().unwrap_or_default(),
-            "must be spec.names.plural+\".\"+spec.group",
-        ));
-    }
-    errors.extend(validation::crd::validate_spec(spec));
-    let scope = spec["scope"].as_str().unwrap_or("Namespaced");
-    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
-    // Identical per-version schemas are validated once, at `spec.validation`: the conversion
-    // to the internal version hoists them there (`hasIdenticalPerVersionSchema`).
-    let schema_of = |v: &Value| v["schema"]["openAPIV3Schema"].clone();
-    let hoisted = !versions.is_empty()
-        && schema_of(&versions[0]).is_object()
-        && versions
-            .iter()
-            .all(|v| schema_of(v) == schema_of(&versions[0]));
-    let mut first: Option<Arc<Structural>> = None;
-    let structurals: Vec<Option<Arc<Structural>>> = versions
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            v["schema"]["openAPIV3Schema"].as_object().map(|_| {
-                if hoisted && let Some(done) = &first {
-                    return done.clone();
-                }
-                let path = if hoisted {
-                    "spec.validation.openAPIV3Schema".to_owned()
-                } else {
-                    format!("spec.versions[{i}].schema.openAPIV3Schema")
-                };
-                let schema = &v["schema"]["openAPIV3Schema"];
-                errors.extend(crate::schema::checks::validate(schema, &path));
-                let structural = Arc::new(Structural::from_json(schema));
-                first.get_or_insert_with(|| structural.clone());
-                structural
-            })
-        })
-        .collect();
-    errors.extend(validation::crd::validate_stored_versions(crd));
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let storage_version = versions
-        .iter()
-        .find(|v| v["storage"].as_bool() == Some(true))
-        .and_then(|v| v["name"].as_str());
-    let list_kind = names["listKind"]
-        .as_str()
-        .filter(|l| !l.is_empty())
-        .map_or_else(|| format!("{kind}List"), str::to_owned);
-    let singular = names["singular"]
-        .as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| kind.to_lowercase());
-    let strings = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    Ok(versions
-        .iter()
-        .zip(structurals)
-        .filter(|(v, _)| v["served"].as_bool().unwrap_or(true))
-        .map(|(v, structural)| ResourceInfo {
-            group: group.clone(),
-            version: v["name"].as_str().unwrap_or_default().to_string(),
-            kind: kind.clone(),
-            list_kind: list_kind.clone(),
-            plural: plural.clone(),
-            singular: singular.clone(),
-            namespaced: scope == "Namespaced",
-            status_subresource: v["subresources"]["status"].is_object(),
-            storage_version_hash: storage_version
-                .map(|stored| super::discovery::storage_version_hash_of(&group, stored, &kind)),
-            scale: crate::scale::ScalePaths::of_version(v),
-            tracks_generation: true,
-            custom: true,
-            short_names: strings(&names["shortNames"]),
-            categories: strings(&names["categories"]),
-            storage: StorageKey {
-                group: group.clone(),
-                resource: plural.clone(),
-            },
-            view: View::Native,
-            printer_columns: v["additionalPrinterColumns"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default(),
-            schema: v["schema"]["openAPIV3Schema"]
-                .as_object()
-                .map(|o| Value::Object(o.clone())),
-            structural,
-        })
-        .collect())
 }

@@ -7,7 +7,15 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use super::resources::StorageKey;
+/// Where objects of a resource are stored: several resources may share one store (core/v1 and
+/// events.k8s.io/v1 events).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StorageKey {
+    /// API group of the stored form.
+    pub group: String,
+    /// Resource plural.
+    pub resource: String,
+}
 
 /// The type of a watch event caused by a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::user::{UserInfo, service_account_user};
-use crate::resources::StorageKey;
+use crate::store::StorageKey;
 use crate::store::Store;
 use crate::validation::names::go_quote;
 

@@ -23,7 +23,8 @@ use serde_json::{Value, json};
 
 use super::propagation::{FOREGROUND, ORPHAN, Propagation};
 use crate::registry::{State, finalizers};
-use crate::resources::{ResourceInfo, StorageKey};
+use crate::resources::ResourceInfo;
+use crate::store::StorageKey;
 use crate::store::{Change, ChangeType};
 
 /// Where an object is stored: its store, namespace and name.

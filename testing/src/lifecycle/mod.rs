@@ -156,7 +156,7 @@ pub(crate) async fn run(shared: Weak<Shared>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::StorageKey;
+    use crate::store::StorageKey;
     use serde_json::json;
 
     fn change(kind: ChangeType, resource: &str, object: Value) -> Change {

@@ -232,7 +232,7 @@ fn to_structural_v2(schema: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::infos_from_crd;
+    use crate::kinds::crd::infos_from_crd;
 
     fn rollout_info(schema: Value) -> ResourceInfo {
         let crd = json!({

@@ -3,10 +3,10 @@
 use super::object::{generate_name, meta_mut, meta_str, rfc3339};
 use super::update::track_update;
 use super::{
-    State, WriteOptions, crd_format_warnings, crd_infos, crd_key, field_causes,
-    reject_resource_version, unserved_version_warnings,
+    State, WriteOptions, crd_key, field_causes, reject_resource_version, unserved_version_warnings,
 };
 use crate::events_api::{to_core_v1, validate_core_v1_event, validate_event_create};
+use crate::kinds::crd::{crd_format_warnings, crd_infos};
 use crate::lifecycle::namespace;
 use crate::resources::{ResourceInfo, View};
 use crate::schema::{self};

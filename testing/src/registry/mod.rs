@@ -19,9 +19,11 @@ pub(crate) use self::object::{finalizers, meta_mut, meta_str, rfc3339, string_li
 pub(crate) use self::patch::patch_error;
 use crate::auth::authorizer::Identity;
 use crate::events_api::{from_core_v1, to_core_v1};
-use crate::resources::{Registry, ResourceInfo, StorageKey, View, infos_from_crd};
+use crate::kinds::crd::infos_from_crd;
+use crate::resources::{Registry, ResourceInfo, View};
 use crate::schema::{self, Decoding, FieldValidation};
 use crate::status::{ApiError, Cause, Qualified};
+use crate::store::StorageKey;
 use crate::store::{ObjectKey, Store};
 use crate::validation;
 use jiff::Timestamp;
@@ -143,40 +145,6 @@ fn unserved_version_warnings(
         .collect();
     unknown.sort();
     unknown
-}
-
-/// The strategy's `WarningsOnCreate`: `unrecognized format "colour"` for each format of a
-/// string the schemas use that apiextensions does not validate (a schema the versions share
-/// is read once, as upstream reads it hoisted to `spec.validation`).
-fn crd_format_warnings(crd: &Value) -> Vec<String> {
-    let schemas: Vec<&Value> = crd["spec"]["versions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|v| &v["schema"]["openAPIV3Schema"])
-        .collect();
-    let shared = schemas.len() > 1 && schemas.iter().all(|s| *s == schemas[0]);
-    let distinct = if shared { &schemas[..1] } else { &schemas[..] };
-    distinct
-        .iter()
-        .flat_map(|s| crate::schema::structural::unrecognized_formats(s))
-        .map(|f| format!("unrecognized format {}", crate::schema::field::quote(&f)))
-        .collect()
-}
-
-/// The resources a CRD object serves, or the 422 Invalid its declaration earns.
-fn crd_infos(info: &ResourceInfo, name: &str, crd: &Value) -> Result<Vec<ResourceInfo>, ApiError> {
-    infos_from_crd(crd).map_err(|errs| {
-        let causes = errs
-            .into_iter()
-            .map(|e| Cause {
-                reason: e.reason.into(),
-                message: e.message,
-                field: e.field,
-            })
-            .collect();
-        ApiError::invalid(info.qualified_kind(), name, causes)
-    })
 }
 
 /// Creates must not carry a resourceVersion (one that parses as a non-zero number, as etcd3's

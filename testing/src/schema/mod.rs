@@ -33,7 +33,6 @@ pub use structural::Structural;
 
 use crate::resources::ResourceInfo;
 use crate::status::ApiError;
-use crate::validation::undecodable;
 pub use field::FieldError;
 
 /// The `fieldValidation` directive of a write: what to do about unknown and duplicate fields.
@@ -142,7 +141,7 @@ pub fn admit(
             }
             errors.extend(problems);
             let why = format!("strict decoding error: {}", errors.join(", "));
-            return Err(undecodable(info, &why));
+            return Err(info.undecodable(&why));
         }
         FieldValidation::Warn => warnings.extend(yaml.iter().cloned().chain(problems)),
         _ => {}

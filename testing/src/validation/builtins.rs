@@ -253,7 +253,7 @@ pub fn validate(info: &ResourceInfo, new: &Value, old: Option<&Value>) -> Vec<Fi
         let mut defaulted = new.clone();
         super::crd::set_defaults(&mut defaulted);
         errs.extend(
-            crate::resources::infos_from_crd(&defaulted)
+            crate::kinds::crd::infos_from_crd(&defaulted)
                 .err()
                 .unwrap_or_default(),
         );

@@ -41,16 +41,6 @@ fn invalid(info: &ResourceInfo, obj: &Value, errs: Vec<FieldError>) -> Result<()
     Err(ApiError::invalid(info.qualified_kind(), name, causes))
 }
 
-/// The decoder's 400: `Secret in version "v1" cannot be handled as a Secret: <why>`
-/// (apiserver `transformDecodeError`).
-pub fn undecodable(info: &ResourceInfo, why: &str) -> ApiError {
-    ApiError::bad_request(format!(
-        "{kind} in version \"{}\" cannot be handled as a {kind}: {why}",
-        info.version,
-        kind = info.kind
-    ))
-}
-
 /// The typed decoder's pass over a write's body, before anything else reads it ([`gotypes`]):
 /// a type error is the 400 `ConfigMap in version "v1" cannot be handled as a ConfigMap: json:
 /// cannot unmarshal ...`; undeclared fields are dropped and, as `directive` says, warned about
@@ -61,16 +51,15 @@ pub fn decode_typed(
     directive: crate::schema::FieldValidation,
 ) -> Result<Vec<String>, ApiError> {
     use crate::schema::FieldValidation;
-    let unknown = gotypes::decode(info, obj).map_err(|why| undecodable(info, &why))?;
+    let unknown = gotypes::decode(info, obj).map_err(|why| info.undecodable(&why))?;
     let problems: Vec<String> = unknown
         .iter()
         .map(|f| format!("unknown field {}", names::go_quote(f)))
         .collect();
     match directive {
-        FieldValidation::Strict if !problems.is_empty() => Err(undecodable(
-            info,
-            &format!("strict decoding error: {}", problems.join(", ")),
-        )),
+        FieldValidation::Strict if !problems.is_empty() => {
+            Err(info.undecodable(&format!("strict decoding error: {}", problems.join(", "))))
+        }
         FieldValidation::Warn => Ok(problems),
         _ => Ok(Vec::new()),
     }
@@ -86,7 +75,7 @@ pub use builtins::stored_form;
 /// Admission of a create, on the object as it will be stored (name generated, namespace set):
 /// decoding, defaulting, then `ValidateObjectMeta` and the kind's rules.
 pub fn admit_create(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError> {
-    builtins::decode(info, obj).map_err(|why| undecodable(info, &why))?;
+    builtins::decode(info, obj).map_err(|why| info.undecodable(&why))?;
     let mut errs = meta::validate_create(obj, builtins::name_rule(info));
     errs.extend(builtins::validate(info, obj, None));
     invalid(info, obj, errs)
@@ -96,7 +85,7 @@ pub fn admit_create(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError
 /// decoding, defaulting, the metadata rules every update re-checks (`validateCommonFields`),
 /// and the kind's update rules.
 pub fn admit_update(info: &ResourceInfo, new: &mut Value, old: &Value) -> Result<(), ApiError> {
-    builtins::decode(info, new).map_err(|why| undecodable(info, &why))?;
+    builtins::decode(info, new).map_err(|why| info.undecodable(&why))?;
     let common = meta::validate_common(&new["metadata"]);
     let mut errs = common.clone();
     if builtins::update_validates_meta_again(info) {
