@@ -13,7 +13,7 @@ use super::resources::Registry;
 
 /// `/version`: 1.34's `version.Info`, with the emulated version (the binary's own) and the
 /// minimum compatibility version (one minor back) that component-base adds.
-pub fn version() -> Value {
+pub(crate) fn version() -> Value {
     json!({
         "major": "1",
         "minor": "34",
@@ -32,7 +32,7 @@ pub fn version() -> Value {
 }
 
 /// `/api`.
-pub fn core_versions(server_address: &str) -> Value {
+pub(crate) fn core_versions(server_address: &str) -> Value {
     json!({
         "kind": "APIVersions",
         "versions": ["v1"],
@@ -66,7 +66,7 @@ fn groups(registry: &Registry) -> BTreeMap<String, Vec<String>> {
 
 /// Whether `group/version` is served (the core group always is): a path under a group
 /// version that is not reaches no handler at all.
-pub fn serves(registry: &Registry, group: &str, version: &str) -> bool {
+pub(crate) fn serves(registry: &Registry, group: &str, version: &str) -> bool {
     group.is_empty()
         || groups(registry)
             .get(group)
@@ -74,7 +74,7 @@ pub fn serves(registry: &Registry, group: &str, version: &str) -> bool {
 }
 
 /// `/apis`.
-pub fn group_list(registry: &Registry) -> Value {
+pub(crate) fn group_list(registry: &Registry) -> Value {
     let groups: Vec<Value> = groups(registry)
         .iter()
         .map(|(g, vs)| group_entry(g, vs))
@@ -83,7 +83,7 @@ pub fn group_list(registry: &Registry) -> Value {
 }
 
 /// `/apis/<group>`, `None` if no version of it is served.
-pub fn group(registry: &Registry, group: &str) -> Option<Value> {
+pub(crate) fn group(registry: &Registry, group: &str) -> Option<Value> {
     let groups = groups(registry);
     let versions = groups.get(group)?;
     let mut entry = group_entry(group, versions);
@@ -93,7 +93,7 @@ pub fn group(registry: &Registry, group: &str) -> Option<Value> {
 }
 
 /// `/api/v1` or `/apis/<group>/<version>`, `None` if nothing is served there.
-pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
     let infos = registry.in_group_version(group, version);
     let mut resources: Vec<Value> = infos.iter().flat_map(|i| i.discovery_entries()).collect();
     resources.extend(reviews::discovery_entries(group, version));

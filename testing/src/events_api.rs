@@ -25,13 +25,13 @@ use super::validation::FieldError;
 use super::validation::names::{go_quote, is_dns1123_subdomain, is_qualified_name};
 
 /// `ReportingInstanceLengthLimit` (bytes).
-pub const REPORTING_INSTANCE_LENGTH_LIMIT: usize = 128;
+pub(crate) const REPORTING_INSTANCE_LENGTH_LIMIT: usize = 128;
 /// `ActionLengthLimit` (bytes).
-pub const ACTION_LENGTH_LIMIT: usize = 128;
+pub(crate) const ACTION_LENGTH_LIMIT: usize = 128;
 /// `ReasonLengthLimit` (bytes).
-pub const REASON_LENGTH_LIMIT: usize = 128;
+pub(crate) const REASON_LENGTH_LIMIT: usize = 128;
 /// `NoteLengthLimit` (bytes of `note`, reported as `message`).
-pub const NOTE_LENGTH_LIMIT: usize = 1024;
+pub(crate) const NOTE_LENGTH_LIMIT: usize = 1024;
 
 /// The message of the 422 Status kube-apiserver returns for `errs` (`errors.NewInvalid`):
 /// `Event.events.k8s.io "name" is invalid: [a: b, c: d]` (one error alone without brackets;
@@ -39,7 +39,11 @@ pub const NOTE_LENGTH_LIMIT: usize = 1024;
 ///
 /// `qualified_kind` is `Kind.group` (`Event.events.k8s.io`, or `Event` for core/v1).
 #[cfg(test)]
-pub fn invalid_status_message(qualified_kind: &str, name: &str, errs: &[FieldError]) -> String {
+pub(crate) fn invalid_status_message(
+    qualified_kind: &str,
+    name: &str,
+    errs: &[FieldError],
+) -> String {
     let mut seen: Vec<String> = Vec::new();
     for e in errs {
         let text = e.to_string();
@@ -127,7 +131,7 @@ fn count_field(out: &mut Map<String, Value>, key: &str, v: Option<&Value>) {
 
 /// events.k8s.io/v1 Event -> core/v1 Event, as `Convert_v1_Event_To_core_Event` then the core/v1
 /// encoder (see the module docs for the field mapping).
-pub fn to_core_v1(event: &Value) -> Value {
+pub(crate) fn to_core_v1(event: &Value) -> Value {
     let mut out = Map::new();
     out.insert("apiVersion".into(), json!("v1"));
     out.insert("kind".into(), json!("Event"));
@@ -168,7 +172,7 @@ pub fn to_core_v1(event: &Value) -> Value {
 
 /// core/v1 Event -> events.k8s.io/v1 Event, as `Convert_core_Event_To_v1_Event` then the
 /// events.k8s.io/v1 encoder.
-pub fn from_core_v1(event: &Value) -> Value {
+pub(crate) fn from_core_v1(event: &Value) -> Value {
     let mut out = Map::new();
     out.insert("apiVersion".into(), json!("events.k8s.io/v1"));
     out.insert("kind".into(), json!("Event"));
@@ -217,7 +221,7 @@ pub fn from_core_v1(event: &Value) -> Value {
 /// in kubernetes `pkg/registry/core/event/strategy.go`); `kubectl describe` lists an object's
 /// events with `involvedObject.name`, `involvedObject.namespace`, `involvedObject.kind` and
 /// `involvedObject.uid`.
-pub const EVENT_FIELD_LABELS: [&str; 13] = [
+pub(crate) const EVENT_FIELD_LABELS: [&str; 13] = [
     "metadata.name",
     "metadata.namespace",
     "involvedObject.kind",
@@ -238,7 +242,7 @@ pub const EVENT_FIELD_LABELS: [&str; 13] = [
 /// `source.component`, or the reporting controller when that is empty. Unknown labels are
 /// `None`.
 #[cfg(test)]
-pub fn event_field(core: &Value, label: &str) -> Option<String> {
+pub(crate) fn event_field(core: &Value, label: &str) -> Option<String> {
     let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_owned();
     Some(match label {
         "metadata.name" => s(core.pointer("/metadata/name")),
@@ -397,7 +401,7 @@ fn result(errs: Vec<FieldError>) -> Result<(), Vec<FieldError>> {
 
 /// `ValidateEventCreate` for a request through events.k8s.io/v1; `event` is events.k8s.io/v1
 /// shaped. Errors come in Go's order.
-pub fn validate_event_create(event: &Value) -> Result<(), Vec<FieldError>> {
+pub(crate) fn validate_event_create(event: &Value) -> Result<(), Vec<FieldError>> {
     let core = to_core_v1(event);
     let mut errs = legacy_validate(&core, "reportingController");
     errs.extend(validate_series(&core));
@@ -431,7 +435,7 @@ pub fn validate_event_create(event: &Value) -> Result<(), Vec<FieldError>> {
 /// Legacy validation only, as `ValidateEventCreate`/`ValidateEventUpdate` apply to requests
 /// through core/v1 (`event` is core/v1 shaped; the reporting controller is reported as
 /// `reportingComponent`, its core/v1 name).
-pub fn validate_core_v1_event(event: &Value) -> Result<(), Vec<FieldError>> {
+pub(crate) fn validate_core_v1_event(event: &Value) -> Result<(), Vec<FieldError>> {
     result(legacy_validate(event, "reportingComponent"))
 }
 
@@ -520,7 +524,7 @@ fn render(kind: Kind, v: Option<&Value>) -> String {
 /// `ValidateEventUpdate` for a request through events.k8s.io/v1; both events are
 /// events.k8s.io/v1 shaped. Every field but `series` (and metadata, which the server's generic
 /// object-meta rules cover) is immutable; a changed series is validated again.
-pub fn validate_event_update(new: &Value, old: &Value) -> Result<(), Vec<FieldError>> {
+pub(crate) fn validate_event_update(new: &Value, old: &Value) -> Result<(), Vec<FieldError>> {
     let new = to_core_v1(new);
     let old = to_core_v1(old);
     let mut errs = legacy_validate(&new, "reportingController");

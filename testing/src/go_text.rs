@@ -36,7 +36,7 @@ const MANAGED_FIELDS_ENTRY: &[&str] = &[
 
 /// The bytes of `merged`, the result of merge-patching `original` with `patch`, as the JSON
 /// merge patch library encodes it (see the [module](self)); `original` is a stored object.
-pub fn merge_patched(original: &Value, patch: &Value, merged: &Value) -> String {
+pub(crate) fn merge_patched(original: &Value, patch: &Value, merged: &Value) -> String {
     let mut out = String::new();
     lazy(Some(original), patch, merged, &mut out);
     out
@@ -155,7 +155,7 @@ fn string(s: &str, out: &mut String) {
 
 /// `fmt.Sprintf("%+v", v)` of a value decoded into `interface{}`: maps as
 /// `map[k:v k2:v2]` (keys sorted), slices as `[a b]`, strings bare, `null` as `<nil>`.
-pub fn fmt_plus_v(value: &Value) -> String {
+pub(crate) fn fmt_plus_v(value: &Value) -> String {
     match value {
         Value::Object(map) => {
             let items: Vec<String> = map

@@ -44,7 +44,7 @@ const READY_CHECKS: &[&str] = &["etcd-readiness", "informer-sync", "shutdown"];
 /// The answer to `/<endpoint>[/<check>]`: `Some(text)` with 200, or `None` for the 404 of a
 /// check the endpoint does not have. `verbose` lists the checks (for `/healthz`; the other
 /// endpoints answer `ok`).
-pub fn answer(endpoint: &str, check: Option<&str>, verbose: bool) -> Option<String> {
+pub(crate) fn answer(endpoint: &str, check: Option<&str>, verbose: bool) -> Option<String> {
     if let Some(check) = check {
         let known =
             CHECKS.contains(&check) || endpoint == "readyz" && READY_CHECKS.contains(&check);

@@ -5,7 +5,7 @@ use super::validation::base64;
 
 /// How the kubeconfig's user authenticates.
 #[derive(Debug, Clone, Copy)]
-pub enum Credentials<'a> {
+pub(crate) enum Credentials<'a> {
     /// A bearer token.
     Token(&'a str),
     /// A client certificate and its key.
@@ -30,7 +30,11 @@ fn quoted(value: &str) -> String {
 /// The kubeconfig YAML pointing at `url`, trusting `ca_pem` when the server serves https, with
 /// `credentials` when given (without them, the server treats the requests as the
 /// administrator's unless tokens are configured).
-pub fn render(url: &str, ca_pem: Option<&str>, credentials: Option<Credentials<'_>>) -> String {
+pub(crate) fn render(
+    url: &str,
+    ca_pem: Option<&str>,
+    credentials: Option<Credentials<'_>>,
+) -> String {
     let user = match credentials {
         Some(Credentials::Token(token)) => format!("{{token: {}}}", quoted(token)),
         Some(Credentials::Certificate(certificate)) => format!(

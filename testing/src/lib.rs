@@ -258,6 +258,7 @@
 //!   read the definitions' list types (it keeps its own metadata and condition rules).
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod accept;
 #[cfg(feature = "prometheus")]

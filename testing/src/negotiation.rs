@@ -11,7 +11,7 @@ use super::status::ApiError;
 
 /// How a response (or each watch event) carries its objects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Representation {
+pub(crate) enum Representation {
     /// The objects themselves.
     Object,
     /// `meta.k8s.io/v1` `Table` rows (`kubectl get`), with the objects as `includeObject` says.
@@ -22,7 +22,7 @@ pub enum Representation {
 
 /// `TableOptions.includeObject`: what each Table row carries in `object`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IncludeObject {
+pub(crate) enum IncludeObject {
     /// Nothing.
     None,
     /// The object as `PartialObjectMetadata` (the default).
@@ -88,7 +88,7 @@ fn clauses(header: &str) -> Vec<Clause<'_>> {
 
 /// What the request is, as far as negotiation cares.
 #[derive(Debug, Clone, Copy)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     /// A custom resource: served without conversion as JSON and YAML only (the CRD handler's
     /// standard serializers leave protobuf out).
     pub custom: bool,
@@ -168,7 +168,7 @@ fn include_object(query: &HashMap<String, String>) -> Result<IncludeObject, ApiE
 /// `NegotiateOutputMediaType` (and, for watches, `NegotiateOutputMediaTypeStream`): the
 /// representation the request's `Accept` header asks for, or 406 NotAcceptable.
 #[cfg(test)]
-pub fn negotiate(
+pub(crate) fn negotiate(
     accept: Option<&str>,
     query: &HashMap<String, String>,
     endpoint: Endpoint,
@@ -178,7 +178,7 @@ pub fn negotiate(
 
 /// What [`negotiate_versioned`] chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Negotiated {
+pub(crate) struct Negotiated {
     /// How the objects are carried.
     pub representation: Representation,
     /// Whether the Table or PartialObjectMetadata asked for is `meta.k8s.io/v1beta1` (its
@@ -190,7 +190,7 @@ pub struct Negotiated {
 }
 
 /// [`negotiate`], with the version of the representation and the media type chosen.
-pub fn negotiate_versioned(
+pub(crate) fn negotiate_versioned(
     accept: Option<&str>,
     query: &HashMap<String, String>,
     endpoint: Endpoint,

@@ -23,7 +23,7 @@ use std::fmt;
 
 /// Why a JSON patch could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PatchError {
+pub(crate) enum PatchError {
     /// The patch document is not a list of operation objects (`jsonpatch.DecodePatch` failed):
     /// the server answers 400 BadRequest with this message.
     Malformed(String),
@@ -36,7 +36,7 @@ pub enum PatchError {
 #[cfg(test)]
 impl PatchError {
     /// The HTTP status of the response: 400 for a malformed patch, 422 for a failed one.
-    pub fn status_code(&self) -> u16 {
+    pub(crate) fn status_code(&self) -> u16 {
         match self {
             PatchError::Malformed(_) => 400,
             PatchError::Failed(_) => 422,
@@ -44,7 +44,7 @@ impl PatchError {
     }
 
     /// The Status `reason`: `BadRequest` or `Invalid`.
-    pub fn status_reason(&self) -> &'static str {
+    pub(crate) fn status_reason(&self) -> &'static str {
         match self {
             PatchError::Malformed(_) => "BadRequest",
             PatchError::Failed(_) => "Invalid",
@@ -56,7 +56,7 @@ impl PatchError {
     /// `errors.NewGenericServerResponse(422, "", schema.GroupResource{}, "", err.Error(), 0,
     /// false)`, which drops the json-patch error and says only `the server rejected our request
     /// due to an error in our request` (with empty `details: {}` and no causes).
-    pub fn status_message(&self) -> String {
+    pub(crate) fn status_message(&self) -> String {
         match self {
             PatchError::Malformed(m) => m.clone(),
             PatchError::Failed(_) => {
@@ -79,7 +79,7 @@ impl std::error::Error for PatchError {}
 /// `maxJSONPatchOperations` of the apiserver's patch handler: a JSON patch with more operations
 /// is refused with 413 RequestEntityTooLarge, `The allowed maximum operations in a JSON patch is
 /// 10000, got N`.
-pub const MAX_JSON_PATCH_OPERATIONS: usize = 10000;
+pub(crate) const MAX_JSON_PATCH_OPERATIONS: usize = 10000;
 
 const ERR_MISSING: &str = "missing value";
 const ERR_TEST_FAILED: &str = "test failed";
@@ -292,7 +292,7 @@ fn go_equal(a: &Value, b: &Value) -> bool {
 
 /// Applies an RFC 6902 JSON patch to `doc` as kube-apiserver does (see the module docs).
 /// On error `doc` is unchanged.
-pub fn apply_json_patch(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
+pub(crate) fn apply_json_patch(doc: &mut Value, patch: &Value) -> Result<(), PatchError> {
     let ops = decode_patch(patch)?;
     let mut work = doc.clone();
     for op in ops {
@@ -466,7 +466,7 @@ fn apply_op(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
 /// deletes a key, objects merge recursively, anything else replaces; `null`s are pruned from
 /// inserted objects, including objects nested in arrays. A patch that is not an object replaces
 /// the whole document.
-pub fn apply_merge_patch(doc: &mut Value, patch: &Value) {
+pub(crate) fn apply_merge_patch(doc: &mut Value, patch: &Value) {
     match (doc.as_object_mut(), patch) {
         (Some(doc), Value::Object(patch)) => merge_docs(doc, patch),
         (None, Value::Object(patch)) => {

@@ -451,7 +451,7 @@ fn push(out: &mut Map<String, Value>, name: &str, item: Value) {
 }
 
 /// Decodes a protobuf request body into the JSON object, for the kinds of [`KINDS`].
-pub fn decode(body: &[u8]) -> Result<Value, String> {
+pub(crate) fn decode(body: &[u8]) -> Result<Value, String> {
     let envelope = body
         .strip_prefix(MAGIC)
         .ok_or("the protobuf body lacks the k8s envelope")?;

@@ -15,7 +15,7 @@ use super::validation::names::go_quote;
 
 /// What a request asks to do, as the API server's `RequestInfo` and authenticator describe it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct RequestAttributes {
+pub(crate) struct RequestAttributes {
     /// The user name (`system:serviceaccount:demo:op`, `admin`).
     pub user: String,
     /// The verb: get, list, watch, create, update, patch, delete, deletecollection (see
@@ -55,7 +55,7 @@ impl RequestAttributes {
 /// For a list or watch of a collection, `NewRequestInfo` also takes the request's *name* from a
 /// field selector that requires `metadata.name=<x>` (so `resourceNames` rules allow watching a
 /// single object): the server should set [`RequestAttributes::name`] from it.
-pub fn verb_for(method: &str, has_name: bool, watch: bool) -> String {
+pub(crate) fn verb_for(method: &str, has_name: bool, watch: bool) -> String {
     match method.to_ascii_uppercase().as_str() {
         "GET" | "HEAD" if has_name => "get".to_owned(),
         "GET" | "HEAD" if watch => "watch".to_owned(),
@@ -111,7 +111,7 @@ fn non_resource_url_matches(rule: &PolicyRule, path: &str) -> bool {
 }
 
 /// `rbac.RuleAllows`: whether one rule allows the request.
-pub fn rule_allows(rule: &PolicyRule, attrs: &RequestAttributes) -> bool {
+pub(crate) fn rule_allows(rule: &PolicyRule, attrs: &RequestAttributes) -> bool {
     if attrs.resource_request {
         let subresource = attrs.subresource.as_deref().unwrap_or("");
         verb_matches(rule, &attrs.verb)
@@ -125,7 +125,7 @@ pub fn rule_allows(rule: &PolicyRule, attrs: &RequestAttributes) -> bool {
 
 /// `responsewriters.forbiddenMessage`: `User "u" cannot get resource "configmaps" in API group
 /// "" in the namespace "demo"` (or `at the cluster scope`, or `cannot get path "/metrics"`).
-pub fn forbidden_reason(attrs: &RequestAttributes) -> String {
+pub(crate) fn forbidden_reason(attrs: &RequestAttributes) -> String {
     let user = go_quote(&attrs.user);
     if !attrs.resource_request {
         return format!(
@@ -153,7 +153,7 @@ pub fn forbidden_reason(attrs: &RequestAttributes) -> String {
 /// `configmaps "web" is forbidden: …`, `events.events.k8s.io is forbidden: …` without a name,
 /// `forbidden: …` for non-resource requests. The Status details are `group`, `kind` = the
 /// resource (without subresource) and `name`.
-pub fn forbidden_message(attrs: &RequestAttributes) -> String {
+pub(crate) fn forbidden_message(attrs: &RequestAttributes) -> String {
     let reason = forbidden_reason(attrs);
     if !attrs.resource_request || (attrs.resource.is_empty() && attrs.api_group.is_empty()) {
         return format!("forbidden: {reason}");
@@ -174,7 +174,7 @@ pub fn forbidden_message(attrs: &RequestAttributes) -> String {
 /// Authorizes `attrs` against `rules`: `Ok` when a rule allows it, otherwise the message of the
 /// real 403 Status.
 #[cfg(test)]
-pub fn authorize(rules: &[PolicyRule], attrs: &RequestAttributes) -> Result<(), String> {
+pub(crate) fn authorize(rules: &[PolicyRule], attrs: &RequestAttributes) -> Result<(), String> {
     if rules.iter().any(|r| rule_allows(r, attrs)) {
         Ok(())
     } else {

@@ -11,7 +11,7 @@ use super::store::StorageKey;
 
 /// How a resource's objects are presented relative to their stored form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum View {
+pub(crate) enum View {
     /// Stored as served (apiVersion rewritten to the requested version).
     Native,
     /// core/v1 events, stored as events.k8s.io/v1 and mapped both ways.
@@ -20,7 +20,7 @@ pub enum View {
 
 /// One served resource at one group/version.
 #[derive(Debug, Clone)]
-pub struct ResourceInfo {
+pub(crate) struct ResourceInfo {
     /// API group (empty for core).
     pub group: String,
     /// API version.
@@ -65,7 +65,7 @@ pub struct ResourceInfo {
 impl ResourceInfo {
     /// The decoder's 400: `Secret in version "v1" cannot be handled as a Secret: <why>`
     /// (apiserver `transformDecodeError`).
-    pub fn undecodable(&self, why: &str) -> ApiError {
+    pub(crate) fn undecodable(&self, why: &str) -> ApiError {
         ApiError::bad_request(format!(
             "{kind} in version \"{}\" cannot be handled as a {kind}: {why}",
             self.version,
@@ -74,7 +74,7 @@ impl ResourceInfo {
     }
 
     /// `group/version`, or `version` for core.
-    pub fn api_version(&self) -> String {
+    pub(crate) fn api_version(&self) -> String {
         if self.group.is_empty() {
             self.version.clone()
         } else {
@@ -83,7 +83,7 @@ impl ResourceInfo {
     }
 
     /// The group-qualified resource for error messages.
-    pub fn qualified_resource(&self) -> Qualified<'_> {
+    pub(crate) fn qualified_resource(&self) -> Qualified<'_> {
         Qualified {
             group: &self.group,
             name: &self.plural,
@@ -91,7 +91,7 @@ impl ResourceInfo {
     }
 
     /// The group-qualified kind for `Invalid` messages.
-    pub fn qualified_kind(&self) -> Qualified<'_> {
+    pub(crate) fn qualified_kind(&self) -> Qualified<'_> {
         // events.k8s.io/v1 is served by the core event registry: its errors name the
         // internal core kind (`Event "e" is invalid`).
         let group = match (self.group.as_str(), self.plural.as_str()) {
@@ -108,7 +108,7 @@ impl ResourceInfo {
     /// kinds with a field-label conversion of their own (core Events, Secrets, Namespaces,
     /// events.k8s.io Events) and custom resources say `field label not supported: x`; the
     /// others use apimachinery's `DefaultMetaV1FieldSelectorConversion`.
-    pub fn unsupported_field_label(&self, field: &str) -> String {
+    pub(crate) fn unsupported_field_label(&self, field: &str) -> String {
         let own_conversion = self.custom
             || matches!(
                 (self.group.as_str(), self.plural.as_str()),
@@ -124,7 +124,7 @@ impl ResourceInfo {
     }
 
     /// The field labels a field selector may use on this resource.
-    pub fn selectable_fields(&self) -> Vec<&'static str> {
+    pub(crate) fn selectable_fields(&self) -> Vec<&'static str> {
         let mut fields = vec!["metadata.name"];
         if self.namespaced {
             fields.push("metadata.namespace");
@@ -153,7 +153,7 @@ impl ResourceInfo {
 
     /// Whether a collection DELETE is served: not for namespaces, whose storage (upstream
     /// `pkg/registry/core/namespace/storage`) has no `DeleteCollection`.
-    pub fn deletes_collections(&self) -> bool {
+    pub(crate) fn deletes_collections(&self) -> bool {
         !(self.group.is_empty() && self.plural == "namespaces")
     }
 
@@ -188,7 +188,7 @@ impl ResourceInfo {
     }
 
     /// The APIResource entries (main resource and subresources) for discovery.
-    pub fn discovery_entries(&self) -> Vec<Value> {
+    pub(crate) fn discovery_entries(&self) -> Vec<Value> {
         let mut main = json!({
             "name": self.plural,
             "singularName": self.singular,
@@ -236,7 +236,7 @@ impl ResourceInfo {
 
 /// apiserver's `discovery.StorageVersionHash`: the first 8 bytes of the SHA-256 of
 /// `<group>/<version>/<kind>` of the storage version, in standard base64.
-pub fn storage_version_hash_of(group: &str, version: &str, kind: &str) -> String {
+pub(crate) fn storage_version_hash_of(group: &str, version: &str, kind: &str) -> String {
     let digest = ring::digest::digest(
         &ring::digest::SHA256,
         format!("{group}/{version}/{kind}").as_bytes(),
@@ -247,7 +247,7 @@ pub fn storage_version_hash_of(group: &str, version: &str, kind: &str) -> String
 /// The `storageVersionHash` of a built-in kind served in `group` ([`storage_version_hash_of`]
 /// its storage version; events.k8s.io Events are stored as core v1 Events): a table of the
 /// kinds served here, each computed from that formula.
-pub fn storage_version_hash(group: &str, kind: &str) -> Option<&'static str> {
+pub(crate) fn storage_version_hash(group: &str, kind: &str) -> Option<&'static str> {
     Some(match (group, kind) {
         ("", "Namespace") => "Q3oi5N2YM8M=",
         ("", "ConfigMap") => "qFsyl6wFWjQ=",
@@ -266,13 +266,13 @@ pub fn storage_version_hash(group: &str, kind: &str) -> Option<&'static str> {
 
 /// All served resources, keyed by (group, version, plural).
 #[derive(Debug, Clone, Default)]
-pub struct Registry {
+pub(crate) struct Registry {
     resources: BTreeMap<(String, String, String), Arc<ResourceInfo>>,
 }
 
 impl Registry {
     /// The built-in resources of a fresh server.
-    pub fn builtin() -> Self {
+    pub(crate) fn builtin() -> Self {
         let mut r = Self::default();
         let b =
             |group: &str, version: &str, kind: &str, plural: &str, namespaced: bool| ResourceInfo {
@@ -348,7 +348,7 @@ impl Registry {
     }
 
     /// Adds or replaces a resource.
-    pub fn insert(&mut self, info: ResourceInfo) {
+    pub(crate) fn insert(&mut self, info: ResourceInfo) {
         self.resources.insert(
             (
                 info.group.clone(),
@@ -360,20 +360,25 @@ impl Registry {
     }
 
     /// Removes every version of a group's resource (a deleted CRD).
-    pub fn remove(&mut self, group: &str, plural: &str) {
+    pub(crate) fn remove(&mut self, group: &str, plural: &str) {
         self.resources
             .retain(|(g, _, p), _| !(g == group && p == plural));
     }
 
     /// The resource at `group/version/plural`.
-    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+    pub(crate) fn get(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<Arc<ResourceInfo>> {
         self.resources
             .get(&(group.to_string(), version.to_string(), plural.to_string()))
             .cloned()
     }
 
     /// Groups with their versions (in registration order of a BTreeMap: sorted), core excluded.
-    pub fn groups(&self) -> BTreeMap<String, Vec<String>> {
+    pub(crate) fn groups(&self) -> BTreeMap<String, Vec<String>> {
         let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (g, v, _) in self.resources.keys() {
             if g.is_empty() {
@@ -390,7 +395,7 @@ impl Registry {
     /// One served resource per store, presenting objects as stored (the view in the store's own
     /// group; for custom resources, any served version): what controllers that walk every
     /// object (namespace deletion, garbage collection) read and delete through.
-    pub fn per_storage(&self) -> Vec<Arc<ResourceInfo>> {
+    pub(crate) fn per_storage(&self) -> Vec<Arc<ResourceInfo>> {
         let mut out: BTreeMap<&StorageKey, Arc<ResourceInfo>> = BTreeMap::new();
         for info in self.resources.values() {
             let own_view = info.view == View::Native && info.group == info.storage.group;
@@ -403,7 +408,7 @@ impl Registry {
 
     /// The resource of `kind` served at `api_version` (`v1`, `group/version`), as an owner
     /// reference names it.
-    pub fn by_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+    pub(crate) fn by_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         self.resources
             .iter()
@@ -412,7 +417,7 @@ impl Registry {
     }
 
     /// The resources served at `group/version`.
-    pub fn in_group_version(&self, group: &str, version: &str) -> Vec<Arc<ResourceInfo>> {
+    pub(crate) fn in_group_version(&self, group: &str, version: &str) -> Vec<Arc<ResourceInfo>> {
         self.resources
             .iter()
             .filter(|((g, v, _), _)| g == group && v == version)

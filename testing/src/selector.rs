@@ -21,7 +21,7 @@ use super::validation::names::{go_quote, is_qualified_name, is_valid_label_value
 /// A selector the API server could not parse. The server returns [`SelectorError::message`] as
 /// the message of a 400 BadRequest Status.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SelectorError {
+pub(crate) struct SelectorError {
     /// The error text, worded as apimachinery words it.
     pub message: String,
 }
@@ -43,7 +43,7 @@ impl fmt::Display for SelectorError {
 impl std::error::Error for SelectorError {}
 
 /// The labels (`metadata.labels`) of a JSON object; non-string values are skipped.
-pub fn labels_of(obj: &serde_json::Value) -> BTreeMap<String, String> {
+pub(crate) fn labels_of(obj: &serde_json::Value) -> BTreeMap<String, String> {
     obj.pointer("/metadata/labels")
         .and_then(serde_json::Value::as_object)
         .map(|labels| {
@@ -81,7 +81,7 @@ fn aggregate(errs: Vec<String>) -> Option<String> {
 
 /// The operator of one label requirement (apimachinery `selection.Operator`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operator {
+pub(crate) enum Operator {
     /// `key in (a,b)`
     In,
     /// `key notin (a,b)`
@@ -104,7 +104,7 @@ pub enum Operator {
 
 /// One term of a label selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Requirement {
+pub(crate) struct Requirement {
     /// The label key.
     pub key: String,
     /// The operator.
@@ -115,7 +115,7 @@ pub struct Requirement {
 
 impl Requirement {
     /// apimachinery `Requirement.Matches`.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub(crate) fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         let value = labels.get(&self.key);
         let has = |v: &String| self.values.iter().any(|x| x == v);
         match self.operator {
@@ -145,7 +145,7 @@ impl Requirement {
 
 /// A parsed label selector: the AND of its requirements. The empty selector matches everything.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct LabelSelector {
+pub(crate) struct LabelSelector {
     requirements: Vec<Requirement>,
 }
 
@@ -478,7 +478,7 @@ fn new_requirement(
 
 impl LabelSelector {
     /// Parses a selector as apimachinery `labels.Parse` does; the error text is Go's.
-    pub fn parse(s: &str) -> Result<Self, SelectorError> {
+    pub(crate) fn parse(s: &str) -> Result<Self, SelectorError> {
         let mut parser = Parser {
             items: scan(s),
             position: 0,
@@ -489,13 +489,13 @@ impl LabelSelector {
     }
 
     /// True when every requirement matches `labels` (the empty selector matches everything).
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub(crate) fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
     }
 
     /// True when the selector has no requirement.
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
 }
@@ -506,7 +506,7 @@ impl LabelSelector {
 
 /// One `field=value` (or `field!=value`) term of a field selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldTerm {
+pub(crate) struct FieldTerm {
     /// The field path as written (`metadata.name`); no escaping applies to it.
     pub field: String,
     /// The unescaped value.
@@ -517,7 +517,7 @@ pub struct FieldTerm {
 
 /// A parsed field selector: the AND of its terms. The empty selector matches everything.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct FieldSelector {
+pub(crate) struct FieldSelector {
     terms: Vec<FieldTerm>,
 }
 
@@ -595,7 +595,7 @@ fn unescape_value(s: &str) -> Result<String, SelectorError> {
 
 impl FieldSelector {
     /// Parses a selector as apimachinery `fields.ParseSelector` does; the error text is Go's.
-    pub fn parse(s: &str) -> Result<Self, SelectorError> {
+    pub(crate) fn parse(s: &str) -> Result<Self, SelectorError> {
         let mut parts = split_terms(s);
         parts.sort_unstable();
         let mut terms = Vec::new();
@@ -618,7 +618,7 @@ impl FieldSelector {
     }
 
     /// The fields the selector tests, in term order (sorted as Go sorts the terms).
-    pub fn fields(&self) -> Vec<&str> {
+    pub(crate) fn fields(&self) -> Vec<&str> {
         self.terms.iter().map(|t| t.field.as_str()).collect()
     }
 
@@ -627,7 +627,7 @@ impl FieldSelector {
     /// `field label not supported: <field>` (the text of core kinds' and custom resources'
     /// field-label conversion functions; the server answers 400 BadRequest with it).
     #[cfg(test)]
-    pub fn check_supported(&self, supported: &[&str]) -> Result<(), SelectorError> {
+    pub(crate) fn check_supported(&self, supported: &[&str]) -> Result<(), SelectorError> {
         match self
             .terms
             .iter()
@@ -643,13 +643,13 @@ impl FieldSelector {
 
     /// The terms.
     #[cfg(test)]
-    pub fn terms(&self) -> &[FieldTerm] {
+    pub(crate) fn terms(&self) -> &[FieldTerm] {
         &self.terms
     }
 
     /// True when every term holds; `get` returns a field's value, and a missing field reads as
     /// the empty string (`fields.Set.Get`).
-    pub fn matches(&self, get: impl Fn(&str) -> Option<String>) -> bool {
+    pub(crate) fn matches(&self, get: impl Fn(&str) -> Option<String>) -> bool {
         self.terms.iter().all(|t| {
             let value = get(&t.field).unwrap_or_default();
             (value == t.value) != t.negated

@@ -383,7 +383,7 @@ fn details(resource: Qualified<'_>, name: &str) -> Value {
 
 /// The `Status` a DELETE of an object without finalizers answers for resources that do not
 /// return the deleted object (apiserver `finalizeDelete`).
-pub fn delete_success(resource: Qualified<'_>, name: &str, uid: &str) -> Value {
+pub(crate) fn delete_success(resource: Qualified<'_>, name: &str, uid: &str) -> Value {
     let mut d = details(resource, name);
     d["uid"] = Value::String(uid.to_string());
     json!({

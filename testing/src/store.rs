@@ -10,7 +10,7 @@ use tokio::sync::broadcast;
 /// Where objects of a resource are stored: several resources may share one store (core/v1 and
 /// events.k8s.io/v1 events).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StorageKey {
+pub(crate) struct StorageKey {
     /// API group of the stored form.
     pub group: String,
     /// Resource plural.
@@ -19,7 +19,7 @@ pub struct StorageKey {
 
 /// The type of a watch event caused by a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeType {
+pub(crate) enum ChangeType {
     /// The object was created.
     Added,
     /// The object was changed.
@@ -30,7 +30,7 @@ pub enum ChangeType {
 
 impl ChangeType {
     /// The watch event type string.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Added => "ADDED",
             Self::Modified => "MODIFIED",
@@ -41,7 +41,7 @@ impl ChangeType {
 
 /// One committed write.
 #[derive(Debug, Clone)]
-pub struct Change {
+pub(crate) struct Change {
     /// The resourceVersion of the write.
     pub rv: u64,
     /// What happened.
@@ -55,14 +55,14 @@ pub struct Change {
 }
 
 /// The changes a watch replays, and the receiver of those after them.
-pub type Replay = (Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>);
+pub(crate) type Replay = (Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>);
 
 /// Namespace and name of an object.
-pub type ObjectKey = (String, String);
+pub(crate) type ObjectKey = (String, String);
 
 /// The store.
 #[derive(Debug)]
-pub struct Store {
+pub(crate) struct Store {
     objects: BTreeMap<StorageKey, BTreeMap<ObjectKey, Value>>,
     rv: u64,
     history: VecDeque<Arc<Change>>,
@@ -76,14 +76,14 @@ pub struct Store {
 
 /// A watch can no longer be served from history: the oldest resourceVersion still available.
 #[derive(Debug, Clone, Copy)]
-pub struct TooOld {
+pub(crate) struct TooOld {
     /// The oldest resourceVersion a watch may start from.
     pub oldest: u64,
 }
 
 impl Store {
     /// An empty store keeping `history_limit` changes for watches to resume from.
-    pub fn new(history_limit: usize) -> Self {
+    pub(crate) fn new(history_limit: usize) -> Self {
         let (tx, _) = broadcast::channel(history_limit.clamp(1024, 1 << 16));
         Self {
             objects: BTreeMap::new(),
@@ -97,19 +97,19 @@ impl Store {
     }
 
     /// The current (latest) resourceVersion.
-    pub fn current_rv(&self) -> u64 {
+    pub(crate) fn current_rv(&self) -> u64 {
         self.rv
     }
 
     /// An object.
-    pub fn get(&self, key: &StorageKey, namespace: &str, name: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, key: &StorageKey, namespace: &str, name: &str) -> Option<&Value> {
         self.objects
             .get(key)?
             .get(&(namespace.to_string(), name.to_string()))
     }
 
     /// Objects of a store, in one namespace or all, ordered by namespace then name.
-    pub fn list<'a>(
+    pub(crate) fn list<'a>(
         &'a self,
         key: &StorageKey,
         namespace: Option<&'a str>,
@@ -123,7 +123,7 @@ impl Store {
     }
 
     /// Like [`Store::list`], starting after `after` (exclusive), with each object's key.
-    pub fn list_after<'a>(
+    pub(crate) fn list_after<'a>(
         &'a self,
         key: &StorageKey,
         namespace: Option<&'a str>,
@@ -145,7 +145,7 @@ impl Store {
     /// were at resourceVersion `rv`: the live ones with every later change undone. `None` when
     /// nothing of the store changed after `rv` (the live objects are that state), or when the
     /// history no longer reaches back to `rv` (then only the live state is known).
-    pub fn list_at(
+    pub(crate) fn list_at(
         &self,
         key: &StorageKey,
         namespace: Option<&str>,
@@ -186,7 +186,7 @@ impl Store {
     }
 
     /// Stores `object` (whose metadata names it) with a new resourceVersion and records the change.
-    pub fn put(&mut self, key: &StorageKey, mut object: Value) -> Value {
+    pub(crate) fn put(&mut self, key: &StorageKey, mut object: Value) -> Value {
         self.rv += 1;
         object["metadata"]["resourceVersion"] = Value::String(self.rv.to_string());
         let id = object_key(&object);
@@ -205,7 +205,12 @@ impl Store {
     }
 
     /// Removes an object, recording a deletion stamped with a new resourceVersion.
-    pub fn remove(&mut self, key: &StorageKey, namespace: &str, name: &str) -> Option<Value> {
+    pub(crate) fn remove(
+        &mut self,
+        key: &StorageKey,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Value> {
         let previous = self
             .objects
             .get_mut(key)?
@@ -242,7 +247,7 @@ impl Store {
     }
 
     /// The retained changes after `rv` plus a receiver of later ones, taken atomically.
-    pub fn watch_from(&self, rv: u64) -> Result<Replay, TooOld> {
+    pub(crate) fn watch_from(&self, rv: u64) -> Result<Replay, TooOld> {
         if rv < self.floor {
             return Err(TooOld {
                 oldest: self.floor + 1,
@@ -253,25 +258,25 @@ impl Store {
     }
 
     /// A receiver of future changes only.
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Change>> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<Change>> {
         self.tx.subscribe()
     }
 
     /// Drops the whole history: watches from any earlier resourceVersion get `410 Expired`.
-    pub fn compact(&mut self) {
+    pub(crate) fn compact(&mut self) {
         self.history.clear();
         self.floor = self.rv;
         self.compacted = self.rv;
     }
 
     /// Whether a consistent read at `rv` was compacted away by [`Store::compact`].
-    pub fn is_compacted(&self, rv: u64) -> bool {
+    pub(crate) fn is_compacted(&self, rv: u64) -> bool {
         rv < self.compacted
     }
 }
 
 /// The (namespace, name) of an object.
-pub fn object_key(object: &Value) -> ObjectKey {
+pub(crate) fn object_key(object: &Value) -> ObjectKey {
     let meta = &object["metadata"];
     (
         meta["namespace"].as_str().unwrap_or_default().to_string(),

@@ -8,7 +8,7 @@ use super::negotiation::IncludeObject;
 use super::resources::ResourceInfo;
 
 /// A human age like kubectl's (apimachinery `duration.HumanDuration`, shortened).
-pub fn human_age(seconds: i64) -> String {
+pub(crate) fn human_age(seconds: i64) -> String {
     let s = seconds.max(0);
     match s {
         s if s < 120 => format!("{s}s"),
@@ -111,12 +111,12 @@ fn select<'v>(obj: &'v Value, path: &str) -> Vec<&'v Value> {
 }
 
 /// An object as `PartialObjectMetadata`: its metadata only.
-pub fn partial(object: &Value) -> Value {
+pub(crate) fn partial(object: &Value) -> Value {
     json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": object["metadata"]})
 }
 
 /// A list as `PartialObjectMetadataList`.
-pub fn partial_list(list: &Value) -> Value {
+pub(crate) fn partial_list(list: &Value) -> Value {
     let items: Vec<Value> = list["items"]
         .as_array()
         .map(|items| items.iter().map(partial).collect())
@@ -337,7 +337,7 @@ fn columns(info: &ResourceInfo) -> Vec<Column> {
 /// list's metadata, or for one object its resourceVersion; the column definitions unless
 /// `headers` is off (`TableOptions.noHeaders`, which the watch encoder sets after its first
 /// event: they are then `null`); each row's `object` as `include` says.
-pub fn table(
+pub(crate) fn table(
     info: &ResourceInfo,
     objects: &[Value],
     list_meta: Option<&Value>,

@@ -16,7 +16,7 @@ use super::store::{Change, ChangeType};
 use crate::registry::{Filter, State};
 
 /// What a watch request asked for.
-pub struct WatchRequest {
+pub(crate) struct WatchRequest {
     /// The watched resource.
     pub info: Arc<ResourceInfo>,
     /// Namespace scope, `None` for all.
@@ -39,7 +39,7 @@ pub struct WatchRequest {
 
 /// Timing knobs of watches.
 #[derive(Debug, Clone, Copy)]
-pub struct WatchConfig {
+pub(crate) struct WatchConfig {
     /// How often a watch that allows bookmarks gets one.
     pub bookmark_interval: Duration,
 }
@@ -170,7 +170,7 @@ enum Opening {
 /// from a spawned task into the returned channel until the client goes away, the timeout passes
 /// or the history is compacted. A resourceVersion older than the kept history gets its
 /// `410 Expired` without waiting for anything.
-pub fn start(
+pub(crate) fn start(
     state: &Mutex<State>,
     req: WatchRequest,
     config: WatchConfig,

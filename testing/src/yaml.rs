@@ -11,7 +11,7 @@ use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 /// A YAML body as kube-apiserver decodes it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decoded {
+pub(crate) struct Decoded {
     /// The first document, as JSON.
     pub value: Value,
     /// Each duplicate key, as go-yaml's strict decoder reports it: `line 7: key "a" already
@@ -21,12 +21,12 @@ pub struct Decoded {
 
 /// Parses one YAML document into JSON values; `Err` is go-yaml's message
 /// (`yaml: line 4: did not find expected key`).
-pub fn decode(body: &[u8]) -> Result<Value, String> {
+pub(crate) fn decode(body: &[u8]) -> Result<Value, String> {
     decode_with_duplicates(body).map(|decoded| decoded.value)
 }
 
 /// [`decode`], with the duplicate keys.
-pub fn decode_with_duplicates(body: &[u8]) -> Result<Decoded, String> {
+pub(crate) fn decode_with_duplicates(body: &[u8]) -> Result<Decoded, String> {
     // The syntax check is serde_yaml_ng's: libyaml's, of which go-yaml is a port.
     let checked =
         serde_yaml_ng::from_slice::<Value>(body).map_err(|e| go_yaml_error(&e.to_string()))?;
@@ -78,7 +78,7 @@ fn go_yaml_error(message: &str) -> String {
 /// keys sorted (and quoted like values: the key `n` is `"n"`); a list under a key at the key's indentation; a string quoted when go-yaml would
 /// read it back as something else (`"214"`, `"true"`, `""`, a timestamp) — double quotes — or
 /// when it cannot be plain (`': x'`) — single quotes; a multi-line string as a literal block.
-pub fn encode(value: &Value) -> String {
+pub(crate) fn encode(value: &Value) -> String {
     let mut out = String::new();
     match value {
         Value::Object(map) if !map.is_empty() => emit_mapping(map, 0, &mut out),

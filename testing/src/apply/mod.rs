@@ -64,12 +64,12 @@ use self::managed_fields::{
     Entry, decode_entries, encode_entries, filtered, take_from_others, without_managed_fields,
 };
 use self::merge::{compare, merge, remove_path, to_field_set};
-pub use self::schema::ApplySchema;
+pub(crate) use self::schema::ApplySchema;
 use self::schema::{field_pe, ignored_set, stripped};
 
 /// Why an apply was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApplyError {
+pub(crate) enum ApplyError {
     /// Fields the apply would change are owned by other managers (HTTP 409, reason Conflict).
     Conflict {
         /// `(manager, field path)` in the server's words: the manager as `printManager` renders
@@ -85,7 +85,7 @@ pub enum ApplyError {
 
 impl ApplyError {
     /// The Status message the real server returns (`getConflictMessage` for conflicts).
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         match self {
             ApplyError::Invalid(m) => m.clone(),
             ApplyError::Conflict { conflicts } => {
@@ -115,7 +115,7 @@ impl ApplyError {
     /// The `details.causes` of the Status (`NewConflictError`): one
     /// `{"reason": "FieldManagerConflict", "message": "conflict with …", "field": path}` per
     /// conflict (`metav1.StatusCause` serialises its type as `reason`).
-    pub fn status_causes(&self) -> Vec<Value> {
+    pub(crate) fn status_causes(&self) -> Vec<Value> {
         match self {
             ApplyError::Invalid(_) => Vec::new(),
             ApplyError::Conflict { conflicts } => conflicts
@@ -141,12 +141,12 @@ impl std::error::Error for ApplyError {}
 // ---------------------------------------------------------------------------------------------
 
 /// `FieldManagerMaxLength`.
-pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
+pub(crate) const FIELD_MANAGER_MAX_LENGTH: usize = 128;
 
 /// The manager of a write without `?fieldManager=` (`managerOrUserAgent`): the User-Agent up to
 /// its first `/`, without unprintable characters, at most 128 bytes (`kubectl/v1.34.0 (…)` ->
 /// `kubectl`).
-pub fn manager_or_user_agent(field_manager: Option<&str>, user_agent: &str) -> String {
+pub(crate) fn manager_or_user_agent(field_manager: Option<&str>, user_agent: &str) -> String {
     if let Some(m) = field_manager.filter(|m| !m.is_empty()) {
         return m.to_owned();
     }
@@ -167,7 +167,7 @@ pub fn manager_or_user_agent(field_manager: Option<&str>, user_agent: &str) -> S
 
 /// Where a write lands and how its resource is shaped: what the server knows beyond the request.
 #[derive(Debug, Clone, Copy)]
-pub struct Endpoint<'a> {
+pub(crate) struct Endpoint<'a> {
     /// The group/version the request is served at (`v1`, `demo.kubeward.dev/v1`).
     pub api_version: &'a str,
     /// The subresource the request addresses (`Some("status")`).
@@ -185,7 +185,7 @@ fn default_schema() -> &'static ApplySchema {
 }
 
 /// Server-side apply at an [`Endpoint`]: the general form of [`server_side_apply`].
-pub fn apply_at(
+pub(crate) fn apply_at(
     live: Option<&Value>,
     applied: &Value,
     manager: &str,
@@ -319,7 +319,7 @@ pub fn apply_at(
 /// apply: `manager` takes the fields it added or changed from everyone, everyone loses the fields
 /// it removed. A `new` object that carries its own non-empty `managedFields` has them honoured
 /// (clients may rewrite ownership); `managedFields: [{}]` clears them.
-pub fn record_update(
+pub(crate) fn record_update(
     old: Option<&Value>,
     new: &mut Value,
     manager: &str,
@@ -337,7 +337,7 @@ pub fn record_update(
 }
 
 /// Records an Update at an [`Endpoint`]: the general form of [`record_update`].
-pub fn update_at(
+pub(crate) fn update_at(
     old: Option<&Value>,
     new: &mut Value,
     manager: &str,

@@ -9,7 +9,7 @@ use super::field_set::{FieldSet, Pe};
 
 /// How a list is merged and owned (`x-kubernetes-list-type`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ListType {
+pub(crate) enum ListType {
     /// Replaced whole and owned as one field (the default for lists).
     Atomic,
     /// A set of scalars, owned item by item (`v:"x"`).
@@ -29,7 +29,7 @@ pub enum ListType {
 /// resource merges exactly as its CRD declares (an undeclared list is atomic there, as on a
 /// real server).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApplySchema {
+pub(crate) struct ApplySchema {
     pub(super) lists: BTreeMap<String, ListType>,
     pub(super) maps: std::collections::BTreeSet<String>,
     /// Structs owned and replaced whole (`+structType=atomic`, `x-kubernetes-map-type: atomic`).
@@ -73,7 +73,7 @@ impl ApplySchema {
     /// Only ObjectMeta's rules: `metadata.finalizers` a set, `metadata.ownerReferences` a map
     /// keyed by `uid`, `metadata.labels` and `metadata.annotations` maps; every other list
     /// atomic, every other object a struct.
-    pub fn metadata_only() -> Self {
+    pub(crate) fn metadata_only() -> Self {
         ApplySchema {
             lists: BTreeMap::new(),
             maps: Default::default(),
@@ -92,19 +92,19 @@ impl ApplySchema {
     }
 
     /// Declares the list at `path` (see the type docs for the path syntax).
-    pub fn with_list(mut self, path: &str, list_type: ListType) -> Self {
+    pub(crate) fn with_list(mut self, path: &str, list_type: ListType) -> Self {
         self.lists.insert(path.to_owned(), list_type);
         self
     }
 
     /// Declares the object at `path` atomic: owned as one field and replaced whole by an apply.
-    pub fn with_atomic(mut self, path: &str) -> Self {
+    pub(crate) fn with_atomic(mut self, path: &str) -> Self {
         self.atomics.insert(path.to_owned());
         self
     }
 
     /// Declares the object at `path` a map (`additionalProperties`) rather than a struct.
-    pub fn with_map(mut self, path: &str) -> Self {
+    pub(crate) fn with_map(mut self, path: &str) -> Self {
         self.maps.insert(path.to_owned());
         self
     }
@@ -113,7 +113,7 @@ impl ApplySchema {
     /// `x-kubernetes-list-type: set` or `map` (keys from `x-kubernetes-list-map-keys`), objects
     /// with `additionalProperties` as maps, and `x-kubernetes-map-type: atomic` objects atomic.
     /// Everything else keeps the defaults: lists atomic, objects structs.
-    pub fn from_openapi_v3(schema: &Value) -> Self {
+    pub(crate) fn from_openapi_v3(schema: &Value) -> Self {
         let mut s = ApplySchema::metadata_only();
         s.unstructured = true;
         s.visit(schema, &mut Vec::new());

@@ -15,7 +15,7 @@ use crate::validation::{self, FieldError};
 /// Reads the served versions of a CustomResourceDefinition into resource infos.
 ///
 /// Returns the problems found as `(field, message)` pairs when the definition is unusable.
-pub fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<FieldError>> {
+pub(crate) fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<FieldError>> {
     let spec = &crd["spec"];
     let group = spec["group"].as_str().unwrap_or_default().to_string();
     let names = &spec["names"];

@@ -28,7 +28,7 @@ use crate::store::StorageKey;
 use crate::store::{Change, ChangeType};
 
 /// Where an object is stored: its store, namespace and name.
-pub type ObjectAt = (StorageKey, String, String);
+pub(crate) type ObjectAt = (StorageKey, String, String);
 
 fn object_at(storage: &StorageKey, obj: &Value) -> ObjectAt {
     let meta = &obj["metadata"];
@@ -38,7 +38,7 @@ fn object_at(storage: &StorageKey, obj: &Value) -> ObjectAt {
 
 /// Which objects reference which owner uids.
 #[derive(Debug, Default)]
-pub struct Graph {
+pub(crate) struct Graph {
     /// Owner uid -> the objects whose owner references name it.
     dependents: HashMap<String, BTreeSet<ObjectAt>>,
     /// Object -> the owner uids it references (to undo when it changes).
@@ -48,7 +48,7 @@ pub struct Graph {
 impl Graph {
     /// The graph of everything stored, and the objects the collector must look at once: every
     /// object with owner references or a garbage collector finalizer.
-    pub fn build(state: &State) -> (Self, Work) {
+    pub(crate) fn build(state: &State) -> (Self, Work) {
         let mut graph = Self::default();
         let mut work = Work::default();
         for info in state.registry.per_storage() {
@@ -96,7 +96,7 @@ impl Graph {
     /// (as a dependent, or as an owner deleting with a collector finalizer), its dependents when
     /// it goes or is deleting, and the owners it names or named (a foreground owner may be
     /// waiting for it).
-    pub fn record(&mut self, change: &Change, work: &mut Work) {
+    pub(crate) fn record(&mut self, change: &Change, work: &mut Work) {
         let obj = &change.object;
         let deleted = change.kind == ChangeType::Deleted;
         if !deleted && concerns(obj) {
@@ -132,7 +132,7 @@ impl Graph {
 
 /// What the collector has to look at.
 #[derive(Debug, Default)]
-pub struct Work {
+pub(crate) struct Work {
     /// Objects, as dependents or as owners.
     objects: BTreeSet<ObjectAt>,
     /// Owner references (with the namespace of the object naming them), resolved when looked at.
@@ -141,7 +141,7 @@ pub struct Work {
 
 impl Work {
     /// Whether there is nothing to do.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.objects.is_empty() && self.owners.is_empty()
     }
 }
@@ -227,7 +227,7 @@ fn ref_uid(r: &Value) -> &str {
 }
 
 /// Looks at everything in `work`.
-pub fn process(state: &mut State, graph: &Graph, work: Work) {
+pub(crate) fn process(state: &mut State, graph: &Graph, work: Work) {
     let mut objects = work.objects;
     for (namespace, reference) in &work.owners {
         if let Some(at) = owner_at(state, namespace, reference) {

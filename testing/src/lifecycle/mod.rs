@@ -11,9 +11,9 @@
 //! upstream, which requeues a namespace with remaining content after an estimate (15 s for
 //! finalizers), the next pass follows the write that removed the content at once.
 
-pub mod gc;
-pub mod namespace;
-pub mod propagation;
+pub(crate) mod gc;
+pub(crate) mod namespace;
+pub(crate) mod propagation;
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Weak;

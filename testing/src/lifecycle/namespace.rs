@@ -24,7 +24,7 @@ use crate::resources::ResourceInfo;
 use crate::status::{ApiError, Qualified};
 
 /// The spec finalizer of the namespace controller (`core.FinalizerKubernetes`).
-pub const KUBERNETES_FINALIZER: &str = "kubernetes";
+pub(crate) const KUBERNETES_FINALIZER: &str = "kubernetes";
 /// Namespaces the `NamespaceLifecycle` admission plugin refuses to delete.
 const IMMORTAL: [&str; 3] = ["default", "kube-system", "kube-public"];
 /// `status.phase` of a namespace being deleted.
@@ -61,7 +61,7 @@ const CONDITIONS: [(&str, &str, &str); 5] = [
 ];
 
 /// Whether `info` is the namespaces resource.
-pub fn is_namespaces(info: &ResourceInfo) -> bool {
+pub(crate) fn is_namespaces(info: &ResourceInfo) -> bool {
     info.group.is_empty() && info.plural == "namespaces"
 }
 
@@ -75,7 +75,7 @@ fn is_deleting(obj: &Value) -> bool {
 
 /// `PrepareForCreate`: a new namespace is `Active` and carries the `kubernetes` spec finalizer
 /// (added to those given).
-pub fn prepare_for_create(obj: &mut Value) {
+pub(crate) fn prepare_for_create(obj: &mut Value) {
     obj["status"] = json!({"phase": "Active"});
     let mut wanted = spec_finalizers(obj);
     if !wanted.iter().any(|f| f == KUBERNETES_FINALIZER) {
@@ -89,7 +89,12 @@ pub fn prepare_for_create(obj: &mut Value) {
 
 /// `PrepareForUpdate` of the main resource (and of `/status`, which keeps the whole spec):
 /// spec finalizers change only through `/finalize`.
-pub fn prepare_for_update(info: &ResourceInfo, old: &Value, new: &mut Value, sub: Option<&str>) {
+pub(crate) fn prepare_for_update(
+    info: &ResourceInfo,
+    old: &Value,
+    new: &mut Value,
+    sub: Option<&str>,
+) {
     if !is_namespaces(info) || sub == Some("finalize") {
         return;
     }
@@ -110,13 +115,13 @@ pub fn prepare_for_update(info: &ResourceInfo, old: &Value, new: &mut Value, sub
 
 /// Whether nothing but metadata finalizers keeps `obj` when it is deleting: true for every
 /// kind but a namespace with spec finalizers (`ShouldDeleteNamespaceDuringUpdate`).
-pub fn spec_finalized(info: &ResourceInfo, obj: &Value) -> bool {
+pub(crate) fn spec_finalized(info: &ResourceInfo, obj: &Value) -> bool {
     !is_namespaces(info) || spec_finalizers(obj).is_empty()
 }
 
 /// The `NamespaceLifecycle` admission of a create into `namespace`: 403 while it terminates,
 /// naming the object as admission does before names are generated.
-pub fn admit_create(
+pub(crate) fn admit_create(
     state: &State,
     info: &ResourceInfo,
     namespace: &str,
@@ -158,7 +163,7 @@ pub fn admit_create(
 /// the first DELETE marks the namespace `Terminating` and answers it; later ones answer it
 /// unchanged while spec finalizers remain. `None`: the generic deletion runs (metadata
 /// finalizers, then removal, answering the deleted Namespace). A `dry_run` stores nothing.
-pub fn before_delete(
+pub(crate) fn before_delete(
     state: &mut State,
     info: &ResourceInfo,
     old: &Value,
@@ -357,7 +362,7 @@ fn update_conditions(ns: &mut Value, content: &Content, now: &str) -> bool {
 }
 
 /// The namespaces being deleted (where the controller has work).
-pub fn terminating(state: &State) -> Vec<String> {
+pub(crate) fn terminating(state: &State) -> Vec<String> {
     state
         .store
         .list(&namespaces_key(), None)
@@ -368,7 +373,7 @@ pub fn terminating(state: &State) -> Vec<String> {
 
 /// One pass of the namespace controller over the namespaces `names` (those not being deleted
 /// are left alone).
-pub fn sync<'a>(state: &mut State, names: impl IntoIterator<Item = &'a String>) {
+pub(crate) fn sync<'a>(state: &mut State, names: impl IntoIterator<Item = &'a String>) {
     let Some(info) = state.resource("", "v1", "namespaces") else {
         return;
     };

@@ -8,14 +8,14 @@ use crate::status::{ApiError, Cause, Qualified};
 
 /// The finalizer that makes the garbage collector orphan an owner's dependents before the owner
 /// goes (`metav1.FinalizerOrphanDependents`).
-pub const ORPHAN: &str = "orphan";
+pub(crate) const ORPHAN: &str = "orphan";
 /// The finalizer that keeps an owner until its blocking dependents are gone
 /// (`metav1.FinalizerDeleteDependents`).
-pub const FOREGROUND: &str = "foregroundDeletion";
+pub(crate) const FOREGROUND: &str = "foregroundDeletion";
 
 /// `DeleteOptions.propagationPolicy` (or the deprecated `orphanDependents`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Propagation {
+pub(crate) enum Propagation {
     /// Dependents are deleted before the owner.
     Foreground,
     /// The owner goes at once; the garbage collector deletes dependents afterwards.
@@ -26,7 +26,7 @@ pub enum Propagation {
 
 impl Propagation {
     /// The wire value.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Foreground => "Foreground",
             Self::Background => "Background",
@@ -37,7 +37,7 @@ impl Propagation {
     /// The policy a DELETE asked for (`None`: the object's finalizers or the kind's default
     /// decide), checked as apimachinery's `ValidateDeleteOptions` checks it: 422 `Invalid` on
     /// `DeleteOptions` for an unknown policy or for both fields at once.
-    pub fn from_options(options: &Value) -> Result<Option<Self>, ApiError> {
+    pub(crate) fn from_options(options: &Value) -> Result<Option<Self>, ApiError> {
         let orphan_dependents = options["orphanDependents"].as_bool();
         let policy = &options["propagationPolicy"];
         let mut causes = Vec::new();
@@ -111,7 +111,10 @@ fn should_have(
 /// The finalizers an object has after a DELETE with `policy`: its own, with `orphan` and
 /// `foregroundDeletion` removed and added back as the policy says. Returns `None` when the set
 /// does not change (the stored order is kept then).
-pub fn deletion_finalizers(current: &[String], policy: Option<Propagation>) -> Option<Vec<String>> {
+pub(crate) fn deletion_finalizers(
+    current: &[String],
+    policy: Option<Propagation>,
+) -> Option<Vec<String>> {
     let orphan = should_have(current, policy, Propagation::Orphan, ORPHAN);
     let foreground = should_have(current, policy, Propagation::Foreground, FOREGROUND);
     let mut next: Vec<String> = current

@@ -42,13 +42,13 @@ const V2_KEPT: &[&str] = &[
 ];
 
 /// `gvkToModelName`: `demo.kubeward.dev`, `v1`, `Rollout` → `dev.kubeward.demo.v1.Rollout`.
-pub fn model_name(group: &str, version: &str, kind: &str) -> String {
+pub(super) fn model_name(group: &str, version: &str, kind: &str) -> String {
     let reversed: Vec<&str> = group.rsplit('.').collect();
     format!("{}.{version}.{kind}", reversed.join("."))
 }
 
 /// The kind's and its list's definitions (references in v2 form, `#/definitions/`).
-pub fn definitions(info: &ResourceInfo, v2: bool) -> Vec<(String, Value)> {
+pub(super) fn definitions(info: &ResourceInfo, v2: bool) -> Vec<(String, Value)> {
     let name = model_name(&info.group, &info.version, &info.kind);
     let list_kind = &info.list_kind;
     let mut kind = kube_native(info.schema.as_ref(), v2);

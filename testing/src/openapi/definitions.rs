@@ -13,17 +13,17 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 /// The prefix of a definition reference in OpenAPI v2 documents.
-pub const V2_REF_PREFIX: &str = "#/definitions/";
+pub(crate) const V2_REF_PREFIX: &str = "#/definitions/";
 
 /// Named schemas, as in an OpenAPI v2 document's `definitions`.
 #[derive(Debug)]
-pub struct Definitions {
+pub(crate) struct Definitions {
     defs: Map<String, Value>,
 }
 
 impl Definitions {
     /// The built-in kinds' definitions, parsed once.
-    pub fn builtin() -> &'static Definitions {
+    pub(crate) fn builtin() -> &'static Definitions {
         static DEFS: OnceLock<Definitions> = OnceLock::new();
         DEFS.get_or_init(|| {
             let file: Value = serde_json::from_str(include_str!("../../openapi/builtins.json"))
@@ -37,12 +37,12 @@ impl Definitions {
     }
 
     /// The definition named `name`.
-    pub fn get(&self, name: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Value> {
         self.defs.get(name)
     }
 
     /// The name of the definition whose `x-kubernetes-group-version-kind` lists this kind.
-    pub fn name_of_kind(&self, group: &str, version: &str, kind: &str) -> Option<&str> {
+    pub(crate) fn name_of_kind(&self, group: &str, version: &str, kind: &str) -> Option<&str> {
         self.defs
             .iter()
             .find(|(_, def)| has_gvk(def, group, version, kind))
@@ -51,7 +51,7 @@ impl Definitions {
 
     /// The definitions named in `roots` (those that exist) and every definition they
     /// reference, directly or not.
-    pub fn closure<I, S>(&self, roots: I) -> BTreeSet<&str>
+    pub(crate) fn closure<I, S>(&self, roots: I) -> BTreeSet<&str>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
@@ -87,7 +87,7 @@ fn has_gvk(def: &Value, group: &str, version: &str, kind: &str) -> bool {
 }
 
 /// The definition names a schema references (`$ref: #/definitions/<name>`), anywhere inside.
-pub fn collect_refs<'a>(node: &'a Value, out: &mut Vec<&'a str>) {
+pub(crate) fn collect_refs<'a>(node: &'a Value, out: &mut Vec<&'a str>) {
     match node {
         Value::Object(map) => {
             if let Some(name) = map

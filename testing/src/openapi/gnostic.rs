@@ -218,7 +218,7 @@ fn operation(op: &Map<String, Value>) -> Message {
 }
 
 /// `openapi_v2.Document` of the JSON v2 document.
-pub fn encode(doc: &Value) -> Vec<u8> {
+pub(crate) fn encode(doc: &Value) -> Vec<u8> {
     let mut m = Message::default();
     m.string(1, doc["swagger"].as_str().unwrap_or_default());
     let mut info = Message::default();

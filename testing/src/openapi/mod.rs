@@ -11,7 +11,7 @@
 //! parameters and response schemas upstream lists are not published.
 
 mod crd;
-pub mod definitions;
+pub(crate) mod definitions;
 mod gnostic;
 mod v2;
 mod v3;
@@ -24,12 +24,12 @@ use serde_json::{Map, Value, json};
 use self::definitions::{Definitions, V2_REF_PREFIX, collect_refs};
 use crate::resources::{Registry, ResourceInfo};
 
-pub use gnostic::encode as v2_protobuf;
-pub use v2::{
+pub(crate) use gnostic::encode as v2_protobuf;
+pub(crate) use v2::{
     Format as V2Format, PROTOBUF_CONTENT_TYPE as V2_PROTOBUF, document as v2_document,
     negotiate as v2_format,
 };
-pub use v3::{group_version, root};
+pub(crate) use v3::{group_version, root};
 
 /// The kinds' and their lists' definitions, and every built-in definition they reference,
 /// with references in v2 form.

@@ -9,7 +9,7 @@ use super::{all_resources, kind_definitions, patch_paths};
 use crate::resources::Registry;
 
 /// `/openapi/v2`.
-pub fn document(registry: &Registry) -> Value {
+pub(crate) fn document(registry: &Registry) -> Value {
     let infos = all_resources(registry);
     let param =
         |name: &str| json!({"name": name, "in": "query", "type": "string", "uniqueItems": true});
@@ -27,12 +27,12 @@ pub fn document(registry: &Registry) -> Value {
 /// The protobuf media type clients ask for.
 const PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
 /// Its spelling without `@`, which kube-openapi answers with (Go's `mime` rejects the `@`).
-pub const PROTOBUF_CONTENT_TYPE: &str =
+pub(crate) const PROTOBUF_CONTENT_TYPE: &str =
     "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 
 /// A form of the v2 document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// `application/json`.
     Json,
     /// gnostic's protobuf.
@@ -42,7 +42,7 @@ pub enum Format {
 /// The form an `Accept` header asks for: the first media range that names one served
 /// (`application/json`, the protobuf types, or `application/*` and `*/*` for JSON), `None` for
 /// none (kube-openapi's 406; an empty header accepts nothing).
-pub fn negotiate(accept: &str) -> Option<Format> {
+pub(crate) fn negotiate(accept: &str) -> Option<Format> {
     accept.split(',').find_map(
         |range| match range.split(';').next().unwrap_or_default().trim() {
             "application/json" | "application/*" | "*/*" => Some(Format::Json),

@@ -18,7 +18,7 @@ fn gv_path(group: &str, version: &str) -> String {
 }
 
 /// `/openapi/v3`: the discovery of group-version documents.
-pub fn root(registry: &Registry) -> Value {
+pub(crate) fn root(registry: &Registry) -> Value {
     let mut paths = Map::new();
     let mut gvs: Vec<(String, String)> = vec![(String::new(), "v1".into())];
     for (group, versions) in registry.groups() {
@@ -37,7 +37,7 @@ pub fn root(registry: &Registry) -> Value {
 }
 
 /// `/openapi/v3/api/v1` or `/openapi/v3/apis/<group>/<version>`, `None` if not served.
-pub fn group_version(registry: &Registry, path: &str) -> Option<Value> {
+pub(crate) fn group_version(registry: &Registry, path: &str) -> Option<Value> {
     let (group, version) = match path.split('/').collect::<Vec<_>>().as_slice() {
         ["api", v] => (String::new(), v.to_string()),
         ["apis", g, v] => (g.to_string(), v.to_string()),

@@ -25,7 +25,7 @@ pub(crate) fn strategy_prepare_for_create(info: &ResourceInfo, obj: &mut Value) 
 
 impl State {
     /// POST (create).
-    pub fn create(
+    pub(crate) fn create(
         &mut self,
         info: &ResourceInfo,
         namespace: Option<&str>,

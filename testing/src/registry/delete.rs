@@ -50,7 +50,7 @@ impl Expiries {
 
 impl State {
     /// Removes events whose TTL ran out, as etcd leases would.
-    pub fn expire_events(&mut self) {
+    pub(crate) fn expire_events(&mut self) {
         let now = self.now();
         for key in self.expiries.due(now) {
             self.store.remove(&events_key(), &key.0, &key.1);
@@ -60,7 +60,7 @@ impl State {
     /// DELETE of one object. Returns the object (CRDs, namespaces and service accounts, or while
     /// finalizers remain) or a success `Status`, exactly as the generic registry does. The
     /// propagation policy adds or removes the garbage collector's finalizers first.
-    pub fn delete(
+    pub(crate) fn delete(
         &mut self,
         info: &ResourceInfo,
         namespace: Option<&str>,
@@ -169,7 +169,7 @@ impl State {
     /// select (`limit` and `continue` included) is deleted object by object as by
     /// [`State::delete`], with the same options; the answer is that page as it was listed
     /// before the deletions.
-    pub fn delete_collection(
+    pub(crate) fn delete_collection(
         &mut self,
         info: &ResourceInfo,
         namespace: Option<&str>,

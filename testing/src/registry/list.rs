@@ -11,14 +11,14 @@ use serde_json::{Value, json};
 
 /// Parsed list/watch filters.
 #[derive(Debug, Default)]
-pub struct Filter {
+pub(crate) struct Filter {
     labels: Option<LabelSelector>,
     fields: Option<FieldSelector>,
 }
 
 impl Filter {
     /// Parses `labelSelector` and `fieldSelector`, checking the fields against what `info` supports.
-    pub fn parse(
+    pub(crate) fn parse(
         info: &ResourceInfo,
         label_selector: Option<&str>,
         field_selector: Option<&str>,
@@ -42,12 +42,12 @@ impl Filter {
     }
 
     /// Whether the filter lets everything through.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.labels.is_none() && self.fields.is_none()
     }
 
     /// Whether an object (in the served view) passes the filter.
-    pub fn matches(&self, view: &Value) -> bool {
+    pub(crate) fn matches(&self, view: &Value) -> bool {
         if let Some(l) = &self.labels
             && !l.matches(&labels_of(view))
         {
@@ -77,7 +77,7 @@ pub(crate) fn field_value(view: &Value, field: &str) -> Option<String> {
 
 /// List parameters.
 #[derive(Debug, Default)]
-pub struct ListParams<'a> {
+pub(crate) struct ListParams<'a> {
     /// `labelSelector`.
     pub label_selector: Option<&'a str>,
     /// `fieldSelector`.
@@ -92,7 +92,7 @@ pub struct ListParams<'a> {
 
 impl State {
     /// GET of one object.
-    pub fn get(
+    pub(crate) fn get(
         &self,
         info: &ResourceInfo,
         namespace: Option<&str>,
@@ -106,7 +106,7 @@ impl State {
     }
 
     /// LIST.
-    pub fn list(
+    pub(crate) fn list(
         &self,
         info: &ResourceInfo,
         namespace: Option<&str>,

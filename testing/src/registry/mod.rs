@@ -35,7 +35,7 @@ use std::time::Duration;
 
 /// The patch formats the server accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PatchType {
+pub(crate) enum PatchType {
     /// `application/json-patch+json` (RFC 6902).
     Json,
     /// `application/merge-patch+json` (RFC 7386).
@@ -48,7 +48,7 @@ pub enum PatchType {
 
 /// Per-request options of a write.
 #[derive(Debug, Clone, Default)]
-pub struct WriteOptions {
+pub(crate) struct WriteOptions {
     /// The field manager (query parameter, or derived from the User-Agent).
     pub manager: String,
     /// Whether the `fieldManager` query parameter was given.
@@ -84,7 +84,7 @@ impl Warnings {
 }
 
 /// Everything the server keeps between requests.
-pub struct State {
+pub(crate) struct State {
     /// Served resources.
     pub registry: Registry,
     /// Stored objects and history.
@@ -159,7 +159,7 @@ fn reject_resource_version(body: &Value) -> Result<(), ApiError> {
 impl State {
     /// A fresh state with the built-in resources and the `default`, `kube-system`, `kube-public`
     /// and `kube-node-lease` namespaces.
-    pub fn new(history_limit: usize, event_ttl: Duration, clock: SharedClock) -> Self {
+    pub(crate) fn new(history_limit: usize, event_ttl: Duration, clock: SharedClock) -> Self {
         let mut state = Self {
             registry: Registry::builtin(),
             store: Store::new(history_limit),
@@ -184,7 +184,7 @@ impl State {
     }
 
     /// The stored object presented as `info` serves it.
-    pub fn to_view(info: &ResourceInfo, stored: &Value) -> Value {
+    pub(crate) fn to_view(info: &ResourceInfo, stored: &Value) -> Value {
         match info.view {
             View::CoreEvent => to_core_v1(stored),
             // Through the Go types and back: the keys the events.k8s.io/v1 encoder writes
@@ -359,7 +359,7 @@ impl State {
     }
 
     /// Registers a CRD object directly (as if POSTed), returning it.
-    pub fn install_crd(&mut self, crd: Value) -> Result<Value, ApiError> {
+    pub(crate) fn install_crd(&mut self, crd: Value) -> Result<Value, ApiError> {
         let info = self
             .registry
             .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
@@ -368,14 +368,19 @@ impl State {
     }
 
     /// The plural of the served resource of `kind` at `api_version` (`v1`, `group/version`).
-    pub fn plural_of_kind(&self, api_version: &str, kind: &str) -> Option<String> {
+    pub(crate) fn plural_of_kind(&self, api_version: &str, kind: &str) -> Option<String> {
         self.registry
             .by_kind(api_version, kind)
             .map(|info| info.plural.clone())
     }
 
     /// The served resource at `group/version/plural`.
-    pub fn resource(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+    pub(crate) fn resource(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<Arc<ResourceInfo>> {
         self.registry.get(group, version, plural)
     }
 }

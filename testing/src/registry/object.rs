@@ -15,7 +15,7 @@ pub(crate) const NAME_SUFFIX_LEN: usize = 5;
 pub(crate) const MAX_GENERATE_NAME_PREFIX: usize = 58;
 
 /// RFC 3339 with whole seconds, the wire form of `metav1.Time`.
-pub fn rfc3339(ts: Timestamp) -> String {
+pub(crate) fn rfc3339(ts: Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
@@ -109,7 +109,7 @@ pub(crate) fn without_zero_values(mut value: Value) -> Value {
 }
 
 /// `prefix` (cut to 58 bytes) plus 5 random characters, like `names.SimpleNameGenerator`.
-pub fn generate_name(prefix: &str) -> String {
+pub(super) fn generate_name(prefix: &str) -> String {
     let mut cut = prefix.len().min(MAX_GENERATE_NAME_PREFIX);
     while !prefix.is_char_boundary(cut) {
         cut -= 1;

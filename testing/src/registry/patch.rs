@@ -104,7 +104,7 @@ pub(crate) fn patch_options_invalid(field: &str, reason: &str, message: &str) ->
 impl State {
     /// PATCH in any supported format. Apply patches create missing objects.
     #[allow(clippy::too_many_arguments)]
-    pub fn patch(
+    pub(crate) fn patch(
         &mut self,
         info: &ResourceInfo,
         namespace: Option<&str>,

@@ -90,7 +90,7 @@ pub(crate) fn track_update(
 impl State {
     /// PUT (update), on the main resource or the status subresource. Returns the object and
     /// whether the PUT created it (events only: `AllowCreateOnUpdate`).
-    pub fn update(
+    pub(crate) fn update(
         &mut self,
         info: &ResourceInfo,
         namespace: Option<&str>,

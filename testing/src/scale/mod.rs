@@ -7,7 +7,7 @@ mod paths;
 
 use serde_json::{Value, json};
 
-pub use self::paths::ScalePaths;
+pub(crate) use self::paths::ScalePaths;
 use self::paths::fields;
 use crate::patch::{apply_json_patch, apply_merge_patch};
 use crate::registry::{State, WriteOptions, patch_error};
@@ -15,7 +15,7 @@ use crate::resources::ResourceInfo;
 use crate::status::ApiError;
 
 /// How a write of `/scale` gives the new `Scale`.
-pub enum ScaleWrite<'a> {
+pub(crate) enum ScaleWrite<'a> {
     /// PUT: the body.
     Replace(Value),
     /// PATCH: a JSON merge patch of the current `Scale`.

@@ -8,7 +8,7 @@ use crate::status::ApiError;
 
 /// A CRD version's `subresources.scale`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScalePaths {
+pub(crate) struct ScalePaths {
     /// `specReplicasPath` (`.spec.replicas`).
     pub spec_replicas: String,
     /// `statusReplicasPath` (`.status.replicas`).
@@ -19,7 +19,7 @@ pub struct ScalePaths {
 
 impl ScalePaths {
     /// The scale subresource of a CRD version, if it has one.
-    pub fn of_version(version: &Value) -> Option<Self> {
+    pub(crate) fn of_version(version: &Value) -> Option<Self> {
         let scale = version["subresources"]["scale"].as_object()?;
         let path = |key: &str| scale.get(key).and_then(Value::as_str).map(str::to_owned);
         Some(Self {
@@ -32,7 +32,7 @@ impl ScalePaths {
     /// What the scale paths add to a custom resource's validation: an integer (or nothing)
     /// where each replicas path points, between 0 and 2^31-1, and a string at the label
     /// selector's path.
-    pub fn validate(&self, object: &Value) -> Vec<FieldError> {
+    pub(crate) fn validate(&self, object: &Value) -> Vec<FieldError> {
         let mut errors = Vec::new();
         for path in [&self.spec_replicas, &self.status_replicas] {
             match nested_int64(object, path) {

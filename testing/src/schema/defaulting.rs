@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::structural::Structural;
 
 /// Applies the defaults of `schema` inside `value`, then drops the nulls left without one.
-pub fn apply(schema: &Structural, value: &mut Value) {
+pub(crate) fn apply(schema: &Structural, value: &mut Value) {
     default(schema, value);
     prune_nulls(schema, value);
 }

@@ -9,7 +9,7 @@ use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use super::field;
 
 /// The paths of keys that appear twice in one object of `body`; empty when the body is not JSON.
-pub fn duplicate_fields(body: &[u8]) -> Vec<String> {
+pub(crate) fn duplicate_fields(body: &[u8]) -> Vec<String> {
     let mut found = Vec::new();
     let mut de = serde_json::Deserializer::from_slice(body);
     let seed = Walk {

@@ -8,7 +8,12 @@ use super::field::{self, FieldError};
 use super::structural::Structural;
 
 /// Validates the embedded resources inside `value` (the root object itself is not one).
-pub fn validate(schema: &Structural, path: &str, value: &Value, errors: &mut Vec<FieldError>) {
+pub(crate) fn validate(
+    schema: &Structural,
+    path: &str,
+    value: &Value,
+    errors: &mut Vec<FieldError>,
+) {
     match value {
         Value::Object(map) => {
             if schema.embedded_resource && !path.is_empty() {

@@ -4,12 +4,12 @@
 
 use serde_json::Value;
 
-pub use crate::validation::FieldError;
+pub(crate) use crate::validation::FieldError;
 use crate::validation::names::go_quote;
 
 /// Go's rendering of a decoded JSON value in `ErrorBody`: strings quoted (`%q`), numbers and
 /// booleans bare, everything else as JSON.
-pub fn render(value: &Value) -> String {
+pub(crate) fn render(value: &Value) -> String {
     match value {
         Value::String(s) => go_quote(s),
         other => other.to_string(),
@@ -17,7 +17,7 @@ pub fn render(value: &Value) -> String {
 }
 
 /// Go's `%q` of a string.
-pub fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     go_quote(s)
 }
 
@@ -82,7 +82,7 @@ impl FieldError {
 }
 
 /// `field.Path.Child`: `a.b`, or `b` at the root.
-pub fn child(path: &str, name: &str) -> String {
+pub(crate) fn child(path: &str, name: &str) -> String {
     if path.is_empty() {
         name.to_string()
     } else {
@@ -91,6 +91,6 @@ pub fn child(path: &str, name: &str) -> String {
 }
 
 /// `field.Path.Index`: `a[3]`.
-pub fn index(path: &str, i: usize) -> String {
+pub(crate) fn index(path: &str, i: usize) -> String {
     format!("{path}[{i}]")
 }

@@ -50,7 +50,7 @@ static LONG_NAME: LazyLock<Regex> =
 
 /// Whether `s` is a valid value of `format` (dashes ignored: `date-time` is `datetime`).
 /// Formats not listed are accepted.
-pub fn is_valid(format: &str, s: &str) -> bool {
+pub(crate) fn is_valid(format: &str, s: &str) -> bool {
     match format.replace('-', "").as_str() {
         "uuid" => UUID.is_match(s),
         "uuid3" => UUID3.is_match(s),

@@ -7,7 +7,12 @@ use super::field::{self, FieldError};
 use super::structural::Structural;
 
 /// Validates the set and map lists inside `value`, appending duplicates to `errors`.
-pub fn validate(schema: &Structural, path: &str, value: &Value, errors: &mut Vec<FieldError>) {
+pub(crate) fn validate(
+    schema: &Structural,
+    path: &str,
+    value: &Value,
+    errors: &mut Vec<FieldError>,
+) {
     match value {
         Value::Array(items) => {
             match schema.list_type.as_deref() {
@@ -71,7 +76,7 @@ fn validate_map_list(
 }
 
 /// The key fields of a map-list item, as an object of the keys it sets.
-pub fn map_key(schema: &Structural, item: &Value) -> Value {
+pub(crate) fn map_key(schema: &Structural, item: &Value) -> Value {
     let mut key = Map::new();
     for k in &schema.list_map_keys {
         if let Some(v) = item.get(k) {

@@ -13,31 +13,31 @@
 //! The schema is read once per CRD version into a [`Structural`] when the CRD is stored, after
 //! [`checks`] found nothing wrong with it.
 
-pub mod cel;
-pub mod checks;
-pub mod defaulting;
-pub mod duplicates;
-pub mod embedded;
-pub mod field;
-pub mod formats;
-pub mod listtype;
-pub mod pruning;
-pub mod ratcheting;
-pub mod structural;
-pub mod typed;
-pub mod validation;
+pub(crate) mod cel;
+pub(crate) mod checks;
+pub(crate) mod defaulting;
+pub(crate) mod duplicates;
+pub(crate) mod embedded;
+pub(crate) mod field;
+pub(crate) mod formats;
+pub(crate) mod listtype;
+pub(crate) mod pruning;
+pub(crate) mod ratcheting;
+pub(crate) mod structural;
+pub(crate) mod typed;
+pub(crate) mod validation;
 
 use serde_json::Value;
 
-pub use structural::Structural;
+pub(crate) use structural::Structural;
 
 use crate::resources::ResourceInfo;
 use crate::status::ApiError;
-pub use field::FieldError;
+pub(crate) use field::FieldError;
 
 /// The `fieldValidation` directive of a write: what to do about unknown and duplicate fields.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum FieldValidation {
+pub(crate) enum FieldValidation {
     /// Drop them silently.
     Ignore,
     /// Drop them and say so in a `Warning` header (the default).
@@ -50,7 +50,7 @@ pub enum FieldValidation {
 impl FieldValidation {
     /// Reads the query parameter (absent or empty is `Warn`), or the error
     /// `ValidateFieldValidation` reports for another value.
-    pub fn parse(value: Option<&str>) -> Result<Self, FieldError> {
+    pub(crate) fn parse(value: Option<&str>) -> Result<Self, FieldError> {
         match value.unwrap_or_default() {
             "" | "Warn" => Ok(Self::Warn),
             "Ignore" => Ok(Self::Ignore),
@@ -66,7 +66,7 @@ impl FieldValidation {
 
 /// What a write brings to schema admission beyond the object.
 #[derive(Debug, Clone, Default)]
-pub struct Decoding {
+pub(crate) struct Decoding {
     /// The `fieldValidation` directive.
     pub directive: FieldValidation,
     /// Duplicate keys of the request body, by path.
@@ -102,7 +102,7 @@ fn integral_floats_as_integers(value: &mut Value) {
 ///
 /// Resources without a structural schema (built-ins) only have their duplicate fields and
 /// unknown `metadata` fields handled.
-pub fn admit(
+pub(crate) fn admit(
     info: &ResourceInfo,
     obj: &mut Value,
     old: Option<&Value>,
@@ -161,7 +161,7 @@ pub fn admit(
 }
 
 /// Applies the schema's defaults to an object read from storage (a no-op without a schema).
-pub fn default_on_read(info: &ResourceInfo, obj: &mut Value) {
+pub(crate) fn default_on_read(info: &ResourceInfo, obj: &mut Value) {
     if let Some(schema) = info.structural.as_deref() {
         defaulting::apply(schema, obj);
     }

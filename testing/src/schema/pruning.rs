@@ -12,7 +12,7 @@ use super::validation::is_meta_field;
 
 /// Prunes `value` (the object at the root when `path` is empty), returning the paths of the
 /// fields removed (`spec.foo`, `spec.items[0].bar`), sorted as upstream sorts them.
-pub fn prune(schema: &Structural, path: &str, value: &mut Value) -> Vec<String> {
+pub(crate) fn prune(schema: &Structural, path: &str, value: &mut Value) -> Vec<String> {
     let mut pruned = Vec::new();
     walk(schema, path, value, path.is_empty(), &mut pruned);
     pruned.sort();
@@ -80,7 +80,7 @@ pub(crate) const OBJECT_META_FIELDS: [&str; 15] = [
 
 /// Drops the fields of an object's `metadata` (at `path`) that ObjectMeta does not have,
 /// returning their paths (`metadata.colour`).
-pub fn prune_object_meta(path: &str, metadata: &mut Value) -> Vec<String> {
+pub(crate) fn prune_object_meta(path: &str, metadata: &mut Value) -> Vec<String> {
     let Value::Object(map) = metadata else {
         return Vec::new();
     };

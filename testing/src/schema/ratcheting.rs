@@ -13,13 +13,13 @@ use super::listtype::map_key;
 use super::structural::Structural;
 
 /// The old value of property or map key `name`.
-pub fn child<'a>(old: Option<&'a Value>, name: &str) -> Option<&'a Value> {
+pub(crate) fn child<'a>(old: Option<&'a Value>, name: &str) -> Option<&'a Value> {
     old?.get(name)
 }
 
 /// The old item of a map list with the same keys as `item` (the only correlation CEL's
 /// `oldSelf` follows through lists).
-pub fn map_item<'a>(
+pub(crate) fn map_item<'a>(
     schema: &Structural,
     item: &Value,
     old: Option<&'a Value>,
@@ -32,7 +32,11 @@ pub fn map_item<'a>(
 }
 
 /// The old item correlated with `item`: by keys in a map list, by value in a set.
-pub fn item<'a>(schema: &Structural, item: &Value, old: Option<&'a Value>) -> Option<&'a Value> {
+pub(crate) fn item<'a>(
+    schema: &Structural,
+    item: &Value,
+    old: Option<&'a Value>,
+) -> Option<&'a Value> {
     match schema.list_type.as_deref() {
         Some("set") => old?.as_array()?.iter().find(|o| *o == item),
         _ => map_item(schema, item, old),
@@ -40,6 +44,6 @@ pub fn item<'a>(schema: &Structural, item: &Value, old: Option<&'a Value>) -> Op
 }
 
 /// Whether `value` is unchanged from its correlated old value, so its errors are ratcheted.
-pub fn unchanged(value: &Value, old: Option<&Value>) -> bool {
+pub(crate) fn unchanged(value: &Value, old: Option<&Value>) -> bool {
     old == Some(value)
 }

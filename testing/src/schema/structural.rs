@@ -14,7 +14,7 @@ use super::cel::Rule;
 
 /// One node of a structural schema.
 #[derive(Debug, Default)]
-pub struct Structural {
+pub(crate) struct Structural {
     /// `type`: `object`, `array`, `string`, `integer`, `number`, `boolean`, or empty.
     pub type_: String,
     /// `nullable`: `null` is a valid value (and is kept by pruning and defaulting).
@@ -105,7 +105,7 @@ const STRING_FORMATS: &[&str] = &[
 impl Structural {
     /// Reads a schema node. A pattern or CEL rule that does not compile is left out: the CRD
     /// that holds it is refused by [`super::checks`] before it is stored.
-    pub fn from_json(schema: &Value) -> Self {
+    pub(crate) fn from_json(schema: &Value) -> Self {
         let num = |k: &str| schema.get(k).and_then(Value::as_f64);
         let count = |k: &str| schema.get(k).and_then(Value::as_u64);
         let flag = |k: &str| schema.get(k).and_then(Value::as_bool).unwrap_or(false);
@@ -186,7 +186,7 @@ impl Structural {
     }
 
     /// The schema of property `name`: a declared property, else the `additionalProperties`.
-    pub fn child(&self, name: &str) -> Option<&Structural> {
+    pub(crate) fn child(&self, name: &str) -> Option<&Structural> {
         self.properties
             .get(name)
             .or(self.additional_properties.as_deref())
@@ -196,7 +196,7 @@ impl Structural {
 /// The formats of `type: string` nodes of a CRD schema that apiextensions does not validate,
 /// in the order of a walk through the schema (the strategy's `WarningsOnCreate` warns
 /// `unrecognized format "colour"` for each).
-pub fn unrecognized_formats(schema: &Value) -> Vec<String> {
+pub(crate) fn unrecognized_formats(schema: &Value) -> Vec<String> {
     let mut found = Vec::new();
     walk_formats(schema, &mut found);
     found

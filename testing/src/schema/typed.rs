@@ -14,7 +14,7 @@ use super::structural::Structural;
 
 /// The conversion error of `object` against `schema`, if a number is given as something else:
 /// the path (`.spec.size`, `.spec.ports[0]`) and the Go type of what was given.
-pub fn conversion_error(schema: &Structural, object: &Value) -> Option<String> {
+pub(crate) fn conversion_error(schema: &Structural, object: &Value) -> Option<String> {
     let mut errors = Vec::new();
     walk(schema, object, &mut String::new(), &mut errors);
     // One error is printed alone; several are a list, whose form is not ported.

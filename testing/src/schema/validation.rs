@@ -16,7 +16,7 @@ use super::structural::Structural;
 /// Validates `value` at `path` against `schema`, appending what is wrong to `errors`; `old` is
 /// the correlated stored value on an update, and a value equal to it is not validated again
 /// ([`ratcheting`]).
-pub fn validate(
+pub(crate) fn validate(
     schema: &Structural,
     path: &str,
     value: &Value,
@@ -311,6 +311,6 @@ fn validate_object(
 }
 
 /// Fields of an object's envelope that the object-meta validation owns.
-pub fn is_meta_field(name: &str) -> bool {
+pub(crate) fn is_meta_field(name: &str) -> bool {
     matches!(name, "apiVersion" | "kind" | "metadata")
 }

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 /// `fmt.Sprintf("%v", v)` of a value `encoding/json` decoded into an `interface{}`.
-pub fn go_value(v: &Value) -> String {
+pub(super) fn go_value(v: &Value) -> String {
     match v {
         Value::Null => "<nil>".into(),
         Value::Bool(b) => b.to_string(),
@@ -27,7 +27,7 @@ pub fn go_value(v: &Value) -> String {
 }
 
 /// `fmt.Sprintf("%s", v)`: strings as they are, anything else as Go's `%!s(type=value)`.
-pub fn go_string_verb(v: &Value) -> String {
+pub(super) fn go_string_verb(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => "%!s(<nil>)".into(),
@@ -38,7 +38,7 @@ pub fn go_string_verb(v: &Value) -> String {
 /// `reflect.TypeOf(v).String()` (`%s` of a nil `reflect.Type` for a missing value), with
 /// integers decoded as `int64` and other numbers as `float64`, as the apiserver decodes
 /// patches (`UnmarshalCaseSensitivePreserveInts`).
-pub fn go_type(v: Option<&Value>) -> &'static str {
+pub(super) fn go_type(v: Option<&Value>) -> &'static str {
     match v {
         None | Some(Value::Null) => "%!s(<nil>)",
         Some(Value::Bool(_)) => "bool",

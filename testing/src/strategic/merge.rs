@@ -41,7 +41,7 @@ fn as_map(v: &Value) -> Result<&Map<String, Value>, SmpError> {
 }
 
 /// `mergeMap`: merges `patch` into `original` field by field, as `schema` says.
-pub fn merge_map(
+pub(super) fn merge_map(
     mut original: Map<String, Value>,
     mut patch: Map<String, Value>,
     schema: PatchSchema<'_>,
@@ -680,7 +680,7 @@ fn index(list: &[Value], v: &Value, merge_key: &str, is_map: bool) -> Option<usi
 
 /// `removeDirectives`: drops maps carrying `$patch` (and so list items and fields holding one);
 /// `None` when `v` itself is one.
-pub fn remove_directives(v: Value) -> Option<Value> {
+pub(super) fn remove_directives(v: Value) -> Option<Value> {
     match v {
         Value::Object(m) => {
             if m.contains_key(DIRECTIVE_MARKER) {

@@ -15,7 +15,7 @@ use crate::openapi::definitions::{Definitions, V2_REF_PREFIX};
 
 /// The strategies and merge key of one field (`PatchMeta`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PatchMeta {
+pub(super) struct PatchMeta {
     /// `x-kubernetes-patch-strategy` split on commas (`merge`, `replace`, `retainKeys`).
     pub strategies: Vec<String>,
     /// `x-kubernetes-patch-merge-key`, empty for lists of scalars and unkeyed fields.
@@ -36,7 +36,7 @@ impl PatchMeta {
     }
 
     /// `extractRetainKeysPatchStrategy`: the strategy other than `retainKeys` (empty if none).
-    pub fn strategy(&self) -> Result<&str, SmpError> {
+    pub(super) fn strategy(&self) -> Result<&str, SmpError> {
         const RETAIN_KEYS: &str = "retainKeys";
         let unexpected = || {
             SmpError::Other(format!(
@@ -57,7 +57,7 @@ impl PatchMeta {
 
 /// A position in a kind's schema: the type a JSON value there decodes into.
 #[derive(Debug, Clone, Copy)]
-pub struct PatchSchema<'a> {
+pub(super) struct PatchSchema<'a> {
     defs: &'a Definitions,
     /// The schema node, with `$ref`s resolved.
     node: &'a Value,
@@ -67,7 +67,7 @@ pub struct PatchSchema<'a> {
 
 impl<'a> PatchSchema<'a> {
     /// The schema of the definition `name`, `None` if there is no such definition.
-    pub fn definition(defs: &'a Definitions, name: &'a str) -> Option<Self> {
+    pub(super) fn definition(defs: &'a Definitions, name: &'a str) -> Option<Self> {
         let node = defs.get(name)?;
         Some(PatchSchema {
             defs,
@@ -98,7 +98,7 @@ impl<'a> PatchSchema<'a> {
     }
 
     /// The Go kind of the type (`reflect.Kind.String()`), which upstream's errors name.
-    pub fn kind(&self) -> &'static str {
+    pub(super) fn kind(&self) -> &'static str {
         if !self.type_name.is_empty() {
             return "struct";
         }
@@ -118,7 +118,7 @@ impl<'a> PatchSchema<'a> {
 
     /// `LookupPatchMetadataForStruct`: the field `key` of this struct and its patch metadata.
     /// A map's values have no metadata of their own.
-    pub fn field(&self, key: &str) -> Result<(Self, PatchMeta), SmpError> {
+    pub(super) fn field(&self, key: &str) -> Result<(Self, PatchMeta), SmpError> {
         if self.kind() != "struct" {
             return Err(SmpError::Other(format!(
                 "merging an object in json but data type is not struct, instead is: {}",
@@ -136,7 +136,7 @@ impl<'a> PatchSchema<'a> {
 
     /// `LookupPatchMetadataForSlice`: the element schema of the list field `key`. A field that
     /// is not an array is its own element type, as for Go's pointer fields.
-    pub fn list_field(&self, key: &str) -> Result<(Self, PatchMeta), SmpError> {
+    pub(super) fn list_field(&self, key: &str) -> Result<(Self, PatchMeta), SmpError> {
         let (list, meta) = self.field(key)?;
         if list.kind() != "slice" {
             return Ok((list, meta));

@@ -63,7 +63,7 @@ impl From<SmpError> for ApiError {
 
 /// Applies `patch` to `original`, an object of the built-in resource `info` as served, found
 /// by its kind's OpenAPI definition; errors as the server answers them.
-pub fn patch_object(
+pub(crate) fn patch_object(
     info: &ResourceInfo,
     original: &Value,
     patch: Map<String, Value>,

@@ -5,19 +5,19 @@
 const PAD: u8 = b'=';
 
 /// One of Go's encodings: its alphabet, and whether it pads.
-pub struct Encoding {
+pub(crate) struct Encoding {
     alphabet: &'static [u8; 64],
     padded: bool,
 }
 
 /// `base64.StdEncoding`: padded, `+` and `/`.
-pub const STD: Encoding = Encoding {
+pub(crate) const STD: Encoding = Encoding {
     alphabet: b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
     padded: true,
 };
 
 /// `base64.RawURLEncoding`: unpadded, `-` and `_`.
-pub const RAW_URL: Encoding = Encoding {
+pub(crate) const RAW_URL: Encoding = Encoding {
     alphabet: b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
     padded: false,
 };
@@ -28,12 +28,12 @@ fn corrupt(offset: usize) -> String {
 }
 
 /// Encodes `bytes` as padded standard base64 (`base64.StdEncoding.EncodeToString`).
-pub fn encode(bytes: &[u8]) -> String {
+pub(crate) fn encode(bytes: &[u8]) -> String {
     STD.encode(bytes)
 }
 
 /// Decodes padded standard base64 (`base64.StdEncoding.DecodeString`).
-pub fn decode(text: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn decode(text: &str) -> Result<Vec<u8>, String> {
     STD.decode(text)
 }
 
@@ -43,7 +43,7 @@ impl Encoding {
     }
 
     /// `EncodeToString`.
-    pub fn encode(&self, bytes: &[u8]) -> String {
+    pub(crate) fn encode(&self, bytes: &[u8]) -> String {
         let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
         for chunk in bytes.chunks(3) {
             let mut b = [0u8; 3];
@@ -62,7 +62,7 @@ impl Encoding {
 
     /// `DecodeString`, skipping `\r` and `\n` as Go does. Unpadded, a last quantum of two or
     /// three characters is whole and `=` is a character like any other outside the alphabet.
-    pub fn decode(&self, text: &str) -> Result<Vec<u8>, String> {
+    pub(crate) fn decode(&self, text: &str) -> Result<Vec<u8>, String> {
         let src = text.as_bytes();
         let mut out = Vec::with_capacity(src.len() / 4 * 3);
         let mut quantum = [0u8; 4];

@@ -15,7 +15,7 @@ use crate::resources::{ResourceInfo, View};
 
 /// `core.MaxSecretSize`: the bytes of a Secret's `data`, or of a ConfigMap's `data` and
 /// `binaryData` together.
-pub const MAX_SECRET_SIZE: usize = 1024 * 1024;
+pub(super) const MAX_SECRET_SIZE: usize = 1024 * 1024;
 const IMMUTABLE_DETAIL: &str = "field is immutable when `immutable` is set";
 
 /// The built-in kinds with rules of their own.
@@ -68,7 +68,7 @@ fn kube_finalizer_names(meta: &Value) -> Vec<FieldError> {
 /// Whether the kind's `ValidateXUpdate` runs `ValidateObjectMetaUpdate` and the kind's whole
 /// create validation (`ValidateObjectMeta` included) again: ConfigMaps, Secrets,
 /// ServiceAccounts and the RBAC kinds.
-pub fn update_validates_meta_again(info: &ResourceInfo) -> bool {
+pub(super) fn update_validates_meta_again(info: &ResourceInfo) -> bool {
     RbacKind::of(&info.group, &info.plural).is_some()
         || matches!(
             (info.group.as_str(), info.plural.as_str()),
@@ -80,7 +80,7 @@ pub fn update_validates_meta_again(info: &ResourceInfo) -> bool {
 /// created through core/v1 (`ValidateEventCreate` checks names only for events.k8s.io/v1, so
 /// only the generic store's `ValidatePathSegmentName` applies), path segments; every other
 /// served kind a DNS-1123 subdomain.
-pub fn name_rule(info: &ResourceInfo) -> NameRule {
+pub(super) fn name_rule(info: &ResourceInfo) -> NameRule {
     if RbacKind::of(&info.group, &info.plural).is_some() || info.view == View::CoreEvent {
         return NameRule::PathSegment;
     }
@@ -99,7 +99,7 @@ fn entries<'a>(obj: &'a Value, field: &str) -> impl Iterator<Item = (&'a String,
 
 /// `obj` as storage returns it (an RBAC role's empty rules come back null; see
 /// [`rbac::stored_form`]).
-pub fn stored_form(info: &ResourceInfo, obj: &mut Value) {
+pub(crate) fn stored_form(info: &ResourceInfo, obj: &mut Value) {
     if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
         rbac::stored_form(kind, obj);
     }
@@ -108,7 +108,7 @@ pub fn stored_form(info: &ResourceInfo, obj: &mut Value) {
 /// Decodes what the typed decoder would and applies defaulting and conversion: a Secret's
 /// `stringData` is folded into `data` and its `type` defaults to `Opaque`. `Err` is the
 /// decoder's message (`illegal base64 data at input byte 3`), which the server answers as 400.
-pub fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<(), String> {
+pub(super) fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<(), String> {
     if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
         rbac::default(kind, obj);
     }
@@ -239,7 +239,7 @@ fn decode_event(
 
 /// The kind's own rules on `new` (and, for an update, the immutability rules against `old`).
 /// Runs after [`decode`], so `data` is valid base64.
-pub fn validate(info: &ResourceInfo, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
+pub(super) fn validate(info: &ResourceInfo, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
         errs.extend(rbac::validate(kind, new, old));

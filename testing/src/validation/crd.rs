@@ -10,7 +10,7 @@ use super::names::{is_dns1035_label, is_dns1123_subdomain};
 
 /// apiextensions v1 `SetDefaults_CustomResourceDefinitionSpec`, before validation: `singular`
 /// is the lower-cased `kind`, `listKind` is `<kind>List`, and `conversion` is `None`.
-pub fn set_defaults(crd: &mut Value) {
+pub(crate) fn set_defaults(crd: &mut Value) {
     let spec = &mut crd["spec"];
     if !spec.is_object() {
         return;
@@ -35,7 +35,7 @@ pub fn set_defaults(crd: &mut Value) {
 
 /// The problems of a CRD's `spec`, in upstream's order (after the v1 defaults: `singular` and
 /// `listKind` derived from `kind`).
-pub fn validate_spec(spec: &Value) -> Vec<FieldError> {
+pub(crate) fn validate_spec(spec: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     let group = text(&spec["group"]);
@@ -160,7 +160,7 @@ fn go_versions(versions: &[Value]) -> String {
 /// `ValidateCustomResourceDefinitionStoredVersions` of the status a write stores: the stored
 /// versions already recorded, and the storage version (the first marked one) added as the
 /// strategy's `PrepareForCreate` and `PrepareForUpdate` add it.
-pub fn validate_stored_versions(crd: &Value) -> Vec<FieldError> {
+pub(crate) fn validate_stored_versions(crd: &Value) -> Vec<FieldError> {
     let versions = crd["spec"]["versions"]
         .as_array()
         .cloned()

@@ -102,7 +102,7 @@ impl FieldError {
 }
 
 /// apimachinery's `field.TooLong` text: `may not be more than <max> bytes` (`1 byte`).
-pub fn too_long_message(max_bytes: usize) -> String {
+pub(crate) fn too_long_message(max_bytes: usize) -> String {
     let unit = if max_bytes == 1 { "byte" } else { "bytes" };
     format!("may not be more than {max_bytes} {unit}")
 }
@@ -118,7 +118,7 @@ impl From<FieldError> for Cause {
 }
 
 /// `path.Key(key)`: `data[key]`.
-pub fn key(path: &str, key: &str) -> String {
+pub(crate) fn key(path: &str, key: &str) -> String {
     format!("{path}[{key}]")
 }
 

@@ -22,7 +22,7 @@ use super::gotime::{self, Layout};
 use crate::resources::ResourceInfo;
 
 /// A Go type as the JSON decoder sees it.
-pub enum Ty {
+pub(super) enum Ty {
     Str,
     Bool,
     I32,
@@ -41,7 +41,7 @@ pub enum Ty {
 }
 
 /// A Go struct: its name and JSON fields (`name`, type, `omitempty`).
-pub struct Struct {
+pub(super) struct Struct {
     name: &'static str,
     fields: &'static [(&'static str, Ty, bool)],
     /// Whether fields it does not declare are kept (ObjectMeta's are pruned elsewhere).
@@ -297,7 +297,7 @@ fn type_of(info: &ResourceInfo) -> Option<&'static Struct> {
 
 /// Decodes `obj` as `info`'s Go type (a no-op for kinds not described here). Returns the
 /// fields it does not declare (dropped), or the decoder's message.
-pub fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<Vec<String>, String> {
+pub(super) fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<Vec<String>, String> {
     let Some(ty) = type_of(info) else {
         return Ok(Vec::new());
     };

@@ -10,7 +10,7 @@ use super::field::FieldError;
 use super::names::{NameRule, is_qualified_name, is_valid_label_value};
 
 /// `TotalAnnotationSizeLimitB`: the bytes of all annotation keys and values together.
-pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
+pub(super) const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 /// `metav1.FinalizerOrphanDependents`.
 const FINALIZER_ORPHAN: &str = "orphan";
 /// `metav1.FinalizerDeleteDependents`.
@@ -33,7 +33,7 @@ fn string_map(meta: &Value, field: &str) -> Vec<(String, String)> {
 
 /// `ValidateObjectMetaAccessor` on a create (after name generation): `generateName` and `name`
 /// by `rule`, then the rules shared with updates.
-pub fn validate_create(obj: &Value, rule: NameRule) -> Vec<FieldError> {
+pub(super) fn validate_create(obj: &Value, rule: NameRule) -> Vec<FieldError> {
     let meta = &obj["metadata"];
     let mut errs = Vec::new();
     let generate = str_of(meta, "generateName");
@@ -63,7 +63,7 @@ pub fn validate_create(obj: &Value, rule: NameRule) -> Vec<FieldError> {
 
 /// The rules of `validateObjectMetaAccessorWithOptsCommon` that hold for creates and updates
 /// alike (an update's `validateCommonFields` re-checks them on the new object).
-pub fn validate_common(meta: &Value) -> Vec<FieldError> {
+pub(super) fn validate_common(meta: &Value) -> Vec<FieldError> {
     let mut errs = validate_update(meta);
     errs.extend(validate_finalizers(meta));
     errs
@@ -71,7 +71,7 @@ pub fn validate_common(meta: &Value) -> Vec<FieldError> {
 
 /// What `ValidateObjectMetaAccessorUpdate` re-checks of the new metadata on every update:
 /// labels, annotations and owner references (finalizer names are not among them).
-pub fn validate_update(meta: &Value) -> Vec<FieldError> {
+pub(super) fn validate_update(meta: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for (key, value) in string_map(meta, "labels") {
         errs.extend(

@@ -14,19 +14,19 @@
 //! metadata rules here apply to them too. The write paths call [`admit_create`] after name
 //! generation and [`admit_update`] after the update strategy ran.
 
-pub mod base64;
+pub(crate) mod base64;
 mod builtins;
-pub mod crd;
-pub mod field;
+pub(crate) mod crd;
+pub(crate) mod field;
 mod gotime;
 mod gotypes;
 mod meta;
-pub mod names;
-pub mod rbac;
+pub(crate) mod names;
+pub(crate) mod rbac;
 
 use serde_json::{Value, json};
 
-pub use field::FieldError;
+pub(crate) use field::FieldError;
 
 use crate::resources::ResourceInfo;
 use crate::status::{ApiError, Cause};
@@ -45,7 +45,7 @@ fn invalid(info: &ResourceInfo, obj: &Value, errs: Vec<FieldError>) -> Result<()
 /// a type error is the 400 `ConfigMap in version "v1" cannot be handled as a ConfigMap: json:
 /// cannot unmarshal ...`; undeclared fields are dropped and, as `directive` says, warned about
 /// (`unknown field "spec"`, returned) or refused (`strict decoding error: ...`).
-pub fn decode_typed(
+pub(crate) fn decode_typed(
     info: &ResourceInfo,
     obj: &mut Value,
     directive: crate::schema::FieldValidation,
@@ -66,15 +66,15 @@ pub fn decode_typed(
 }
 
 /// The fields `obj` holds that its (described) built-in kind does not declare.
-pub fn undeclared_fields(info: &ResourceInfo, obj: &Value) -> Vec<String> {
+pub(crate) fn undeclared_fields(info: &ResourceInfo, obj: &Value) -> Vec<String> {
     gotypes::decode(info, &mut obj.clone()).unwrap_or_default()
 }
 
-pub use builtins::stored_form;
+pub(crate) use builtins::stored_form;
 
 /// Admission of a create, on the object as it will be stored (name generated, namespace set):
 /// decoding, defaulting, then `ValidateObjectMeta` and the kind's rules.
-pub fn admit_create(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError> {
+pub(crate) fn admit_create(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError> {
     builtins::decode(info, obj).map_err(|why| info.undecodable(&why))?;
     let mut errs = meta::validate_create(obj, builtins::name_rule(info));
     errs.extend(builtins::validate(info, obj, None));
@@ -84,7 +84,11 @@ pub fn admit_create(info: &ResourceInfo, obj: &mut Value) -> Result<(), ApiError
 /// Admission of an update of `old` to `new` (server-owned metadata already carried over):
 /// decoding, defaulting, the metadata rules every update re-checks (`validateCommonFields`),
 /// and the kind's update rules.
-pub fn admit_update(info: &ResourceInfo, new: &mut Value, old: &Value) -> Result<(), ApiError> {
+pub(crate) fn admit_update(
+    info: &ResourceInfo,
+    new: &mut Value,
+    old: &Value,
+) -> Result<(), ApiError> {
     builtins::decode(info, new).map_err(|why| info.undecodable(&why))?;
     let common = meta::validate_common(&new["metadata"]);
     let mut errs = common.clone();
@@ -106,7 +110,7 @@ pub fn admit_update(info: &ResourceInfo, new: &mut Value, old: &Value) -> Result
 /// status) do not. The error is the generic store's, which names the resource, not the kind:
 /// `rollouts.demo.kubeward.dev "web" is invalid: metadata.resourceVersion: Invalid value: 0: must
 /// be specified for an update`.
-pub fn require_resource_version(
+pub(crate) fn require_resource_version(
     info: &ResourceInfo,
     name: &str,
     body: &Value,
@@ -130,6 +134,6 @@ pub fn require_resource_version(
 }
 
 /// Whether a PUT of a missing object creates it (`AllowCreateOnUpdate`): only events do.
-pub fn creates_on_update(info: &ResourceInfo) -> bool {
+pub(crate) fn creates_on_update(info: &ResourceInfo) -> bool {
     info.storage.group == "events.k8s.io" && info.storage.resource == "events"
 }

@@ -62,7 +62,7 @@ fn is_dns1123_subdomain_syntax(s: &str) -> bool {
 }
 
 /// apimachinery `validation.IsDNS1123Subdomain`: the list of problems (empty when valid).
-pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
+pub(crate) fn is_dns1123_subdomain(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
         errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
@@ -78,7 +78,7 @@ pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
 }
 
 /// apimachinery `validation.IsQualifiedName`: the list of problems (empty when valid).
-pub fn is_qualified_name(value: &str) -> Vec<String> {
+pub(crate) fn is_qualified_name(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     let parts: Vec<&str> = value.split('/').collect();
     let name = match parts.as_slice() {
@@ -129,7 +129,7 @@ pub fn is_qualified_name(value: &str) -> Vec<String> {
 }
 
 /// apimachinery `validation.IsValidLabelValue`: the list of problems (empty when valid).
-pub fn is_valid_label_value(value: &str) -> Vec<String> {
+pub(crate) fn is_valid_label_value(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > LABEL_VALUE_MAX_LENGTH {
         errs.push(max_len_error(LABEL_VALUE_MAX_LENGTH));
@@ -174,7 +174,7 @@ const CONFIG_MAP_KEY_ERR_MSG: &str =
 const CONFIG_MAP_KEY_FMT: &str = "[-._a-zA-Z0-9]+";
 
 /// apimachinery `validation.IsDNS1123Label`: the list of problems (empty when valid).
-pub fn is_dns1123_label(value: &str) -> Vec<String> {
+pub(crate) fn is_dns1123_label(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > DNS1123_LABEL_MAX_LENGTH {
         errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
@@ -198,7 +198,7 @@ const DNS1035_LABEL_ERR_MSG: &str = "a DNS-1035 label must consist of lower case
 const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
 
 /// apimachinery `validation.IsDNS1035Label`: the list of problems (empty when valid).
-pub fn is_dns1035_label(value: &str) -> Vec<String> {
+pub(crate) fn is_dns1035_label(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > DNS1123_LABEL_MAX_LENGTH {
         errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
@@ -222,7 +222,7 @@ pub fn is_dns1035_label(value: &str) -> Vec<String> {
 }
 
 /// apimachinery `validation.IsConfigMapKey` (also the rule for Secret keys).
-pub fn is_config_map_key(value: &str) -> Vec<String> {
+pub(crate) fn is_config_map_key(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
         errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
@@ -248,7 +248,7 @@ pub fn is_config_map_key(value: &str) -> Vec<String> {
 
 /// How a kind's object names are checked (apimachinery `ValidateNameFunc`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameRule {
+pub(crate) enum NameRule {
     /// `NameIsDNSSubdomain`: most kinds (ConfigMap, Secret, Lease, custom resources).
     DnsSubdomain,
     /// `NameIsDNSLabel`: Namespaces.
@@ -260,7 +260,7 @@ pub enum NameRule {
 impl NameRule {
     /// The problems of `name`; for a `generateName` (`prefix`), a trailing dash is accepted as
     /// the random suffix will follow it (`maskTrailingDash`).
-    pub fn check(self, name: &str, prefix: bool) -> Vec<String> {
+    pub(crate) fn check(self, name: &str, prefix: bool) -> Vec<String> {
         let masked;
         let name = if prefix && name.len() > 1 && name.ends_with('-') {
             masked = format!("{}a", name.get(..name.len() - 2).unwrap_or_default());
@@ -277,7 +277,7 @@ impl NameRule {
 }
 
 /// apimachinery `path.IsValidPathSegmentName`: a name that can be one segment of a storage key.
-pub fn is_valid_path_segment_name(name: &str) -> Vec<String> {
+pub(crate) fn is_valid_path_segment_name(name: &str) -> Vec<String> {
     if let Some(illegal) = [".", ".."].into_iter().find(|&illegal| name == illegal) {
         return vec![format!("may not be '{illegal}'")];
     }

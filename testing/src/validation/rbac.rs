@@ -13,7 +13,7 @@ const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
 /// The four RBAC kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RbacKind {
+pub(crate) enum RbacKind {
     /// A namespaced Role.
     Role,
     /// A ClusterRole.
@@ -26,7 +26,7 @@ pub enum RbacKind {
 
 impl RbacKind {
     /// The kind served at `group`/`plural`, if it is one of RBAC's.
-    pub fn of(group: &str, plural: &str) -> Option<Self> {
+    pub(crate) fn of(group: &str, plural: &str) -> Option<Self> {
         match (group, plural) {
             (RBAC_GROUP, "roles") => Some(RbacKind::Role),
             (RBAC_GROUP, "clusterroles") => Some(RbacKind::ClusterRole),
@@ -47,14 +47,14 @@ impl RbacKind {
 
 /// A role as storage returns it: protobuf has no empty repeated field, so empty `rules` come
 /// back `null`.
-pub fn stored_form(kind: RbacKind, obj: &mut Value) {
+pub(crate) fn stored_form(kind: RbacKind, obj: &mut Value) {
     if !kind.is_binding() && obj["rules"].as_array().is_some_and(Vec::is_empty) {
         obj["rules"] = Value::Null;
     }
 }
 
 /// `SetDefaults_RoleBinding`, `SetDefaults_ClusterRoleBinding` and `SetDefaults_Subject`.
-pub fn default(kind: RbacKind, obj: &mut Value) {
+pub(crate) fn default(kind: RbacKind, obj: &mut Value) {
     if !kind.is_binding() {
         // `rules` has no omitempty: absent, the encoder writes `null`. An empty list decodes
         // as an empty slice, which the field manager sees; storage makes it null
@@ -230,7 +230,7 @@ fn go_role_ref(role_ref: &Value) -> String {
 
 /// The kind's rules on `new`, and for an update of a binding, that `roleRef` is unchanged.
 /// Runs after [`default`].
-pub fn validate(kind: RbacKind, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
+pub(crate) fn validate(kind: RbacKind, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if !kind.is_binding() {
         if let Some(rules) = new["rules"].as_array() {

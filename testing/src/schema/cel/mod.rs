@@ -19,12 +19,12 @@ use cel::objects::OptionalValue;
 use serde_json::Value;
 
 use self::rules::ENV;
-pub use self::rules::{Rule, compile_rules, static_errors};
+pub(crate) use self::rules::{Rule, compile_rules, static_errors};
 use super::field::{self, FieldError};
 use super::ratcheting;
 use super::structural::Structural;
 
-pub fn validate(
+pub(crate) fn validate(
     schema: &Structural,
     path: &str,
     value: &Value,

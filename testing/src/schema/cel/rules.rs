@@ -25,7 +25,7 @@ pub(super) static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
 
 /// One compiled rule.
 #[derive(Debug)]
-pub struct Rule {
+pub(crate) struct Rule {
     pub(super) source: String,
     pub(super) program: Program,
     pub(super) message: Option<String>,
@@ -39,7 +39,7 @@ pub struct Rule {
 
 /// Compiles the rules of one schema node; a rule that does not compile is left out (the CRD
 /// that holds it is refused: [`static_errors`]).
-pub fn compile_rules(rules: &Value) -> Vec<Rule> {
+pub(crate) fn compile_rules(rules: &Value) -> Vec<Rule> {
     let Some(rules) = rules.as_array() else {
         return Vec::new();
     };
@@ -86,7 +86,11 @@ pub fn compile_rules(rules: &Value) -> Vec<Rule> {
 /// the rule rendered as the Go struct upstream prints; `oldSelf` where it cannot be correlated
 /// (under `uncorrelatable`); `optionalOldSelf` without `oldSelf`. Type checking and cost
 /// estimation are not modelled.
-pub fn static_errors(rules: &[Value], path: &str, uncorrelatable: Option<&str>) -> Vec<FieldError> {
+pub(crate) fn static_errors(
+    rules: &[Value],
+    path: &str,
+    uncorrelatable: Option<&str>,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for (i, rule) in rules.iter().enumerate() {
         let at = field::index(path, i);

@@ -12,7 +12,7 @@ use crate::schema::{pruning, validation};
 use crate::validation::names::is_dns1035_label;
 
 /// The problems of the defaults in `s` (the root schema) at `path`.
-pub fn validate(s: &Value, path: &str) -> Vec<FieldError> {
+pub(super) fn validate(s: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     walk(s, path, true, false, &mut errs);
     errs

@@ -29,7 +29,7 @@ use structural::Level;
 
 /// The problems of the schema `s` found at `path` (`spec.validation.openAPIV3Schema` when the
 /// versions share it, else `spec.versions[i].schema.openAPIV3Schema`).
-pub fn validate(s: &Value, path: &str) -> Vec<FieldError> {
+pub(crate) fn validate(s: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if s["nullable"].as_bool() == Some(true) {
         errs.push(FieldError::forbidden(

@@ -11,14 +11,14 @@ use crate::schema::field::{self, FieldError};
 
 /// Where a node sits, which words the "type must not be empty" message.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Level {
+pub(super) enum Level {
     Root,
     Item,
     Field,
 }
 
 /// `validateStructuralInvariants` of `s` at `path`.
-pub fn invariants(s: &Value, level: Level, path: &str, errs: &mut Vec<FieldError>) {
+pub(super) fn invariants(s: &Value, level: Level, path: &str, errs: &mut Vec<FieldError>) {
     let type_ = s["type"].as_str().unwrap_or_default();
     let flag = |k: &str| s[k].as_bool() == Some(true);
     if type_ == "array" && !s["items"].is_object() {
@@ -310,7 +310,7 @@ fn nested_value_validation(v: &Value, skip_any_of: bool, path: &str, errs: &mut 
 
 /// `validateStructuralCompleteness`: every property and item the root's junctors validate is
 /// declared outside of them.
-pub fn completeness(s: &Value, path: &str, errs: &mut Vec<FieldError>) {
+pub(super) fn completeness(s: &Value, path: &str, errs: &mut Vec<FieldError>) {
     value_validation_completeness(s, Some(s), path, path, errs);
 }
 
