@@ -28,7 +28,7 @@
 #[cfg(feature = "prometheus")]
 pub mod alerts;
 pub mod children;
-pub mod clock;
+pub use kubeward_names::clock;
 pub mod conditions;
 pub mod controller;
 pub mod crd;

@@ -226,7 +226,8 @@
 //!
 //! # Alert rules
 //!
-//! [`assert_alert_rules`] checks the rules `kubeward::alerts` generates for a controller with
+//! With the `alert-rules` feature, `assert_alert_rules` checks the rules `kubeward::alerts`
+//! generates for a controller with
 //! `promtool`: they load, their scenarios pass, and removing any guard fails its scenario.
 //!
 //! # What is not modelled
@@ -261,7 +262,7 @@
 #![warn(unreachable_pub)]
 
 mod accept;
-#[cfg(feature = "prometheus")]
+#[cfg(feature = "alert-rules")]
 mod alert_rules;
 mod apply;
 mod auth;
@@ -307,7 +308,7 @@ mod wait;
 mod watch;
 mod yaml;
 
-#[cfg(feature = "prometheus")]
+#[cfg(feature = "alert-rules")]
 pub use alert_rules::assert_alert_rules;
 pub use cluster::{BACKEND_VARIABLE, Backend, Cluster};
 pub use faults::{Fault, FaultAction, Faults, PathMatch};

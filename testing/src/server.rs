@@ -29,7 +29,7 @@ use super::status::ApiError;
 use super::validation::base64;
 use super::watch::WatchConfig;
 use crate::registry::State;
-use kubeward::clock::{SharedClock, SystemClock};
+use kubeward_names::clock::{SharedClock, SystemClock};
 
 /// Errors starting or restarting the server.
 #[derive(Debug, thiserror::Error)]

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kubeward::clock::SharedClock;
+use kubeward_names::clock::SharedClock;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 

@@ -10,7 +10,7 @@ use apiserver_support::raw;
 use k8s_openapi::api::core::v1::Event as CoreEvent;
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
-use kubeward::clock::ManualClock;
+use kubeward_names::clock::ManualClock;
 use kubeward_testing::ApiServer;
 use serde_json::{Value, json};
 

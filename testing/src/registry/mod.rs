@@ -27,7 +27,7 @@ use crate::store::StorageKey;
 use crate::store::{ObjectKey, Store};
 use crate::validation;
 use jiff::Timestamp;
-use kubeward::clock::SharedClock;
+use kubeward_names::clock::SharedClock;
 use serde_json::{Map, Value, json};
 use std::cell::RefCell;
 use std::sync::Arc;
