@@ -33,32 +33,6 @@ pub(crate) const REASON_LENGTH_LIMIT: usize = 128;
 /// `NoteLengthLimit` (bytes of `note`, reported as `message`).
 pub(crate) const NOTE_LENGTH_LIMIT: usize = 1024;
 
-/// The message of the 422 Status kube-apiserver returns for `errs` (`errors.NewInvalid`):
-/// `Event.events.k8s.io "name" is invalid: [a: b, c: d]` (one error alone without brackets;
-/// identical texts once).
-///
-/// `qualified_kind` is `Kind.group` (`Event.events.k8s.io`, or `Event` for core/v1).
-#[cfg(test)]
-pub(crate) fn invalid_status_message(
-    qualified_kind: &str,
-    name: &str,
-    errs: &[FieldError],
-) -> String {
-    let mut seen: Vec<String> = Vec::new();
-    for e in errs {
-        let text = e.to_string();
-        if !seen.contains(&text) {
-            seen.push(text);
-        }
-    }
-    let name = go_quote(name);
-    match seen.len() {
-        0 => format!("{qualified_kind} {name} is invalid"),
-        1 => format!("{qualified_kind} {name} is invalid: {}", seen[0]),
-        _ => format!("{qualified_kind} {name} is invalid: [{}]", seen.join(", ")),
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Conversion
 // ---------------------------------------------------------------------------------------------
@@ -236,35 +210,6 @@ pub(crate) const EVENT_FIELD_LABELS: [&str; 13] = [
     "source",
     "type",
 ];
-
-/// The value of field label `label` (one of [`EVENT_FIELD_LABELS`]) for a core/v1-shaped event,
-/// as `EventToSelectableFields` computes it: absent strings are `""`, and `source` is
-/// `source.component`, or the reporting controller when that is empty. Unknown labels are
-/// `None`.
-#[cfg(test)]
-pub(crate) fn event_field(core: &Value, label: &str) -> Option<String> {
-    let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_owned();
-    Some(match label {
-        "metadata.name" => s(core.pointer("/metadata/name")),
-        "metadata.namespace" => s(core.pointer("/metadata/namespace")),
-        "reason" | "type" | "reportingComponent" => s(core.get(label)),
-        "source" => {
-            let component = s(core.pointer("/source/component"));
-            if component.is_empty() {
-                s(core.get("reportingComponent"))
-            } else {
-                component
-            }
-        }
-        _ => {
-            let field = label.strip_prefix("involvedObject.")?;
-            if !EVENT_FIELD_LABELS.contains(&label) {
-                return None;
-            }
-            s(core.get("involvedObject").and_then(|o| o.get(field)))
-        }
-    })
-}
 
 // ---------------------------------------------------------------------------------------------
 // Validation
@@ -570,6 +515,55 @@ pub(crate) fn validate_event_update(new: &Value, old: &Value) -> Result<(), Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The message of the 422 Status kube-apiserver returns for `errs` (`errors.NewInvalid`):
+    /// `Event.events.k8s.io "name" is invalid: [a: b, c: d]` (one error alone without brackets;
+    /// identical texts once).
+    ///
+    /// `qualified_kind` is `Kind.group` (`Event.events.k8s.io`, or `Event` for core/v1).
+    fn invalid_status_message(qualified_kind: &str, name: &str, errs: &[FieldError]) -> String {
+        let mut seen: Vec<String> = Vec::new();
+        for e in errs {
+            let text = e.to_string();
+            if !seen.contains(&text) {
+                seen.push(text);
+            }
+        }
+        let name = go_quote(name);
+        match seen.len() {
+            0 => format!("{qualified_kind} {name} is invalid"),
+            1 => format!("{qualified_kind} {name} is invalid: {}", seen[0]),
+            _ => format!("{qualified_kind} {name} is invalid: [{}]", seen.join(", ")),
+        }
+    }
+
+    /// The value of field label `label` (one of [`EVENT_FIELD_LABELS`]) for a core/v1-shaped event,
+    /// as `EventToSelectableFields` computes it: absent strings are `""`, and `source` is
+    /// `source.component`, or the reporting controller when that is empty. Unknown labels are
+    /// `None`.
+    fn event_field(core: &Value, label: &str) -> Option<String> {
+        let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_owned();
+        Some(match label {
+            "metadata.name" => s(core.pointer("/metadata/name")),
+            "metadata.namespace" => s(core.pointer("/metadata/namespace")),
+            "reason" | "type" | "reportingComponent" => s(core.get(label)),
+            "source" => {
+                let component = s(core.pointer("/source/component"));
+                if component.is_empty() {
+                    s(core.get("reportingComponent"))
+                } else {
+                    component
+                }
+            }
+            _ => {
+                let field = label.strip_prefix("involvedObject.")?;
+                if !EVENT_FIELD_LABELS.contains(&label) {
+                    return None;
+                }
+                s(core.get("involvedObject").and_then(|o| o.get(field)))
+            }
+        })
+    }
 
     fn valid() -> Value {
         json!({

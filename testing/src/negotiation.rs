@@ -165,17 +165,6 @@ fn include_object(query: &HashMap<String, String>) -> Result<IncludeObject, ApiE
     }
 }
 
-/// `NegotiateOutputMediaType` (and, for watches, `NegotiateOutputMediaTypeStream`): the
-/// representation the request's `Accept` header asks for, or 406 NotAcceptable.
-#[cfg(test)]
-pub(crate) fn negotiate(
-    accept: Option<&str>,
-    query: &HashMap<String, String>,
-    endpoint: Endpoint,
-) -> Result<Representation, ApiError> {
-    negotiate_versioned(accept, query, endpoint).map(|chosen| chosen.representation)
-}
-
 /// What [`negotiate_versioned`] chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Negotiated {
@@ -252,6 +241,16 @@ pub(crate) fn negotiate_versioned(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `NegotiateOutputMediaType` (and, for watches, `NegotiateOutputMediaTypeStream`): the
+    /// representation the request's `Accept` header asks for, or 406 NotAcceptable.
+    fn negotiate(
+        accept: Option<&str>,
+        query: &HashMap<String, String>,
+        endpoint: Endpoint,
+    ) -> Result<Representation, ApiError> {
+        negotiate_versioned(accept, query, endpoint).map(|chosen| chosen.representation)
+    }
 
     fn negotiated(accept: &str, custom: bool, watch: bool) -> Result<Representation, String> {
         negotiate(Some(accept), &HashMap::new(), Endpoint { custom, watch }).map_err(|e| e.message)

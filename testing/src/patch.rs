@@ -33,39 +33,6 @@ pub(crate) enum PatchError {
     Failed(String),
 }
 
-#[cfg(test)]
-impl PatchError {
-    /// The HTTP status of the response: 400 for a malformed patch, 422 for a failed one.
-    pub(crate) fn status_code(&self) -> u16 {
-        match self {
-            PatchError::Malformed(_) => 400,
-            PatchError::Failed(_) => 422,
-        }
-    }
-
-    /// The Status `reason`: `BadRequest` or `Invalid`.
-    pub(crate) fn status_reason(&self) -> &'static str {
-        match self {
-            PatchError::Malformed(_) => "BadRequest",
-            PatchError::Failed(_) => "Invalid",
-        }
-    }
-
-    /// The Status `message` kube-apiserver sends. A malformed patch's message is the decode
-    /// error (`errors.NewBadRequest(err.Error())`); a failed patch goes through
-    /// `errors.NewGenericServerResponse(422, "", schema.GroupResource{}, "", err.Error(), 0,
-    /// false)`, which drops the json-patch error and says only `the server rejected our request
-    /// due to an error in our request` (with empty `details: {}` and no causes).
-    pub(crate) fn status_message(&self) -> String {
-        match self {
-            PatchError::Malformed(m) => m.clone(),
-            PatchError::Failed(_) => {
-                "the server rejected our request due to an error in our request".to_owned()
-            }
-        }
-    }
-}
-
 impl fmt::Display for PatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -532,6 +499,38 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
+
+    impl PatchError {
+        /// The HTTP status of the response: 400 for a malformed patch, 422 for a failed one.
+        fn status_code(&self) -> u16 {
+            match self {
+                PatchError::Malformed(_) => 400,
+                PatchError::Failed(_) => 422,
+            }
+        }
+
+        /// The Status `reason`: `BadRequest` or `Invalid`.
+        fn status_reason(&self) -> &'static str {
+            match self {
+                PatchError::Malformed(_) => "BadRequest",
+                PatchError::Failed(_) => "Invalid",
+            }
+        }
+
+        /// The Status `message` kube-apiserver sends. A malformed patch's message is the decode
+        /// error (`errors.NewBadRequest(err.Error())`); a failed patch goes through
+        /// `errors.NewGenericServerResponse(422, "", schema.GroupResource{}, "", err.Error(), 0,
+        /// false)`, which drops the json-patch error and says only `the server rejected our request
+        /// due to an error in our request` (with empty `details: {}` and no causes).
+        fn status_message(&self) -> String {
+            match self {
+                PatchError::Malformed(m) => m.clone(),
+                PatchError::Failed(_) => {
+                    "the server rejected our request due to an error in our request".to_owned()
+                }
+            }
+        }
+    }
 
     fn failed(doc: &Value, patch: Value) -> String {
         let mut d = doc.clone();

@@ -171,21 +171,20 @@ pub(crate) fn forbidden_message(attrs: &RequestAttributes) -> String {
     }
 }
 
-/// Authorizes `attrs` against `rules`: `Ok` when a rule allows it, otherwise the message of the
-/// real 403 Status.
-#[cfg(test)]
-pub(crate) fn authorize(rules: &[PolicyRule], attrs: &RequestAttributes) -> Result<(), String> {
-    if rules.iter().any(|r| rule_allows(r, attrs)) {
-        Ok(())
-    } else {
-        Err(forbidden_message(attrs))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Authorizes `attrs` against `rules`: `Ok` when a rule allows it, otherwise the message of the
+    /// real 403 Status.
+    pub(super) fn authorize(rules: &[PolicyRule], attrs: &RequestAttributes) -> Result<(), String> {
+        if rules.iter().any(|r| rule_allows(r, attrs)) {
+            Ok(())
+        } else {
+            Err(forbidden_message(attrs))
+        }
+    }
 
     fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRule {
         PolicyRule {
@@ -510,7 +509,8 @@ mod tests {
 mod examples {
     #[test]
     fn authorize() {
-        use crate::rbac::{RequestAttributes, authorize};
+        use crate::rbac::RequestAttributes;
+        use crate::rbac::tests::authorize;
         use k8s_openapi::api::rbac::v1::PolicyRule;
         let rules = [PolicyRule {
             api_groups: Some(vec!["".into()]),

@@ -492,12 +492,6 @@ impl LabelSelector {
     pub(crate) fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
     }
-
-    /// True when the selector has no requirement.
-    #[cfg(test)]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.requirements.is_empty()
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -622,31 +616,6 @@ impl FieldSelector {
         self.terms.iter().map(|t| t.field.as_str()).collect()
     }
 
-    /// Checks every field against the ones the resource supports, as the list handler's
-    /// `FieldSelector.Transform(ConvertFieldLabel)` does: the first unsupported field fails with
-    /// `field label not supported: <field>` (the text of core kinds' and custom resources'
-    /// field-label conversion functions; the server answers 400 BadRequest with it).
-    #[cfg(test)]
-    pub(crate) fn check_supported(&self, supported: &[&str]) -> Result<(), SelectorError> {
-        match self
-            .terms
-            .iter()
-            .find(|t| !supported.contains(&t.field.as_str()))
-        {
-            Some(t) => Err(SelectorError::new(format!(
-                "field label not supported: {}",
-                t.field
-            ))),
-            None => Ok(()),
-        }
-    }
-
-    /// The terms.
-    #[cfg(test)]
-    pub(crate) fn terms(&self) -> &[FieldTerm] {
-        &self.terms
-    }
-
     /// True when every term holds; `get` returns a field's value, and a missing field reads as
     /// the empty string (`fields.Set.Get`).
     pub(crate) fn matches(&self, get: impl Fn(&str) -> Option<String>) -> bool {
@@ -661,6 +630,40 @@ impl FieldSelector {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    impl LabelSelector {
+        /// True when the selector has no requirement.
+        pub(crate) fn is_empty(&self) -> bool {
+            self.requirements.is_empty()
+        }
+    }
+
+    impl FieldSelector {
+        /// Checks every field against the ones the resource supports, as the list handler's
+        /// `FieldSelector.Transform(ConvertFieldLabel)` does: the first unsupported field fails with
+        /// `field label not supported: <field>` (the text of core kinds' and custom resources'
+        /// field-label conversion functions; the server answers 400 BadRequest with it).
+        pub(crate) fn check_supported(&self, supported: &[&str]) -> Result<(), SelectorError> {
+            match self
+                .terms
+                .iter()
+                .find(|t| !supported.contains(&t.field.as_str()))
+            {
+                Some(t) => Err(SelectorError::new(format!(
+                    "field label not supported: {}",
+                    t.field
+                ))),
+                None => Ok(()),
+            }
+        }
+    }
+
+    impl FieldSelector {
+        /// The terms.
+        pub(crate) fn terms(&self) -> &[FieldTerm] {
+            &self.terms
+        }
+    }
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

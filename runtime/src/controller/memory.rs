@@ -383,12 +383,6 @@ impl ObjectMemory {
         }
     }
 
-    /// How many objects are remembered.
-    #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
-        self.lock().entries.len()
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
         self.table.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -450,6 +444,13 @@ mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::api::ObjectMeta;
+
+    impl ObjectMemory {
+        /// How many objects are remembered.
+        pub(crate) fn len(&self) -> usize {
+            self.lock().entries.len()
+        }
+    }
 
     fn object(name: &str, uid: &str) -> ConfigMap {
         ConfigMap {

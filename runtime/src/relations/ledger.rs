@@ -214,12 +214,6 @@ impl Ledger {
         };
         self.inner().seen.insert(hash(uid), entry);
     }
-
-    /// How many objects the ledger remembers.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.inner().seen.len()
-    }
 }
 
 #[cfg(test)]
@@ -227,6 +221,13 @@ mod tests {
     use super::{Ledger, ObjectMeta, hash};
     use kube::runtime::watcher::Event;
     use std::sync::Arc;
+
+    impl Ledger {
+        /// How many objects the ledger remembers.
+        pub(crate) fn len(&self) -> usize {
+            self.inner().seen.len()
+        }
+    }
 
     fn meta(namespace: &str, uid: &str, version: &str) -> ObjectMeta {
         ObjectMeta {

@@ -4,8 +4,6 @@
 use std::fmt;
 
 use serde_json::Value;
-#[cfg(test)]
-use serde_json::json;
 
 use super::names::go_quote;
 use crate::status::Cause;
@@ -40,13 +38,6 @@ fn with_detail(body: &str, detail: &str) -> String {
 }
 
 impl FieldError {
-    /// The Status cause built from this error (`errors.NewInvalid`):
-    /// `{"reason": "FieldValueRequired", "message": "Required value", "field": "eventTime"}`.
-    #[cfg(test)]
-    pub fn status_cause(&self) -> Value {
-        json!({"reason": self.reason, "message": self.message, "field": self.field})
-    }
-
     /// `field.Required(path, "")`.
     pub fn required(field: &str) -> Self {
         Self::required_because(field, "")
@@ -125,6 +116,16 @@ pub(crate) fn key(path: &str, key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use serde_json::json;
+
+    impl FieldError {
+        /// The Status cause built from this error (`errors.NewInvalid`):
+        /// `{"reason": "FieldValueRequired", "message": "Required value", "field": "eventTime"}`.
+        pub(crate) fn status_cause(&self) -> Value {
+            json!({"reason": self.reason, "message": self.message, "field": self.field})
+        }
+    }
 
     #[test]
     fn bodies_render_like_field_error_body() {
