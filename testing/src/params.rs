@@ -70,41 +70,6 @@ pub(crate) fn unparsable_resource_version(query: &HashMap<String, String>) -> Op
     ))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_as_go_parses_them() {
-        for ok in ["0", "32s", "1.5h", "-2m3s", "300ms", "1us"] {
-            assert_eq!(go_duration(ok), Ok(()), "{ok}");
-        }
-        assert_eq!(
-            go_duration("soon"),
-            Err("time: invalid duration \"soon\"".into())
-        );
-        assert_eq!(
-            go_duration("5"),
-            Err("time: missing unit in duration \"5\"".into())
-        );
-        assert_eq!(
-            go_duration("5x"),
-            Err("time: unknown unit \"x\" in duration \"5x\"".into())
-        );
-    }
-
-    #[test]
-    fn flags_are_false_only_for_zero_and_false() {
-        let query: HashMap<String, String> = [("a", "maybe"), ("b", "FALSE"), ("c", "0")]
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .into();
-        assert!(option_flag(&query, "a"));
-        assert!(!option_flag(&query, "b"));
-        assert!(!option_flag(&query, "c"));
-        assert!(!option_flag(&query, "absent"));
-    }
-}
-
 /// A list's `limit` (0: no limit). kube-apiserver serves `resourceVersion=0` from its watch
 /// cache, which ignores the limit: every item, no `continue`.
 pub(crate) fn list_limit(query: &HashMap<String, String>) -> Result<usize, ApiError> {
@@ -267,4 +232,39 @@ pub(crate) fn int_parameter(
         };
         ApiError::bad_request(format!("strconv.ParseInt: parsing \"{text}\": {why}"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_as_go_parses_them() {
+        for ok in ["0", "32s", "1.5h", "-2m3s", "300ms", "1us"] {
+            assert_eq!(go_duration(ok), Ok(()), "{ok}");
+        }
+        assert_eq!(
+            go_duration("soon"),
+            Err("time: invalid duration \"soon\"".into())
+        );
+        assert_eq!(
+            go_duration("5"),
+            Err("time: missing unit in duration \"5\"".into())
+        );
+        assert_eq!(
+            go_duration("5x"),
+            Err("time: unknown unit \"x\" in duration \"5x\"".into())
+        );
+    }
+
+    #[test]
+    fn flags_are_false_only_for_zero_and_false() {
+        let query: HashMap<String, String> = [("a", "maybe"), ("b", "FALSE"), ("c", "0")]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .into();
+        assert!(option_flag(&query, "a"));
+        assert!(!option_flag(&query, "b"));
+        assert!(!option_flag(&query, "c"));
+        assert!(!option_flag(&query, "absent"));
+    }
 }

@@ -103,23 +103,23 @@ fn answer(
             _ => "PatchOptions",
         },
     };
-    if let Some(dry_run) = query.get("dryRun") {
-        if dry_run != "All" {
-            // ValidateDryRun.
-            return Err(ApiError::invalid(
-                options,
-                "",
-                vec![crate::status::Cause {
-                    reason: "FieldValueNotSupported".into(),
-                    // The value is the query's list (`["Some"]`).
-                    message: format!(
-                        "Unsupported value: {}: supported values: \"All\"",
-                        json!([dry_run])
-                    ),
-                    field: "dryRun".into(),
-                }],
-            ));
-        }
+    if let Some(dry_run) = query.get("dryRun")
+        && dry_run != "All"
+    {
+        // ValidateDryRun.
+        return Err(ApiError::invalid(
+            options,
+            "",
+            vec![crate::status::Cause {
+                reason: "FieldValueNotSupported".into(),
+                // The value is the query's list (`["Some"]`).
+                message: format!(
+                    "Unsupported value: {}: supported values: \"All\"",
+                    json!([dry_run])
+                ),
+                field: "dryRun".into(),
+            }],
+        ));
     }
     if matches!(*method, Method::POST | Method::PUT | Method::PATCH)
         && let Err(e) = FieldValidation::parse(query.get("fieldValidation").map(String::as_str))

@@ -144,7 +144,7 @@ fn owner_references_admission(
         }
     };
     if old.is_some() {
-        let delete = attributes("delete", &path.group, &path.plural, None, name.clone());
+        let delete = attributes("delete", path.group, path.plural, None, name.clone());
         if !allowed(&delete) {
             // The RBAC authorizer gives no reason for a denial, hence the empty one.
             return Err(forbidden(

@@ -24,6 +24,7 @@ use super::field::{self, FieldError};
 use super::ratcheting;
 use super::structural::Structural;
 
+/// Evaluates every rule inside `value` (with `old` the stored object on an update).
 pub(crate) fn validate(
     schema: &Structural,
     path: &str,

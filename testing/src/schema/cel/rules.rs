@@ -181,8 +181,6 @@ fn cel_go_error(text: &str) -> String {
     text.replace("\n| ", "\n | ")
 }
 
-/// Evaluates every rule inside `value` (with `old` the stored object on an update).
-
 impl Rule {
     /// `ruleErrorString`: the message if set, else the rule.
     pub(super) fn error_string(&self) -> String {
