@@ -19,7 +19,8 @@ use crate::vocabulary::Vocabulary;
 ///
 /// `#[kubeward::reconciler]` implements this trait from a declaration, forwarding every hook the
 /// impl block writes (a hook added to this trait is added to the macro's table of hooks,
-/// `kubeward-macros/src/reconciler/hooks.rs`); it is as pleasant to implement by hand. `apply` converges an object that exists; `cleanup` releases what an object
+/// `kubeward-macros/src/reconciler/hooks.rs`); it is as pleasant to implement by hand. `apply`
+/// converges an object that exists; `cleanup` releases what an object
 /// owns when it is deleted (it runs only with a [`FINALIZER`](Reconciler::FINALIZER), and the
 /// finalizer is removed only when cleanup returns `Ok(Action::await_change())` — decided from the
 /// returned action, whatever outcome the pass reports with `set_outcome` or `skip`).
@@ -55,8 +56,9 @@ pub trait Reconciler: Send + Sync + 'static {
     /// see [`info`](crate::info).
     const INFO: &'static [crate::info::InfoField] = &[];
     /// How long one pass may run before it is abandoned (`#[reconciler(timeout = "30s")]`);
-    /// `None` for the controller's ([`Controller::with_reconcile_timeout`](crate::Controller::with_reconcile_timeout), by default
-    /// [`DEFAULT_RECONCILE_TIMEOUT`](super::DEFAULT_RECONCILE_TIMEOUT)).
+    /// `None` for the controller's
+    /// ([`Controller::with_reconcile_timeout`](crate::controller::Controller::with_reconcile_timeout),
+    /// by default [`DEFAULT_RECONCILE_TIMEOUT`](super::DEFAULT_RECONCILE_TIMEOUT)).
     const RECONCILE_TIMEOUT: Option<Duration> = None;
     /// How the runtime reports kstatus-compatible status (`Ready`, `Reconciling`, `Stalled` and
     /// `status.observedGeneration`, derived from each `apply` pass; see [`kstatus`](crate::kstatus)),
@@ -67,8 +69,9 @@ pub trait Reconciler: Send + Sync + 'static {
     /// The labels and annotations of its objects this controller reads (`#[reconciler(reads(..))]`).
     /// A change of one of them starts a pass, as a change of the spec, the finalizers or the
     /// deletion timestamp does, and a change of anything else (a status write, another label)
-    /// starts none (unless [`Controller::with_every_change`](crate::Controller::with_every_change)). Default: [`Reads::ALL`], every
-    /// label and annotation.
+    /// starts none (unless
+    /// [`Controller::with_every_change`](crate::controller::Controller::with_every_change)).
+    /// Default: [`Reads::ALL`], every label and annotation.
     const READS: Reads = Reads::ALL;
 
     /// The kinds this controller watches beside its resource: the children it owns and the
@@ -124,7 +127,8 @@ pub trait Reconciler: Send + Sync + 'static {
 }
 
 /// The name of a controller of `R` unless it is given another
-/// ([`Controller::with_name`](crate::Controller::with_name)): [`Reconciler::NAME`], else the finalizer, else the resource kind.
+/// ([`Controller::with_name`](crate::controller::Controller::with_name)): [`Reconciler::NAME`],
+/// else the finalizer, else the resource kind.
 /// The events' `reportingController`, the `controller` metric label and the alert rules use it.
 ///
 /// ```
