@@ -131,7 +131,7 @@ impl ResourceInfo {
         }
         match (self.group.as_str(), self.plural.as_str()) {
             // The core view's labels beyond metadata.name and metadata.namespace, pushed above.
-            ("", "events") => fields.extend(&super::events_api::EVENT_FIELD_LABELS[2..]),
+            ("", "events") => fields.extend(&crate::kinds::events::EVENT_FIELD_LABELS[2..]),
             ("events.k8s.io", "events") => fields.extend([
                 "regarding.kind",
                 "regarding.namespace",

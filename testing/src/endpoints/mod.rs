@@ -18,7 +18,7 @@ use self::decode::{decode_body, decode_object, delete_options};
 pub(crate) use self::decode::{media_type, write_options};
 use self::represent::{as_meta_version, represent};
 use crate::auth::authorizer::Identity;
-use crate::lifecycle::namespace;
+use crate::kinds::namespace;
 use crate::negotiation;
 use crate::params::{
     bool_parameter, go_duration, int_parameter, is_watch, list_limit, option_flag,

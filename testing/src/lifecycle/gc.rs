@@ -22,7 +22,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::propagation::{FOREGROUND, ORPHAN, Propagation};
-use crate::registry::{State, finalizers};
+use crate::object::finalizers;
+use crate::registry::State;
 use crate::resources::ResourceInfo;
 use crate::store::StorageKey;
 use crate::store::{Change, ChangeType};

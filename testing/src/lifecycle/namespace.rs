@@ -1,34 +1,19 @@
-//! Namespaces' lifecycle, as kube-apiserver and the namespace controller run it:
-//!
-//! - the strategy (`pkg/registry/core/namespace/strategy.go`): a new namespace is `Active` with
-//!   the `kubernetes` spec finalizer, which only `/finalize` writes change;
-//! - DELETE (`pkg/registry/core/namespace/storage/storage.go`): the first one sets
-//!   `deletionTimestamp` and `status.phase: Terminating` and answers the Namespace; the namespace
-//!   is removed only once its spec finalizers (and metadata finalizers) are gone;
-//! - the `NamespaceLifecycle` admission plugin: `default`, `kube-system` and `kube-public` may
-//!   not be deleted, and nothing may be created in a terminating namespace (403 Forbidden);
-//! - the namespace controller (`pkg/controller/namespace/deletion`): deletes every object in a
-//!   terminating namespace with background propagation (objects with finalizers get their
-//!   `deletionTimestamp` and wait for them), reports progress in the namespace's deletion
-//!   conditions with upstream's reasons and messages, and removes the `kubernetes` finalizer
-//!   when nothing is left, which removes the namespace.
+//! The namespace controller (namespaces' strategy is [`crate::kinds::namespace`]): the namespace controller (`pkg/controller/namespace/deletion`) deletes every object in a
+//! terminating namespace with background propagation (objects with finalizers get their
+//! `deletionTimestamp` and wait for them), reports progress in the namespace's deletion
+//! conditions with upstream's reasons and messages, and removes the `kubernetes` finalizer when
+//! nothing is left, which removes the namespace.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::propagation::{Propagation, deletion_finalizers};
-use crate::registry::{State, finalizers, meta_mut, namespaces_key, rfc3339, string_list};
+use crate::kinds::namespace::{KUBERNETES_FINALIZER, TERMINATING, is_deleting, spec_finalizers};
+use crate::lifecycle::propagation::Propagation;
+use crate::object::{finalizers, rfc3339};
+use crate::registry::{State, namespaces_key};
 use crate::resources::ResourceInfo;
-use crate::status::{ApiError, Qualified};
-
-/// The spec finalizer of the namespace controller (`core.FinalizerKubernetes`).
-pub(crate) const KUBERNETES_FINALIZER: &str = "kubernetes";
-/// Namespaces the `NamespaceLifecycle` admission plugin refuses to delete.
-const IMMORTAL: [&str; 3] = ["default", "kube-system", "kube-public"];
-/// `status.phase` of a namespace being deleted.
-const TERMINATING: &str = "Terminating";
 
 /// The deletion conditions the controller maintains, in upstream's order, with the reason and
 /// message of their "nothing wrong" variant (`status_condition_utils.go`).
@@ -59,148 +44,6 @@ const CONDITIONS: [(&str, &str, &str); 5] = [
         "All content successfully removed",
     ),
 ];
-
-/// Whether `info` is the namespaces resource.
-pub(crate) fn is_namespaces(info: &ResourceInfo) -> bool {
-    info.group.is_empty() && info.plural == "namespaces"
-}
-
-fn spec_finalizers(ns: &Value) -> Vec<String> {
-    string_list(&ns["spec"]["finalizers"])
-}
-
-fn is_deleting(obj: &Value) -> bool {
-    !obj["metadata"]["deletionTimestamp"].is_null()
-}
-
-/// `PrepareForCreate`: a new namespace is `Active` and carries the `kubernetes` spec finalizer
-/// (added to those given).
-pub(crate) fn prepare_for_create(obj: &mut Value) {
-    obj["status"] = json!({"phase": "Active"});
-    let mut wanted = spec_finalizers(obj);
-    if !wanted.iter().any(|f| f == KUBERNETES_FINALIZER) {
-        wanted.push(KUBERNETES_FINALIZER.into());
-    }
-    if !obj["spec"].is_object() {
-        obj["spec"] = json!({});
-    }
-    obj["spec"]["finalizers"] = json!(wanted);
-}
-
-/// `PrepareForUpdate` of the main resource (and of `/status`, which keeps the whole spec):
-/// spec finalizers change only through `/finalize`.
-pub(crate) fn prepare_for_update(
-    info: &ResourceInfo,
-    old: &Value,
-    new: &mut Value,
-    sub: Option<&str>,
-) {
-    if !is_namespaces(info) || sub == Some("finalize") {
-        return;
-    }
-    match old["spec"].get("finalizers") {
-        Some(f) => {
-            if !new["spec"].is_object() {
-                new["spec"] = json!({});
-            }
-            new["spec"]["finalizers"] = f.clone();
-        }
-        None => {
-            if let Some(spec) = new["spec"].as_object_mut() {
-                spec.remove("finalizers");
-            }
-        }
-    }
-}
-
-/// Whether nothing but metadata finalizers keeps `obj` when it is deleting: true for every
-/// kind but a namespace with spec finalizers (`ShouldDeleteNamespaceDuringUpdate`).
-pub(crate) fn spec_finalized(info: &ResourceInfo, obj: &Value) -> bool {
-    !is_namespaces(info) || spec_finalizers(obj).is_empty()
-}
-
-/// The `NamespaceLifecycle` admission of a create into `namespace`: 403 while it terminates,
-/// naming the object as admission does before names are generated.
-pub(crate) fn admit_create(
-    state: &State,
-    info: &ResourceInfo,
-    namespace: &str,
-    obj: &Value,
-) -> Result<(), ApiError> {
-    if namespace.is_empty() || !info.namespaced {
-        return Ok(());
-    }
-    let Some(ns) = state.store.get(&namespaces_key(), "", namespace) else {
-        return Ok(());
-    };
-    if ns["status"]["phase"] != TERMINATING {
-        return Ok(());
-    }
-    // admission.extractResourceName: the name, else generateName, else "Unknown".
-    let name = [&obj["metadata"]["name"], &obj["metadata"]["generateName"]]
-        .into_iter()
-        .filter_map(Value::as_str)
-        .find(|n| !n.is_empty())
-        .unwrap_or("Unknown");
-    let mut err = ApiError::forbidden_object(
-        info.qualified_resource(),
-        name,
-        &format!(
-            "unable to create new content in namespace {namespace} because it is being terminated"
-        ),
-    );
-    if let Some(details) = err.details.as_mut() {
-        details["causes"] = json!([{
-            "reason": "NamespaceTerminating",
-            "message": format!("namespace {namespace} is being terminated"),
-            "field": "metadata.namespace",
-        }]);
-    }
-    Err(err)
-}
-
-/// The namespace part of DELETE. `Some(answer)` ends the request: an immortal namespace is 403;
-/// the first DELETE marks the namespace `Terminating` and answers it; later ones answer it
-/// unchanged while spec finalizers remain. `None`: the generic deletion runs (metadata
-/// finalizers, then removal, answering the deleted Namespace). A `dry_run` stores nothing.
-pub(crate) fn before_delete(
-    state: &mut State,
-    info: &ResourceInfo,
-    old: &Value,
-    policy: Option<Propagation>,
-    dry_run: bool,
-) -> Result<Option<Value>, ApiError> {
-    let name = old["metadata"]["name"].as_str().unwrap_or_default();
-    if IMMORTAL.contains(&name) {
-        return Err(ApiError::forbidden_object(
-            Qualified {
-                group: "",
-                name: "namespaces",
-            },
-            name,
-            "this namespace may not be deleted",
-        ));
-    }
-    if !is_deleting(old) {
-        let mut new = old.clone();
-        let now = rfc3339(state.clock.now());
-        let meta = meta_mut(&mut new);
-        meta.insert("deletionTimestamp".into(), json!(now));
-        if let Some(next) = deletion_finalizers(&finalizers(old), policy) {
-            meta.insert("finalizers".into(), json!(next));
-        }
-        new["status"]["phase"] = json!(TERMINATING);
-        if dry_run {
-            return Ok(Some(State::to_view(info, &new)));
-        }
-        let stored = state.store.put(&info.storage, new);
-        return Ok(Some(State::to_view(info, &stored)));
-    }
-    if !spec_finalizers(old).is_empty() {
-        return Ok(Some(State::to_view(info, old)));
-    }
-    Ok(None)
-}
 
 /// What deleting a namespace's content left behind.
 #[derive(Debug, Default)]
@@ -449,16 +292,5 @@ mod tests {
         assert_eq!(ns["status"]["conditions"][3]["status"], "False");
         assert_eq!(ns["status"]["conditions"][3]["lastTransitionTime"], "t3");
         assert_eq!(ns["status"]["conditions"][0]["lastTransitionTime"], "t1");
-    }
-
-    #[test]
-    fn new_namespaces_get_the_kubernetes_finalizer_after_their_own() {
-        let mut ns = json!({"spec": {"finalizers": ["example.com/x"]}});
-        prepare_for_create(&mut ns);
-        assert_eq!(
-            ns["spec"]["finalizers"],
-            json!(["example.com/x", KUBERNETES_FINALIZER])
-        );
-        assert_eq!(ns["status"]["phase"], "Active");
     }
 }

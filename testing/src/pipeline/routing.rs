@@ -29,7 +29,7 @@ pub(super) fn route(
         && reviews::is_review(r)
     {
         let state = shared.lock();
-        let now = crate::registry::rfc3339(state.clock.now());
+        let now = crate::object::rfc3339(state.clock.now());
         let media_type = crate::endpoints::media_type(request.headers);
         let manager =
             crate::endpoints::write_options(request.headers, request.query, request.body, None)

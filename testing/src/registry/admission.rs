@@ -11,9 +11,9 @@
 
 use serde_json::Value;
 
-use super::object::meta_str;
 use super::{State, WriteOptions};
 use crate::auth::authorizer;
+use crate::object::meta_str;
 use crate::rbac::RequestAttributes;
 use crate::resources::ResourceInfo;
 use crate::status::{ApiError, Qualified};

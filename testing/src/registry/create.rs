@@ -1,13 +1,14 @@
 //! Create (`store.go` `Create`): the object prepared, validated and admitted, then stored.
 
-use super::object::{generate_name, meta_mut, meta_str, rfc3339};
+use super::namespaces_key;
 use super::update::track_update;
 use super::{
     State, WriteOptions, crd_key, field_causes, reject_resource_version, unserved_version_warnings,
 };
-use crate::events_api::{to_core_v1, validate_core_v1_event, validate_event_create};
+use crate::kinds::events::{to_core_v1, validate_core_v1_event, validate_event_create};
 use crate::kinds::crd::{crd_format_warnings, crd_infos};
-use crate::lifecycle::namespace;
+use crate::kinds::namespace;
+use crate::object::{generate_name, meta_mut, meta_str, rfc3339};
 use crate::resources::{ResourceInfo, View};
 use crate::schema::{self};
 use crate::status::{ApiError, Cause};
@@ -95,7 +96,7 @@ impl State {
             },
         };
         self.require_namespace(ns)?;
-        namespace::admit_create(self, info, ns, obj)?;
+        namespace::admit_create(info, ns, self.store.get(&namespaces_key(), "", ns), obj)?;
         let meta = meta_mut(obj);
         meta.insert("name".into(), json!(name));
         if info.namespaced {

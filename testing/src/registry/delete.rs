@@ -2,10 +2,10 @@
 //! of events.
 
 use super::list::ListParams;
-use super::object::{finalizers, meta_mut, meta_str, rfc3339};
 use super::{State, crd_key, events_key};
-use crate::lifecycle::namespace;
+use crate::kinds::namespace::{self, Deletion};
 use crate::lifecycle::propagation::{Propagation, deletion_finalizers};
+use crate::object::{finalizers, meta_mut, meta_str, rfc3339};
 use crate::resources::ResourceInfo;
 use crate::status::{ApiError, delete_success};
 use crate::store::ObjectKey;
@@ -102,10 +102,18 @@ impl State {
                 ));
             }
         }
-        if namespace::is_namespaces(info)
-            && let Some(answer) = namespace::before_delete(self, info, &old, policy, dry_run)?
-        {
-            return Ok(answer);
+        if namespace::is_namespaces(info) {
+            match namespace::before_delete(&old, policy, &rfc3339(self.now()))? {
+                Deletion::Terminate(terminating) if dry_run => {
+                    return Ok(Self::to_view(info, &terminating));
+                }
+                Deletion::Terminate(terminating) => {
+                    let stored = self.store.put(&info.storage, terminating);
+                    return Ok(Self::to_view(info, &stored));
+                }
+                Deletion::Unchanged => return Ok(Self::to_view(info, &old)),
+                Deletion::Generic => {}
+            }
         }
         let current = finalizers(&old);
         let pending = deletion_finalizers(&current, policy).unwrap_or(current);

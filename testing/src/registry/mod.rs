@@ -6,7 +6,6 @@ mod admission;
 mod create;
 mod delete;
 mod list;
-mod object;
 mod patch;
 mod update;
 
@@ -15,11 +14,11 @@ mod tests;
 
 pub(crate) use self::delete::Expiries;
 pub(crate) use self::list::{Filter, ListParams};
-pub(crate) use self::object::{finalizers, meta_mut, meta_str, rfc3339, string_list};
 pub(crate) use self::patch::patch_error;
 use crate::auth::authorizer::Identity;
-use crate::events_api::{from_core_v1, to_core_v1};
+use crate::kinds::events::{from_core_v1, to_core_v1};
 use crate::kinds::crd::infos_from_crd;
+use crate::object::meta_str;
 use crate::resources::{Registry, ResourceInfo, View};
 use crate::schema::{self, Decoding, FieldValidation};
 use crate::status::{ApiError, Cause, Qualified};

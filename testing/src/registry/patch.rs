@@ -2,10 +2,10 @@
 //! patches applied to the stored object, then committed as an update.
 
 use super::create::strategy_prepare_for_create;
-use super::object::{meta_mut, meta_str, rfc3339};
 use super::update::{apply_schema, reset_fields};
 use super::{PatchType, State, WriteOptions, reject_resource_version};
 use crate::apply::{ApplyError, Endpoint, FIELD_MANAGER_MAX_LENGTH, apply_at};
+use crate::object::{meta_mut, meta_str, rfc3339};
 use crate::patch::{MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch};
 use crate::resources::ResourceInfo;
 use crate::schema::{self, FieldValidation};

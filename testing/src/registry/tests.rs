@@ -1,8 +1,8 @@
 use super::delete::Expiries;
-use super::object::{
+use super::*;
+use crate::object::{
     MAX_GENERATE_NAME_PREFIX, NAME_SUFFIX_ALPHABET, NAME_SUFFIX_LEN, generate_name,
 };
-use super::*;
 
 #[test]
 fn generated_names_are_prefix_plus_five_safe_characters() {

@@ -1,15 +1,15 @@
 //! Update (`store.go` `Update`): PUT of an object or a subresource, and the commit every write
 //! that changes a stored object ends in, with its managed fields recorded.
 
-use super::object::{
+use super::{State, WriteOptions, crd_key, events_key, field_causes, unserved_version_warnings};
+use crate::apply::{ApplySchema, Endpoint, update_at};
+use crate::kinds::events::{to_core_v1, validate_core_v1_event, validate_event_update};
+use crate::kinds::crd::crd_infos;
+use crate::kinds::namespace;
+use crate::object::{
     finalizers, generation_relevant, meta_mut, meta_str, rfc3339, without_empty_structs,
     without_zero_values,
 };
-use super::{State, WriteOptions, crd_key, events_key, field_causes, unserved_version_warnings};
-use crate::apply::{ApplySchema, Endpoint, update_at};
-use crate::events_api::{to_core_v1, validate_core_v1_event, validate_event_update};
-use crate::kinds::crd::crd_infos;
-use crate::lifecycle::namespace;
 use crate::resources::{ResourceInfo, View};
 use crate::status::{ApiError, Cause};
 use crate::validation;

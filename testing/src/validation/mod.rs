@@ -10,7 +10,7 @@
 //! - [`rbac`]: Role, ClusterRole, RoleBinding and ClusterRoleBinding rules and defaulting.
 //! - [`crd`]: a CustomResourceDefinition's group, scope, names and versions.
 //!
-//! Events (`events_api`) and CRD schemas (`resources`, `schema`) keep their own rules; the
+//! Events (`kinds::events`) and CRD schemas (`kinds::crd`, `schema`) keep their own rules; the
 //! metadata rules here apply to them too. The write paths call [`admit_create`] after name
 //! generation and [`admit_update`] after the update strategy ran.
 

@@ -21,8 +21,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::validation::FieldError;
-use super::validation::names::{go_quote, is_dns1123_subdomain, is_qualified_name};
+use crate::validation::FieldError;
+use crate::validation::names::{go_quote, is_dns1123_subdomain, is_qualified_name};
 
 /// `ReportingInstanceLengthLimit` (bytes).
 pub(crate) const REPORTING_INSTANCE_LENGTH_LIMIT: usize = 128;
@@ -992,7 +992,7 @@ mod tests {
 mod examples {
     #[test]
     fn to_core_v1() {
-        use crate::events_api::to_core_v1;
+        use crate::kinds::events::to_core_v1;
         let ev = serde_json::json!({
             "apiVersion": "events.k8s.io/v1", "kind": "Event",
             "metadata": {"name": "web.1", "namespace": "demo"},
@@ -1010,7 +1010,7 @@ mod examples {
 
     #[test]
     fn from_core_v1() {
-        use crate::events_api::from_core_v1;
+        use crate::kinds::events::from_core_v1;
         let core = serde_json::json!({
             "metadata": {"name": "web.1", "namespace": "demo"},
             "involvedObject": {"kind": "Pod", "name": "web"}, "message": "pulled",
@@ -1025,7 +1025,7 @@ mod examples {
 
     #[test]
     fn validate_event_create() {
-        use crate::events_api::validate_event_create;
+        use crate::kinds::events::validate_event_create;
         let errs = validate_event_create(&serde_json::json!({
             "metadata": {"name": "x", "namespace": "demo"},
             "regarding": {"namespace": "demo"},
