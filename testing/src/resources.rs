@@ -18,6 +18,26 @@ pub(crate) enum View {
     CoreEvent,
 }
 
+/// The field labels a core/v1 Event list accepts in `?fieldSelector=` (`EventToSelectableFields`
+/// in kubernetes `pkg/registry/core/event/strategy.go`); `kubectl describe` lists an object's
+/// events with `involvedObject.name`, `involvedObject.namespace`, `involvedObject.kind` and
+/// `involvedObject.uid`.
+pub(crate) const EVENT_FIELD_LABELS: [&str; 13] = [
+    "metadata.name",
+    "metadata.namespace",
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+];
+
 /// One served resource at one group/version.
 #[derive(Debug, Clone)]
 pub(crate) struct ResourceInfo {
@@ -131,7 +151,7 @@ impl ResourceInfo {
         }
         match (self.group.as_str(), self.plural.as_str()) {
             // The core view's labels beyond metadata.name and metadata.namespace, pushed above.
-            ("", "events") => fields.extend(&crate::kinds::events::EVENT_FIELD_LABELS[2..]),
+            ("", "events") => fields.extend(&EVENT_FIELD_LABELS[2..]),
             ("events.k8s.io", "events") => fields.extend([
                 "regarding.kind",
                 "regarding.namespace",

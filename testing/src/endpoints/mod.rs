@@ -18,7 +18,6 @@ use self::decode::{decode_body, decode_object, delete_options};
 pub(crate) use self::decode::{media_type, write_options};
 use self::represent::{as_meta_version, represent};
 use crate::auth::authorizer::Identity;
-use crate::kinds::namespace;
 use crate::negotiation;
 use crate::params::{
     bool_parameter, go_duration, int_parameter, is_watch, list_limit, option_flag,
@@ -155,8 +154,8 @@ fn answer(
         None => {}
         Some("status") if info.status_subresource => {}
         Some("scale") if info.scale.is_some() => {}
-        // Namespaces' spec finalizers are written through `/finalize`, by PUT only.
-        Some("finalize") if namespace::is_namespaces(&info) && *method == Method::PUT => {}
+        // A kind's own subresources (namespaces' `/finalize`).
+        Some(sub) if crate::kinds::strategy(&info).serves(sub, method) => {}
         // The CRD handler serves a custom resource's `/status` path even without the
         // subresource, answering that the object is not found there.
         Some("status") if info.custom => {

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use super::Strategy;
 use crate::resources::{ResourceInfo, View, storage_version_hash_of};
 use crate::scale::ScalePaths;
 use crate::schema::Structural;
@@ -161,4 +162,56 @@ pub(crate) fn crd_format_warnings(crd: &Value) -> Vec<String> {
         .flat_map(|s| crate::schema::structural::unrecognized_formats(s))
         .map(|f| format!("unrecognized format {}", crate::schema::field::quote(&f)))
         .collect()
+}
+
+/// CustomResourceDefinitions' [`Strategy`].
+pub(crate) struct Definitions;
+
+impl Strategy for Definitions {
+    /// Defaulting (`SetDefaults_CustomResourceDefinitionSpec`), the CRD's validation (the
+    /// resources it would serve), and `PrepareForCreate`: a fresh status naming the storage
+    /// version; the names are accepted and the CRD established by controllers, in writes of
+    /// their own. Warns of the schemas' unrecognized formats.
+    fn validate_create(
+        &self,
+        info: &ResourceInfo,
+        name: &str,
+        obj: &mut Value,
+    ) -> Result<Vec<String>, ApiError> {
+        validation::crd::set_defaults(obj);
+        let infos = crd_infos(info, name, obj)?;
+        let warnings = crd_format_warnings(obj);
+        let storage = obj["spec"]["versions"]
+            .as_array()
+            .and_then(|vs| vs.iter().find(|v| v["storage"].as_bool() == Some(true)))
+            .and_then(|v| v["name"].as_str())
+            .or_else(|| infos.first().map(|i| i.version.as_str()))
+            .unwrap_or_default()
+            .to_string();
+        obj["status"] = json!({
+            "acceptedNames": {"plural": "", "kind": ""},
+            "conditions": null,
+            "storedVersions": [storage],
+        });
+        Ok(warnings)
+    }
+
+    fn validate_update(
+        &self,
+        info: &ResourceInfo,
+        name: &str,
+        new: &mut Value,
+        _old: &Value,
+        subresource: Option<&str>,
+    ) -> Result<(), ApiError> {
+        if subresource.is_none() {
+            validation::crd::set_defaults(new);
+            crd_infos(info, name, new)?;
+        }
+        Ok(())
+    }
+
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
 }

@@ -21,6 +21,9 @@
 
 use serde_json::{Map, Value, json};
 
+use super::Strategy;
+use crate::resources::ResourceInfo;
+use crate::status::{ApiError, Cause};
 use crate::validation::FieldError;
 use crate::validation::names::{go_quote, is_dns1123_subdomain, is_qualified_name};
 
@@ -190,26 +193,6 @@ pub(crate) fn from_core_v1(event: &Value) -> Value {
 // ---------------------------------------------------------------------------------------------
 // Field selectors
 // ---------------------------------------------------------------------------------------------
-
-/// The field labels a core/v1 Event list accepts in `?fieldSelector=` (`EventToSelectableFields`
-/// in kubernetes `pkg/registry/core/event/strategy.go`); `kubectl describe` lists an object's
-/// events with `involvedObject.name`, `involvedObject.namespace`, `involvedObject.kind` and
-/// `involvedObject.uid`.
-pub(crate) const EVENT_FIELD_LABELS: [&str; 13] = [
-    "metadata.name",
-    "metadata.namespace",
-    "involvedObject.kind",
-    "involvedObject.namespace",
-    "involvedObject.name",
-    "involvedObject.uid",
-    "involvedObject.apiVersion",
-    "involvedObject.resourceVersion",
-    "involvedObject.fieldPath",
-    "reason",
-    "reportingComponent",
-    "source",
-    "type",
-];
 
 // ---------------------------------------------------------------------------------------------
 // Validation
@@ -512,6 +495,65 @@ pub(crate) fn validate_event_update(new: &Value, old: &Value) -> Result<(), Vec<
     result(errs)
 }
 
+/// The 422 of an Event that failed `errors`' checks.
+fn invalid(info: &ResourceInfo, name: &str, errors: Vec<FieldError>) -> ApiError {
+    let causes: Vec<Cause> = errors.into_iter().map(Cause::from).collect();
+    ApiError::invalid(info.qualified_kind(), name, causes)
+}
+
+/// events.k8s.io/v1 Events' [`Strategy`]: the strict validation of that API.
+pub(crate) struct Events;
+
+impl Strategy for Events {
+    fn validate_create(
+        &self,
+        info: &ResourceInfo,
+        name: &str,
+        obj: &mut Value,
+    ) -> Result<Vec<String>, ApiError> {
+        validate_event_create(obj).map_err(|e| invalid(info, name, e))?;
+        Ok(Vec::new())
+    }
+
+    fn validate_update(
+        &self,
+        info: &ResourceInfo,
+        name: &str,
+        new: &mut Value,
+        old: &Value,
+        _subresource: Option<&str>,
+    ) -> Result<(), ApiError> {
+        validate_event_update(new, old).map_err(|e| invalid(info, name, e))
+    }
+}
+
+/// core/v1 Events' [`Strategy`]: the core validation, of the event in its core/v1 form (it is
+/// stored in the events.k8s.io form).
+pub(crate) struct CoreEvents;
+
+impl Strategy for CoreEvents {
+    fn validate_create(
+        &self,
+        info: &ResourceInfo,
+        name: &str,
+        obj: &mut Value,
+    ) -> Result<Vec<String>, ApiError> {
+        validate_core_v1_event(&to_core_v1(obj)).map_err(|e| invalid(info, name, e))?;
+        Ok(Vec::new())
+    }
+
+    fn validate_update(
+        &self,
+        info: &ResourceInfo,
+        name: &str,
+        new: &mut Value,
+        _old: &Value,
+        _subresource: Option<&str>,
+    ) -> Result<(), ApiError> {
+        validate_core_v1_event(&to_core_v1(new)).map_err(|e| invalid(info, name, e))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -537,7 +579,8 @@ mod tests {
         }
     }
 
-    /// The value of field label `label` (one of [`EVENT_FIELD_LABELS`]) for a core/v1-shaped event,
+    /// The value of field label `label` (one of
+    /// [`EVENT_FIELD_LABELS`](crate::resources::EVENT_FIELD_LABELS)) for a core/v1-shaped event,
     /// as `EventToSelectableFields` computes it: absent strings are `""`, and `source` is
     /// `source.component`, or the reporting controller when that is empty. Unknown labels are
     /// `None`.
@@ -557,7 +600,7 @@ mod tests {
             }
             _ => {
                 let field = label.strip_prefix("involvedObject.")?;
-                if !EVENT_FIELD_LABELS.contains(&label) {
+                if !crate::resources::EVENT_FIELD_LABELS.contains(&label) {
                     return None;
                 }
                 s(core.get("involvedObject").and_then(|o| o.get(field)))
@@ -956,7 +999,10 @@ mod tests {
             "involvedObject.name=web,involvedObject.namespace=demo,involvedObject.kind=Rollout,involvedObject.uid=u1",
         )
         .unwrap();
-        assert!(sel.check_supported(&EVENT_FIELD_LABELS).is_ok());
+        assert!(
+            sel.check_supported(&crate::resources::EVENT_FIELD_LABELS)
+                .is_ok()
+        );
         assert!(sel.matches(|f| event_field(&core, f)));
         assert_eq!(
             event_field(&core, "source").as_deref(),

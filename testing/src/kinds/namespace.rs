@@ -14,6 +14,9 @@
 
 use serde_json::{Value, json};
 
+use http::Method;
+
+use super::{Deletion, Strategy};
 use crate::lifecycle::propagation::{Propagation, deletion_finalizers};
 use crate::object::{finalizers, meta_mut, string_list};
 use crate::resources::ResourceInfo;
@@ -28,11 +31,6 @@ const IMMORTAL: [&str; 3] = ["default", "kube-system", "kube-public"];
 /// `status.phase` of a namespace being deleted.
 pub(crate) const TERMINATING: &str = "Terminating";
 
-/// Whether `info` is the namespaces resource.
-pub(crate) fn is_namespaces(info: &ResourceInfo) -> bool {
-    info.group.is_empty() && info.plural == "namespaces"
-}
-
 pub(crate) fn spec_finalizers(ns: &Value) -> Vec<String> {
     string_list(&ns["spec"]["finalizers"])
 }
@@ -43,7 +41,7 @@ pub(crate) fn is_deleting(obj: &Value) -> bool {
 
 /// `PrepareForCreate`: a new namespace is `Active` and carries the `kubernetes` spec finalizer
 /// (added to those given).
-pub(crate) fn prepare_for_create(obj: &mut Value) {
+fn prepare_for_create(obj: &mut Value) {
     obj["status"] = json!({"phase": "Active"});
     let mut wanted = spec_finalizers(obj);
     if !wanted.iter().any(|f| f == KUBERNETES_FINALIZER) {
@@ -57,13 +55,8 @@ pub(crate) fn prepare_for_create(obj: &mut Value) {
 
 /// `PrepareForUpdate` of the main resource (and of `/status`, which keeps the whole spec):
 /// spec finalizers change only through `/finalize`.
-pub(crate) fn prepare_for_update(
-    info: &ResourceInfo,
-    old: &Value,
-    new: &mut Value,
-    sub: Option<&str>,
-) {
-    if !is_namespaces(info) || sub == Some("finalize") {
+fn prepare_for_update(old: &Value, new: &mut Value, sub: Option<&str>) {
+    if sub == Some("finalize") {
         return;
     }
     match old["spec"].get("finalizers") {
@@ -79,12 +72,6 @@ pub(crate) fn prepare_for_update(
             }
         }
     }
-}
-
-/// Whether nothing but metadata finalizers keeps `obj` when it is deleting: true for every
-/// kind but a namespace with spec finalizers (`ShouldDeleteNamespaceDuringUpdate`).
-pub(crate) fn spec_finalized(info: &ResourceInfo, obj: &Value) -> bool {
-    !is_namespaces(info) || spec_finalizers(obj).is_empty()
 }
 
 /// The `NamespaceLifecycle` admission of a create into `namespace` (`stored`, when it exists):
@@ -127,22 +114,11 @@ pub(crate) fn admit_create(
     Err(err)
 }
 
-/// What the namespace strategy makes of a DELETE.
-#[derive(Debug)]
-pub(crate) enum Deletion {
-    /// The first DELETE: store this (the namespace `Terminating`, with its deletion finalizers)
-    /// and answer it.
-    Terminate(Value),
-    /// Spec finalizers remain: answer the namespace as stored.
-    Unchanged,
-    /// The generic deletion runs (metadata finalizers, then removal, answering the deleted
-    /// Namespace).
-    Generic,
-}
-
 /// The namespace part of DELETE of `old` with `policy`, at `now`: an immortal namespace is 403;
-/// otherwise what [`Deletion`] says.
-pub(crate) fn before_delete(
+/// the first DELETE marks the namespace `Terminating` (with its deletion finalizers) and answers
+/// it; later ones answer it unchanged while spec finalizers remain; then the generic deletion
+/// runs (metadata finalizers, then removal, answering the deleted Namespace).
+fn before_delete(
     old: &Value,
     policy: Option<Propagation>,
     now: &str,
@@ -166,12 +142,55 @@ pub(crate) fn before_delete(
             meta.insert("finalizers".into(), json!(next));
         }
         new["status"]["phase"] = json!(TERMINATING);
-        return Ok(Deletion::Terminate(new));
+        return Ok(Deletion::Replace(new));
     }
     if !spec_finalizers(old).is_empty() {
         return Ok(Deletion::Unchanged);
     }
     Ok(Deletion::Generic)
+}
+
+/// Namespaces' [`Strategy`].
+pub(crate) struct Namespaces;
+
+impl Strategy for Namespaces {
+    /// `SetDefaults_Namespace` at decoding: the `kubernetes.io/metadata.name` label, validated as
+    /// any label (a name too long for a label value is refused twice).
+    fn default_create(&self, obj: &mut Value, name: &str) {
+        let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
+        labels["kubernetes.io/metadata.name"] = json!(name);
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        prepare_for_create(obj);
+    }
+
+    fn prepare_for_update(&self, old: &Value, new: &mut Value, subresource: Option<&str>) {
+        prepare_for_update(old, new, subresource);
+    }
+
+    /// `ShouldDeleteNamespaceDuringUpdate`: not while spec finalizers remain.
+    fn finalized(&self, obj: &Value) -> bool {
+        spec_finalizers(obj).is_empty()
+    }
+
+    fn before_delete(
+        &self,
+        old: &Value,
+        policy: Option<Propagation>,
+        now: &str,
+    ) -> Result<Deletion, ApiError> {
+        before_delete(old, policy, now)
+    }
+
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
+    /// Spec finalizers are written through `/finalize`, by PUT only.
+    fn serves(&self, subresource: &str, method: &Method) -> bool {
+        subresource == "finalize" && *method == Method::PUT
+    }
 }
 
 #[cfg(test)]

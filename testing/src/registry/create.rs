@@ -2,27 +2,14 @@
 
 use super::namespaces_key;
 use super::update::track_update;
-use super::{
-    State, WriteOptions, crd_key, field_causes, reject_resource_version, unserved_version_warnings,
-};
-use crate::kinds::events::{to_core_v1, validate_core_v1_event, validate_event_create};
-use crate::kinds::crd::{crd_format_warnings, crd_infos};
-use crate::kinds::namespace;
+use super::{State, WriteOptions, crd_key, reject_resource_version, unserved_version_warnings};
+use crate::kinds::{self, namespace};
 use crate::object::{generate_name, meta_mut, meta_str, rfc3339};
-use crate::resources::{ResourceInfo, View};
+use crate::resources::ResourceInfo;
 use crate::schema::{self};
 use crate::status::{ApiError, Cause};
 use crate::validation;
 use serde_json::{Value, json};
-
-/// The parts of a kind's `PrepareForCreate` that run after the field manager recorded the
-/// request (the handler records managedFields before the registry's strategy), so what they
-/// set is owned by no one: a namespace's `kubernetes` finalizer and `Active` phase.
-pub(crate) fn strategy_prepare_for_create(info: &ResourceInfo, obj: &mut Value) {
-    if namespace::is_namespaces(info) {
-        namespace::prepare_for_create(obj);
-    }
-}
 
 impl State {
     /// POST (create).
@@ -64,7 +51,7 @@ impl State {
         Self::admit_schema(info, &mut obj, None, opts)?;
         let now = rfc3339(self.now());
         track_update(info, None, &mut obj, &opts.manager, None, &now);
-        strategy_prepare_for_create(info, &mut obj);
+        kinds::strategy(info).prepare_for_create(&mut obj);
         self.commit_create(info, obj, opts)
     }
 
@@ -124,47 +111,11 @@ impl State {
         {
             m.remove("status");
         }
-        if info.group.is_empty() && info.plural == "namespaces" {
-            // Defaulting (`SetDefaults_Namespace`) at decoding, so validated as any label (a
-            // name too long for a label value is refused twice); the strategy's
-            // `PrepareForCreate` runs after the field manager (`strategy_prepare_for_create`).
-            let labels = meta_mut(obj).entry("labels").or_insert_with(|| json!({}));
-            labels["kubernetes.io/metadata.name"] = json!(name);
-        }
+        let strategy = kinds::strategy(info);
+        strategy.default_create(obj, &name);
         validation::admit_create(info, obj)?;
-        match (info.group.as_str(), info.plural.as_str()) {
-            ("apiextensions.k8s.io", "customresourcedefinitions") => {
-                validation::crd::set_defaults(obj);
-                let infos = crd_infos(info, &name, obj)?;
-                opts.warnings.extend(crd_format_warnings(obj));
-                let storage = obj["spec"]["versions"]
-                    .as_array()
-                    .and_then(|vs| vs.iter().find(|v| v["storage"].as_bool() == Some(true)))
-                    .and_then(|v| v["name"].as_str())
-                    .or_else(|| infos.first().map(|i| i.version.as_str()))
-                    .unwrap_or_default()
-                    .to_string();
-                // The strategy's `PrepareForCreate`: a fresh status naming the storage version;
-                // the names are accepted and the CRD established by controllers, in writes of
-                // their own (`establish`).
-                obj["status"] = json!({
-                    "acceptedNames": {"plural": "", "kind": ""},
-                    "conditions": null,
-                    "storedVersions": [storage],
-                });
-            }
-            ("events.k8s.io", "events") if info.view == View::Native => {
-                validate_event_create(obj).map_err(|e| {
-                    ApiError::invalid(info.qualified_kind(), &name, field_causes(e))
-                })?;
-            }
-            ("", "events") => {
-                validate_core_v1_event(&to_core_v1(obj)).map_err(|e| {
-                    ApiError::invalid(info.qualified_kind(), &name, field_causes(e))
-                })?;
-            }
-            _ => {}
-        }
+        opts.warnings
+            .extend(strategy.validate_create(info, &name, obj)?);
         Ok(())
     }
 

@@ -2,8 +2,8 @@
 //! of events.
 
 use super::list::ListParams;
-use super::{State, crd_key, events_key};
-use crate::kinds::namespace::{self, Deletion};
+use super::{State, events_key};
+use crate::kinds::{self, Deletion};
 use crate::lifecycle::propagation::{Propagation, deletion_finalizers};
 use crate::object::{finalizers, meta_mut, meta_str, rfc3339};
 use crate::resources::ResourceInfo;
@@ -102,18 +102,15 @@ impl State {
                 ));
             }
         }
-        if namespace::is_namespaces(info) {
-            match namespace::before_delete(&old, policy, &rfc3339(self.now()))? {
-                Deletion::Terminate(terminating) if dry_run => {
-                    return Ok(Self::to_view(info, &terminating));
-                }
-                Deletion::Terminate(terminating) => {
-                    let stored = self.store.put(&info.storage, terminating);
-                    return Ok(Self::to_view(info, &stored));
-                }
-                Deletion::Unchanged => return Ok(Self::to_view(info, &old)),
-                Deletion::Generic => {}
+        let strategy = kinds::strategy(info);
+        match strategy.before_delete(&old, policy, &rfc3339(self.now()))? {
+            Deletion::Replace(replaced) if dry_run => return Ok(Self::to_view(info, &replaced)),
+            Deletion::Replace(replaced) => {
+                let stored = self.store.put(&info.storage, replaced);
+                return Ok(Self::to_view(info, &stored));
             }
+            Deletion::Unchanged => return Ok(Self::to_view(info, &old)),
+            Deletion::Generic => {}
         }
         let current = finalizers(&old);
         let pending = deletion_finalizers(&current, policy).unwrap_or(current);
@@ -159,9 +156,7 @@ impl State {
         // The registries that set `ReturnDeletedObject`: CRDs, namespaces and service accounts
         // answer the object; the others, custom resources among them, a Status (dry runs
         // alike).
-        let returns_object = info.storage == crd_key()
-            || namespace::is_namespaces(info)
-            || (info.group.is_empty() && info.plural == "serviceaccounts");
+        let returns_object = strategy.returns_deleted_object();
         if returns_object {
             Ok(Self::to_view(info, &gone))
         } else {

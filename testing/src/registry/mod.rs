@@ -16,15 +16,14 @@ pub(crate) use self::delete::Expiries;
 pub(crate) use self::list::{Filter, ListParams};
 pub(crate) use self::patch::patch_error;
 use crate::auth::authorizer::Identity;
-use crate::kinds::events::{from_core_v1, to_core_v1};
 use crate::kinds::crd::infos_from_crd;
+use crate::kinds::events::{from_core_v1, to_core_v1};
 use crate::object::meta_str;
 use crate::resources::{Registry, ResourceInfo, View};
 use crate::schema::{self, Decoding, FieldValidation};
 use crate::status::{ApiError, Cause, Qualified};
 use crate::store::StorageKey;
 use crate::store::{ObjectKey, Store};
-use crate::validation;
 use jiff::Timestamp;
 use kubeward_names::clock::SharedClock;
 use serde_json::{Map, Value, json};
@@ -115,10 +114,6 @@ fn crd_key() -> StorageKey {
         group: "apiextensions.k8s.io".into(),
         resource: "customresourcedefinitions".into(),
     }
-}
-
-fn field_causes(errors: Vec<validation::FieldError>) -> Vec<Cause> {
-    errors.into_iter().map(Cause::from).collect()
 }
 
 /// What decoding a custom resource's body of another apiVersion warns before the version is

@@ -1,10 +1,10 @@
 //! Patch (`endpoints/handlers/patch.go`): JSON, merge, strategic merge and server-side apply
 //! patches applied to the stored object, then committed as an update.
 
-use super::create::strategy_prepare_for_create;
 use super::update::{apply_schema, reset_fields};
 use super::{PatchType, State, WriteOptions, reject_resource_version};
 use crate::apply::{ApplyError, Endpoint, FIELD_MANAGER_MAX_LENGTH, apply_at};
+use crate::kinds;
 use crate::object::{meta_mut, meta_str, rfc3339};
 use crate::patch::{MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch};
 use crate::resources::ResourceInfo;
@@ -222,7 +222,7 @@ impl State {
             Self::decode_typed(info, &mut obj, opts)?;
             self.prepare_create(info, &ns, &mut obj, opts)?;
             Self::admit_schema(info, &mut obj, None, opts)?;
-            strategy_prepare_for_create(info, &mut obj);
+            kinds::strategy(info).prepare_for_create(&mut obj);
             return self.commit_create(info, obj, opts).map(|o| (o, true));
         };
         let old_view = Self::to_view(info, &old);

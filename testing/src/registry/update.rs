@@ -1,11 +1,10 @@
 //! Update (`store.go` `Update`): PUT of an object or a subresource, and the commit every write
 //! that changes a stored object ends in, with its managed fields recorded.
 
-use super::{State, WriteOptions, crd_key, events_key, field_causes, unserved_version_warnings};
+use super::{State, WriteOptions, unserved_version_warnings};
 use crate::apply::{ApplySchema, Endpoint, update_at};
-use crate::kinds::events::{to_core_v1, validate_core_v1_event, validate_event_update};
-use crate::kinds::crd::crd_infos;
-use crate::kinds::namespace;
+use crate::kinds;
+use crate::kinds::events::to_core_v1;
 use crate::object::{
     finalizers, generation_relevant, meta_mut, meta_str, rfc3339, without_empty_structs,
     without_zero_values,
@@ -181,7 +180,7 @@ impl State {
             }
             new = merged;
         } else if info.status_subresource {
-            namespace::prepare_for_update(info, old, &mut new, subresource);
+            kinds::strategy(info).prepare_for_update(old, &mut new, subresource);
             match old.get("status") {
                 Some(s) => new["status"] = s.clone(),
                 None => {
@@ -253,18 +252,7 @@ impl State {
             new["metadata"]["generation"] = json!(g);
         }
         validation::admit_update(info, &mut new, old)?;
-        if info.storage == events_key() {
-            let checked = match info.view {
-                View::Native => validate_event_update(&new, old),
-                View::CoreEvent => validate_core_v1_event(&to_core_v1(&new)),
-            };
-            checked
-                .map_err(|e| ApiError::invalid(info.qualified_kind(), &name, field_causes(e)))?;
-        }
-        if info.storage == crd_key() && subresource.is_none() {
-            validation::crd::set_defaults(&mut new);
-            crd_infos(info, &name, &new)?;
-        }
+        kinds::strategy(info).validate_update(info, &name, &mut new, old, subresource)?;
         if track {
             let now = rfc3339(self.now());
             match status_write_metadata {
@@ -297,7 +285,7 @@ impl State {
         let ns = meta_str(old, "namespace").unwrap_or_default().to_string();
         if !old["metadata"]["deletionTimestamp"].is_null()
             && finalizers(&new).is_empty()
-            && namespace::spec_finalized(info, &new)
+            && kinds::strategy(info).finalized(&new)
         {
             // ShouldDeleteDuringUpdate: the update is not stored; the object is deleted as it
             // was, so watchers see only DELETED (with the last stored finalizers). The writer
