@@ -23,15 +23,7 @@ impl State {
         opts.warnings
             .extend(unserved_version_warnings(info, &body, &opts.decoding));
         let ns = Self::check_write_body(info, namespace, &body)?;
-        if let Some(body_ns) = meta_str(&body, "namespace")
-            && info.namespaced
-            && !body_ns.is_empty()
-            && body_ns != ns
-        {
-            return Err(ApiError::bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request",
-            ));
-        }
+        Self::check_body_namespace(info, &body, &ns)?;
         reject_resource_version(&body)?;
         self.create_from_view(info, &ns, body, opts)
     }

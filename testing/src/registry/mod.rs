@@ -223,6 +223,18 @@ impl State {
         Self::check_scope(info, namespace)
     }
 
+    /// A write's body naming a namespace other than the request's is 400.
+    fn check_body_namespace(info: &ResourceInfo, body: &Value, ns: &str) -> Result<(), ApiError> {
+        match meta_str(body, "namespace") {
+            Some(body_ns) if info.namespaced && !body_ns.is_empty() && body_ns != ns => {
+                Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn check_scope(info: &ResourceInfo, namespace: Option<&str>) -> Result<String, ApiError> {
         match (info.namespaced, namespace) {
             (true, Some(ns)) => Ok(ns.to_string()),

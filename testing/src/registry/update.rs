@@ -110,15 +110,7 @@ impl State {
             }
             _ => {}
         }
-        if let Some(body_ns) = meta_str(&body, "namespace")
-            && info.namespaced
-            && !body_ns.is_empty()
-            && body_ns != ns
-        {
-            return Err(ApiError::bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request",
-            ));
-        }
+        Self::check_body_namespace(info, &body, &ns)?;
         let Some(old) = self.store.get(&info.storage, &ns, name).cloned() else {
             if subresource.is_some() || !validation::creates_on_update(info) {
                 return Err(ApiError::not_found(info.qualified_resource(), name));
