@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::Strategy;
+use super::{Strategy, Upkeep};
 use crate::resources::{ResourceInfo, View, storage_version_hash_of};
 use crate::scale::ScalePaths;
 use crate::schema::Structural;
@@ -212,6 +212,26 @@ impl Strategy for Definitions {
     }
 
     fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
+    /// A valid CRD serves its versions (an invalid one was refused before it was stored).
+    fn after_write(&self, stored: &Value) -> Upkeep {
+        match infos_from_crd(stored) {
+            Ok(infos) => Upkeep::Serves(infos),
+            Err(_) => Upkeep::None,
+        }
+    }
+
+    fn after_delete(&self, gone: &Value) -> Upkeep {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        Upkeep::StopsServing {
+            group: text(&gone["spec"]["group"]),
+            plural: text(&gone["spec"]["names"]["plural"]),
+        }
+    }
+
+    fn established_after_create(&self) -> bool {
         true
     }
 }

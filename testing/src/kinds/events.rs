@@ -21,7 +21,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::Strategy;
+use super::{Strategy, Upkeep};
 use crate::resources::ResourceInfo;
 use crate::status::{ApiError, Cause};
 use crate::validation::FieldError;
@@ -505,6 +505,14 @@ fn invalid(info: &ResourceInfo, name: &str, errors: Vec<FieldError>) -> ApiError
 pub(crate) struct Events;
 
 impl Strategy for Events {
+    fn after_write(&self, _stored: &Value) -> Upkeep {
+        Upkeep::Expires
+    }
+
+    fn after_delete(&self, _gone: &Value) -> Upkeep {
+        Upkeep::Expires
+    }
+
     fn validate_create(
         &self,
         info: &ResourceInfo,
@@ -532,6 +540,14 @@ impl Strategy for Events {
 pub(crate) struct CoreEvents;
 
 impl Strategy for CoreEvents {
+    fn after_write(&self, _stored: &Value) -> Upkeep {
+        Upkeep::Expires
+    }
+
+    fn after_delete(&self, _gone: &Value) -> Upkeep {
+        Upkeep::Expires
+    }
+
     fn validate_create(
         &self,
         info: &ResourceInfo,

@@ -32,6 +32,26 @@ pub(crate) enum Deletion {
     Generic,
 }
 
+/// What the registry keeps up to date once a kind's object is stored or removed.
+#[derive(Debug)]
+pub(crate) enum Upkeep {
+    /// Nothing.
+    None,
+    /// The object expires a TTL after its last write (Events).
+    Expires,
+    /// The object defines these served resources, in place of those it defined before (a
+    /// valid CRD).
+    Serves(Vec<ResourceInfo>),
+    /// The resource `plural` of `group` is no longer served, and its objects are gone (a
+    /// deleted CRD).
+    StopsServing {
+        /// Its API group.
+        group: String,
+        /// Its plural name.
+        plural: String,
+    },
+}
+
 /// A kind's part in each step of a write. Every hook defaults to what the generic registry does
 /// alone; a kind overrides the steps it changes.
 pub(crate) trait Strategy: Sync {
@@ -99,6 +119,22 @@ pub(crate) trait Strategy: Sync {
     /// Whether a DELETE that removes the object answers it rather than a `Status`
     /// (`ReturnDeletedObject`).
     fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
+    /// What the registry keeps up to date once `stored` is written.
+    fn after_write(&self, _stored: &Value) -> Upkeep {
+        Upkeep::None
+    }
+
+    /// What the registry keeps up to date once `gone` is removed.
+    fn after_delete(&self, _gone: &Value) -> Upkeep {
+        Upkeep::None
+    }
+
+    /// Whether the kind is established by a controller's write right after its create (a CRD's
+    /// names accepted and its `Established` condition).
+    fn established_after_create(&self) -> bool {
         false
     }
 

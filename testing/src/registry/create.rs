@@ -152,7 +152,7 @@ impl State {
         }
         let stored = self.store.put(&info.storage, obj);
         self.after_write(&stored, info);
-        if info.storage == crd_key() {
+        if kinds::strategy(info).established_after_create() {
             self.establish(&stored);
         }
         Ok(Self::to_view(info, &stored))

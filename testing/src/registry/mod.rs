@@ -16,8 +16,8 @@ pub(crate) use self::delete::Expiries;
 pub(crate) use self::list::{Filter, ListParams};
 pub(crate) use self::patch::patch_error;
 use crate::auth::authorizer::Identity;
-use crate::kinds::crd::infos_from_crd;
 use crate::kinds::events::{from_core_v1, to_core_v1};
+use crate::kinds::{self, Upkeep};
 use crate::object::meta_str;
 use crate::resources::{Registry, ResourceInfo, View};
 use crate::schema::{self, Decoding, FieldValidation};
@@ -318,49 +318,53 @@ impl State {
         Ok(())
     }
 
+    /// Keeps up what `stored`, just written, asks of the registry ([`kinds::Strategy::after_write`]).
     fn after_write(&mut self, stored: &Value, info: &ResourceInfo) {
-        if info.storage == events_key() {
-            let at = self
-                .now()
-                .checked_add(self.event_ttl)
-                .unwrap_or(Timestamp::MAX);
-            self.expiries.arm(super::store::object_key(stored), at);
-        }
-        if info.storage == crd_key()
-            && let Ok(infos) = infos_from_crd(stored)
-        {
-            if let Some(first) = infos.first() {
-                self.registry.remove(&first.group, &first.plural);
-            }
-            for i in infos {
-                self.registry.insert(i);
-            }
-        }
+        let upkeep = kinds::strategy(info).after_write(stored);
+        self.keep_up(upkeep, stored, true);
     }
 
-    fn after_delete(&mut self, stored: &Value, info: &ResourceInfo) {
-        let key = super::store::object_key(stored);
-        if info.storage == events_key() {
-            self.expiries.disarm(&key);
-        }
-        if info.storage == crd_key() {
-            let group = stored["spec"]["group"].as_str().unwrap_or_default();
-            let plural = stored["spec"]["names"]["plural"]
-                .as_str()
-                .unwrap_or_default();
-            let storage = StorageKey {
-                group: group.into(),
-                resource: plural.into(),
-            };
-            let doomed: Vec<ObjectKey> = self
-                .store
-                .list(&storage, None)
-                .map(super::store::object_key)
-                .collect();
-            for (ns, name) in doomed {
-                self.store.remove(&storage, &ns, &name);
+    /// Keeps up what `gone`, just removed, asks of the registry ([`kinds::Strategy::after_delete`]).
+    fn after_delete(&mut self, gone: &Value, info: &ResourceInfo) {
+        let upkeep = kinds::strategy(info).after_delete(gone);
+        self.keep_up(upkeep, gone, false);
+    }
+
+    /// Carries out `upkeep` for `object`, written (`stored`) or removed.
+    fn keep_up(&mut self, upkeep: Upkeep, object: &Value, stored: bool) {
+        match upkeep {
+            Upkeep::None => {}
+            Upkeep::Expires if stored => {
+                let at = self
+                    .now()
+                    .checked_add(self.event_ttl)
+                    .unwrap_or(Timestamp::MAX);
+                self.expiries.arm(super::store::object_key(object), at);
             }
-            self.registry.remove(group, plural);
+            Upkeep::Expires => self.expiries.disarm(&super::store::object_key(object)),
+            Upkeep::Serves(infos) => {
+                if let Some(first) = infos.first() {
+                    self.registry.remove(&first.group, &first.plural);
+                }
+                for i in infos {
+                    self.registry.insert(i);
+                }
+            }
+            Upkeep::StopsServing { group, plural } => {
+                let storage = StorageKey {
+                    group: group.clone(),
+                    resource: plural.clone(),
+                };
+                let doomed: Vec<ObjectKey> = self
+                    .store
+                    .list(&storage, None)
+                    .map(super::store::object_key)
+                    .collect();
+                for (ns, name) in doomed {
+                    self.store.remove(&storage, &ns, &name);
+                }
+                self.registry.remove(&group, &plural);
+            }
         }
     }
 
