@@ -1,4 +1,5 @@
-//! Wall-clock time, injectable so that tests of time-dependent rules need no sleeping.
+//! Wall-clock time, injectable so that tests of time-dependent rules need no sleeping (the
+//! runtime re-exports it as `kubeward::clock`; the in-process API server reads it too).
 //!
 //! Everything in kubeward that stamps or compares wall-clock times (a condition's
 //! `lastTransitionTime`, an event's `eventTime`, series windows, lease timings) reads it through a
@@ -23,7 +24,7 @@ pub type SharedClock = Arc<dyn Clock>;
 /// The system's wall clock.
 ///
 /// ```
-/// use kubeward::clock::{Clock, SystemClock};
+/// use kubeward_names::clock::{Clock, SystemClock};
 /// assert!(SystemClock.now() > jiff::Timestamp::UNIX_EPOCH);
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
@@ -39,7 +40,7 @@ impl Clock for SystemClock {
 ///
 /// ```
 /// use std::time::Duration;
-/// use kubeward::clock::{Clock, ManualClock};
+/// use kubeward_names::clock::{Clock, ManualClock};
 ///
 /// let clock = ManualClock::new("2026-01-01T00:00:00Z".parse().unwrap());
 /// clock.advance(Duration::from_secs(90));

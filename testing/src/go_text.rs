@@ -5,7 +5,9 @@
 //!   sorted, every value it did not touch kept as the server encoded it (a struct's fields in
 //!   their declaration order: `metadata` as `ObjectMeta` declares them);
 //! - [`fmt_plus_v`]: `fmt`'s `%+v` of a value decoded into `interface{}`
-//!   (`map[extra:1 labels:map[a:b]]`).
+//!   (`map[extra:1 labels:map[a:b]]`);
+//! - [`fmt_v`], [`fmt_s`], [`type_of`], [`type_name`]: `fmt`'s `%v` and `%s` of such a value,
+//!   and its type as `reflect` and `%T` print it (`map[a:1 b:[x y]]`, `[]interface {}`).
 //!
 //! Strings are escaped as `encoding/json` escapes them, HTML characters included.
 
@@ -179,6 +181,62 @@ pub(crate) fn fmt_plus_v(value: &Value) -> String {
     }
 }
 
+/// `fmt.Sprintf("%v", v)` of a value `encoding/json` decoded into an `interface{}`.
+pub(crate) fn fmt_v(v: &Value) -> String {
+    match v {
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(fmt_v).collect();
+            format!("[{}]", items.join(" "))
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let entries: Vec<String> = entries
+                .into_iter()
+                .map(|(k, v)| format!("{k}:{}", fmt_v(v)))
+                .collect();
+            format!("map[{}]", entries.join(" "))
+        }
+    }
+}
+
+/// `fmt.Sprintf("%s", v)`: strings as they are, anything else as Go's `%!s(type=value)`.
+pub(crate) fn fmt_s(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "%!s(<nil>)".into(),
+        other => format!("%!s({}={})", type_of(Some(other)), fmt_v(other)),
+    }
+}
+
+/// `reflect.TypeOf(v).String()` (`%s` of a nil `reflect.Type` for a missing value), with
+/// integers decoded as `int64` and other numbers as `float64`, as the apiserver decodes
+/// patches (`UnmarshalCaseSensitivePreserveInts`).
+pub(crate) fn type_of(v: Option<&Value>) -> &'static str {
+    match v {
+        None | Some(Value::Null) => "%!s(<nil>)",
+        Some(Value::Bool(_)) => "bool",
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => "int64",
+        Some(Value::Number(_)) => "float64",
+        Some(Value::String(_)) => "string",
+        Some(Value::Array(_)) => "[]interface {}",
+        Some(Value::Object(_)) => "map[string]interface {}",
+    }
+}
+
+/// `fmt.Sprintf("%T", v)` of a value decoded into an `interface{}`: [`type_of`], but `<nil>`
+/// for `null`.
+pub(crate) fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        other => type_of(Some(other)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,5 +262,19 @@ mod tests {
             fmt_plus_v(&json!({"extra": 1, "a": {"b": [true, "x"]}, "n": null})),
             "map[a:map[b:[true x]] extra:1 n:<nil>]"
         );
+    }
+
+    #[test]
+    fn values_print_as_go_prints_them() {
+        assert_eq!(
+            fmt_v(&json!({"name": "b", "$patch": "delete", "n": [1, 2.5, null, true]})),
+            "map[$patch:delete n:[1 2.5 <nil> true] name:b]"
+        );
+        assert_eq!(fmt_s(&json!("merge")), "merge");
+        assert_eq!(fmt_s(&json!(1)), "%!s(int64=1)");
+        assert_eq!(type_of(Some(&json!(["a"]))), "[]interface {}");
+        assert_eq!(type_of(Some(&json!(1.5))), "float64");
+        assert_eq!(type_name(&json!(null)), "<nil>");
+        assert_eq!(type_name(&json!(2)), "int64");
     }
 }

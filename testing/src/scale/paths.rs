@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::go_text::{fmt_v, type_name};
 use crate::schema::field::FieldError;
 use crate::status::ApiError;
 
@@ -129,8 +130,8 @@ pub(super) fn nested<'a>(
             other => {
                 return Err(format!(
                     "{walked} accessor error: {} is of the type {}, expected map[string]interface{{}}",
-                    go_value(other),
-                    go_type(other)
+                    fmt_v(other),
+                    type_name(other)
                 ));
             }
         }
@@ -143,8 +144,8 @@ pub(super) fn nested<'a>(
     } else {
         Err(format!(
             "{walked} accessor error: {} is of the type {}, expected {expected}",
-            go_value(at),
-            go_type(at)
+            fmt_v(at),
+            type_name(at)
         ))
     }
 }
@@ -153,25 +154,4 @@ pub(super) fn nested<'a>(
 pub(super) fn nested_int64(object: &Value, path: &str) -> Result<Option<i64>, String> {
     nested(object, path, "int64", |v| v.as_i64().is_some())
         .map(|found| found.and_then(Value::as_i64))
-}
-
-/// A value as Go's `%v` prints it, for the JSON kinds a custom resource holds.
-pub(super) fn go_value(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// A value's Go type (`%T`) decoded into `interface{}`.
-pub(super) fn go_type(value: &Value) -> &'static str {
-    match value {
-        Value::String(_) => "string",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float64",
-        Value::Number(_) => "int64",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
-        Value::Null => "<nil>",
-    }
 }

@@ -11,6 +11,7 @@
 use serde_json::Value;
 
 use super::structural::Structural;
+use crate::go_text::type_name;
 
 /// The conversion error of `object` against `schema`, if a number is given as something else:
 /// the path (`.spec.size`, `.spec.ports[0]`) and the Go type of what was given.
@@ -32,7 +33,7 @@ fn walk(schema: &Structural, value: &Value, path: &mut String, errors: &mut Vec<
         ("integer" | "number", Value::Number(_)) => {}
         ("integer" | "number", other) => errors.push(format!(
             "{path}: expected numeric (int or float), got {}",
-            go_type(other)
+            type_name(other)
         )),
         ("object", Value::Object(map)) => {
             for (key, item) in map {
@@ -60,19 +61,6 @@ fn walk(schema: &Structural, value: &Value, path: &mut String, errors: &mut Vec<
             }
         }
         _ => {}
-    }
-}
-
-/// The Go type (`%T`) of a JSON value decoded into `interface{}`.
-fn go_type(value: &Value) -> &'static str {
-    match value {
-        Value::String(_) => "string",
-        Value::Bool(_) => "bool",
-        Value::Object(_) => "map[string]interface {}",
-        Value::Array(_) => "[]interface {}",
-        Value::Number(n) if n.is_f64() => "float64",
-        Value::Number(_) => "int64",
-        Value::Null => "<nil>",
     }
 }
 

@@ -6,8 +6,8 @@
 use serde_json::{Map, Value};
 
 use super::SmpError;
-use super::gofmt::{go_string_verb, go_type, go_value};
 use super::meta::PatchSchema;
+use crate::go_text::{fmt_s, fmt_v, type_of};
 
 const DIRECTIVE_MARKER: &str = "$patch";
 const DELETE_DIRECTIVE: &str = "delete";
@@ -24,7 +24,7 @@ const SLICE_TYPE: &str = "[]interface {}";
 fn no_merge_key(m: &Map<String, Value>, key: &str) -> SmpError {
     SmpError::Other(format!(
         "map: {} does not contain declared merge key: {key}",
-        go_value(&Value::Object(m.clone()))
+        fmt_v(&Value::Object(m.clone()))
     ))
 }
 
@@ -32,7 +32,7 @@ fn no_merge_key(m: &Map<String, Value>, key: &str) -> SmpError {
 fn bad_arg_type(expected: &str, actual: Option<&Value>) -> SmpError {
     SmpError::Other(format!(
         "expected a {expected}, but received a {}",
-        go_type(actual)
+        type_of(actual)
     ))
 }
 
@@ -68,7 +68,7 @@ pub(super) fn merge_map(
             }
             continue;
         };
-        if go_type(Some(slot)) != go_type(Some(&patch_v)) {
+        if type_of(Some(slot)) != type_of(Some(&patch_v)) {
             if !is_delete_list {
                 put_patch_value(&mut original, key, patch_v);
             }
@@ -142,8 +142,8 @@ fn handle_directive_in_merge_map(
 fn bad_patch_type(directive: &Value, m: &Map<String, Value>) -> SmpError {
     SmpError::Other(format!(
         "unknown patch type: {} in map: {}",
-        go_string_verb(directive),
-        go_value(&Value::Object(m.clone()))
+        fmt_s(directive),
+        fmt_v(&Value::Object(m.clone()))
     ))
 }
 
@@ -329,8 +329,8 @@ fn validate_patch_with_set_order_list(
     if pi < non_delete.len() && si >= set_order.len() {
         return Err(SmpError::Other(format!(
             "The order in patch list:\n{}\n doesn't match {SET_ELEMENT_ORDER_PREFIX} list:\n{}\n",
-            go_value(&Value::Array(patch_list.to_vec())),
-            go_value(&Value::Array(set_order.to_vec()))
+            fmt_v(&Value::Array(patch_list.to_vec())),
+            fmt_v(&Value::Array(set_order.to_vec()))
         )));
     }
     Ok(())
@@ -548,7 +548,7 @@ fn deduplicate_scalars(mut s: Vec<Value>) -> Vec<Value> {
 fn slice_element_type(slices: &[&[Value]]) -> Result<&'static str, SmpError> {
     let mut prev: Option<&'static str> = None;
     for v in slices.iter().flat_map(|s| s.iter()) {
-        let t = go_type(Some(v));
+        let t = type_of(Some(v));
         match prev {
             None if t == SLICE_TYPE => return Err(SmpError::Invalid(SmpError::NO_LIST_OF_LISTS)),
             None => prev = Some(t),
@@ -556,7 +556,7 @@ fn slice_element_type(slices: &[&[Value]]) -> Result<&'static str, SmpError> {
                 let all: Vec<Value> = slices.iter().map(|s| Value::Array(s.to_vec())).collect();
                 return Err(SmpError::Other(format!(
                     "list element types are not identical: {}",
-                    go_value(&Value::Array(all))
+                    fmt_v(&Value::Array(all))
                 )));
             }
             Some(_) => {}

@@ -21,7 +21,6 @@
 //! unknown `$patch`) a 500 carrying apimachinery's message. Custom resources are refused before
 //! this (415), as their Go type is `Unstructured`.
 
-mod gofmt;
 mod merge;
 mod meta;
 
