@@ -501,25 +501,28 @@ fn invalid(info: &ResourceInfo, name: &str, errors: Vec<FieldError>) -> ApiError
     ApiError::invalid(info.qualified_kind(), name, causes)
 }
 
-/// events.k8s.io/v1 Events' [`Strategy`]: the strict validation of that API.
-pub(crate) struct Events;
+/// Events' [`Strategy`], through either API: they expire a TTL after their last write, and a
+/// write through events.k8s.io/v1 meets that API's strict validation, one through core/v1 the
+/// core validation of the event in its core/v1 form (it is stored in the events.k8s.io form).
+pub(crate) enum Events {
+    /// events.k8s.io/v1.
+    Native,
+    /// core/v1.
+    Core,
+}
 
 impl Strategy for Events {
-    fn after_write(&self, _stored: &Value) -> Upkeep {
-        Upkeep::Expires
-    }
-
-    fn after_delete(&self, _gone: &Value) -> Upkeep {
-        Upkeep::Expires
-    }
-
     fn validate_create(
         &self,
         info: &ResourceInfo,
         name: &str,
         obj: &mut Value,
     ) -> Result<Vec<String>, ApiError> {
-        validate_event_create(obj).map_err(|e| invalid(info, name, e))?;
+        match self {
+            Events::Native => validate_event_create(obj),
+            Events::Core => validate_core_v1_event(&to_core_v1(obj)),
+        }
+        .map_err(|e| invalid(info, name, e))?;
         Ok(Vec::new())
     }
 
@@ -531,42 +534,19 @@ impl Strategy for Events {
         old: &Value,
         _subresource: Option<&str>,
     ) -> Result<(), ApiError> {
-        validate_event_update(new, old).map_err(|e| invalid(info, name, e))
+        match self {
+            Events::Native => validate_event_update(new, old),
+            Events::Core => validate_core_v1_event(&to_core_v1(new)),
+        }
+        .map_err(|e| invalid(info, name, e))
     }
-}
 
-/// core/v1 Events' [`Strategy`]: the core validation, of the event in its core/v1 form (it is
-/// stored in the events.k8s.io form).
-pub(crate) struct CoreEvents;
-
-impl Strategy for CoreEvents {
     fn after_write(&self, _stored: &Value) -> Upkeep {
         Upkeep::Expires
     }
 
     fn after_delete(&self, _gone: &Value) -> Upkeep {
         Upkeep::Expires
-    }
-
-    fn validate_create(
-        &self,
-        info: &ResourceInfo,
-        name: &str,
-        obj: &mut Value,
-    ) -> Result<Vec<String>, ApiError> {
-        validate_core_v1_event(&to_core_v1(obj)).map_err(|e| invalid(info, name, e))?;
-        Ok(Vec::new())
-    }
-
-    fn validate_update(
-        &self,
-        info: &ResourceInfo,
-        name: &str,
-        new: &mut Value,
-        _old: &Value,
-        _subresource: Option<&str>,
-    ) -> Result<(), ApiError> {
-        validate_core_v1_event(&to_core_v1(new)).map_err(|e| invalid(info, name, e))
     }
 }
 

@@ -164,8 +164,8 @@ pub(crate) fn strategy(info: &ResourceInfo) -> &'static dyn Strategy {
     match (info.group.as_str(), info.plural.as_str(), info.view) {
         ("", "namespaces", _) => &namespace::Namespaces,
         ("apiextensions.k8s.io", "customresourcedefinitions", _) => &crd::Definitions,
-        ("events.k8s.io", "events", View::Native) => &events::Events,
-        ("", "events", _) => &events::CoreEvents,
+        ("events.k8s.io", "events", View::Native) => &events::Events::Native,
+        ("", "events", _) => &events::Events::Core,
         ("", "serviceaccounts", _) => &ServiceAccounts,
         _ => &Generic,
     }
