@@ -51,6 +51,9 @@ fn io_error(what: &str) -> impl Fn(std::io::Error) -> ServerError + '_ {
     move |e| ServerError::ControlPlane(format!("{what}: {e}"))
 }
 
+/// How many times [`ControlPlane::start`] starts the processes when a port it chose was taken.
+const START_ATTEMPTS: u32 = 3;
+
 /// A free loopback port (bound, read back, released: the process started next binds it).
 fn free_port() -> Result<u16, ServerError> {
     let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(io_error("no free port"))?;
@@ -72,8 +75,33 @@ fn arg(name: &str, value: impl std::fmt::Display) -> String {
 
 impl ControlPlane {
     /// Starts etcd, kube-apiserver (serving a certificate of `tls`'s CA, accepting
-    /// `admin_token` as the administrator) and kube-controller-manager, each waited for.
+    /// `admin_token` as the administrator) and kube-controller-manager, each waited for. A port
+    /// taken between [`free_port`] releasing it and a process binding it (by any process on the
+    /// machine) starts everything again on new ports, up to [`START_ATTEMPTS`] times.
     pub(crate) async fn start(
+        assets: &Assets,
+        tls: &Tls,
+        admin_token: &str,
+    ) -> Result<Self, ServerError> {
+        let mut attempt = 1;
+        loop {
+            match Self::start_once(assets, tls, admin_token).await {
+                Err(ServerError::ControlPlane(why))
+                    if why.contains("address already in use") && attempt < START_ATTEMPTS =>
+                {
+                    tracing::warn!(
+                        attempt,
+                        "a control plane's port was taken; starting again: {why}"
+                    );
+                    attempt += 1;
+                }
+                started => return started,
+            }
+        }
+    }
+
+    /// [`start`](Self::start), once.
+    async fn start_once(
         assets: &Assets,
         tls: &Tls,
         admin_token: &str,
