@@ -55,9 +55,10 @@ mod examples;
 #[cfg(test)]
 mod tests;
 
-use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::fmt;
+
+use serde_json::{Map, Value, json};
 
 use self::field_set::FieldSet;
 use self::managed_fields::{

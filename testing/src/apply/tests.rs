@@ -1,8 +1,9 @@
 //! The field manager's behaviour, case by case and by property.
 
+use proptest::prelude::*;
+
 use super::schema::ListType;
 use super::*;
-use proptest::prelude::*;
 
 const T0: &str = "2026-01-01T00:00:00Z";
 const T1: &str = "2026-01-01T00:01:00Z";

@@ -12,9 +12,8 @@
 //! The namespace controller that empties a terminating namespace is
 //! [`crate::lifecycle::namespace`].
 
-use serde_json::{Value, json};
-
 use http::Method;
+use serde_json::{Value, json};
 
 use super::{Deletion, Strategy};
 use crate::lifecycle::propagation::{Propagation, deletion_finalizers};

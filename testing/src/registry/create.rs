@@ -1,15 +1,16 @@
 //! Create (`store.go` `Create`): the object prepared, validated and admitted, then stored.
 
+use serde_json::{Value, json};
+
 use super::namespaces_key;
 use super::update::track_update;
 use super::{State, WriteOptions, crd_key, reject_resource_version, unserved_version_warnings};
 use crate::kinds::{self, namespace};
 use crate::object::{generate_name, meta_mut, meta_str, rfc3339};
 use crate::resources::ResourceInfo;
-use crate::schema::{self};
+use crate::schema;
 use crate::status::{ApiError, Cause};
 use crate::validation;
-use serde_json::{Value, json};
 
 impl State {
     /// POST (create).

@@ -1,6 +1,11 @@
 //! Delete (`store.go` `Delete`, `DeleteCollection`): finalizers and propagation, and the TTL expiry
 //! of events.
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
 use super::list::ListParams;
 use super::{State, events_key};
 use crate::kinds::{self, Deletion};
@@ -9,9 +14,6 @@ use crate::object::{finalizers, meta_mut, meta_str, rfc3339};
 use crate::resources::ResourceInfo;
 use crate::status::{ApiError, delete_success};
 use crate::store::ObjectKey;
-use jiff::Timestamp;
-use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// Expiry times of events, indexed both ways so that a sweep costs only what is due.
 #[derive(Debug, Default)]

@@ -1,13 +1,14 @@
 //! Reads: GET of one object, and LIST with label and field selectors, pages and
 //! `resourceVersionMatch=Exact`.
 
+use serde_json::{Value, json};
+
 use super::State;
 use crate::continue_token;
 use crate::resources::{ResourceInfo, View};
 use crate::selector::{FieldSelector, LabelSelector, labels_of};
 use crate::status::ApiError;
 use crate::store::ObjectKey;
-use serde_json::{Value, json};
 
 /// Parsed list/watch filters.
 #[derive(Debug, Default)]

@@ -12,6 +12,14 @@ mod update;
 #[cfg(test)]
 mod tests;
 
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use kubeward_names::clock::SharedClock;
+use serde_json::{Map, Value, json};
+
 pub(crate) use self::delete::Expiries;
 pub(crate) use self::list::{Filter, ListParams};
 pub(crate) use self::patch::patch_error;
@@ -22,14 +30,7 @@ use crate::object::meta_str;
 use crate::resources::{Registry, ResourceInfo, View};
 use crate::schema::{self, Decoding, FieldValidation};
 use crate::status::{ApiError, Cause, Qualified};
-use crate::store::StorageKey;
-use crate::store::{ObjectKey, Store};
-use jiff::Timestamp;
-use kubeward_names::clock::SharedClock;
-use serde_json::{Map, Value, json};
-use std::cell::RefCell;
-use std::sync::Arc;
-use std::time::Duration;
+use crate::store::{ObjectKey, StorageKey, Store};
 
 /// The patch formats the server accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,8 @@
 //! Patch (`endpoints/handlers/patch.go`): JSON, merge, strategic merge and server-side apply
 //! patches applied to the stored object, then committed as an update.
 
+use serde_json::{Value, json};
+
 use super::update::{apply_schema, reset_fields};
 use super::{PatchType, State, WriteOptions, reject_resource_version};
 use crate::apply::{ApplyError, Endpoint, FIELD_MANAGER_MAX_LENGTH, apply_at};
@@ -12,7 +14,6 @@ use crate::schema::{self, FieldValidation};
 use crate::status::{ApiError, Cause, Qualified};
 use crate::strategic;
 use crate::validation;
-use serde_json::{Value, json};
 
 pub(crate) fn patch_error(err: PatchError) -> ApiError {
     match err {

@@ -1,6 +1,10 @@
 //! Update (`store.go` `Update`): PUT of an object or a subresource, and the commit every write
 //! that changes a stored object ends in, with its managed fields recorded.
 
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
 use super::{State, WriteOptions, unserved_version_warnings};
 use crate::apply::{ApplySchema, Endpoint, update_at};
 use crate::kinds;
@@ -12,8 +16,6 @@ use crate::object::{
 use crate::resources::{ResourceInfo, View};
 use crate::status::{ApiError, Cause};
 use crate::validation;
-use serde_json::{Value, json};
-use std::collections::BTreeSet;
 
 /// Top-level fields the strategy resets on an endpoint (`GetResetFields`): status on the main
 /// resource of a kind with a status subresource.
