@@ -172,20 +172,9 @@ pub(crate) fn write_options(
     body: &Bytes,
     requester: Option<&Identity>,
 ) -> WriteOptions {
-    let given = query.get("fieldManager").filter(|m| !m.is_empty());
-    let user_agent = headers
-        .get(header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    let mut manager = manager_or_user_agent(given.map(String::as_str), user_agent);
-    if manager.is_empty() {
-        // managedfields `buildManagerInfo`: a write without a manager or User-Agent is
-        // recorded as `unknown`.
-        manager = "unknown".into();
-    }
     WriteOptions {
-        manager,
-        manager_given: given.is_some(),
+        manager: field_manager(headers, query),
+        manager_given: query.get("fieldManager").is_some_and(|m| !m.is_empty()),
         requester: requester.cloned(),
         // A `dryRun` other than `All` was answered 422 before the write began.
         dry_run: query.get("dryRun").is_some_and(|d| d == "All"),
@@ -206,5 +195,19 @@ pub(crate) fn write_options(
                 _ => Vec::new(),
             },
         },
+    }
+}
+
+/// The field manager of a write with `headers` and `query`: `fieldManager`, else the User-Agent
+/// up to its first `/`, else `unknown` (managedfields `buildManagerInfo`).
+pub(crate) fn field_manager(headers: &HeaderMap, query: &HashMap<String, String>) -> String {
+    let given = query.get("fieldManager").map(String::as_str);
+    let user_agent = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    match manager_or_user_agent(given, user_agent) {
+        manager if manager.is_empty() => "unknown".into(),
+        manager => manager,
     }
 }

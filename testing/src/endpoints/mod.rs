@@ -15,7 +15,7 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
 use self::decode::{decode_body, decode_object, delete_options};
-pub(crate) use self::decode::{media_type, write_options};
+pub(crate) use self::decode::{field_manager, media_type, write_options};
 use self::represent::{as_meta_version, represent};
 use crate::auth::authorizer::Identity;
 use crate::negotiation;

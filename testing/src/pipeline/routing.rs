@@ -31,9 +31,7 @@ pub(super) fn route(
         let state = shared.lock();
         let now = crate::object::rfc3339(state.clock.now());
         let media_type = crate::endpoints::media_type(request.headers);
-        let manager =
-            crate::endpoints::write_options(request.headers, request.query, request.body, None)
-                .manager;
+        let manager = crate::endpoints::field_manager(request.headers, request.query);
         let review = reviews::serve(
             &state.store,
             identity,

@@ -20,7 +20,7 @@ use jiff::Timestamp;
 use kubeward_names::clock::SharedClock;
 use serde_json::{Map, Value, json};
 
-pub(crate) use self::delete::Expiries;
+use self::delete::Expiries;
 pub(crate) use self::list::{Filter, ListParams};
 pub(crate) use self::patch::patch_error;
 use crate::auth::authorizer::Identity;
