@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 use super::auth::reviews;
-use super::resources::Registry;
+use super::kinds;
+use super::resources::{Registry, ResourceInfo};
 
 /// `/version`: 1.34's `version.Info`, with the emulated version (the binary's own) and the
 /// minimum compatibility version (one minor back) that component-base adds.
@@ -95,7 +96,7 @@ pub(crate) fn group(registry: &Registry, group: &str) -> Option<Value> {
 /// `/api/v1` or `/apis/<group>/<version>`, `None` if nothing is served there.
 pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
     let infos = registry.in_group_version(group, version);
-    let mut resources: Vec<Value> = infos.iter().flat_map(|i| i.discovery_entries()).collect();
+    let mut resources: Vec<Value> = infos.iter().flat_map(|i| resource_entries(i)).collect();
     resources.extend(reviews::discovery_entries(group, version));
     if resources.is_empty() {
         return None;
@@ -111,4 +112,76 @@ pub(crate) fn resource_list(registry: &Registry, group: &str, version: &str) -> 
         "groupVersion": gv,
         "resources": resources,
     }))
+}
+
+/// The verbs discovery lists for `info`.
+fn verbs(info: &ResourceInfo) -> Vec<&'static str> {
+    if info.custom {
+        // The CRD handler's order.
+        return vec![
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "create",
+            "update",
+            "watch",
+        ];
+    }
+    [
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch",
+    ]
+    .into_iter()
+    .filter(|v| *v != "deletecollection" || kinds::strategy(info).deletes_collections())
+    .collect()
+}
+
+/// The APIResource entries of `info` (main resource and subresources).
+fn resource_entries(info: &ResourceInfo) -> Vec<Value> {
+    let mut main = json!({
+        "name": info.plural,
+        "singularName": info.singular,
+        "namespaced": info.namespaced,
+        "kind": info.kind,
+        "verbs": verbs(info),
+    });
+    if !info.short_names.is_empty() {
+        main["shortNames"] = json!(info.short_names);
+    }
+    if !info.categories.is_empty() {
+        main["categories"] = json!(info.categories);
+    }
+    if let Some(hash) = &info.storage_version_hash {
+        main["storageVersionHash"] = json!(hash);
+    }
+    let mut out = vec![main];
+    if info.status_subresource {
+        out.push(json!({
+            "name": format!("{}/status", info.plural),
+            "singularName": "",
+            "namespaced": info.namespaced,
+            "kind": info.kind,
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
+    if info.scale.is_some() {
+        out.push(json!({
+            "name": format!("{}/scale", info.plural),
+            "singularName": "",
+            "namespaced": info.namespaced,
+            "group": "autoscaling",
+            "version": "v1",
+            "kind": "Scale",
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
+    out
 }

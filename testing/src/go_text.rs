@@ -7,13 +7,14 @@
 //! - [`fmt_plus_v`]: `fmt`'s `%+v` of a value decoded into `interface{}`
 //!   (`map[extra:1 labels:map[a:b]]`);
 //! - [`fmt_v`], [`fmt_s`], [`type_of`], [`type_name`]: `fmt`'s `%v` and `%s` of such a value,
-//!   and its type as `reflect` and `%T` print it (`map[a:1 b:[x y]]`, `[]interface {}`).
+//!   and its type as `reflect` and `%T` print it (`map[a:1 b:[x y]]`, `[]interface {}`);
+//! - [`go_quote`]: `%q` of a string.
 //!
 //! Strings are escaped as `encoding/json` escapes them, HTML characters included.
 
 use serde_json::{Map, Value};
 
-use crate::schema::pruning::OBJECT_META_FIELDS as OBJECT_META;
+use crate::object::OBJECT_META_FIELDS as OBJECT_META;
 
 /// `OwnerReference`'s fields in declaration order.
 const OWNER_REFERENCE: &[&str] = &[
@@ -35,6 +36,28 @@ const MANAGED_FIELDS_ENTRY: &[&str] = &[
     "fieldsV1",
     "subresource",
 ];
+
+/// Go's `%q` for the strings selectors carry (printable ASCII in practice); close enough to
+/// `strconv.Quote` for error texts: escapes `"` and `\` and control characters.
+pub(crate) fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
 
 /// The bytes of `merged`, the result of merge-patching `original` with `patch`, as the JSON
 /// merge patch library encodes it (see the [module](self)); `original` is a stored object.

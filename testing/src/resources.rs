@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::schema::Structural;
 use super::status::{ApiError, Qualified};
@@ -17,26 +17,6 @@ pub(crate) enum View {
     /// core/v1 events, stored as events.k8s.io/v1 and mapped both ways.
     CoreEvent,
 }
-
-/// The field labels a core/v1 Event list accepts in `?fieldSelector=` (`EventToSelectableFields`
-/// in kubernetes `pkg/registry/core/event/strategy.go`); `kubectl describe` lists an object's
-/// events with `involvedObject.name`, `involvedObject.namespace`, `involvedObject.kind` and
-/// `involvedObject.uid`.
-pub(crate) const EVENT_FIELD_LABELS: [&str; 13] = [
-    "metadata.name",
-    "metadata.namespace",
-    "involvedObject.kind",
-    "involvedObject.namespace",
-    "involvedObject.name",
-    "involvedObject.uid",
-    "involvedObject.apiVersion",
-    "involvedObject.resourceVersion",
-    "involvedObject.fieldPath",
-    "reason",
-    "reportingComponent",
-    "source",
-    "type",
-];
 
 /// One served resource at one group/version.
 #[derive(Debug, Clone)]
@@ -57,8 +37,8 @@ pub(crate) struct ResourceInfo {
     pub namespaced: bool,
     /// Whether the `/status` subresource is enabled.
     pub status_subresource: bool,
-    /// The storage version hash discovery shows for a custom resource (its CRD's storage
-    /// version; built-ins' are in [`storage_version_hash`]).
+    /// The storage version hash discovery shows ([`storage_version_hash_of`] the kind's storage
+    /// version: a CRD's storage version; events.k8s.io Events are stored as core v1 Events).
     pub storage_version_hash: Option<String>,
     /// The `/scale` subresource (CRDs that declare one).
     pub scale: Option<crate::scale::ScalePaths>,
@@ -123,135 +103,6 @@ impl ResourceInfo {
             name: &self.kind,
         }
     }
-
-    /// The 400 message for a field selector naming `field`, which the kind does not support:
-    /// kinds with a field-label conversion of their own (core Events, Secrets, Namespaces,
-    /// events.k8s.io Events) and custom resources say `field label not supported: x`; the
-    /// others use apimachinery's `DefaultMetaV1FieldSelectorConversion`.
-    pub(crate) fn unsupported_field_label(&self, field: &str) -> String {
-        let own_conversion = self.custom
-            || matches!(
-                (self.group.as_str(), self.plural.as_str()),
-                ("", "events" | "secrets" | "namespaces") | ("events.k8s.io", "events")
-            );
-        if own_conversion {
-            format!("field label not supported: {field}")
-        } else {
-            format!(
-                "{field:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
-            )
-        }
-    }
-
-    /// The field labels a field selector may use on this resource.
-    pub(crate) fn selectable_fields(&self) -> Vec<&'static str> {
-        let mut fields = vec!["metadata.name"];
-        if self.namespaced {
-            fields.push("metadata.namespace");
-        }
-        match (self.group.as_str(), self.plural.as_str()) {
-            // The core view's labels beyond metadata.name and metadata.namespace, pushed above.
-            ("", "events") => fields.extend(&EVENT_FIELD_LABELS[2..]),
-            ("events.k8s.io", "events") => fields.extend([
-                "regarding.kind",
-                "regarding.namespace",
-                "regarding.name",
-                "regarding.uid",
-                "regarding.apiVersion",
-                "regarding.resourceVersion",
-                "regarding.fieldPath",
-                "reason",
-                "reportingController",
-                "type",
-            ]),
-            ("", "secrets") => fields.push("type"),
-            ("", "namespaces") => fields.push("status.phase"),
-            _ => {}
-        }
-        fields
-    }
-
-    /// Whether a collection DELETE is served: not for namespaces, whose storage (upstream
-    /// `pkg/registry/core/namespace/storage`) has no `DeleteCollection`.
-    pub(crate) fn deletes_collections(&self) -> bool {
-        !(self.group.is_empty() && self.plural == "namespaces")
-    }
-
-    /// The verbs discovery lists for the resource.
-    fn verbs(&self) -> Vec<&'static str> {
-        if self.custom {
-            // The CRD handler's order.
-            return vec![
-                "delete",
-                "deletecollection",
-                "get",
-                "list",
-                "patch",
-                "create",
-                "update",
-                "watch",
-            ];
-        }
-        [
-            "create",
-            "delete",
-            "deletecollection",
-            "get",
-            "list",
-            "patch",
-            "update",
-            "watch",
-        ]
-        .into_iter()
-        .filter(|v| *v != "deletecollection" || self.deletes_collections())
-        .collect()
-    }
-
-    /// The APIResource entries (main resource and subresources) for discovery.
-    pub(crate) fn discovery_entries(&self) -> Vec<Value> {
-        let mut main = json!({
-            "name": self.plural,
-            "singularName": self.singular,
-            "namespaced": self.namespaced,
-            "kind": self.kind,
-            "verbs": self.verbs(),
-        });
-        if !self.short_names.is_empty() {
-            main["shortNames"] = json!(self.short_names);
-        }
-        if !self.categories.is_empty() {
-            main["categories"] = json!(self.categories);
-        }
-        if let Some(hash) = &self.storage_version_hash {
-            main["storageVersionHash"] = json!(hash);
-        } else if !self.custom
-            && let Some(hash) = storage_version_hash(&self.group, &self.kind)
-        {
-            main["storageVersionHash"] = json!(hash);
-        }
-        let mut out = vec![main];
-        if self.status_subresource {
-            out.push(json!({
-                "name": format!("{}/status", self.plural),
-                "singularName": "",
-                "namespaced": self.namespaced,
-                "kind": self.kind,
-                "verbs": ["get", "patch", "update"],
-            }));
-        }
-        if self.scale.is_some() {
-            out.push(json!({
-                "name": format!("{}/scale", self.plural),
-                "singularName": "",
-                "namespaced": self.namespaced,
-                "group": "autoscaling",
-                "version": "v1",
-                "kind": "Scale",
-                "verbs": ["get", "patch", "update"],
-            }));
-        }
-        out
-    }
 }
 
 /// apiserver's `discovery.StorageVersionHash`: the first 8 bytes of the SHA-256 of
@@ -262,26 +113,6 @@ pub(crate) fn storage_version_hash_of(group: &str, version: &str, kind: &str) ->
         format!("{group}/{version}/{kind}").as_bytes(),
     );
     crate::validation::base64::encode(&digest.as_ref()[..8])
-}
-
-/// The `storageVersionHash` of a built-in kind served in `group` ([`storage_version_hash_of`]
-/// its storage version; events.k8s.io Events are stored as core v1 Events): a table of the
-/// kinds served here, each computed from that formula.
-pub(crate) fn storage_version_hash(group: &str, kind: &str) -> Option<&'static str> {
-    Some(match (group, kind) {
-        ("", "Namespace") => "Q3oi5N2YM8M=",
-        ("", "ConfigMap") => "qFsyl6wFWjQ=",
-        ("", "Secret") => "S6u1pOWzb84=",
-        ("", "ServiceAccount") => "pbx9ZvyFpBE=",
-        ("" | "events.k8s.io", "Event") => "r2yiGXH7wu8=",
-        ("coordination.k8s.io", "Lease") => "gqkMMb/YqFM=",
-        ("rbac.authorization.k8s.io", "Role") => "7FuwZcIIItM=",
-        ("rbac.authorization.k8s.io", "RoleBinding") => "eGsCzGH6b1g=",
-        ("rbac.authorization.k8s.io", "ClusterRole") => "bYE5ZWDrJ44=",
-        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => "48tpQ8gZHFc=",
-        ("apiextensions.k8s.io", "CustomResourceDefinition") => "M5uH+AlWATY=",
-        _ => return None,
-    })
 }
 
 /// All served resources, keyed by (group, version, plural).
@@ -304,7 +135,7 @@ impl Registry {
                 singular: kind.to_lowercase(),
                 namespaced,
                 status_subresource: false,
-                storage_version_hash: None,
+                storage_version_hash: Some(storage_version_hash_of(group, version, kind)),
                 scale: None,
                 tracks_generation: false,
                 custom: false,
@@ -337,9 +168,11 @@ impl Registry {
             resource: "events".into(),
         };
         core_ev.view = View::CoreEvent;
+        let core_ev_hash = core_ev.storage_version_hash.clone();
         r.insert(core_ev);
         let mut ev = b("events.k8s.io", "v1", "Event", "events", true);
         ev.short_names = vec!["ev".into()];
+        ev.storage_version_hash = core_ev_hash;
         r.insert(ev);
         r.insert(b("coordination.k8s.io", "v1", "Lease", "leases", true));
         let rbac = "rbac.authorization.k8s.io";
@@ -443,5 +276,43 @@ impl Registry {
             .filter(|((g, v, _), _)| g == group && v == version)
             .map(|(_, i)| i.clone())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Registry;
+
+    /// The hashes kube-apiserver v1.34's discovery shows for the built-ins served here.
+    #[test]
+    fn built_ins_show_the_storage_version_hashes_of_kube_apiserver() {
+        let registry = Registry::builtin();
+        let hash = |group: &str, plural: &str| {
+            registry
+                .get(group, "v1", plural)
+                .and_then(|info| info.storage_version_hash.clone())
+                .unwrap_or_default()
+        };
+        let rbac = "rbac.authorization.k8s.io";
+        for (group, plural, expected) in [
+            ("", "namespaces", "Q3oi5N2YM8M="),
+            ("", "configmaps", "qFsyl6wFWjQ="),
+            ("", "secrets", "S6u1pOWzb84="),
+            ("", "serviceaccounts", "pbx9ZvyFpBE="),
+            ("", "events", "r2yiGXH7wu8="),
+            ("events.k8s.io", "events", "r2yiGXH7wu8="),
+            ("coordination.k8s.io", "leases", "gqkMMb/YqFM="),
+            (rbac, "roles", "7FuwZcIIItM="),
+            (rbac, "rolebindings", "eGsCzGH6b1g="),
+            (rbac, "clusterroles", "bYE5ZWDrJ44="),
+            (rbac, "clusterrolebindings", "48tpQ8gZHFc="),
+            (
+                "apiextensions.k8s.io",
+                "customresourcedefinitions",
+                "M5uH+AlWATY=",
+            ),
+        ] {
+            assert_eq!(hash(group, plural), expected, "{group}/{plural}");
+        }
     }
 }

@@ -22,10 +22,10 @@ use serde_json::Value;
 
 use super::authorizer::{self, Identity};
 use super::resolver::{RBAC_GROUP, RbacObjects, aggregate};
+use crate::go_text::go_quote;
 use crate::rbac::RequestAttributes;
 use crate::status::{ApiError, Qualified};
 use crate::store::Store;
-use crate::validation::names::go_quote;
 use crate::validation::rbac::RbacKind;
 
 fn list(v: &Option<Vec<String>>) -> &[String] {

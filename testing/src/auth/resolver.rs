@@ -20,9 +20,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::user::{UserInfo, service_account_user};
+use crate::go_text::go_quote;
 use crate::store::StorageKey;
 use crate::store::Store;
-use crate::validation::names::go_quote;
 
 /// The RBAC API group.
 pub(crate) const RBAC_GROUP: &str = "rbac.authorization.k8s.io";

@@ -18,6 +18,7 @@ use self::decode::{decode_body, decode_object, delete_options};
 pub(crate) use self::decode::{field_manager, media_type, write_options};
 use self::represent::{as_meta_version, represent};
 use crate::auth::authorizer::Identity;
+use crate::kinds;
 use crate::negotiation;
 use crate::params::{
     bool_parameter, go_duration, int_parameter, is_watch, list_limit, option_flag,
@@ -155,7 +156,7 @@ fn answer(
         Some("status") if info.status_subresource => {}
         Some("scale") if info.scale.is_some() => {}
         // A kind's own subresources (namespaces' `/finalize`).
-        Some(sub) if crate::kinds::strategy(&info).serves(sub, method) => {}
+        Some(sub) if kinds::strategy(&info).serves(sub, method) => {}
         // The CRD handler serves a custom resource's `/status` path even without the
         // subresource, answering that the object is not found there.
         Some("status") if info.custom => {
@@ -328,7 +329,7 @@ fn answer(
             };
             (code, deleted)
         }
-        (&Method::DELETE, None) if info.deletes_collections() => {
+        (&Method::DELETE, None) if kinds::strategy(&info).deletes_collections() => {
             let options = delete_options(body, query, opts.dry_run)?;
             (
                 200,

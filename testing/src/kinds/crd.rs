@@ -168,6 +168,14 @@ pub(crate) fn crd_format_warnings(crd: &Value) -> Vec<String> {
 pub(crate) struct Definitions;
 
 impl Strategy for Definitions {
+    /// The spec's and status's rules, which follow the metadata's in one list (upstream's
+    /// `ValidateCustomResourceDefinition`), on the object as decoding defaults it.
+    fn field_rules(&self, new: &Value, _old: Option<&Value>) -> Vec<FieldError> {
+        let mut defaulted = new.clone();
+        validation::crd::set_defaults(&mut defaulted);
+        infos_from_crd(&defaulted).err().unwrap_or_default()
+    }
+
     /// Defaulting (`SetDefaults_CustomResourceDefinitionSpec`), the CRD's validation (the
     /// resources it would serve), and `PrepareForCreate`: a fresh status naming the storage
     /// version; the names are accepted and the CRD established by controllers, in writes of

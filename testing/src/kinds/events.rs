@@ -22,10 +22,12 @@
 use serde_json::{Map, Value, json};
 
 use super::{Strategy, Upkeep};
+use crate::go_text::go_quote;
 use crate::resources::ResourceInfo;
 use crate::status::{ApiError, Cause};
-use crate::validation::FieldError;
-use crate::validation::names::{go_quote, is_dns1123_subdomain, is_qualified_name};
+use crate::table::column::{Column, age_since};
+use crate::validation::names::{NameRule, is_dns1123_subdomain, is_qualified_name};
+use crate::validation::{FieldError, builtins, gotypes};
 
 /// `ReportingInstanceLengthLimit` (bytes).
 pub(crate) const REPORTING_INSTANCE_LENGTH_LIMIT: usize = 128;
@@ -501,6 +503,103 @@ fn invalid(info: &ResourceInfo, name: &str, errors: Vec<FieldError>) -> ApiError
     ApiError::invalid(info.qualified_kind(), name, causes)
 }
 
+/// The field labels a core/v1 Event list accepts in `?fieldSelector=` (`EventToSelectableFields`
+/// in kubernetes `pkg/registry/core/event/strategy.go`); `kubectl describe` lists an object's
+/// events with `involvedObject.name`, `involvedObject.namespace`, `involvedObject.kind` and
+/// `involvedObject.uid`.
+pub(crate) const EVENT_FIELD_LABELS: [&str; 13] = [
+    "metadata.name",
+    "metadata.namespace",
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+];
+
+/// The field labels an events.k8s.io/v1 Event list accepts beyond `metadata.name` and
+/// `metadata.namespace` (`EventToSelectableFields` of the events.k8s.io registry's conversion).
+const NATIVE_FIELD_LABELS: [&str; 10] = [
+    "regarding.kind",
+    "regarding.namespace",
+    "regarding.name",
+    "regarding.uid",
+    "regarding.apiVersion",
+    "regarding.resourceVersion",
+    "regarding.fieldPath",
+    "reason",
+    "reportingController",
+    "type",
+];
+
+/// The columns of `kubectl get events` (`pkg/printers/internalversion` `printEvent`), read from
+/// the event as the API (`core`: core/v1) serves it.
+fn columns(core: bool) -> Vec<Column> {
+    vec![
+        Column::new(
+            "Last Seen",
+            "string",
+            0,
+            Box::new(move |o, now| {
+                let seen = if core {
+                    o["series"]["lastObservedTime"]
+                        .as_str()
+                        .or(o["lastTimestamp"].as_str())
+                        .or(o["eventTime"].as_str())
+                } else {
+                    o["series"]["lastObservedTime"]
+                        .as_str()
+                        .or(o["eventTime"].as_str())
+                };
+                age_since(seen, now)
+            }),
+        ),
+        Column::new("Type", "string", 0, Box::new(|o, _| o["type"].clone())),
+        Column::new("Reason", "string", 0, Box::new(|o, _| o["reason"].clone())),
+        Column::new(
+            "Object",
+            "string",
+            0,
+            Box::new(move |o, _| {
+                let r = if core {
+                    &o["involvedObject"]
+                } else {
+                    &o["regarding"]
+                };
+                json!(format!(
+                    "{}/{}",
+                    r["kind"].as_str().unwrap_or_default().to_lowercase(),
+                    r["name"].as_str().unwrap_or_default()
+                ))
+            }),
+        ),
+        Column::new(
+            "Message",
+            "string",
+            0,
+            Box::new(move |o, _| {
+                if core {
+                    o["message"].clone()
+                } else {
+                    o["note"].clone()
+                }
+            }),
+        ),
+        Column::new(
+            "Name",
+            "string",
+            1,
+            Box::new(|o, _| o["metadata"]["name"].clone()),
+        ),
+    ]
+}
+
 /// Events' [`Strategy`], through either API: they expire a TTL after their last write, and a
 /// write through events.k8s.io/v1 meets that API's strict validation, one through core/v1 the
 /// core validation of the event in its core/v1 form (it is stored in the events.k8s.io form).
@@ -512,6 +611,33 @@ pub(crate) enum Events {
 }
 
 impl Strategy for Events {
+    fn go_type(&self) -> Option<&'static gotypes::Struct> {
+        match self {
+            Events::Native => Some(&gotypes::EVENT),
+            Events::Core => None,
+        }
+    }
+
+    fn decode(&self, obj: &mut Value) -> Result<(), String> {
+        match self {
+            Events::Native => builtins::decode_native_event(obj),
+            Events::Core => builtins::decode_core_event(obj),
+        }
+    }
+
+    /// `ValidateEventCreate` checks names only for events.k8s.io/v1: through core/v1 only the
+    /// generic store's `ValidatePathSegmentName` applies.
+    fn name_rule(&self) -> NameRule {
+        match self {
+            Events::Native => NameRule::DnsSubdomain,
+            Events::Core => NameRule::PathSegment,
+        }
+    }
+
+    fn creates_on_update(&self) -> bool {
+        true
+    }
+
     fn validate_create(
         &self,
         info: &ResourceInfo,
@@ -539,6 +665,22 @@ impl Strategy for Events {
             Events::Core => validate_core_v1_event(&to_core_v1(new)),
         }
         .map_err(|e| invalid(info, name, e))
+    }
+
+    fn field_labels(&self) -> &'static [&'static str] {
+        match self {
+            Events::Native => &NATIVE_FIELD_LABELS,
+            // Beyond metadata.name and metadata.namespace.
+            Events::Core => &EVENT_FIELD_LABELS[2..],
+        }
+    }
+
+    fn converts_field_labels(&self) -> bool {
+        true
+    }
+
+    fn columns(&self, _info: &ResourceInfo) -> Vec<Column> {
+        columns(matches!(self, Events::Core))
     }
 
     fn after_write(&self, _stored: &Value) -> Upkeep {
@@ -576,7 +718,7 @@ mod tests {
     }
 
     /// The value of field label `label` (one of
-    /// [`EVENT_FIELD_LABELS`](crate::resources::EVENT_FIELD_LABELS)) for a core/v1-shaped event,
+    /// [`EVENT_FIELD_LABELS`]) for a core/v1-shaped event,
     /// as `EventToSelectableFields` computes it: absent strings are `""`, and `source` is
     /// `source.component`, or the reporting controller when that is empty. Unknown labels are
     /// `None`.
@@ -596,7 +738,7 @@ mod tests {
             }
             _ => {
                 let field = label.strip_prefix("involvedObject.")?;
-                if !crate::resources::EVENT_FIELD_LABELS.contains(&label) {
+                if !EVENT_FIELD_LABELS.contains(&label) {
                     return None;
                 }
                 s(core.get("involvedObject").and_then(|o| o.get(field)))
@@ -995,10 +1137,7 @@ mod tests {
             "involvedObject.name=web,involvedObject.namespace=demo,involvedObject.kind=Rollout,involvedObject.uid=u1",
         )
         .unwrap();
-        assert!(
-            sel.check_supported(&crate::resources::EVENT_FIELD_LABELS)
-                .is_ok()
-        );
+        assert!(sel.check_supported(&EVENT_FIELD_LABELS).is_ok());
         assert!(sel.matches(|f| event_field(&core, f)));
         assert_eq!(
             event_field(&core, "source").as_deref(),

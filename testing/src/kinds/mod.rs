@@ -4,14 +4,25 @@
 //! objects it decides on and answers what the registry is to do.
 //!
 //! - [`crd`]: the resources a CustomResourceDefinition serves, and the warnings its schemas earn;
-//! - [`events`]: Events' validation and the events.k8s.io/v1 ↔ core/v1 mapping;
-//! - [`namespace`]: namespaces' strategy and `NamespaceLifecycle` admission.
+//! - [`custom`]: the objects those definitions serve;
+//! - [`events`]: Events' validation, columns, field labels and the events.k8s.io/v1 ↔ core/v1
+//!   mapping;
+//! - [`namespace`]: namespaces' strategy and `NamespaceLifecycle` admission;
+//! - `config_map`, `secret`, `lease`, `service_account`, `rbac`: the other built-ins.
 //!
-//! The built-in kinds' field rules are [`crate::validation`]'s, for every kind alike.
+//! A strategy names its kind's rules; the rules themselves are written once in
+//! [`crate::validation`] (as upstream's `pkg/apis/*/validation`, which the registries' strategies
+//! call), and the table columns are made of [`crate::table::column`]s.
 
+mod config_map;
 pub(crate) mod crd;
+mod custom;
 pub(crate) mod events;
+mod lease;
 pub(crate) mod namespace;
+mod rbac;
+mod secret;
+mod service_account;
 
 use http::Method;
 use serde_json::Value;
@@ -19,6 +30,10 @@ use serde_json::Value;
 use crate::lifecycle::propagation::Propagation;
 use crate::resources::{ResourceInfo, View};
 use crate::status::ApiError;
+use crate::table::column::{self, Column};
+use crate::validation::names::NameRule;
+use crate::validation::rbac::RbacKind;
+use crate::validation::{FieldError, gotypes};
 
 /// What the registry does with a DELETE, once the kind had its say.
 #[derive(Debug)]
@@ -52,9 +67,26 @@ pub(crate) enum Upkeep {
     },
 }
 
-/// A kind's part in each step of a write. Every hook defaults to what the generic registry does
-/// alone; a kind overrides the steps it changes.
+/// A kind's part in each step of a request, in the order a write takes them: decoding,
+/// validation, storage, then the reads (field labels, table columns) and deletes. Every hook
+/// defaults to what the generic registry does alone; a kind overrides the steps it changes.
 pub(crate) trait Strategy: Sync {
+    /// The Go type the typed decoder reads the kind's objects as (type errors, undeclared
+    /// fields); `None` for kinds it reads without one.
+    fn go_type(&self) -> Option<&'static gotypes::Struct> {
+        None
+    }
+
+    /// The rest of decoding, after the typed decoder: the typed fields' values (`[]byte` as
+    /// base64, times), the kind's defaulting (`SetDefaults_<Kind>`) and conversion to the
+    /// internal form.
+    ///
+    /// # Errors
+    /// The decoder's message (`illegal base64 data at input byte 3`), answered as a 400.
+    fn decode(&self, _obj: &mut Value) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Defaulting at decoding (`SetDefaults_<Kind>`) of a create's object named `name`, before
     /// any validation.
     fn default_create(&self, _obj: &mut Value, _name: &str) {}
@@ -71,6 +103,34 @@ pub(crate) trait Strategy: Sync {
         _obj: &mut Value,
     ) -> Result<Vec<String>, ApiError> {
         Ok(Vec::new())
+    }
+
+    /// How the kind's objects are named.
+    fn name_rule(&self) -> NameRule {
+        NameRule::DnsSubdomain
+    }
+
+    /// The kind's field rules on `new` (and on an update, against `old`), reported with the
+    /// metadata's in one 422 (`ValidateConfigMap`, `ValidateSecretUpdate`, ...).
+    fn field_rules(&self, _new: &Value, _old: Option<&Value>) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    /// Whether the kind's update validation runs `ValidateObjectMetaUpdate` and its whole create
+    /// validation (`ValidateObjectMeta` included) again, reporting the metadata's problems more
+    /// than once as kube-apiserver does.
+    fn update_revalidates_metadata(&self) -> bool {
+        false
+    }
+
+    /// Whether a PUT may leave out the resourceVersion it replaces (`AllowUnconditionalUpdate`).
+    fn allows_unconditional_update(&self) -> bool {
+        true
+    }
+
+    /// Whether a PUT of a missing object creates it (`AllowCreateOnUpdate`).
+    fn creates_on_update(&self) -> bool {
+        false
     }
 
     /// The parts of `PrepareForCreate` that run after the field manager recorded the request,
@@ -95,6 +155,32 @@ pub(crate) trait Strategy: Sync {
         _subresource: Option<&str>,
     ) -> Result<(), ApiError> {
         Ok(())
+    }
+
+    /// `obj` as storage gives it back (an RBAC role's empty rules come back null).
+    fn stored_form(&self, _obj: &mut Value) {}
+
+    /// The field labels a field selector may use beyond `metadata.name` and
+    /// `metadata.namespace`.
+    fn field_labels(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Whether the kind has a field-label conversion of its own, which words an unsupported
+    /// label `field label not supported: x`, rather than apimachinery's
+    /// `DefaultMetaV1FieldSelectorConversion`.
+    fn converts_field_labels(&self) -> bool {
+        false
+    }
+
+    /// The columns of the kind's tables (`kubectl get`): its printers', or the generic ones.
+    fn columns(&self, info: &ResourceInfo) -> Vec<Column> {
+        column::printer_columns(info)
+    }
+
+    /// Whether a collection DELETE is served.
+    fn deletes_collections(&self) -> bool {
+        true
     }
 
     /// Whether nothing but its metadata finalizers keeps `obj` once it is deleting
@@ -150,23 +236,23 @@ struct Generic;
 
 impl Strategy for Generic {}
 
-/// ServiceAccounts: the generic registry, answering a DELETE with the deleted object.
-struct ServiceAccounts;
-
-impl Strategy for ServiceAccounts {
-    fn returns_deleted_object(&self) -> bool {
-        true
-    }
-}
-
 /// The strategy of `info`'s kind.
 pub(crate) fn strategy(info: &ResourceInfo) -> &'static dyn Strategy {
+    if info.custom {
+        return &custom::CustomResources;
+    }
+    if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
+        return rbac::strategy(kind);
+    }
     match (info.group.as_str(), info.plural.as_str(), info.view) {
         ("", "namespaces", _) => &namespace::Namespaces,
         ("apiextensions.k8s.io", "customresourcedefinitions", _) => &crd::Definitions,
         ("events.k8s.io", "events", View::Native) => &events::Events::Native,
         ("", "events", _) => &events::Events::Core,
-        ("", "serviceaccounts", _) => &ServiceAccounts,
+        ("", "configmaps", _) => &config_map::ConfigMaps,
+        ("", "secrets", _) => &secret::Secrets,
+        ("", "serviceaccounts", _) => &service_account::ServiceAccounts,
+        ("coordination.k8s.io", "leases", _) => &lease::Leases,
         _ => &Generic,
     }
 }

@@ -20,6 +20,8 @@ use crate::lifecycle::propagation::{Propagation, deletion_finalizers};
 use crate::object::{finalizers, meta_mut, string_list};
 use crate::resources::ResourceInfo;
 use crate::status::{ApiError, Qualified};
+use crate::table::column::Column;
+use crate::validation::names::NameRule;
 
 /// The spec finalizer of the namespace controller (`core.FinalizerKubernetes`).
 pub(crate) const KUBERNETES_FINALIZER: &str = "kubernetes";
@@ -160,12 +162,44 @@ impl Strategy for Namespaces {
         labels["kubernetes.io/metadata.name"] = json!(name);
     }
 
+    fn name_rule(&self) -> NameRule {
+        NameRule::DnsLabel
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         prepare_for_create(obj);
     }
 
     fn prepare_for_update(&self, old: &Value, new: &mut Value, subresource: Option<&str>) {
         prepare_for_update(old, new, subresource);
+    }
+
+    fn field_labels(&self) -> &'static [&'static str] {
+        &["status.phase"]
+    }
+
+    fn converts_field_labels(&self) -> bool {
+        true
+    }
+
+    fn columns(&self, _info: &ResourceInfo) -> Vec<Column> {
+        vec![
+            Column::name(),
+            Column::new(
+                "Status",
+                "string",
+                0,
+                Box::new(|o, _| o["status"]["phase"].clone()),
+            )
+            .described("The status of the namespace"),
+            Column::age(),
+        ]
+    }
+
+    /// The namespace storage (upstream `pkg/registry/core/namespace/storage`) has no
+    /// `DeleteCollection`.
+    fn deletes_collections(&self) -> bool {
+        false
     }
 
     /// `ShouldDeleteNamespaceDuringUpdate`: not while spec finalizers remain.

@@ -2,9 +2,9 @@
 
 use serde_json::{Value, json};
 
-use super::namespaces_key;
 use super::update::track_update;
 use super::{State, WriteOptions, crd_key, reject_resource_version, unserved_version_warnings};
+use super::{namespaces_key, validate};
 use crate::kinds::{self, namespace};
 use crate::object::{generate_name, meta_mut, meta_str, rfc3339};
 use crate::resources::ResourceInfo;
@@ -106,7 +106,7 @@ impl State {
         }
         let strategy = kinds::strategy(info);
         strategy.default_create(obj, &name);
-        validation::admit_create(info, obj)?;
+        validate::validate_create(info, strategy, obj)?;
         opts.warnings
             .extend(strategy.validate_create(info, &name, obj)?);
         Ok(())
@@ -118,7 +118,8 @@ impl State {
         obj: &mut Value,
         opts: &WriteOptions,
     ) -> Result<(), ApiError> {
-        let warnings = validation::decode_typed(info, obj, opts.decoding.directive)?;
+        let ty = kinds::strategy(info).go_type();
+        let warnings = validation::decode_typed(info, ty, obj, opts.decoding.directive)?;
         opts.warnings.extend(warnings);
         Ok(())
     }
@@ -142,7 +143,7 @@ impl State {
         mut obj: Value,
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
-        validation::stored_form(info, &mut obj);
+        kinds::strategy(info).stored_form(&mut obj);
         self.admit(info, None, &obj, None, opts)?;
         let (ns, name) = crate::store::object_key(&obj);
         if self.store.get(&info.storage, &ns, &name).is_some() {

@@ -5,10 +5,34 @@ use serde_json::{Value, json};
 
 use super::State;
 use crate::continue_token;
+use crate::kinds;
 use crate::resources::{ResourceInfo, View};
 use crate::selector::{FieldSelector, LabelSelector, labels_of};
 use crate::status::ApiError;
 use crate::store::ObjectKey;
+
+/// The field labels a field selector may use on `info`'s objects.
+fn selectable_fields(info: &ResourceInfo) -> Vec<&'static str> {
+    let mut fields = vec!["metadata.name"];
+    if info.namespaced {
+        fields.push("metadata.namespace");
+    }
+    fields.extend(kinds::strategy(info).field_labels());
+    fields
+}
+
+/// The 400 message for a field selector naming `field`, which `info`'s kind does not support:
+/// kinds with a field-label conversion of their own say `field label not supported: x`; the
+/// others use apimachinery's `DefaultMetaV1FieldSelectorConversion`.
+fn unsupported_field_label(info: &ResourceInfo, field: &str) -> String {
+    if kinds::strategy(info).converts_field_labels() {
+        format!("field label not supported: {field}")
+    } else {
+        format!(
+            "{field:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        )
+    }
+}
 
 /// Parsed list/watch filters.
 #[derive(Debug, Default)]
@@ -31,9 +55,9 @@ impl Filter {
         let fields = match field_selector.filter(|s| !s.is_empty()) {
             Some(s) => {
                 let sel = FieldSelector::parse(s).map_err(|e| ApiError::bad_request(e.message))?;
-                let allowed = info.selectable_fields();
+                let allowed = selectable_fields(info);
                 if let Some(bad) = sel.fields().into_iter().find(|f| !allowed.contains(f)) {
-                    return Err(ApiError::bad_request(info.unsupported_field_label(bad)));
+                    return Err(ApiError::bad_request(unsupported_field_label(info, bad)));
                 }
                 Some(sel)
             }

@@ -8,6 +8,7 @@ mod delete;
 mod list;
 mod patch;
 mod update;
+mod validate;
 
 #[cfg(test)]
 mod tests;
@@ -136,7 +137,7 @@ fn unserved_version_warnings(
         .into_iter()
         .flat_map(Map::keys)
         .filter(|k| !matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
-        .map(|k| format!("unknown field {}", super::validation::names::go_quote(k)))
+        .map(|k| format!("unknown field {}", crate::go_text::go_quote(k)))
         .collect();
     unknown.sort();
     unknown
@@ -283,7 +284,7 @@ impl State {
                     reason: "FieldValueInvalid".into(),
                     message: format!(
                         "Invalid value: {}: must be {}",
-                        super::validation::names::go_quote(kind),
+                        crate::go_text::go_quote(kind),
                         info.kind
                     ),
                     field: "kind".into(),

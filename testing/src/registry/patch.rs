@@ -43,7 +43,7 @@ pub(crate) fn apply_error(err: ApplyError) -> ApiError {
 pub(crate) fn strict_patch_error(quoted: &str, unknown: &[String]) -> ApiError {
     let problems: Vec<String> = unknown
         .iter()
-        .map(|f| format!("unknown field {}", validation::names::go_quote(f)))
+        .map(|f| format!("unknown field {}", crate::go_text::go_quote(f)))
         .collect();
     ApiError::invalid(
         Qualified {
@@ -55,7 +55,7 @@ pub(crate) fn strict_patch_error(quoted: &str, unknown: &[String]) -> ApiError {
             reason: "FieldValueInvalid".into(),
             message: format!(
                 "Invalid value: {}: strict decoding error: {}",
-                validation::names::go_quote(quoted),
+                crate::go_text::go_quote(quoted),
                 problems.join(", ")
             ),
             field: "patch".into(),
@@ -165,7 +165,9 @@ impl State {
             check_applied_object(info, name, &patch)?;
             // The typed patch of a built-in cannot hold a field its type does not declare: the
             // field manager's error, unconverted.
-            if let Some(field) = validation::undeclared_fields(info, &patch).first() {
+            if let Some(field) =
+                validation::undeclared_fields(kinds::strategy(info).go_type(), &patch).first()
+            {
                 let gv = match info.group.as_str() {
                     "" => format!("/{}", info.version),
                     group => format!("{group}/{}", info.version),
@@ -265,7 +267,8 @@ impl State {
                     v
                 };
                 if strict {
-                    let unknown = validation::undeclared_fields(info, &patched);
+                    let unknown =
+                        validation::undeclared_fields(kinds::strategy(info).go_type(), &patched);
                     if !unknown.is_empty() {
                         let quoted = if patch_type == PatchType::Strategic {
                             crate::go_text::fmt_plus_v(&patch)
@@ -306,7 +309,8 @@ impl State {
         let mut track = patch_type != PatchType::Apply;
         // The patched object is decoded here; the field manager cannot type one that held
         // fields its kind does not declare, and `UpdateNoErrors` then clears managedFields.
-        let undeclared = !validation::undeclared_fields(info, &new).is_empty();
+        let undeclared =
+            !validation::undeclared_fields(kinds::strategy(info).go_type(), &new).is_empty();
         Self::decode_typed(info, &mut new, opts)?;
         if track && undeclared {
             if let Some(meta) = new["metadata"].as_object_mut() {

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::{State, WriteOptions, unserved_version_warnings};
+use super::{State, WriteOptions, unserved_version_warnings, validate};
 use crate::apply::{ApplySchema, Endpoint, update_at};
 use crate::kinds;
 use crate::kinds::events::to_core_v1;
@@ -15,7 +15,6 @@ use crate::object::{
 };
 use crate::resources::{ResourceInfo, View};
 use crate::status::{ApiError, Cause};
-use crate::validation;
 
 /// Top-level fields the strategy resets on an endpoint (`GetResetFields`): status on the main
 /// resource of a kind with a status subresource.
@@ -114,7 +113,7 @@ impl State {
         }
         Self::check_body_namespace(info, &body, &ns)?;
         let Some(old) = self.store.get(&info.storage, &ns, name).cloned() else {
-            if subresource.is_some() || !validation::creates_on_update(info) {
+            if subresource.is_some() || !kinds::strategy(info).creates_on_update() {
                 return Err(ApiError::not_found(info.qualified_resource(), name));
             }
             // Storage ignores the resourceVersion of an object created through an update.
@@ -126,7 +125,7 @@ impl State {
                 .create_from_view(info, &ns, body, opts)
                 .map(|o| (o, true));
         };
-        validation::require_resource_version(info, name, &body)?;
+        validate::require_resource_version(info, kinds::strategy(info), name, &body)?;
         if let Some(rv) = meta_str(&body, "resourceVersion").filter(|rv| !rv.is_empty())
             && Some(rv) != meta_str(&old, "resourceVersion")
         {
@@ -245,8 +244,9 @@ impl State {
             let g = old["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
             new["metadata"]["generation"] = json!(g);
         }
-        validation::admit_update(info, &mut new, old)?;
-        kinds::strategy(info).validate_update(info, &name, &mut new, old, subresource)?;
+        let strategy = kinds::strategy(info);
+        validate::validate_update(info, strategy, &mut new, old)?;
+        strategy.validate_update(info, &name, &mut new, old, subresource)?;
         if track {
             let now = rfc3339(self.now());
             match status_write_metadata {
@@ -265,7 +265,7 @@ impl State {
                 None => track_update(info, Some(old), &mut new, &opts.manager, subresource, &now),
             }
         }
-        validation::stored_form(info, &mut new);
+        strategy.stored_form(&mut new);
         self.admit(info, Some(old), &new, subresource, opts)?;
         // A write that changes nothing is not a write: no new resourceVersion, no watch event.
         // managedFields count: an apply that only shares ownership is stored, as etcd sees

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
+use crate::go_text::go_quote;
 pub(crate) use crate::validation::FieldError;
-use crate::validation::names::go_quote;
 
 /// Go's rendering of a decoded JSON value in `ErrorBody`: strings quoted (`%q`), numbers and
 /// booleans bare, everything else as JSON.

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::field;
 use super::structural::Structural;
 use super::validation::is_meta_field;
+use crate::object::OBJECT_META_FIELDS;
 
 /// Prunes `value` (the object at the root when `path` is empty), returning the paths of the
 /// fields removed (`spec.foo`, `spec.items[0].bar`), sorted as upstream sorts them.
@@ -58,25 +59,6 @@ fn walk(
         _ => {}
     }
 }
-
-/// The JSON fields of `metav1.ObjectMeta`, in declaration order.
-pub(crate) const OBJECT_META_FIELDS: [&str; 15] = [
-    "name",
-    "generateName",
-    "namespace",
-    "selfLink",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-    "managedFields",
-];
 
 /// Drops the fields of an object's `metadata` (at `path`) that ObjectMeta does not have,
 /// returning their paths (`metadata.colour`).

@@ -3,49 +3,23 @@
 //! `ValidateLease`), their defaulting (`SetDefaults_Secret`) and conversion
 //! (`Convert_v1_Secret_To_core_Secret` folding `stringData` into `data`), and the decoding of
 //! their typed fields (`[]byte` as base64, `MicroTime`), whose failure is a 400 as the decoder's.
+//! Each kind's strategy (`crate::kinds`) names the ones that are its.
 
 use serde_json::{Map, Value};
 
 use super::base64;
 use super::field::{FieldError, key};
 use super::gotime::{self, Layout};
-use super::names::{NameRule, is_config_map_key};
-use super::rbac::{self, RbacKind};
-use crate::resources::{ResourceInfo, View};
+use super::names::is_config_map_key;
 
 /// `core.MaxSecretSize`: the bytes of a Secret's `data`, or of a ConfigMap's `data` and
 /// `binaryData` together.
 pub(super) const MAX_SECRET_SIZE: usize = 1024 * 1024;
 const IMMUTABLE_DETAIL: &str = "field is immutable when `immutable` is set";
 
-/// The built-in kinds with rules of their own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Builtin {
-    ConfigMap,
-    Secret,
-    Lease,
-    Namespace,
-    /// A core/v1 Event.
-    CoreEvent,
-    /// An events.k8s.io/v1 Event.
-    Event,
-}
-
-fn builtin(info: &ResourceInfo) -> Option<Builtin> {
-    match (info.group.as_str(), info.plural.as_str()) {
-        ("", "configmaps") => Some(Builtin::ConfigMap),
-        ("", "secrets") => Some(Builtin::Secret),
-        ("coordination.k8s.io", "leases") => Some(Builtin::Lease),
-        ("", "namespaces") => Some(Builtin::Namespace),
-        ("", "events") => Some(Builtin::CoreEvent),
-        ("events.k8s.io", "events") => Some(Builtin::Event),
-        _ => None,
-    }
-}
-
 /// The core group's `ValidateObjectMeta` adds `validateKubeFinalizerName`: a finalizer without
 /// a `/` must be one of the standard names (`kubernetes`, `orphan`, `foregroundDeletion`).
-fn kube_finalizer_names(meta: &Value) -> Vec<FieldError> {
+pub(crate) fn kube_finalizer_names(meta: &Value) -> Vec<FieldError> {
     meta["finalizers"]
         .as_array()
         .into_iter()
@@ -65,31 +39,6 @@ fn kube_finalizer_names(meta: &Value) -> Vec<FieldError> {
         .collect()
 }
 
-/// Whether the kind's `ValidateXUpdate` runs `ValidateObjectMetaUpdate` and the kind's whole
-/// create validation (`ValidateObjectMeta` included) again: ConfigMaps, Secrets,
-/// ServiceAccounts and the RBAC kinds.
-pub(super) fn update_validates_meta_again(info: &ResourceInfo) -> bool {
-    RbacKind::of(&info.group, &info.plural).is_some()
-        || matches!(
-            (info.group.as_str(), info.plural.as_str()),
-            ("", "configmaps" | "secrets" | "serviceaccounts")
-        )
-}
-
-/// How `info`'s objects are named: Namespaces are DNS-1123 labels; the RBAC kinds, and Events
-/// created through core/v1 (`ValidateEventCreate` checks names only for events.k8s.io/v1, so
-/// only the generic store's `ValidatePathSegmentName` applies), path segments; every other
-/// served kind a DNS-1123 subdomain.
-pub(super) fn name_rule(info: &ResourceInfo) -> NameRule {
-    if RbacKind::of(&info.group, &info.plural).is_some() || info.view == View::CoreEvent {
-        return NameRule::PathSegment;
-    }
-    match builtin(info) {
-        Some(Builtin::Namespace) => NameRule::DnsLabel,
-        _ => NameRule::DnsSubdomain,
-    }
-}
-
 fn entries<'a>(obj: &'a Value, field: &str) -> impl Iterator<Item = (&'a String, &'a Value)> {
     obj.get(field)
         .and_then(Value::as_object)
@@ -97,86 +46,90 @@ fn entries<'a>(obj: &'a Value, field: &str) -> impl Iterator<Item = (&'a String,
         .flat_map(Map::iter)
 }
 
-/// `obj` as storage returns it (an RBAC role's empty rules come back null; see
-/// [`rbac::stored_form`]).
-pub(crate) fn stored_form(info: &ResourceInfo, obj: &mut Value) {
-    if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
-        rbac::stored_form(kind, obj);
+/// A ConfigMap's `binaryData` decoded as base64.
+///
+/// # Errors
+/// The decoder's message (`illegal base64 data at input byte 3`).
+pub(crate) fn decode_config_map(obj: &mut Value) -> Result<(), String> {
+    for (_, v) in entries(obj, "binaryData") {
+        base64::decode(v.as_str().unwrap_or_default())?;
+    }
+    Ok(())
+}
+
+/// A Secret's `data` decoded as base64, its `stringData` folded into `data`, and its `type`
+/// defaulted to `Opaque`.
+///
+/// # Errors
+/// The decoder's message (`illegal base64 data at input byte 3`).
+pub(crate) fn decode_secret(obj: &mut Value) -> Result<(), String> {
+    for (_, v) in entries(obj, "data") {
+        base64::decode(v.as_str().unwrap_or_default())?;
+    }
+    if let Some(Value::Object(plain)) = obj.as_object_mut().and_then(|o| o.remove("stringData")) {
+        let data = obj
+            .as_object_mut()
+            .map(|o| o.entry("data").or_insert_with(|| Value::Object(Map::new())));
+        if let Some(Value::Object(data)) = data {
+            for (k, v) in plain {
+                let text = v.as_str().unwrap_or_default();
+                data.insert(k, Value::String(base64::encode(text.as_bytes())));
+            }
+        }
+    }
+    if obj["type"].as_str().is_none_or(str::is_empty) {
+        obj["type"] = Value::String("Opaque".into());
+    }
+    Ok(())
+}
+
+/// A Lease's `spec`, which is a struct, not a pointer: the encoder always writes it. (Its times
+/// were parsed by the typed decoder, `gotypes`.)
+pub(crate) fn decode_lease(obj: &mut Value) {
+    if obj["spec"].is_null() {
+        obj["spec"] = Value::Object(Map::new());
     }
 }
 
-/// Decodes what the typed decoder would and applies defaulting and conversion: a Secret's
-/// `stringData` is folded into `data` and its `type` defaults to `Opaque`. `Err` is the
-/// decoder's message (`illegal base64 data at input byte 3`), which the server answers as 400.
-pub(super) fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<(), String> {
-    if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
-        rbac::default(kind, obj);
-    }
-    match builtin(info) {
-        Some(Builtin::ConfigMap) => {
-            for (_, v) in entries(obj, "binaryData") {
-                base64::decode(v.as_str().unwrap_or_default())?;
-            }
-        }
-        Some(Builtin::Secret) => {
-            for (_, v) in entries(obj, "data") {
-                base64::decode(v.as_str().unwrap_or_default())?;
-            }
-            if let Some(Value::Object(plain)) =
-                obj.as_object_mut().and_then(|o| o.remove("stringData"))
-            {
-                let data = obj
-                    .as_object_mut()
-                    .map(|o| o.entry("data").or_insert_with(|| Value::Object(Map::new())));
-                if let Some(Value::Object(data)) = data {
-                    for (k, v) in plain {
-                        let text = v.as_str().unwrap_or_default();
-                        data.insert(k, Value::String(base64::encode(text.as_bytes())));
-                    }
-                }
-            }
-            if obj["type"].as_str().is_none_or(str::is_empty) {
-                obj["type"] = Value::String("Opaque".into());
-            }
-        }
-        Some(Builtin::Lease) => {
-            // `spec` is a struct, not a pointer: the encoder always writes it.
-            if obj["spec"].is_null() {
-                obj["spec"] = Value::Object(Map::new());
-            }
-            // Its times were parsed by the typed decoder (`gotypes`).
-        }
-        // Both APIs' events are stored in the events.k8s.io/v1 form; the decoder's errors
-        // name the fields of the API the request came through.
-        Some(Builtin::CoreEvent) => decode_event(
-            obj,
-            &[
-                ("deprecatedFirstTimestamp", "firstTimestamp", Layout::Time),
-                ("deprecatedLastTimestamp", "lastTimestamp", Layout::Time),
-                ("eventTime", "eventTime", Layout::MicroTime),
-            ],
-            ("deprecatedCount", "count"),
-        )?,
-        Some(Builtin::Event) => decode_event(
-            obj,
-            &[
-                ("eventTime", "eventTime", Layout::MicroTime),
-                (
-                    "deprecatedFirstTimestamp",
-                    "deprecatedFirstTimestamp",
-                    Layout::Time,
-                ),
-                (
-                    "deprecatedLastTimestamp",
-                    "deprecatedLastTimestamp",
-                    Layout::Time,
-                ),
-            ],
-            ("deprecatedCount", "deprecatedCount"),
-        )?,
-        Some(Builtin::Namespace) | None => {}
-    }
-    Ok(())
+/// An Event's typed fields, decoded for a request through core/v1 (the errors name core/v1's
+/// fields; both APIs' events are stored in the events.k8s.io/v1 form).
+///
+/// # Errors
+/// The decoder's message.
+pub(crate) fn decode_core_event(obj: &mut Value) -> Result<(), String> {
+    decode_event(
+        obj,
+        &[
+            ("deprecatedFirstTimestamp", "firstTimestamp", Layout::Time),
+            ("deprecatedLastTimestamp", "lastTimestamp", Layout::Time),
+            ("eventTime", "eventTime", Layout::MicroTime),
+        ],
+        ("deprecatedCount", "count"),
+    )
+}
+
+/// An Event's typed fields, decoded for a request through events.k8s.io/v1.
+///
+/// # Errors
+/// The decoder's message.
+pub(crate) fn decode_native_event(obj: &mut Value) -> Result<(), String> {
+    decode_event(
+        obj,
+        &[
+            ("eventTime", "eventTime", Layout::MicroTime),
+            (
+                "deprecatedFirstTimestamp",
+                "deprecatedFirstTimestamp",
+                Layout::Time,
+            ),
+            (
+                "deprecatedLastTimestamp",
+                "deprecatedLastTimestamp",
+                Layout::Time,
+            ),
+        ],
+        ("deprecatedCount", "deprecatedCount"),
+    )
 }
 
 /// The JSON decoder's type error for a field of a Go struct
@@ -237,54 +190,34 @@ fn decode_event(
     Ok(())
 }
 
-/// The kind's own rules on `new` (and, for an update, the immutability rules against `old`).
-/// Runs after [`decode`], so `data` is valid base64.
-pub(super) fn validate(info: &ResourceInfo, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
+/// `ValidateConfigMap`, and on an update (`old`) `ValidateConfigMapUpdate`'s immutability.
+pub(crate) fn config_map_rules(new: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    if let Some(kind) = RbacKind::of(&info.group, &info.plural) {
-        errs.extend(rbac::validate(kind, new, old));
+    if let Some(old) = old {
+        errs.extend(immutable(new, old, &["data", "binaryData"]));
     }
-    if info.group.is_empty() {
-        errs.extend(kube_finalizer_names(&new["metadata"]));
-    }
-    if info.group == "apiextensions.k8s.io" && info.plural == "customresourcedefinitions" {
-        // The spec's and status's rules follow the metadata's in one list (upstream's
-        // `ValidateCustomResourceDefinition`), on the object as decoding defaults it.
-        let mut defaulted = new.clone();
-        super::crd::set_defaults(&mut defaulted);
-        errs.extend(
-            crate::kinds::crd::infos_from_crd(&defaulted)
-                .err()
-                .unwrap_or_default(),
-        );
-    }
-    match builtin(info) {
-        Some(Builtin::ConfigMap) => {
-            if let Some(old) = old {
-                errs.extend(immutable(new, old, &["data", "binaryData"]));
-            }
-            errs.extend(validate_config_map(new));
-        }
-        Some(Builtin::Secret) => {
-            if let Some(old) = old {
-                if new["type"] != old["type"] {
-                    errs.push(FieldError::invalid(
-                        "type",
-                        new["type"].as_str().unwrap_or_default(),
-                        "field is immutable",
-                    ));
-                }
-                errs.extend(immutable(new, old, &["data"]));
-            }
-            errs.extend(validate_secret(new));
-        }
-        Some(Builtin::Lease) => errs.extend(validate_lease_spec(&new["spec"])),
-        Some(Builtin::Namespace | Builtin::CoreEvent | Builtin::Event) | None => {}
-    }
+    errs.extend(validate_config_map(new));
     errs
 }
 
-/// The decoded size of a `[]byte` field (0 when undecodable: [`decode`] rejected those).
+/// `ValidateSecret`, and on an update (`old`) `ValidateSecretUpdate`'s immutability.
+pub(crate) fn secret_rules(new: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if let Some(old) = old {
+        if new["type"] != old["type"] {
+            errs.push(FieldError::invalid(
+                "type",
+                new["type"].as_str().unwrap_or_default(),
+                "field is immutable",
+            ));
+        }
+        errs.extend(immutable(new, old, &["data"]));
+    }
+    errs.extend(validate_secret(new));
+    errs
+}
+
+/// The decoded size of a `[]byte` field (0 when undecodable: the decoding rejected those).
 fn decoded_len(v: &Value) -> usize {
     base64::decode(v.as_str().unwrap_or_default()).map_or(0, |b| b.len())
 }
@@ -414,8 +347,9 @@ fn immutable(new: &Value, old: &Value, fields: &[&str]) -> Vec<FieldError> {
     errs
 }
 
-/// `ValidateLeaseSpec`: a positive duration, non-negative transitions.
-fn validate_lease_spec(spec: &Value) -> Vec<FieldError> {
+/// `ValidateLease`'s `ValidateLeaseSpec`: a positive duration, non-negative transitions.
+pub(crate) fn lease_rules(lease: &Value) -> Vec<FieldError> {
+    let spec = &lease["spec"];
     let mut errs = Vec::new();
     if let Some(d) = spec.get("leaseDurationSeconds").and_then(Value::as_i64)
         && d <= 0

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use jiff::civil::date;
 use jiff::tz::{Offset, TimeZone};
 
-use super::names::go_quote;
+use crate::go_text::go_quote;
 
 /// Which of the two layouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,13 +13,13 @@
 //!   `omitempty` field are dropped; a `null` string in a map or list is `""`.
 //!
 //! Only the kinds described here are decoded this way (ConfigMap, Secret, Lease,
-//! ServiceAccount and the RBAC kinds; of events.k8s.io Events only which fields there are);
-//! unknown `metadata` fields are left to `schema::pruning`.
+//! ServiceAccount and the RBAC kinds; of events.k8s.io Events only which fields there are),
+//! each kind's strategy naming its type (`crate::kinds::Strategy::go_type`); unknown
+//! `metadata` fields are left to `schema::pruning`.
 
 use serde_json::Value;
 
 use super::gotime::{self, Layout};
-use crate::resources::ResourceInfo;
 
 /// A Go type as the JSON decoder sees it.
 pub(super) enum Ty {
@@ -41,7 +41,7 @@ pub(super) enum Ty {
 }
 
 /// A Go struct: its name and JSON fields (`name`, type, `omitempty`).
-pub(super) struct Struct {
+pub(crate) struct Struct {
     name: &'static str,
     fields: &'static [(&'static str, Ty, bool)],
     /// Whether fields it does not declare are kept (ObjectMeta's are pruned elsewhere).
@@ -116,7 +116,7 @@ macro_rules! envelope {
     };
 }
 
-static CONFIG_MAP: Struct = Struct {
+pub(crate) static CONFIG_MAP: Struct = Struct {
     name: "ConfigMap",
     fields: envelope![
         field("immutable", Ty::Bool),
@@ -126,7 +126,7 @@ static CONFIG_MAP: Struct = Struct {
     open: false,
 };
 
-static SECRET: Struct = Struct {
+pub(crate) static SECRET: Struct = Struct {
     name: "Secret",
     fields: envelope![
         field("immutable", Ty::Bool),
@@ -151,7 +151,7 @@ static LEASE_SPEC: Struct = Struct {
     open: false,
 };
 
-static LEASE: Struct = Struct {
+pub(crate) static LEASE: Struct = Struct {
     name: "Lease",
     fields: envelope![("spec", Ty::Struct(&LEASE_SPEC), false)],
     open: false,
@@ -177,7 +177,7 @@ static LOCAL_OBJECT_REFERENCE: Struct = Struct {
     open: false,
 };
 
-static SERVICE_ACCOUNT: Struct = Struct {
+pub(crate) static SERVICE_ACCOUNT: Struct = Struct {
     name: "ServiceAccount",
     fields: envelope![
         field("secrets", Ty::Slice(&Ty::Struct(&OBJECT_REFERENCE))),
@@ -202,13 +202,13 @@ static POLICY_RULE: Struct = Struct {
     open: false,
 };
 
-static ROLE: Struct = Struct {
+pub(crate) static ROLE: Struct = Struct {
     name: "Role",
     fields: envelope![("rules", Ty::Slice(&Ty::Struct(&POLICY_RULE)), false)],
     open: false,
 };
 
-static CLUSTER_ROLE: Struct = Struct {
+pub(crate) static CLUSTER_ROLE: Struct = Struct {
     name: "ClusterRole",
     fields: envelope![
         ("rules", Ty::Slice(&Ty::Struct(&POLICY_RULE)), false),
@@ -238,7 +238,7 @@ static ROLE_REF: Struct = Struct {
     open: false,
 };
 
-static ROLE_BINDING: Struct = Struct {
+pub(crate) static ROLE_BINDING: Struct = Struct {
     name: "RoleBinding",
     fields: envelope![
         field("subjects", Ty::Slice(&Ty::Struct(&SUBJECT))),
@@ -247,7 +247,7 @@ static ROLE_BINDING: Struct = Struct {
     open: false,
 };
 
-static CLUSTER_ROLE_BINDING: Struct = Struct {
+pub(crate) static CLUSTER_ROLE_BINDING: Struct = Struct {
     name: "ClusterRoleBinding",
     fields: envelope![
         field("subjects", Ty::Slice(&Ty::Struct(&SUBJECT))),
@@ -258,7 +258,7 @@ static CLUSTER_ROLE_BINDING: Struct = Struct {
 
 /// An events.k8s.io/v1 `Event`: its fields are only named (their values are the events
 /// module's to decode and check), so that one it does not declare is found.
-static EVENT: Struct = Struct {
+pub(crate) static EVENT: Struct = Struct {
     name: "Event",
     fields: envelope![
         ("eventTime", Ty::Any, false),
@@ -279,28 +279,9 @@ static EVENT: Struct = Struct {
     open: false,
 };
 
-/// The Go type of `info`'s objects, for the kinds described here.
-fn type_of(info: &ResourceInfo) -> Option<&'static Struct> {
-    Some(match (info.group.as_str(), info.plural.as_str()) {
-        ("", "configmaps") => &CONFIG_MAP,
-        ("", "secrets") => &SECRET,
-        ("", "serviceaccounts") => &SERVICE_ACCOUNT,
-        ("coordination.k8s.io", "leases") => &LEASE,
-        ("events.k8s.io", "events") => &EVENT,
-        ("rbac.authorization.k8s.io", "roles") => &ROLE,
-        ("rbac.authorization.k8s.io", "clusterroles") => &CLUSTER_ROLE,
-        ("rbac.authorization.k8s.io", "rolebindings") => &ROLE_BINDING,
-        ("rbac.authorization.k8s.io", "clusterrolebindings") => &CLUSTER_ROLE_BINDING,
-        _ => return None,
-    })
-}
-
-/// Decodes `obj` as `info`'s Go type (a no-op for kinds not described here). Returns the
-/// fields it does not declare (dropped), or the decoder's message.
-pub(super) fn decode(info: &ResourceInfo, obj: &mut Value) -> Result<Vec<String>, String> {
-    let Some(ty) = type_of(info) else {
-        return Ok(Vec::new());
-    };
+/// Decodes `obj` as the Go type `ty`. Returns the fields it does not declare (dropped), or the
+/// decoder's message.
+pub(super) fn decode(ty: &'static Struct, obj: &mut Value) -> Result<Vec<String>, String> {
     let mut walk = Walk::default();
     walk.decode_struct(ty, obj, "", "")?;
     match walk.first_type_error {

@@ -33,7 +33,7 @@ fn string_map(meta: &Value, field: &str) -> Vec<(String, String)> {
 
 /// `ValidateObjectMetaAccessor` on a create (after name generation): `generateName` and `name`
 /// by `rule`, then the rules shared with updates.
-pub(super) fn validate_create(obj: &Value, rule: NameRule) -> Vec<FieldError> {
+pub(crate) fn validate_create(obj: &Value, rule: NameRule) -> Vec<FieldError> {
     let meta = &obj["metadata"];
     let mut errs = Vec::new();
     let generate = str_of(meta, "generateName");
@@ -63,7 +63,7 @@ pub(super) fn validate_create(obj: &Value, rule: NameRule) -> Vec<FieldError> {
 
 /// The rules of `validateObjectMetaAccessorWithOptsCommon` that hold for creates and updates
 /// alike (an update's `validateCommonFields` re-checks them on the new object).
-pub(super) fn validate_common(meta: &Value) -> Vec<FieldError> {
+pub(crate) fn validate_common(meta: &Value) -> Vec<FieldError> {
     let mut errs = validate_update(meta);
     errs.extend(validate_finalizers(meta));
     errs
@@ -71,7 +71,7 @@ pub(super) fn validate_common(meta: &Value) -> Vec<FieldError> {
 
 /// What `ValidateObjectMetaAccessorUpdate` re-checks of the new metadata on every update:
 /// labels, annotations and owner references (finalizer names are not among them).
-pub(super) fn validate_update(meta: &Value) -> Vec<FieldError> {
+pub(crate) fn validate_update(meta: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for (key, value) in string_map(meta, "labels") {
         errs.extend(

@@ -1,9 +1,11 @@
 //! apimachinery `util/validation`: the syntax of names, label keys and
 //! values, ConfigMap keys, with their exact messages (each check returns the list of problems,
-//! empty when the value is valid), and `%q` quoting for the messages that show values.
+//! empty when the value is valid); values are shown `%q`-quoted ([`go_quote`]).
 //!
 //! Which rule names a kind's objects is [`NameRule`] (`ValidateNameFunc` in
 //! apimachinery `api/validation/generic.go`).
+
+use crate::go_text::go_quote;
 
 const QUALIFIED_NAME_MAX_LENGTH: usize = 63;
 const LABEL_VALUE_MAX_LENGTH: usize = 63;
@@ -142,28 +144,6 @@ pub(crate) fn is_valid_label_value(value: &str) -> Vec<String> {
         ));
     }
     errs
-}
-
-/// Go's `%q` for the strings selectors carry (printable ASCII in practice); close enough to
-/// `strconv.Quote` for error texts: escapes `"` and `\` and control characters.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 const DNS1123_LABEL_MAX_LENGTH: usize = 63;
