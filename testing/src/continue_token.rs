@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::go_json;
+use crate::go::scanner;
 use crate::validation::base64::RAW_URL;
 
 /// The `v` every token carries.
@@ -67,7 +67,7 @@ pub(crate) fn decode(
 
 /// `bytes` parsed as JSON, or the error Go's `encoding/json` reports for them.
 fn parse_json(bytes: &[u8]) -> Result<Value, String> {
-    if let Some(error) = go_json::syntax_error(bytes) {
+    if let Some(error) = scanner::syntax_error(bytes) {
         return Err(error);
     }
     serde_json::from_slice(bytes).map_err(|e| e.to_string())

@@ -10,7 +10,7 @@ use crate::status::ApiError;
 /// Checks `text` as Go's `time.ParseDuration` reads it (`1.5h`, `300ms`, `-2m3s`, `0`),
 /// returning its error (`time: invalid duration "soon"`).
 pub(crate) fn go_duration(text: &str) -> Result<(), String> {
-    let quoted = crate::go_text::go_quote(text);
+    let quoted = crate::go::fmt::go_quote(text);
     let invalid = || format!("time: invalid duration {quoted}");
     let mut rest = text.strip_prefix(['-', '+']).unwrap_or(text);
     if rest == "0" {
@@ -38,7 +38,7 @@ pub(crate) fn go_duration(text: &str) -> Result<(), String> {
         if !matches!(unit, "ns" | "us" | "µs" | "μs" | "ms" | "s" | "m" | "h") {
             return Err(format!(
                 "time: unknown unit {} in duration {quoted}",
-                crate::go_text::go_quote(unit)
+                crate::go::fmt::go_quote(unit)
             ));
         }
         rest = &rest[unit_len..];
@@ -64,7 +64,7 @@ pub(crate) fn unparsable_resource_version(query: &HashMap<String, String>) -> Op
         Err(_) if !rv.is_empty() && rv.bytes().all(|b| b.is_ascii_digit()) => "value out of range",
         Err(_) => "invalid syntax",
     };
-    let quoted = crate::go_text::go_quote(rv);
+    let quoted = crate::go::fmt::go_quote(rv);
     Some(format!(
         "resourceVersion: Invalid value: {quoted}: strconv.ParseUint: parsing {quoted}: {why}"
     ))

@@ -21,6 +21,8 @@
 use serde_json::{Map, Value};
 use std::fmt;
 
+use crate::go::json::unmarshal_type;
+
 /// Why a JSON patch could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum PatchError {
@@ -52,18 +54,6 @@ const ERR_MISSING: &str = "missing value";
 const ERR_TEST_FAILED: &str = "test failed";
 const ERR_INVALID_INDEX: &str = "invalid index referenced";
 
-/// The Go type name `encoding/json` uses in "cannot unmarshal X into Go value" errors.
-fn go_json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// `Operation.Path()` / `Operation.From()`: the string field, or Go's error text.
 fn string_field(op: &Map<String, Value>, field: &str) -> Result<String, String> {
     match op.get(field) {
@@ -75,7 +65,7 @@ fn string_field(op: &Map<String, Value>, field: &str) -> Result<String, String> 
         Some(Value::String(s)) => Ok(s.clone()),
         Some(other) => Err(format!(
             "json: cannot unmarshal {} into Go value of type string",
-            go_json_kind(other)
+            unmarshal_type(other)
         )),
     }
 }
@@ -274,7 +264,7 @@ fn decode_patch(patch: &Value) -> Result<Vec<&Map<String, Value>>, PatchError> {
     let Value::Array(items) = patch else {
         return Err(PatchError::Malformed(format!(
             "json: cannot unmarshal {} into Go value of type jsonpatch.Patch",
-            go_json_kind(patch)
+            unmarshal_type(patch)
         )));
     };
     items
@@ -285,7 +275,7 @@ fn decode_patch(patch: &Value) -> Result<Vec<&Map<String, Value>>, PatchError> {
             Value::Null => Ok(empty_op()),
             other => Err(PatchError::Malformed(format!(
                 "json: cannot unmarshal {} into Go value of type jsonpatch.Operation",
-                go_json_kind(other)
+                unmarshal_type(other)
             ))),
         })
         .collect()

@@ -11,7 +11,7 @@
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
 
-use crate::go_text::go_quote;
+use crate::go::fmt::go_quote;
 
 /// What a request asks to do, as the API server's `RequestInfo` and authenticator describe it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

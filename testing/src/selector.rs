@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::validation::names::{is_qualified_name, is_valid_label_value};
-use crate::go_text::go_quote;
+use crate::go::fmt::go_quote;
 
 /// A selector the API server could not parse. The server returns [`SelectorError::message`] as
 /// the message of a 400 BadRequest Status.

@@ -382,7 +382,7 @@ fn key_string(key: &Value) -> Result<String, String> {
 /// A key as `%#v` prints it: Go-quoted (go-yaml's keys here are strings, or the booleans and
 /// numbers JSON keys were converted from).
 fn go_key(key: &str) -> String {
-    crate::go_text::go_quote(key)
+    crate::go::fmt::go_quote(key)
 }
 
 /// A scalar's value: quoted and block scalars, and `!!str`, are strings; plain ones resolve as

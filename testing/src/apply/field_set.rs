@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::go_text::go_quote;
+use crate::go::fmt::go_quote;
 
 /// A path element in its FieldsV1 spelling: `f:name`, `k:{"type":"Ready"}`, `v:"x"`, `i:0`.
 pub(super) type Pe = String;

@@ -7,7 +7,7 @@ use super::ApplyError;
 use super::field_set::{FieldSet, path_string};
 use super::merge::Comparison;
 use super::schema::stripped;
-use crate::go_text::go_quote;
+use crate::go::fmt::go_quote;
 
 #[derive(Debug, Clone)]
 pub(super) struct Entry {

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::authorizer::{self, Identity};
 use super::resolver::{RBAC_GROUP, RbacObjects, aggregate};
-use crate::go_text::go_quote;
+use crate::go::fmt::go_quote;
 use crate::rbac::RequestAttributes;
 use crate::status::{ApiError, Qualified};
 use crate::store::Store;

@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::user::{UserInfo, service_account_user};
-use crate::go_text::go_quote;
+use crate::go::fmt::go_quote;
 use crate::store::StorageKey;
 use crate::store::Store;
 

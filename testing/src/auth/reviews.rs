@@ -302,7 +302,7 @@ fn access_review(
     {
         causes.push(invalid(
             "spec.resourceAttributes.namespace",
-            crate::go_text::go_quote(&string(resource, "namespace")),
+            crate::go::fmt::go_quote(&string(resource, "namespace")),
             "must match metadata.namespace",
         ));
     }

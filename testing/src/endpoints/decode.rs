@@ -117,7 +117,7 @@ pub(super) fn decode_body(
             body,
         )
     };
-    if let Some(why) = crate::go_json::syntax_error(body) {
+    if let Some(why) = crate::go::scanner::syntax_error(body) {
         return Err(parse_error(why));
     }
     serde_json::from_slice(body).map_err(|e| parse_error(e.to_string()))

@@ -22,7 +22,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{Strategy, Upkeep};
-use crate::go_text::go_quote;
+use crate::go::fmt::go_quote;
 use crate::resources::ResourceInfo;
 use crate::status::{ApiError, Cause};
 use crate::table::column::{Column, age_since};

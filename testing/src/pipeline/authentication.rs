@@ -41,7 +41,7 @@ pub(crate) fn refused(error: &ApiError, path: &str, query: &str) -> Response<Bod
         500,
         &format!(
             "Internal Server Error: {}: {}\n",
-            crate::go_text::go_quote(&uri),
+            crate::go::fmt::go_quote(&uri),
             error.message
         ),
     )

@@ -137,7 +137,7 @@ fn unserved_version_warnings(
         .into_iter()
         .flat_map(Map::keys)
         .filter(|k| !matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
-        .map(|k| format!("unknown field {}", crate::go_text::go_quote(k)))
+        .map(|k| format!("unknown field {}", crate::go::fmt::go_quote(k)))
         .collect();
     unknown.sort();
     unknown
@@ -284,7 +284,7 @@ impl State {
                     reason: "FieldValueInvalid".into(),
                     message: format!(
                         "Invalid value: {}: must be {}",
-                        crate::go_text::go_quote(kind),
+                        crate::go::fmt::go_quote(kind),
                         info.kind
                     ),
                     field: "kind".into(),

@@ -43,7 +43,7 @@ pub(crate) fn apply_error(err: ApplyError) -> ApiError {
 pub(crate) fn strict_patch_error(quoted: &str, unknown: &[String]) -> ApiError {
     let problems: Vec<String> = unknown
         .iter()
-        .map(|f| format!("unknown field {}", crate::go_text::go_quote(f)))
+        .map(|f| format!("unknown field {}", crate::go::fmt::go_quote(f)))
         .collect();
     ApiError::invalid(
         Qualified {
@@ -55,7 +55,7 @@ pub(crate) fn strict_patch_error(quoted: &str, unknown: &[String]) -> ApiError {
             reason: "FieldValueInvalid".into(),
             message: format!(
                 "Invalid value: {}: strict decoding error: {}",
-                crate::go_text::go_quote(quoted),
+                crate::go::fmt::go_quote(quoted),
                 problems.join(", ")
             ),
             field: "patch".into(),
@@ -271,9 +271,9 @@ impl State {
                         validation::undeclared_fields(kinds::strategy(info).go_type(), &patched);
                     if !unknown.is_empty() {
                         let quoted = if patch_type == PatchType::Strategic {
-                            crate::go_text::fmt_plus_v(&patch)
+                            crate::go::fmt::fmt_plus_v(&patch)
                         } else {
-                            crate::go_text::merge_patched(&old_view, &patch, &patched)
+                            crate::go::fmt::merge_patched(&old_view, &patch, &patched)
                         };
                         return Err(strict_patch_error(&quoted, &unknown));
                     }

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::go_text::{fmt_v, type_name};
+use crate::go::fmt::{fmt_v, type_name};
 use crate::schema::field::FieldError;
 use crate::status::ApiError;
 

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::go_text::go_quote;
+use crate::go::fmt::go_quote;
 pub(crate) use crate::validation::FieldError;
 
 /// Go's rendering of a decoded JSON value in `ErrorBody`: strings quoted (`%q`), numbers and

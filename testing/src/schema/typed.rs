@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use super::structural::Structural;
-use crate::go_text::type_name;
+use crate::go::fmt::type_name;
 
 /// The conversion error of `object` against `schema`, if a number is given as something else:
 /// the path (`.spec.size`, `.spec.ports[0]`) and the Go type of what was given.

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::SmpError;
 use super::meta::PatchSchema;
-use crate::go_text::{fmt_s, fmt_v, type_of};
+use crate::go::fmt::{fmt_s, fmt_v, type_of};
 
 const DIRECTIVE_MARKER: &str = "$patch";
 const DELETE_DIRECTIVE: &str = "delete";

@@ -9,8 +9,9 @@ use serde_json::{Map, Value};
 
 use super::base64;
 use super::field::{FieldError, key};
-use super::gotime::{self, Layout};
 use super::names::is_config_map_key;
+use crate::go::json;
+use crate::go::time::{self as gotime, Layout};
 
 /// `core.MaxSecretSize`: the bytes of a Secret's `data`, or of a ConfigMap's `data` and
 /// `binaryData` together.
@@ -135,14 +136,7 @@ pub(crate) fn decode_native_event(obj: &mut Value) -> Result<(), String> {
 /// The JSON decoder's type error for a field of a Go struct
 /// (`json: cannot unmarshal string into Go struct field Event.count of type int32`).
 fn type_error(found: &Value, go_field: &str, go_type: &str) -> String {
-    let found = match found {
-        Value::String(_) => "string",
-        Value::Number(_) => "number",
-        Value::Bool(_) => "bool",
-        Value::Array(_) => "array",
-        _ => "object",
-    };
-    format!("json: cannot unmarshal {found} into Go struct field {go_field} of type {go_type}")
+    json::unmarshal_field_error(json::unmarshal_type(found), go_field, go_type)
 }
 
 /// An Event's typed fields as the decoder reads them: its times (`times`: stored key, the key

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::go_text::go_quote;
+use crate::go::fmt::go_quote;
 use crate::status::Cause;
 
 /// One validation error, as apimachinery's `field.Error` and the Status cause built from it.

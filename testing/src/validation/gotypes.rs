@@ -19,7 +19,8 @@
 
 use serde_json::Value;
 
-use super::gotime::{self, Layout};
+use crate::go::json;
+use crate::go::time::{self as gotime, Layout};
 
 /// A Go type as the JSON decoder sees it.
 pub(super) enum Ty {
@@ -296,18 +297,6 @@ struct Walk {
     first_type_error: Option<String>,
 }
 
-/// The JSON type of a value as Go's `UnmarshalTypeError` names it.
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::String(_) => "string",
-        Value::Number(_) => "number",
-        Value::Bool(_) => "bool",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-        Value::Null => "null",
-    }
-}
-
 /// `a.b` joined as a field path (`path` empty at the root).
 fn join(path: &str, name: &str) -> String {
     if path.is_empty() {
@@ -321,10 +310,7 @@ impl Walk {
     /// Records a type error (the first one is answered).
     fn type_error(&mut self, found: &str, owner: &str, go_path: &str, ty: &Ty) {
         self.first_type_error.get_or_insert_with(|| {
-            format!(
-                "json: cannot unmarshal {found} into Go struct field {owner}.{go_path} of type {}",
-                ty.go_name()
-            )
+            json::unmarshal_field_error(found, &format!("{owner}.{go_path}"), &ty.go_name())
         });
     }
 
@@ -379,7 +365,7 @@ impl Walk {
         go_path: &str,
         path: &str,
     ) -> Result<(), String> {
-        let found = json_type(value);
+        let found = json::unmarshal_type(value);
         match (ty, &mut *value) {
             (Ty::Any, _) => {}
             (Ty::Str | Ty::Bytes, Value::String(_)) | (Ty::Bool, Value::Bool(_)) => {}

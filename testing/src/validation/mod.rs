@@ -18,7 +18,6 @@ pub(crate) mod base64;
 pub(crate) mod builtins;
 pub(crate) mod crd;
 pub(crate) mod field;
-mod gotime;
 pub(crate) mod gotypes;
 pub(crate) mod meta;
 pub(crate) mod names;
@@ -65,7 +64,7 @@ pub(crate) fn decode_typed(
     let unknown = gotypes::decode(ty, obj).map_err(|why| info.undecodable(&why))?;
     let problems: Vec<String> = unknown
         .iter()
-        .map(|f| format!("unknown field {}", crate::go_text::go_quote(f)))
+        .map(|f| format!("unknown field {}", crate::go::fmt::go_quote(f)))
         .collect();
     match directive {
         FieldValidation::Strict if !problems.is_empty() => {

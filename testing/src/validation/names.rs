@@ -5,7 +5,7 @@
 //! Which rule names a kind's objects is [`NameRule`] (`ValidateNameFunc` in
 //! apimachinery `api/validation/generic.go`).
 
-use crate::go_text::go_quote;
+use crate::go::fmt::go_quote;
 
 const QUALIFIED_NAME_MAX_LENGTH: usize = 63;
 const LABEL_VALUE_MAX_LENGTH: usize = 63;

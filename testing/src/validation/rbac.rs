@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::field::FieldError;
 use super::names::{is_dns1123_subdomain, is_valid_path_segment_name};
-use crate::go_text::go_quote;
+use crate::go::fmt::go_quote;
 
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 

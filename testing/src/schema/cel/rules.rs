@@ -6,6 +6,7 @@ use std::sync::{Arc, LazyLock};
 use cel::{Env, Program};
 use serde_json::Value;
 
+use crate::go::json;
 use crate::schema::field::{self, FieldError};
 
 /// The CEL environment of rules: the standard library with the strings, lists and math
@@ -161,18 +162,9 @@ fn go_rule_struct(rule: &Value) -> String {
     ];
     let body: Vec<String> = fields
         .iter()
-        .map(|(k, v)| format!("\"{k}\":{}", go_json(v)))
+        .map(|(k, v)| format!("\"{k}\":{}", json::marshal(v)))
         .collect();
     format!("{{{}}}", body.join(","))
-}
-
-/// Go's `json.Marshal` of a scalar: HTML-sensitive characters escaped as `\u003c` and so on.
-fn go_json(value: &Value) -> String {
-    value
-        .to_string()
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
 }
 
 /// cel-go's rendering of a compile error: the source snippet and caret lines are indented by

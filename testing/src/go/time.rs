@@ -7,11 +7,11 @@ use jiff::Timestamp;
 use jiff::civil::date;
 use jiff::tz::{Offset, TimeZone};
 
-use crate::go_text::go_quote;
+use crate::go::fmt::go_quote;
 
 /// Which of the two layouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Layout {
+pub(crate) enum Layout {
     /// `metav1.Time`: `2006-01-02T15:04:05Z07:00` (a fraction after the seconds is accepted
     /// and dropped, as `time.Parse` accepts one the layout does not name).
     Time,
@@ -42,7 +42,7 @@ const ELEMENTS: [(&str, &str); 7] = [
 /// Parses `value` as `time.Parse(layout, value)` does, then re-encodes it as the type's
 /// `MarshalJSON` writes it (UTC). `Err` is Go's message (`parsing time "x" as "2006-…":
 /// cannot parse "x" as "2006"`).
-pub(super) fn normalise(value: &str, layout: Layout) -> Result<String, String> {
+pub(crate) fn normalise(value: &str, layout: Layout) -> Result<String, String> {
     let timestamp = parse(value, layout)?;
     Ok(match layout {
         Layout::Time => timestamp.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),

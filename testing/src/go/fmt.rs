@@ -167,15 +167,9 @@ fn sorted(value: &Value, out: &mut String) {
     }
 }
 
-/// A JSON string as `encoding/json` writes it (`<`, `>`, `&` as `\u003c`, `\u003e`, `\u0026`).
+/// A JSON string as `encoding/json` writes it.
 fn string(s: &str, out: &mut String) {
-    let encoded = Value::String(s.to_owned()).to_string();
-    out.push_str(
-        &encoded
-            .replace('<', "\\u003c")
-            .replace('>', "\\u003e")
-            .replace('&', "\\u0026"),
-    );
+    out.push_str(&super::json::marshal(&Value::String(s.to_owned())));
 }
 
 /// `fmt.Sprintf("%+v", v)` of a value decoded into `interface{}`: maps as
