@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-use super::accept::accept_each;
+use super::accept::{Listening, accept_each};
 use super::auth::authn::Authenticator;
 use super::auth::authorizer::Identity as Grant;
 use super::auth::bootstrap;
@@ -195,13 +195,13 @@ impl ApiServerBuilder {
 
     /// Starts serving on `127.0.0.1`.
     pub async fn start(self) -> Result<ApiServer, ServerError> {
-        let addr: SocketAddr = ([127, 0, 0, 1], self.port).into();
-        let listener = TcpListener::bind(addr)
+        let bind: SocketAddr = ([127, 0, 0, 1], self.port).into();
+        let listener = TcpListener::bind(bind)
             .await
-            .map_err(|source| ServerError::Bind { addr, source })?;
+            .map_err(|source| ServerError::Bind { addr: bind, source })?;
         let addr = listener
             .local_addr()
-            .map_err(|source| ServerError::Bind { addr, source })?;
+            .map_err(|source| ServerError::Bind { addr: bind, source })?;
         let tls = if self.tls {
             Some(Tls::new().map_err(ServerError::Tls)?)
         } else {
@@ -225,11 +225,15 @@ impl ApiServerBuilder {
         });
         let sweeper = tokio::spawn(sweep_events(Arc::downgrade(&shared)));
         let controllers = tokio::spawn(super::lifecycle::run(Arc::downgrade(&shared)));
-        let accept = tokio::spawn(accept_loop(listener, shared.clone()));
+        let serving = shared.clone();
+        let listening = Listening::serve(listener, move |listener| {
+            tokio::spawn(accept_loop(listener, serving.clone()))
+        })
+        .map_err(|source| ServerError::Bind { addr: bind, source })?;
         Ok(ApiServer {
             shared,
             addr,
-            accept: Mutex::new(Some(accept)),
+            listening,
             sweeper,
             controllers,
         })
@@ -252,7 +256,7 @@ impl ApiServerBuilder {
 pub struct ApiServer {
     shared: Arc<Shared>,
     addr: SocketAddr,
-    accept: Mutex<Option<JoinHandle<()>>>,
+    listening: Listening,
     sweeper: JoinHandle<()>,
     /// The namespace controller and the garbage collector.
     controllers: JoinHandle<()>,
@@ -517,30 +521,19 @@ impl ApiServer {
     pub async fn shutdown(self) {
         self.sweeper.abort();
         self.controllers.abort();
-        let handle = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(handle) = handle {
-            handle.abort();
-            let _ = handle.await;
-        }
+        self.listening.stop().await;
     }
 
     /// Stops serving, closes every connection (open watches end without a final event), and
     /// serves the same stored state again on the same port.
     pub async fn restart(&self) -> Result<(), ServerError> {
-        let handle = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(handle) = handle {
-            handle.abort();
-            let _ = handle.await;
-        }
-        let listener = TcpListener::bind(self.addr)
+        self.listening
+            .restart()
             .await
             .map_err(|source| ServerError::Bind {
                 addr: self.addr,
                 source,
-            })?;
-        let accept = tokio::spawn(accept_loop(listener, self.shared.clone()));
-        *self.accept.lock().unwrap_or_else(|p| p.into_inner()) = Some(accept);
-        Ok(())
+            })
     }
 }
 
@@ -548,9 +541,6 @@ impl Drop for ApiServer {
     fn drop(&mut self) {
         self.sweeper.abort();
         self.controllers.abort();
-        if let Some(handle) = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            handle.abort();
-        }
     }
 }
 

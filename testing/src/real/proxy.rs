@@ -17,11 +17,10 @@ use hyper::body::{Frame, Incoming};
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinHandle;
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 
 use crate::ServerError;
-use crate::accept::accept_each;
+use crate::accept::{Listening, accept_each};
 use crate::auth::tls::Tls;
 use crate::faults::{Faults, Matched};
 use crate::params::is_watch;
@@ -84,7 +83,7 @@ impl ProxyState {
 pub(crate) struct Proxy {
     pub(crate) addr: SocketAddr,
     pub(crate) state: Arc<ProxyState>,
-    accept: Mutex<Option<JoinHandle<()>>>,
+    listening: Listening,
 }
 
 impl Proxy {
@@ -94,9 +93,6 @@ impl Proxy {
         let bind = SocketAddr::from(([127, 0, 0, 1], 0));
         let listener = TcpListener::bind(bind)
             .await
-            .map_err(|source| ServerError::Bind { addr: bind, source })?;
-        let addr = listener
-            .local_addr()
             .map_err(|source| ServerError::Bind { addr: bind, source })?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut client = rustls::ClientConfig::builder_with_provider(provider)
@@ -114,11 +110,15 @@ impl Proxy {
             users: Mutex::new(HashMap::new()),
             expirations: tokio::sync::watch::channel(0).0,
         });
-        let accept = tokio::spawn(accept_loop(listener, state.clone()));
+        let serving = state.clone();
+        let listening = Listening::serve(listener, move |listener| {
+            tokio::spawn(accept_loop(listener, serving.clone()))
+        })
+        .map_err(|source| ServerError::Bind { addr: bind, source })?;
         Ok(Self {
-            addr,
+            addr: listening.addr(),
             state,
-            accept: Mutex::new(Some(accept)),
+            listening,
         })
     }
 
@@ -126,28 +126,13 @@ impl Proxy {
     /// unanswered) and listens again on the same port: the in-process server's
     /// [`restart`](crate::ApiServer::restart), with the real server's state kept as is.
     pub(crate) async fn restart(&self) -> Result<(), ServerError> {
-        let handle = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(handle) = handle {
-            handle.abort();
-            let _ = handle.await;
-        }
-        let listener = TcpListener::bind(self.addr)
+        self.listening
+            .restart()
             .await
             .map_err(|source| ServerError::Bind {
                 addr: self.addr,
                 source,
-            })?;
-        let accept = tokio::spawn(accept_loop(listener, self.state.clone()));
-        *self.accept.lock().unwrap_or_else(|p| p.into_inner()) = Some(accept);
-        Ok(())
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        if let Some(handle) = self.accept.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            handle.abort();
-        }
+            })
     }
 }
 
