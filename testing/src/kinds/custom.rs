@@ -4,12 +4,24 @@
 //! validation, defaulting and pruning are [`crate::schema`]'s; their columns are the
 //! definition's `additionalPrinterColumns`.
 
-use super::Strategy;
+use serde_json::Value;
+
+use super::{Strategy, served_as};
+use crate::resources::ResourceInfo;
+use crate::schema;
 
 /// Custom resources' [`Strategy`].
 pub(crate) struct CustomResources;
 
 impl Strategy for CustomResources {
+    /// Defaults added to the definition's schema after an object was stored show on read, as
+    /// the storage decoder defaults.
+    fn to_served(&self, info: &ResourceInfo, stored: &Value) -> Value {
+        let mut served = served_as(info, stored.clone());
+        schema::default_on_read(info, &mut served);
+        served
+    }
+
     /// `AllowUnconditionalUpdate` is false: a PUT names the resourceVersion it replaces.
     fn allows_unconditional_update(&self) -> bool {
         false

@@ -611,6 +611,23 @@ pub(crate) enum Events {
 }
 
 impl Strategy for Events {
+    /// Events are stored in the events.k8s.io/v1 form: through core/v1 they are mapped to that
+    /// API; through events.k8s.io/v1, through the Go types and back (the keys its encoder
+    /// writes: `deprecatedSource: {}`, null timestamps; unknown fields gone).
+    fn to_served(&self, _info: &ResourceInfo, stored: &Value) -> Value {
+        match self {
+            Events::Native => from_core_v1(&to_core_v1(stored)),
+            Events::Core => to_core_v1(stored),
+        }
+    }
+
+    fn to_stored(&self, info: &ResourceInfo, served: Value) -> Value {
+        match self {
+            Events::Native => super::served_as(info, served),
+            Events::Core => from_core_v1(&served),
+        }
+    }
+
     fn go_type(&self) -> Option<&'static gotypes::Struct> {
         match self {
             Events::Native => Some(&gotypes::EVENT),

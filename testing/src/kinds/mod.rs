@@ -105,6 +105,16 @@ pub(crate) trait Strategy: Sync {
         Ok(Vec::new())
     }
 
+    /// The stored object `stored` as `info` serves it.
+    fn to_served(&self, info: &ResourceInfo, stored: &Value) -> Value {
+        served_as(info, stored.clone())
+    }
+
+    /// An object written through `info` (already decoded) in its stored form.
+    fn to_stored(&self, info: &ResourceInfo, served: Value) -> Value {
+        served_as(info, served)
+    }
+
     /// How the kind's objects are named.
     fn name_rule(&self) -> NameRule {
         NameRule::DnsSubdomain
@@ -229,6 +239,14 @@ pub(crate) trait Strategy: Sync {
     fn serves(&self, _subresource: &str, _method: &Method) -> bool {
         false
     }
+}
+
+/// `obj` with the apiVersion and kind `info` serves: the generic registry's objects are stored
+/// as served.
+fn served_as(info: &ResourceInfo, mut obj: Value) -> Value {
+    obj["apiVersion"] = Value::String(info.api_version());
+    obj["kind"] = Value::String(info.kind.clone());
+    obj
 }
 
 /// The generic registry, unchanged.

@@ -25,11 +25,10 @@ use self::delete::Expiries;
 pub(crate) use self::list::{Filter, ListParams};
 pub(crate) use self::patch::patch_error;
 use crate::auth::authorizer::Identity;
-use crate::kinds::events::{from_core_v1, to_core_v1};
 use crate::kinds::{self, Upkeep};
 use crate::object::meta_str;
 use crate::resources::{Registry, ResourceInfo, View};
-use crate::schema::{self, Decoding, FieldValidation};
+use crate::schema::{Decoding, FieldValidation};
 use crate::status::{ApiError, Cause, Qualified};
 use crate::store::{ObjectKey, StorageKey, Store};
 
@@ -179,34 +178,15 @@ impl State {
         self.clock.now()
     }
 
-    /// The stored object presented as `info` serves it.
+    /// The stored object presented as `info` serves it (its kind's
+    /// [`to_served`](kinds::Strategy::to_served)).
     pub(crate) fn to_view(info: &ResourceInfo, stored: &Value) -> Value {
-        match info.view {
-            View::CoreEvent => to_core_v1(stored),
-            // Through the Go types and back: the keys the events.k8s.io/v1 encoder writes
-            // (`deprecatedSource: {}`, null timestamps), unknown fields gone.
-            View::Native if info.storage == events_key() => from_core_v1(&to_core_v1(stored)),
-            View::Native => {
-                let mut v = stored.clone();
-                v["apiVersion"] = Value::String(info.api_version());
-                v["kind"] = Value::String(info.kind.clone());
-                // Defaults added to a CRD after an object was stored show on read, as the
-                // storage decoder defaults.
-                schema::default_on_read(info, &mut v);
-                v
-            }
-        }
+        kinds::strategy(info).to_served(info, stored)
     }
 
-    fn from_view(info: &ResourceInfo, mut view: Value) -> Value {
-        match info.view {
-            View::CoreEvent => from_core_v1(&view),
-            View::Native => {
-                view["apiVersion"] = Value::String(info.api_version());
-                view["kind"] = Value::String(info.kind.clone());
-                view
-            }
-        }
+    /// An object written through `info`, in its stored form.
+    fn from_view(info: &ResourceInfo, view: Value) -> Value {
+        kinds::strategy(info).to_stored(info, view)
     }
 
     /// The checks every create or update body passes first: an object, of this resource's kind
