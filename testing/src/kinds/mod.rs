@@ -67,10 +67,25 @@ pub(crate) enum Upkeep {
     },
 }
 
-/// A kind's part in each step of a request, in the order a write takes them: decoding,
-/// validation, storage, then the reads (field labels, table columns) and deletes. Every hook
-/// defaults to what the generic registry does alone; a kind overrides the steps it changes.
+/// A kind's part in each step of a request, grouped in the order a write takes them (its form,
+/// decoding, validation, preparation for storage, what follows the write), then the reads and
+/// the deletes. Every hook defaults to what the generic registry does alone; a kind overrides
+/// the steps it changes.
 pub(crate) trait Strategy: Sync {
+    // Conversion between the served and the stored form.
+
+    /// The stored object `stored` as `info` serves it.
+    fn to_served(&self, info: &ResourceInfo, stored: &Value) -> Value {
+        served_as(info, stored.clone())
+    }
+
+    /// An object written through `info` (already decoded) in its stored form.
+    fn to_stored(&self, info: &ResourceInfo, served: Value) -> Value {
+        served_as(info, served)
+    }
+
+    // Decoding.
+
     /// The Go type the typed decoder reads the kind's objects as (type errors, undeclared
     /// fields); `None` for kinds it reads without one.
     fn go_type(&self) -> Option<&'static gotypes::Struct> {
@@ -91,29 +106,7 @@ pub(crate) trait Strategy: Sync {
     /// any validation.
     fn default_create(&self, _obj: &mut Value, _name: &str) {}
 
-    /// The kind's validation of a create's object (and the parts of `PrepareForCreate` that
-    /// precede the field manager), after the generic checks; the warnings it earns.
-    ///
-    /// # Errors
-    /// The 422 (or other refusal) to answer.
-    fn validate_create(
-        &self,
-        _info: &ResourceInfo,
-        _name: &str,
-        _obj: &mut Value,
-    ) -> Result<Vec<String>, ApiError> {
-        Ok(Vec::new())
-    }
-
-    /// The stored object `stored` as `info` serves it.
-    fn to_served(&self, info: &ResourceInfo, stored: &Value) -> Value {
-        served_as(info, stored.clone())
-    }
-
-    /// An object written through `info` (already decoded) in its stored form.
-    fn to_stored(&self, info: &ResourceInfo, served: Value) -> Value {
-        served_as(info, served)
-    }
+    // Validation.
 
     /// How the kind's objects are named.
     fn name_rule(&self) -> NameRule {
@@ -133,23 +126,19 @@ pub(crate) trait Strategy: Sync {
         false
     }
 
-    /// Whether a PUT may leave out the resourceVersion it replaces (`AllowUnconditionalUpdate`).
-    fn allows_unconditional_update(&self) -> bool {
-        true
+    /// The kind's validation of a create's object (and the parts of `PrepareForCreate` that
+    /// precede the field manager), after the generic checks; the warnings it earns.
+    ///
+    /// # Errors
+    /// The 422 (or other refusal) to answer.
+    fn validate_create(
+        &self,
+        _info: &ResourceInfo,
+        _name: &str,
+        _obj: &mut Value,
+    ) -> Result<Vec<String>, ApiError> {
+        Ok(Vec::new())
     }
-
-    /// Whether a PUT of a missing object creates it (`AllowCreateOnUpdate`).
-    fn creates_on_update(&self) -> bool {
-        false
-    }
-
-    /// The parts of `PrepareForCreate` that run after the field manager recorded the request,
-    /// so that what they set is owned by no one.
-    fn prepare_for_create(&self, _obj: &mut Value) {}
-
-    /// `PrepareForUpdate` of a write through the main resource or `subresource` (status excepted:
-    /// the status strategy keeps everything but the status).
-    fn prepare_for_update(&self, _old: &Value, _new: &mut Value, _subresource: Option<&str>) {}
 
     /// The kind's validation of an update of `old` to `new` (through `subresource`), after the
     /// generic checks.
@@ -167,8 +156,48 @@ pub(crate) trait Strategy: Sync {
         Ok(())
     }
 
+    /// Whether a PUT may leave out the resourceVersion it replaces (`AllowUnconditionalUpdate`).
+    fn allows_unconditional_update(&self) -> bool {
+        true
+    }
+
+    /// Whether a PUT of a missing object creates it (`AllowCreateOnUpdate`).
+    fn creates_on_update(&self) -> bool {
+        false
+    }
+
+    // Preparation for storage.
+
+    /// The parts of `PrepareForCreate` that run after the field manager recorded the request,
+    /// so that what they set is owned by no one.
+    fn prepare_for_create(&self, _obj: &mut Value) {}
+
+    /// `PrepareForUpdate` of a write through the main resource or `subresource` (status excepted:
+    /// the status strategy keeps everything but the status).
+    fn prepare_for_update(&self, _old: &Value, _new: &mut Value, _subresource: Option<&str>) {}
+
     /// `obj` as storage gives it back (an RBAC role's empty rules come back null).
     fn stored_form(&self, _obj: &mut Value) {}
+
+    // What follows a write.
+
+    /// What the registry keeps up to date once `stored` is written.
+    fn after_write(&self, _stored: &Value) -> Upkeep {
+        Upkeep::None
+    }
+
+    /// What the registry keeps up to date once `gone` is removed.
+    fn after_delete(&self, _gone: &Value) -> Upkeep {
+        Upkeep::None
+    }
+
+    /// Whether the kind is established by a controller's write right after its create (a CRD's
+    /// names accepted and its `Established` condition).
+    fn established_after_create(&self) -> bool {
+        false
+    }
+
+    // Reads.
 
     /// The field labels a field selector may use beyond `metadata.name` and
     /// `metadata.namespace`.
@@ -187,6 +216,14 @@ pub(crate) trait Strategy: Sync {
     fn columns(&self, info: &ResourceInfo) -> Vec<Column> {
         column::printer_columns(info)
     }
+
+    /// Whether the kind serves `subresource` (beyond `status` and `scale`, which every kind
+    /// declaring them serves) to `method`.
+    fn serves(&self, _subresource: &str, _method: &Method) -> bool {
+        false
+    }
+
+    // Deletes.
 
     /// Whether a collection DELETE is served.
     fn deletes_collections(&self) -> bool {
@@ -215,28 +252,6 @@ pub(crate) trait Strategy: Sync {
     /// Whether a DELETE that removes the object answers it rather than a `Status`
     /// (`ReturnDeletedObject`).
     fn returns_deleted_object(&self) -> bool {
-        false
-    }
-
-    /// What the registry keeps up to date once `stored` is written.
-    fn after_write(&self, _stored: &Value) -> Upkeep {
-        Upkeep::None
-    }
-
-    /// What the registry keeps up to date once `gone` is removed.
-    fn after_delete(&self, _gone: &Value) -> Upkeep {
-        Upkeep::None
-    }
-
-    /// Whether the kind is established by a controller's write right after its create (a CRD's
-    /// names accepted and its `Established` condition).
-    fn established_after_create(&self) -> bool {
-        false
-    }
-
-    /// Whether the kind serves `subresource` (beyond `status` and `scale`, which every kind
-    /// declaring them serves) to `method`.
-    fn serves(&self, _subresource: &str, _method: &Method) -> bool {
         false
     }
 }
