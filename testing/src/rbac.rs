@@ -195,6 +195,13 @@ mod tests {
         }
     }
 
+    /// Asserts of each request whether `rules` allow it.
+    fn assert_allows(rules: &[PolicyRule], cases: &[(RequestAttributes, bool)]) {
+        for (attrs, allowed) in cases {
+            assert_eq!(authorize(rules, attrs).is_ok(), *allowed, "{attrs:?}");
+        }
+    }
+
     fn req(
         verb: &str,
         group: &str,
@@ -275,63 +282,41 @@ mod tests {
     #[test]
     fn verbs_groups_and_resources_must_all_match() {
         let rules = [rule(&[""], &["configmaps"], &["get", "list"])];
-        assert!(
-            authorize(
-                &rules,
-                &req("get", "", "configmaps", None, Some("d"), Some("x"))
-            )
-            .is_ok()
-        );
-        assert!(
-            authorize(
-                &rules,
-                &req("list", "", "configmaps", None, Some("d"), None)
-            )
-            .is_ok()
-        );
-        assert!(
-            authorize(
-                &rules,
-                &req("watch", "", "configmaps", None, Some("d"), None)
-            )
-            .is_err()
-        );
-        assert!(
-            authorize(
-                &rules,
-                &req("get", "apps", "configmaps", None, Some("d"), Some("x"))
-            )
-            .is_err()
-        );
-        assert!(
-            authorize(
-                &rules,
-                &req("get", "", "secrets", None, Some("d"), Some("x"))
-            )
-            .is_err()
-        );
-        // the rule for the resource does not cover its subresources
-        assert!(
-            authorize(
-                &rules,
-                &req(
-                    "get",
-                    "",
-                    "configmaps",
-                    Some("status"),
-                    Some("d"),
-                    Some("x")
-                )
-            )
-            .is_err()
+        assert_allows(
+            &rules,
+            &[
+                (
+                    req("get", "", "configmaps", None, Some("d"), Some("x")),
+                    true,
+                ),
+                (req("list", "", "configmaps", None, Some("d"), None), true),
+                (req("watch", "", "configmaps", None, Some("d"), None), false),
+                (
+                    req("get", "apps", "configmaps", None, Some("d"), Some("x")),
+                    false,
+                ),
+                (req("get", "", "secrets", None, Some("d"), Some("x")), false),
+                // the rule for the resource does not cover its subresources
+                (
+                    req(
+                        "get",
+                        "",
+                        "configmaps",
+                        Some("status"),
+                        Some("d"),
+                        Some("x"),
+                    ),
+                    false,
+                ),
+            ],
         );
         let any = [rule(&["*"], &["*"], &["*"])];
-        assert!(
-            authorize(
-                &any,
-                &req("patch", "x.io", "things", Some("status"), None, Some("a"))
-            )
-            .is_ok()
+        assert_allows(
+            &any,
+            &[(
+                req("patch", "x.io", "things", Some("status"), None, Some("a")),
+                true,
+            )],
         );
     }
 
@@ -342,69 +327,64 @@ mod tests {
             &["rollouts/status"],
             &["patch"],
         )];
-        assert!(
-            authorize(
-                &status,
-                &req(
-                    "patch",
-                    "demo.kubeward.dev",
-                    "rollouts",
-                    Some("status"),
-                    Some("d"),
-                    Some("w")
-                )
-            )
-            .is_ok()
-        );
-        assert!(
-            authorize(
-                &status,
-                &req(
-                    "patch",
-                    "demo.kubeward.dev",
-                    "rollouts",
-                    None,
-                    Some("d"),
-                    Some("w")
-                )
-            )
-            .is_err()
+        assert_allows(
+            &status,
+            &[
+                (
+                    req(
+                        "patch",
+                        "demo.kubeward.dev",
+                        "rollouts",
+                        Some("status"),
+                        Some("d"),
+                        Some("w"),
+                    ),
+                    true,
+                ),
+                (
+                    req(
+                        "patch",
+                        "demo.kubeward.dev",
+                        "rollouts",
+                        None,
+                        Some("d"),
+                        Some("w"),
+                    ),
+                    false,
+                ),
+            ],
         );
         let scale = [rule(&["*"], &["*/scale"], &["update"])];
-        assert!(
-            authorize(
-                &scale,
-                &req(
-                    "update",
-                    "apps",
-                    "deployments",
-                    Some("scale"),
-                    Some("d"),
-                    Some("w")
-                )
-            )
-            .is_ok()
-        );
-        assert!(
-            authorize(
-                &scale,
-                &req(
-                    "update",
-                    "apps",
-                    "deployments",
-                    Some("status"),
-                    Some("d"),
-                    Some("w")
-                )
-            )
-            .is_err()
-        );
-        assert!(
-            authorize(
-                &scale,
-                &req("update", "apps", "deployments", None, Some("d"), Some("w"))
-            )
-            .is_err()
+        assert_allows(
+            &scale,
+            &[
+                (
+                    req(
+                        "update",
+                        "apps",
+                        "deployments",
+                        Some("scale"),
+                        Some("d"),
+                        Some("w"),
+                    ),
+                    true,
+                ),
+                (
+                    req(
+                        "update",
+                        "apps",
+                        "deployments",
+                        Some("status"),
+                        Some("d"),
+                        Some("w"),
+                    ),
+                    false,
+                ),
+                (
+                    req("update", "apps", "deployments", None, Some("d"), Some("w")),
+                    false,
+                ),
+            ],
         );
     }
 
@@ -413,34 +393,24 @@ mod tests {
         let mut r = rule(&[""], &["configmaps"], &["get", "list", "create"]);
         r.resource_names = Some(vec!["web".into()]);
         let rules = [r];
-        assert!(
-            authorize(
-                &rules,
-                &req("get", "", "configmaps", None, Some("d"), Some("web"))
-            )
-            .is_ok()
-        );
-        assert!(
-            authorize(
-                &rules,
-                &req("get", "", "configmaps", None, Some("d"), Some("db"))
-            )
-            .is_err()
-        );
-        // list and create carry no name, so a resourceNames rule does not allow them
-        assert!(
-            authorize(
-                &rules,
-                &req("list", "", "configmaps", None, Some("d"), None)
-            )
-            .is_err()
-        );
-        assert!(
-            authorize(
-                &rules,
-                &req("create", "", "configmaps", None, Some("d"), None)
-            )
-            .is_err()
+        assert_allows(
+            &rules,
+            &[
+                (
+                    req("get", "", "configmaps", None, Some("d"), Some("web")),
+                    true,
+                ),
+                (
+                    req("get", "", "configmaps", None, Some("d"), Some("db")),
+                    false,
+                ),
+                // list and create carry no name, so a resourceNames rule does not allow them
+                (req("list", "", "configmaps", None, Some("d"), None), false),
+                (
+                    req("create", "", "configmaps", None, Some("d"), None),
+                    false,
+                ),
+            ],
         );
     }
 
