@@ -8,9 +8,7 @@ use super::{namespaces_key, validate};
 use crate::kinds::{self, namespace};
 use crate::object::{generate_name, meta_mut, meta_str, rfc3339};
 use crate::resources::ResourceInfo;
-use crate::schema;
 use crate::status::{ApiError, Cause};
-use crate::validation;
 
 impl State {
     /// POST (create).
@@ -39,9 +37,9 @@ impl State {
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         let mut obj = Self::from_view(info, body);
-        Self::decode_typed(info, &mut obj, opts)?;
+        validate::decode_typed(info, &mut obj, opts)?;
         self.prepare_create(info, ns, &mut obj, opts)?;
-        Self::admit_schema(info, &mut obj, None, opts)?;
+        validate::admit_schema(info, &mut obj, None, opts)?;
         let now = rfc3339(self.now());
         track_update(info, None, &mut obj, &opts.manager, None, &now);
         kinds::strategy(info).prepare_for_create(&mut obj);
@@ -110,31 +108,6 @@ impl State {
         opts.warnings
             .extend(strategy.validate_create(info, &name, obj)?);
         Ok(())
-    }
-
-    /// [`validation::decode_typed`], keeping its warnings for the response.
-    pub(super) fn decode_typed(
-        info: &ResourceInfo,
-        obj: &mut Value,
-        opts: &WriteOptions,
-    ) -> Result<(), ApiError> {
-        let ty = kinds::strategy(info).go_type();
-        let warnings = validation::decode_typed(info, ty, obj, opts.decoding.directive)?;
-        opts.warnings.extend(warnings);
-        Ok(())
-    }
-
-    /// [`schema::admit`], keeping its warnings for the response.
-    pub(super) fn admit_schema(
-        info: &ResourceInfo,
-        obj: &mut Value,
-        old: Option<&Value>,
-        opts: &WriteOptions,
-    ) -> Result<(), ApiError> {
-        let mut warnings = Vec::new();
-        let admitted = schema::admit(info, obj, old, &opts.decoding, &mut warnings);
-        opts.warnings.extend(warnings);
-        admitted
     }
 
     pub(super) fn commit_create(

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::update::{apply_schema, reset_fields};
-use super::{PatchType, State, WriteOptions, reject_resource_version};
+use super::{PatchType, State, WriteOptions, reject_resource_version, validate};
 use crate::apply::{ApplyError, Endpoint, FIELD_MANAGER_MAX_LENGTH, apply_at};
 use crate::kinds;
 use crate::object::{meta_mut, meta_str, rfc3339};
@@ -222,9 +222,9 @@ impl State {
             let meta = meta_mut(&mut obj);
             meta.insert("name".into(), json!(name));
             let mut obj = Self::from_view(info, obj);
-            Self::decode_typed(info, &mut obj, opts)?;
+            validate::decode_typed(info, &mut obj, opts)?;
             self.prepare_create(info, &ns, &mut obj, opts)?;
-            Self::admit_schema(info, &mut obj, None, opts)?;
+            validate::admit_schema(info, &mut obj, None, opts)?;
             kinds::strategy(info).prepare_for_create(&mut obj);
             return self.commit_create(info, obj, opts).map(|o| (o, true));
         };
@@ -311,7 +311,7 @@ impl State {
         // fields its kind does not declare, and `UpdateNoErrors` then clears managedFields.
         let undeclared =
             !validation::undeclared_fields(kinds::strategy(info).go_type(), &new).is_empty();
-        Self::decode_typed(info, &mut new, opts)?;
+        validate::decode_typed(info, &mut new, opts)?;
         if track && undeclared {
             if let Some(meta) = new["metadata"].as_object_mut() {
                 meta.remove("managedFields");

@@ -149,7 +149,7 @@ impl State {
         track: bool,
     ) -> Result<Value, ApiError> {
         let name = meta_str(old, "name").unwrap_or_default().to_string();
-        Self::decode_typed(info, &mut new, opts)?;
+        validate::decode_typed(info, &mut new, opts)?;
         // What a status write asked of metadata: the field manager sees it (it runs before the
         // strategy), though the strategy drops it.
         let mut status_write_metadata = None;
@@ -236,7 +236,7 @@ impl State {
                 ));
             }
         }
-        Self::admit_schema(info, &mut new, Some(old), opts)?;
+        validate::admit_schema(info, &mut new, Some(old), opts)?;
         if info.tracks_generation
             && generation_relevant(&new, info.status_subresource)
                 != generation_relevant(old, info.status_subresource)

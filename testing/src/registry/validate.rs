@@ -1,14 +1,49 @@
-//! The registry's validation of a write, as the generic store runs a kind's strategy: the
-//! kind's decoding and defaulting, then the object-metadata rules and the kind's field rules in
+//! The registry's validation of a write, as the generic store runs a kind's strategy: the typed
+//! decoder and a custom resource's schema, the kind's decoding and defaulting, then the object-metadata rules and the kind's field rules in
 //! one 422 (`rest.BeforeCreate`, `rest.BeforeUpdate`), and the generic store's resourceVersion
 //! precondition.
 
 use serde_json::{Value, json};
 
-use crate::kinds::Strategy;
+use super::WriteOptions;
+use crate::kinds::{self, Strategy};
+use crate::schema;
 use crate::resources::ResourceInfo;
 use crate::status::ApiError;
 use crate::validation::{self, FieldError, builtins, meta};
+
+/// The typed decoder's pass over a write's body as its kind's Go type
+/// ([`validation::decode_typed`]), keeping its warnings for the response.
+///
+/// # Errors
+/// The decoder's 400.
+pub(super) fn decode_typed(
+    info: &ResourceInfo,
+    obj: &mut Value,
+    opts: &WriteOptions,
+) -> Result<(), ApiError> {
+    let ty = kinds::strategy(info).go_type();
+    let warnings = validation::decode_typed(info, ty, obj, opts.decoding.directive)?;
+    opts.warnings.extend(warnings);
+    Ok(())
+}
+
+/// A custom resource's schema: pruning, defaulting and validation ([`schema::admit`]),
+/// keeping its warnings for the response.
+///
+/// # Errors
+/// The schema's 422.
+pub(super) fn admit_schema(
+    info: &ResourceInfo,
+    obj: &mut Value,
+    old: Option<&Value>,
+    opts: &WriteOptions,
+) -> Result<(), ApiError> {
+    let mut warnings = Vec::new();
+    let admitted = schema::admit(info, obj, old, &opts.decoding, &mut warnings);
+    opts.warnings.extend(warnings);
+    admitted
+}
 
 /// The core group's `ValidateObjectMeta` adds `validateKubeFinalizerName` to every kind of it.
 fn group_rules(info: &ResourceInfo, obj: &Value) -> Vec<FieldError> {
