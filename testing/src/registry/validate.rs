@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::WriteOptions;
 use crate::kinds::{self, Strategy};
-use crate::schema;
 use crate::resources::ResourceInfo;
+use crate::schema;
 use crate::status::ApiError;
 use crate::validation::{self, FieldError, builtins, meta};
 
