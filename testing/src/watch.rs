@@ -83,7 +83,7 @@ impl Encoder {
             Representation::Table(include) => line(
                 event_type,
                 &super::table::table(
-                    &self.info,
+                    &crate::kinds::strategy(&self.info).columns(&self.info),
                     std::slice::from_ref(object),
                     None,
                     include,

@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::kinds;
 use crate::negotiation::Representation;
 use crate::status::ApiError;
 use crate::table;
@@ -36,11 +37,13 @@ pub(super) fn represent(
         (Representation::PartialObjectMetadata { list }, items) => {
             return Err(partial_mismatch(info, list, items.is_some()));
         }
-        (Representation::Table(include), None) => {
-            table::table(info, std::slice::from_ref(value), None, include, true, now)
-        }
-        (Representation::Table(include), Some(items)) => {
-            table::table(info, items, Some(&value["metadata"]), include, true, now)
+        (Representation::Table(include), items) => {
+            let (objects, list_meta) = match items {
+                None => (std::slice::from_ref(value), None),
+                Some(items) => (items, Some(&value["metadata"])),
+            };
+            let columns = kinds::strategy(info).columns(info);
+            table::table(&columns, objects, list_meta, include, true, now)
         }
     })
 }

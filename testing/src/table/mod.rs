@@ -1,15 +1,14 @@
 //! The alternative representations clients negotiate with `Accept: ...;as=<Kind>;g=meta.k8s.io;v=v1`:
 //! `Table` (`kubectl get`) and `PartialObjectMetadata` (kube's metadata watches and lists).
-//! A table's columns are its kind's ([`crate::kinds::Strategy::columns`], made of [`column`]s).
+//! A table's columns are its kind's ([`crate::kinds::Strategy::columns`], made of [`column`]s);
+//! the caller looks them up, so tables know nothing of kinds.
 
 pub(crate) mod column;
 
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::kinds;
 use crate::negotiation::IncludeObject;
-use crate::resources::ResourceInfo;
 
 /// An object as `PartialObjectMetadata`: its metadata only.
 pub(crate) fn partial(object: &Value) -> Value {
@@ -26,19 +25,18 @@ pub(crate) fn partial_list(list: &Value) -> Value {
         "metadata": list["metadata"], "items": items})
 }
 
-/// The table of `objects` (already in the served view), as the table convertors build it: the
+/// The table of `objects` (already in the served view) in `columns`, as the table convertors build it: the
 /// list's metadata, or for one object its resourceVersion; the column definitions unless
 /// `headers` is off (`TableOptions.noHeaders`, which the watch encoder sets after its first
 /// event: they are then `null`); each row's `object` as `include` says.
 pub(crate) fn table(
-    info: &ResourceInfo,
+    columns: &[column::Column],
     objects: &[Value],
     list_meta: Option<&Value>,
     include: IncludeObject,
     headers: bool,
     now: Timestamp,
 ) -> Value {
-    let columns = kinds::strategy(info).columns(info);
     let definitions: Option<Vec<Value>> =
         headers.then(|| columns.iter().map(column::Column::definition).collect());
     let rows: Vec<Value> = objects
