@@ -186,7 +186,7 @@ impl Cluster {
     pub fn url(&self) -> String {
         match &self.inner {
             Inner::Embedded(server) => server.url(),
-            Inner::Real(real) => format!("https://{}", real.proxy.addr),
+            Inner::Real(real) => format!("https://{}", real.proxy.addr()),
         }
     }
 
@@ -395,7 +395,7 @@ impl Real {
     /// A client configuration through the proxy acting as `identity`.
     fn config_for(&self, identity: &Identity) -> Result<kube::Config, ServerError> {
         let (token, impersonate) = self.acting_as(identity)?;
-        let url = format!("https://{}", self.proxy.addr);
+        let url = format!("https://{}", self.proxy.addr());
         let mut config = kube::Config::new(url.parse().expect("loopback URL parses"));
         config.root_cert = Some(vec![self.tls.ca_der()]);
         config.auth_info.token = Some(token.to_owned().into());

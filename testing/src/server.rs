@@ -232,7 +232,6 @@ impl ApiServerBuilder {
         .map_err(|source| ServerError::Bind { addr: bind, source })?;
         Ok(ApiServer {
             shared,
-            addr,
             listening,
             sweeper,
             controllers,
@@ -255,7 +254,6 @@ impl ApiServerBuilder {
 /// ```
 pub struct ApiServer {
     shared: Arc<Shared>,
-    addr: SocketAddr,
     listening: Listening,
     sweeper: JoinHandle<()>,
     /// The namespace controller and the garbage collector.
@@ -288,7 +286,7 @@ impl ApiServer {
 
     /// The listening address.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.listening.addr()
     }
 
     /// A client configuration for the server, bearing `token` if any.
@@ -531,7 +529,7 @@ impl ApiServer {
             .restart()
             .await
             .map_err(|source| ServerError::Bind {
-                addr: self.addr,
+                addr: self.addr(),
                 source,
             })
     }

@@ -37,8 +37,8 @@ const MANAGED_FIELDS_ENTRY: &[&str] = &[
     "subresource",
 ];
 
-/// Go's `%q` for the strings selectors carry (printable ASCII in practice); close enough to
-/// `strconv.Quote` for error texts: escapes `"` and `\` and control characters.
+/// Go's `%q` of a string, for error texts (names, durations, resource versions, field values):
+/// close enough to `strconv.Quote` there, escaping `"`, `\` and control characters.
 pub(crate) fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');

@@ -27,8 +27,9 @@ impl Strategy for CustomResources {
         false
     }
 
-    /// The custom resource field-label conversion (`metadata.name`, `metadata.namespace` and
-    /// the definition's selectable fields).
+    /// The custom resource field-label conversion: `field label not supported: x` for a field
+    /// other than `metadata.name` and `metadata.namespace` (a definition's `selectableFields`
+    /// are not served).
     fn converts_field_labels(&self) -> bool {
         true
     }

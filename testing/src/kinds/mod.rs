@@ -79,7 +79,8 @@ pub(crate) trait Strategy: Sync {
         served_as(info, stored.clone())
     }
 
-    /// An object written through `info` (already decoded) in its stored form.
+    /// An object written through `info`, as the request gave it (before decoding), in its
+    /// stored form.
     fn to_stored(&self, info: &ResourceInfo, served: Value) -> Value {
         served_as(info, served)
     }

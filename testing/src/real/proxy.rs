@@ -81,7 +81,6 @@ impl ProxyState {
 
 /// A running proxy; dropping it closes the listener and every connection.
 pub(crate) struct Proxy {
-    pub(crate) addr: SocketAddr,
     pub(crate) state: Arc<ProxyState>,
     listening: Listening,
 }
@@ -115,11 +114,7 @@ impl Proxy {
             tokio::spawn(accept_loop(listener, serving.clone()))
         })
         .map_err(|source| ServerError::Bind { addr: bind, source })?;
-        Ok(Self {
-            addr: listening.addr(),
-            state,
-            listening,
-        })
+        Ok(Self { state, listening })
     }
 
     /// Drops every connection (open watches end without a final event, hung requests go
@@ -130,9 +125,14 @@ impl Proxy {
             .restart()
             .await
             .map_err(|source| ServerError::Bind {
-                addr: self.addr,
+                addr: self.addr(),
                 source,
             })
+    }
+
+    /// The address the proxy listens on.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.listening.addr()
     }
 }
 
