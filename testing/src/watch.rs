@@ -13,6 +13,8 @@ use super::negotiation::Representation;
 use super::resources::ResourceInfo;
 use super::status::ApiError;
 use super::store::{Change, ChangeType};
+use super::table::column::Column;
+use crate::kinds;
 use crate::registry::{Filter, State};
 
 /// What a watch request asked for.
@@ -58,6 +60,8 @@ fn line(event_type: &str, object: &Value) -> Bytes {
 struct Encoder {
     info: Arc<ResourceInfo>,
     representation: Representation,
+    /// A Table watch's columns, looked up once (empty for other representations).
+    columns: Vec<Column>,
     clock: SharedClock,
     encoded_one: bool,
 }
@@ -67,6 +71,10 @@ impl Encoder {
         Self {
             info: req.info.clone(),
             representation: req.representation,
+            columns: match req.representation {
+                Representation::Table(_) => kinds::strategy(&req.info).columns(&req.info),
+                _ => Vec::new(),
+            },
             clock: req.clock.clone(),
             encoded_one: false,
         }
@@ -83,7 +91,7 @@ impl Encoder {
             Representation::Table(include) => line(
                 event_type,
                 &super::table::table(
-                    &crate::kinds::strategy(&self.info).columns(&self.info),
+                    &self.columns,
                     std::slice::from_ref(object),
                     None,
                     include,

@@ -1,7 +1,7 @@
 //! The registry's validation of a write, as the generic store runs a kind's strategy: the typed
-//! decoder and a custom resource's schema, the kind's decoding and defaulting, then the object-metadata rules and the kind's field rules in
-//! one 422 (`rest.BeforeCreate`, `rest.BeforeUpdate`), and the generic store's resourceVersion
-//! precondition.
+//! decoder and a custom resource's schema, the kind's decoding and defaulting, then the
+//! object-metadata rules and the kind's field rules in one 422 (`rest.BeforeCreate`,
+//! `rest.BeforeUpdate`), and the generic store's resourceVersion precondition.
 
 use serde_json::{Value, json};
 

@@ -110,7 +110,7 @@ fn select<'v>(obj: &'v Value, path: &str) -> Vec<&'v Value> {
 }
 
 /// How a cell is read from an object (in the served view), at `now`.
-pub(crate) type Cell = Box<dyn Fn(&Value, Timestamp) -> Value>;
+pub(crate) type Cell = Box<dyn Fn(&Value, Timestamp) -> Value + Send + Sync>;
 
 /// One column of a table: its definition and how its cells are read.
 pub(crate) struct Column {

@@ -25,10 +25,10 @@ pub(crate) fn partial_list(list: &Value) -> Value {
         "metadata": list["metadata"], "items": items})
 }
 
-/// The table of `objects` (already in the served view) in `columns`, as the table convertors build it: the
-/// list's metadata, or for one object its resourceVersion; the column definitions unless
-/// `headers` is off (`TableOptions.noHeaders`, which the watch encoder sets after its first
-/// event: they are then `null`); each row's `object` as `include` says.
+/// The table of `objects` (already in the served view) in `columns`, as the table convertors build
+/// it: the list's metadata, or for one object its resourceVersion; the column definitions unless
+/// `headers` is off (`TableOptions.noHeaders`, which the watch encoder sets after its first event:
+/// they are then `null`); each row's `object` as `include` says.
 pub(crate) fn table(
     columns: &[column::Column],
     objects: &[Value],
