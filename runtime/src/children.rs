@@ -13,6 +13,14 @@
 //! - no `resourceVersion`, `uid` or `managedFields`: a child read back, changed and applied again
 //!   is applied, not refused as a stale update.
 //!
+//! A child another object controls (its controller ownerReference names another owner) is
+//! refused, as controller-runtime's `SetControllerReference` refuses it
+//! ([`ChildError::AlreadyOwned`]); [`Pass::delete_child`](crate::Pass::delete_child) and
+//! [`Pass::prune_children`](crate::Pass::prune_children) delete only the object's own children,
+//! each delete preconditioned on the child's uid. Children are found through the relation's
+//! cache (what its watch saw, and what the controller wrote): in the owner's namespace, or for a
+//! cluster-scoped owner in the namespace its child is in.
+//!
 //! The kind must be declared owned (`#[reconciler(owns(Kind))]`, or
 //! [`Relations::owns`](crate::relations::Relations::owns)): its changes then start the owner's
 //! passes and the generated RBAC allows the writes. Writing an undeclared kind fails with
@@ -24,12 +32,13 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
-use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
+use kube::core::{ObjectMeta, PartialObjectMeta, TypeMeta};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::observe::{ChildOperation, ChildWriteRecord, Observers, ReconcileObserver};
-use crate::relations::{KindName, Ledger, Relations};
+use crate::relations::{Cached, KindName, RelationCache, RelationCaches, Role};
 
 /// The label every child written through [`Pass::apply_child`](crate::Pass::apply_child)
 /// carries; its value is the controller's name as a label value ([`controller_label_value`]).
@@ -71,6 +80,55 @@ pub enum ChildError {
     /// test): there is no client to write with.
     #[error("this pass was not started by a controller: it has no client to write children with")]
     NoController,
+    /// The child is controlled by another object: applying it would take it from its owner
+    /// (controller-runtime's `AlreadyOwnedError`).
+    #[error(
+        "Object {namespace}/{name} is already owned by another {owner_kind} controller {owner_name}"
+    )]
+    AlreadyOwned {
+        /// The child's namespace (empty when cluster-scoped).
+        namespace: String,
+        /// The child's name.
+        name: String,
+        /// The kind of the object that controls it.
+        owner_kind: String,
+        /// The name of the object that controls it.
+        owner_name: String,
+    },
+    /// The object to delete is not a child of the pass's object (another object, or no one,
+    /// controls it): it is left alone.
+    #[error(
+        "{kind} {namespace}/{name} is not a child of this object, so it is not deleted: {controller}"
+    )]
+    NotAChild {
+        /// The object's kind.
+        kind: String,
+        /// Its namespace (empty when cluster-scoped).
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// Who controls it instead.
+        controller: String,
+    },
+    /// The related kind is not declared watched, so no cache holds it.
+    #[error(
+        "{kind} is not declared as watched by this controller, so no cache holds it: declare it with `#[reconciler(watches({kind}, map = ..))]` or `Relations::watches::<{kind}, _>(..)`"
+    )]
+    NotWatched {
+        /// The related kind.
+        kind: String,
+    },
+    /// A cached related object does not deserialize as its kind.
+    #[error("the cached {kind} {name} does not deserialize")]
+    Undecodable {
+        /// The related kind.
+        kind: String,
+        /// The object's name.
+        name: String,
+        /// Why.
+        #[source]
+        source: kube::core::dynamic::ParseDynamicObjectError,
+    },
     /// The request could not be built.
     #[error("could not build the request")]
     Request(#[from] kube::core::request::Error),
@@ -95,38 +153,17 @@ pub fn controller_label_value(controller: &str) -> String {
     if value.len() <= 63 {
         return value;
     }
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    controller.hash(&mut hasher);
     let prefix = value[..54].trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
-    format!("{prefix}-{:08x}", hasher.finish() as u32)
+    format!("{prefix}-{:08x}", fnv1a_32(controller.as_bytes()))
 }
 
-/// The owned kinds of a controller with their ledgers (what the controller wrote of each child).
-#[derive(Debug, Default)]
-pub(crate) struct OwnedKinds {
-    kinds: Vec<(KindName, Arc<Ledger>)>,
-}
-
-impl OwnedKinds {
-    /// The owned kinds of `relations`.
-    pub(crate) fn of<K: Resource<DynamicType = ()> + Clone + 'static>(
-        relations: &Relations<K>,
-    ) -> Self {
-        let kinds = relations
-            .iter()
-            .filter(|r| r.role() == crate::relations::Role::Owned)
-            .map(|r| (r.kind().clone(), r.ledger().clone()))
-            .collect();
-        Self { kinds }
-    }
-
-    fn ledger(&self, kind: &KindName) -> Option<&Arc<Ledger>> {
-        self.kinds
-            .iter()
-            .find(|(k, _)| k.group == kind.group && k.kind == kind.kind)
-            .map(|(_, ledger)| ledger)
-    }
+/// The 32-bit FNV-1a hash of `bytes`: fixed by its definition, so a label value computed from
+/// it is the same in every build (std's `DefaultHasher` may change between Rust releases, and
+/// children labelled by an older build would then escape pruning).
+fn fnv1a_32(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |hash, byte| {
+        (hash ^ u32::from(*byte)).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// What a pass writes its object's children with.
@@ -135,7 +172,7 @@ pub(crate) struct ChildWriter {
     pub(crate) client: kube::Client,
     pub(crate) field_manager: Arc<str>,
     pub(crate) label_value: Arc<str>,
-    pub(crate) owned: Arc<OwnedKinds>,
+    pub(crate) caches: Arc<RelationCaches>,
     /// The controller ownerReference to the pass's object.
     pub(crate) owner: OwnerReference,
     /// The pass's object's namespace.
@@ -155,11 +192,33 @@ impl ChildWriter {
         });
     }
 
-    fn ledger<C: Resource<DynamicType = ()>>(&self) -> Result<&Arc<Ledger>, ChildError> {
+    /// The cache of the owned kind `C`.
+    fn owned<C: Resource<DynamicType = ()>>(&self) -> Result<&Arc<RelationCache>, ChildError> {
         let kind = KindName::of::<C>();
-        self.owned
-            .ledger(&kind)
+        self.caches
+            .find(&kind, Role::Owned)
             .ok_or(ChildError::Undeclared { kind: kind.kind })
+    }
+
+    /// The cached child of kind `C` named `name` whose controller is the pass's object: in the
+    /// object's namespace, or for a cluster-scoped object wherever it is.
+    fn own_child(&self, cache: &RelationCache, name: &str) -> Option<Cached> {
+        cache
+            .children_of(&self.owner.uid)
+            .into_iter()
+            .find(|child| {
+                child.metadata.name.as_deref() == Some(name)
+                    && (self.namespace.is_none() || child.metadata.namespace == self.namespace)
+            })
+    }
+
+    /// Where the child `name` is: the object's namespace, or for a cluster-scoped object the
+    /// namespace its cached child is in (`None`: cluster-scoped, or not cached).
+    fn child_namespace(&self, cache: &RelationCache, name: &str) -> Option<String> {
+        self.namespace.clone().or_else(|| {
+            self.own_child(cache, name)
+                .and_then(|child| child.metadata.namespace.clone())
+        })
     }
 
     /// Applies `child`; see the [module](self).
@@ -167,7 +226,7 @@ impl ChildWriter {
     where
         C: Resource<DynamicType = ()> + Serialize + DeserializeOwned + Clone + Debug,
     {
-        let ledger = self.ledger::<C>()?;
+        let cache = self.owned::<C>()?;
         let kind = || C::kind(&()).into_owned();
         let mut child = child.clone();
         let meta = child.meta_mut();
@@ -187,6 +246,9 @@ impl ChildWriter {
             (None, owner_namespace) => meta.namespace.clone_from(owner_namespace),
             _ => {}
         }
+        if let Some(live) = cache.get(meta.namespace.as_deref(), &name) {
+            self.refuse_another_owner(&live.metadata)?;
+        }
         meta.resource_version = None;
         meta.uid = None;
         meta.managed_fields = None;
@@ -199,24 +261,43 @@ impl ChildWriter {
         let namespace = meta.namespace.clone();
         let request = kube::core::Request::new(C::url_path(&(), namespace.as_deref()));
         let params = PatchParams::apply(&self.field_manager).force();
-        let _writing = ledger.writing(namespace.as_deref(), &name);
+        let _writing = cache.writing(namespace.as_deref(), &name);
         let stored = self
             .client
             .request::<C>(request.patch(&name, &params, &Patch::Apply(&child))?)
             .await;
         self.record::<C>(ChildOperation::Apply, stored.is_ok());
         let stored = stored?;
-        ledger.wrote(stored.meta());
+        cache.wrote(type_meta::<C>(), stored.meta());
         Ok(stored)
     }
 
-    /// The child of kind `C` named `name` in the object's namespace, if there is one.
+    /// Fails with [`ChildError::AlreadyOwned`] when `live`'s controller is another object.
+    fn refuse_another_owner(&self, live: &ObjectMeta) -> Result<(), ChildError> {
+        match live
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|r| r.controller == Some(true))
+        {
+            Some(owner) if owner.uid != self.owner.uid => Err(ChildError::AlreadyOwned {
+                namespace: live.namespace.clone().unwrap_or_default(),
+                name: live.name.clone().unwrap_or_default(),
+                owner_kind: owner.kind.clone(),
+                owner_name: owner.name.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The child of kind `C` named `name` (see [`child_namespace`](Self::child_namespace)),
+    /// read from the API server, if there is one.
     pub(crate) async fn get<C>(&self, name: &str) -> Result<Option<C>, ChildError>
     where
         C: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
     {
-        self.ledger::<C>()?;
-        let request = kube::core::Request::new(C::url_path(&(), self.namespace.as_deref()));
+        let namespace = self.child_namespace(self.owned::<C>()?, name);
+        let request = kube::core::Request::new(C::url_path(&(), namespace.as_deref()));
         match self
             .client
             .request::<C>(request.get(name, &kube::api::GetParams::default())?)
@@ -228,99 +309,176 @@ impl ChildWriter {
         }
     }
 
-    /// Deletes the child of kind `C` named `name` in the object's namespace; whether it was
-    /// there.
+    /// The cached metadata of the object's children of kind `C`.
+    pub(crate) fn children<C>(&self) -> Result<Vec<PartialObjectMeta<C>>, ChildError>
+    where
+        C: Resource<DynamicType = ()>,
+    {
+        let cache = self.owned::<C>()?;
+        Ok(cache
+            .children_of(&self.owner.uid)
+            .into_iter()
+            .map(|child| PartialObjectMeta {
+                types: Some(type_meta::<C>()),
+                metadata: child.metadata.clone(),
+                _phantom: std::marker::PhantomData,
+            })
+            .collect())
+    }
+
+    /// Deletes the object's child of kind `C` named `name`; whether it was there. An object of
+    /// that name that is not the object's child is refused ([`ChildError::NotAChild`]).
     pub(crate) async fn delete<C>(&self, name: &str) -> Result<bool, ChildError>
     where
         C: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
     {
-        let ledger = self.ledger::<C>()?;
-        let request = kube::core::Request::new(C::url_path(&(), self.namespace.as_deref()));
-        let _writing = ledger.writing(self.namespace.as_deref(), name);
+        let cache = self.owned::<C>()?;
+        let namespace = self.child_namespace(cache, name);
+        let live = match cache.get(namespace.as_deref(), name) {
+            Some(live) => live.metadata.clone(),
+            // Not seen by the watch (yet): as the API server has it.
+            None => match self.get::<C>(name).await? {
+                Some(live) => live.meta().clone(),
+                None => return Ok(false),
+            },
+        };
+        let controller = live
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|r| r.controller == Some(true));
+        if controller.is_none_or(|c| c.uid != self.owner.uid) {
+            return Err(ChildError::NotAChild {
+                kind: C::kind(&()).into_owned(),
+                namespace: namespace.unwrap_or_default(),
+                name: name.to_owned(),
+                controller: controller.map_or_else(
+                    || "it has no controller".to_owned(),
+                    |c| format!("its controller is {} {}", c.kind, c.name),
+                ),
+            });
+        }
+        self.delete_exactly::<C>(cache, &live, ChildOperation::Delete)
+            .await
+    }
+
+    /// Deletes the child `live` (by its uid, so that a child recreated meanwhile is left alone);
+    /// whether it was still there.
+    async fn delete_exactly<C>(
+        &self,
+        cache: &Arc<RelationCache>,
+        live: &ObjectMeta,
+        operation: ChildOperation,
+    ) -> Result<bool, ChildError>
+    where
+        C: Resource<DynamicType = ()>,
+    {
+        let (Some(name), Some(uid)) = (live.name.as_deref(), live.uid.as_deref()) else {
+            return Ok(false);
+        };
+        let namespace = live.namespace.as_deref();
+        let request = kube::core::Request::new(C::url_path(&(), namespace));
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: Some(uid.to_owned()),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        let _writing = cache.writing(namespace, name);
         // The deleted object, or a Status naming it (some kinds answer that way).
         let answer = self
             .client
-            .request::<serde_json::Value>(request.delete(name, &DeleteParams::default())?)
+            .request::<serde_json::Value>(request.delete(name, &params)?)
             .await;
-        let gone = matches!(&answer, Err(kube::Error::Api(status)) if status.code == 404);
-        self.record::<C>(ChildOperation::Delete, answer.is_ok() || gone);
-        let answer = match answer {
-            Ok(answer) => answer,
-            Err(_) if gone => return Ok(false),
-            Err(error) => return Err(error.into()),
-        };
-        let uid = ["/metadata/uid", "/details/uid"]
-            .iter()
-            .find_map(|pointer| answer.pointer(pointer)?.as_str());
-        if let Some(uid) = uid.filter(|uid| !uid.is_empty()) {
-            ledger.deleted(self.namespace.as_deref(), uid);
+        match answer {
+            Ok(_) => {
+                self.record::<C>(operation, true);
+                cache.deleted(namespace, name, uid);
+                Ok(true)
+            }
+            // Gone already, or replaced by a new child of that name: not this one to delete.
+            Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {
+                self.record::<C>(operation, true);
+                Ok(false)
+            }
+            Err(error) => {
+                self.record::<C>(operation, false);
+                Err(error.into())
+            }
         }
-        Ok(true)
     }
-}
 
-impl ChildWriter {
     /// Deletes the children of kind `C` this controller applied for the object (they carry
     /// [`CONTROLLER_LABEL`] with its value and the object's controller ownerReference) whose names
-    /// are not in `wanted`; how many it deleted. Each delete carries the child's uid as a
-    /// precondition, so a child recreated meanwhile is left alone.
+    /// are not in `wanted`, as the relation's cache holds them; how many it deleted.
     pub(crate) async fn prune<C>(&self, wanted: &[&str]) -> Result<usize, ChildError>
     where
-        C: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
+        C: Resource<DynamicType = ()>,
     {
-        use kube::api::{ListParams, Preconditions};
-        use kube::core::{ApiResource, DynamicObject, PartialObjectMeta};
-
-        let ledger = self.ledger::<C>()?;
-        let resource = ApiResource::erase::<C>(&());
-        let api: kube::Api<PartialObjectMeta<DynamicObject>> = match &self.namespace {
-            Some(namespace) => {
-                kube::Api::namespaced_with(self.client.clone(), namespace, &resource)
-            }
-            None => kube::Api::all_with(self.client.clone(), &resource),
-        };
-        let selector = format!("{CONTROLLER_LABEL}={}", self.label_value);
-        let listed = api
-            .list_metadata(&ListParams::default().labels(&selector))
-            .await?;
+        let cache = self.owned::<C>()?;
+        let unwanted: Vec<Cached> = cache
+            .children_of(&self.owner.uid)
+            .into_iter()
+            .filter(|child| {
+                let meta = &child.metadata;
+                let labelled = meta
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(CONTROLLER_LABEL))
+                    .map(String::as_str)
+                    == Some(&*self.label_value);
+                labelled && !wanted.contains(&meta.name.as_deref().unwrap_or_default())
+            })
+            .collect();
         let mut deleted = 0;
-        for child in listed.items {
-            let owned = child
-                .metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .any(|r| r.controller == Some(true) && r.uid == self.owner.uid);
-            let name = child.metadata.name.clone().unwrap_or_default();
-            if !owned || wanted.contains(&name.as_str()) {
-                continue;
-            }
-            let Some(uid) = child.metadata.uid.clone() else {
-                continue;
-            };
-            let _writing = ledger.writing(child.metadata.namespace.as_deref(), &name);
-            let params = DeleteParams {
-                preconditions: Some(Preconditions {
-                    uid: Some(uid.clone()),
-                    resource_version: None,
-                }),
-                ..DeleteParams::default()
-            };
-            match api.delete(&name, &params).await {
-                Ok(_) => {
-                    self.record::<C>(ChildOperation::Prune, true);
-                    ledger.deleted(child.metadata.namespace.as_deref(), &uid);
-                    deleted += 1;
-                }
-                // Gone already, or replaced by a new child of that name: not this one to delete.
-                Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {}
-                Err(error) => {
-                    self.record::<C>(ChildOperation::Prune, false);
-                    return Err(error.into());
-                }
+        for child in unwanted {
+            if self
+                .delete_exactly::<C>(cache, &child.metadata, ChildOperation::Prune)
+                .await?
+            {
+                deleted += 1;
             }
         }
         Ok(deleted)
+    }
+
+    /// The related object of kind `O` named `name` in `namespace` (or the cluster-scoped one),
+    /// as the relation's cache holds it.
+    pub(crate) fn related<O>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<O>, ChildError>
+    where
+        O: Resource<DynamicType = ()> + DeserializeOwned,
+    {
+        let kind = KindName::of::<O>();
+        let cache = self
+            .caches
+            .find(&kind, Role::Watched)
+            .ok_or(ChildError::NotWatched {
+                kind: kind.kind.clone(),
+            })?;
+        let Some(object) = cache.get(namespace, name) else {
+            return Ok(None);
+        };
+        kube::core::DynamicObject::clone(&object)
+            .try_parse::<O>()
+            .map(Some)
+            .map_err(|source| ChildError::Undecodable {
+                kind: kind.kind,
+                name: name.to_owned(),
+                source,
+            })
+    }
+}
+
+/// The apiVersion and kind of `C`.
+fn type_meta<C: Resource<DynamicType = ()>>() -> TypeMeta {
+    TypeMeta {
+        api_version: C::api_version(&()).into_owned(),
+        kind: C::kind(&()).into_owned(),
     }
 }
 

@@ -328,9 +328,10 @@ async fn a_missing_crd_makes_the_controller_not_ready_after_the_sync_timeout() {
     assert!(body.starts_with("not ready: 1 of 1 controller(s): test.kubeward.dev/widgets: its watch has not listed its objects within 500ms: list: 404"), "{body}");
     assert_eq!(body.lines().count(), 1, "{body}");
     assert_eq!(get(addr, "/healthz").await.0, 200, "alive: it keeps trying");
-    let timed_out = logs.at(tracing::Level::WARN, "the cache has not synced in time");
+    let timed_out = logs.at(tracing::Level::WARN, "a watch has not synced in time");
     assert_eq!(timed_out.len(), 1, "{timed_out:?}");
     assert!(timed_out[0].contains("list: 404"), "{timed_out:?}");
+    assert!(timed_out[0].contains("its watch"), "{timed_out:?}");
     let failed = logs.at(tracing::Level::WARN, "watch or list failed");
     assert!(!failed.is_empty(), "the list failure is logged at warn");
     // A group no CRD serves: kube-apiserver's plain-text "404 page not found" (no Status).

@@ -10,10 +10,10 @@ use super::Reconciler;
 use super::effects::Effects;
 use super::in_doubt::Writer;
 use super::memory::{ObjectMemory, Whereabouts};
-use crate::children::OwnedKinds;
 use crate::clock::SharedClock;
 use crate::events::EventRecorder;
 use crate::observe::Observers;
+use crate::relations::RelationCaches;
 
 /// What a controller's passes share.
 pub(super) struct Context<R: Reconciler> {
@@ -55,7 +55,8 @@ pub(super) struct ChildContext {
     pub(super) field_manager: Arc<str>,
     /// The controller's name as the value of [`CONTROLLER_LABEL`](crate::children::CONTROLLER_LABEL).
     pub(super) label_value: Arc<str>,
-    pub(super) owned: Arc<OwnedKinds>,
+    /// The relations' caches, read by passes and told of their child writes.
+    pub(super) caches: Arc<RelationCaches>,
 }
 
 impl ChildContext {
@@ -67,7 +68,7 @@ impl ChildContext {
         Self {
             field_manager: name.clone(),
             label_value: crate::children::controller_label_value(name).into(),
-            owned: Arc::new(OwnedKinds::of(relations)),
+            caches: Arc::new(RelationCaches::of(relations)),
         }
     }
 }
@@ -84,7 +85,7 @@ impl<R: Reconciler> Context<R> {
             client: self.client.clone(),
             field_manager: self.children.field_manager.clone(),
             label_value: self.children.label_value.clone(),
-            owned: self.children.owned.clone(),
+            caches: self.children.caches.clone(),
             owner,
             namespace: object.namespace(),
             observers: self.observers.clone(),

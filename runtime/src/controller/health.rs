@@ -22,11 +22,15 @@ pub enum ControllerState {
     /// Ready: with leader election, a standby waiting for the lease (readiness is about the
     /// process, not leadership).
     Standby,
-    /// Not ready: its watch has not listed its objects within the sync timeout. It keeps trying
-    /// (and becomes [`Synced`](ControllerState::Synced) when it succeeds).
+    /// Not ready: one of its watches — of its resource, or of a kind it owns or watches — has
+    /// not listed its objects within the sync timeout. It keeps trying (and becomes
+    /// [`Synced`](ControllerState::Synced) when every watch has listed).
     SyncTimedOut {
         /// The controller's name.
         controller: String,
+        /// The watch that has not listed: `its watch` (of the resource), or `the watch of
+        /// configmaps (owned)` with the namespace when it watches one of several.
+        watch: String,
         /// The sync timeout.
         after: Duration,
         /// The last watch or list failure, or that none was reported.
@@ -65,11 +69,12 @@ impl fmt::Display for ControllerState {
             ControllerState::Standby => f.write_str("a standby waiting for the lease"),
             ControllerState::SyncTimedOut {
                 controller,
+                watch,
                 after,
                 reason,
             } => write!(
                 f,
-                "{controller}: its watch has not listed its objects within {after:?}: {reason}"
+                "{controller}: {watch} has not listed its objects within {after:?}: {reason}"
             ),
             ControllerState::Stopped => f.write_str("stopped"),
             ControllerState::Failed { controller, reason } => {

@@ -205,6 +205,14 @@ impl ObjectMemory {
         held.is_some_and(|held| held == terminal_fingerprint(object))
     }
 
+    /// Something `object` depends on changed (a related object, a child): a hold after its
+    /// terminal failure ends, and its next pass runs.
+    pub(super) fn release_terminal_hold<K: Resource>(&self, object: &K) {
+        if let Some(entry) = self.lock().entries.get_mut(&key(object)) {
+            entry.terminal = None;
+        }
+    }
+
     /// The objects held after a terminal failure, read under one lock (for a whole scrape).
     #[cfg(feature = "prometheus")]
     pub(super) fn terminal_failures(&self) -> TerminalFailures {

@@ -227,8 +227,10 @@ impl<K> Pass<K> {
             .await
     }
 
-    /// Reads this pass's object's child of kind `C` named `name` (in the object's namespace)
-    /// from the API server; `None` when there is none. Its kind must be declared owned
+    /// Reads this pass's object's child of kind `C` named `name` from the API server (the
+    /// body: owned kinds are cached metadata-only); `None` when there is none. The child is
+    /// looked for in the object's namespace, or for a cluster-scoped object in the namespace
+    /// the controller's cache of its children has it in. Its kind must be declared owned
     /// (`owns(..)`: the generated RBAC then allows the `get`). With
     /// [`kstatus::readiness`](crate::kstatus::readiness) a dependent's readiness feeds one of the
     /// reconciler's conditions; the child's status changes start this object's passes.
@@ -246,11 +248,64 @@ impl<K> Pass<K> {
             .await
     }
 
-    /// Deletes this pass's object's child of kind `C` named `name` (in the object's namespace);
-    /// whether it was there. Its kind must be declared owned (`owns(..)`).
+    /// The metadata of this pass's object's children of kind `C` (the objects whose controller
+    /// ownerReference names it), as the controller's cache of the kind holds them: what its
+    /// watch saw, and what this controller wrote. No request is made.
     ///
     /// # Errors
-    /// As [`apply_child`](Self::apply_child).
+    /// [`ChildError::Undeclared`] for a kind not declared owned, [`ChildError::NoController`]
+    /// outside a controller's pass.
+    pub fn children<C>(&self) -> Result<Vec<kube::core::PartialObjectMeta<C>>, ChildError>
+    where
+        C: kube::Resource<DynamicType = ()>,
+    {
+        self.children
+            .as_ref()
+            .ok_or(ChildError::NoController)?
+            .children::<C>()
+    }
+
+    /// The related object of kind `O` named `name` in this pass's object's namespace (or the
+    /// cluster-scoped one of that name), read from the controller's cache of the kind: `O` must
+    /// be declared watched (`watches(O, map = ..)`), and reading it needs no request and no verb
+    /// beyond the watch's `list` and `watch`. `None` when the cache holds no such object.
+    ///
+    /// # Errors
+    /// [`ChildError::NotWatched`] for a kind not declared watched, [`ChildError::Undecodable`],
+    /// [`ChildError::NoController`] outside a controller's pass.
+    pub fn related<O>(&self, name: &str) -> Result<Option<O>, ChildError>
+    where
+        O: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned,
+    {
+        let namespace = self.object.namespace.clone();
+        self.related_in(namespace.as_deref(), name)
+    }
+
+    /// [`related`](Self::related) in `namespace` (`None`: a cluster-scoped object).
+    ///
+    /// # Errors
+    /// As [`related`](Self::related).
+    pub fn related_in<O>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<O>, ChildError>
+    where
+        O: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned,
+    {
+        self.children
+            .as_ref()
+            .ok_or(ChildError::NoController)?
+            .related::<O>(namespace, name)
+    }
+
+    /// Deletes this pass's object's child of kind `C` named `name` (where
+    /// [`get_child`](Self::get_child) looks for it), preconditioned on its uid; whether it was
+    /// there. Its kind must be declared owned (`owns(..)`).
+    ///
+    /// # Errors
+    /// As [`apply_child`](Self::apply_child), and [`ChildError::NotAChild`] when an object of
+    /// that name is not this object's child (it is left alone).
     pub async fn delete_child<C>(&self, name: &str) -> Result<bool, ChildError>
     where
         C: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned + Clone + std::fmt::Debug,

@@ -24,14 +24,12 @@
 //! [`Controller::with_every_watch_event`](super::Controller::with_every_watch_event) gives
 //! kube-runtime's behaviour (relists too).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use kube::runtime::watcher;
-
-use crate::relations::{Ledger, resource_version};
 
 /// The labels and annotations of its objects a reconciler reads: a change of one of them starts
 /// a pass (`#[reconciler(reads(labels("team"), annotations("example.com/approved")))]`).
@@ -83,6 +81,53 @@ impl Keys {
     }
 }
 
+/// The version of an object that is its resourceVersion (hashed): every change moves it.
+fn resource_version(meta: &ObjectMeta) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    meta.resource_version.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// What a watch last saw of each object (by uid), as a version: whether an event is news.
+/// Objects a relist no longer lists are forgotten at its end (their deletion is the controller
+/// loop's to see, through its cache).
+#[derive(Debug, Default)]
+struct Seen {
+    versions: HashMap<String, u64>,
+    /// The uids listed so far by the relist under way.
+    listing: Option<HashSet<String>>,
+}
+
+impl Seen {
+    /// Records `version` of the object of `meta`; whether it is news.
+    fn observe(&mut self, meta: &ObjectMeta, version: u64) -> bool {
+        let uid = meta.uid.clone().unwrap_or_default();
+        if let Some(listing) = &mut self.listing {
+            listing.insert(uid.clone());
+        }
+        self.versions.insert(uid, version) != Some(version)
+    }
+
+    fn forget(&mut self, meta: &ObjectMeta) {
+        self.versions
+            .remove(meta.uid.as_deref().unwrap_or_default());
+    }
+
+    /// Follows the start and end of a relist; whether `event` was one of them.
+    fn follow_relist<K>(&mut self, event: &watcher::Event<K>) -> bool {
+        match event {
+            watcher::Event::Init => self.listing = Some(HashSet::new()),
+            watcher::Event::InitDone => {
+                if let Some(listed) = self.listing.take() {
+                    self.versions.retain(|uid, _| listed.contains(uid));
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
 /// The version of an object as [`Starts::RelevantChanges`] sees it: what of it `reads` covers
 /// (hashed), or its resourceVersion when it has no generation.
 pub(crate) fn relevant_version(meta: &ObjectMeta, reads: &Reads) -> u64 {
@@ -119,7 +164,7 @@ pub(super) struct Judge {
     starts: Starts,
     reads: Reads,
     /// What the watch last saw of each object, as [`starts`](Self::starts) counts versions.
-    seen: Ledger,
+    seen: Seen,
     /// Whether the term's first list is under way (it starts every object's pass).
     first_list: bool,
 }
@@ -131,7 +176,7 @@ impl Judge {
         Self {
             starts,
             reads,
-            seen: Ledger::default(),
+            seen: Seen::default(),
             first_list: true,
         }
     }
@@ -145,7 +190,7 @@ impl Judge {
                 _ => None,
             };
         }
-        if self.seen.follow_relist(&event, None) {
+        if self.seen.follow_relist(&event) {
             if matches!(event, watcher::Event::InitDone) {
                 self.first_list = false;
             }
@@ -163,7 +208,7 @@ impl Judge {
                 self.seen.observe(object.meta(), version).then_some(object)
             }
             watcher::Event::Delete(object) => {
-                self.seen.observe_delete(object.meta());
+                self.seen.forget(object.meta());
                 None
             }
         }

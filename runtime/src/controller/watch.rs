@@ -202,13 +202,14 @@ impl<R: Reconciler> Watching<R> {
                 }));
         }
         for relation in self.context.relations.iter() {
+            relation.cache().begin_term();
             let shared = self.shared.clone().map(|shared| {
                 let failures = self.failures.clone();
                 let on_error: ErrorSink = Arc::new(move |error| failures.record(error));
                 (shared, on_error)
             });
             let failures = self.failures.clone();
-            let queued = self.context.clone();
+            let (context, cached) = (self.context.clone(), store.clone());
             let triggers = relation
                 .triggers(TriggerInputs {
                     client: self.client.clone(),
@@ -219,10 +220,7 @@ impl<R: Reconciler> Watching<R> {
                 .inspect_err(move |error| failures.record(error))
                 .filter_map(|batch| futures::future::ready(batch.ok()))
                 .flat_map(futures::stream::iter)
-                .inspect(move |object| {
-                    let key = queue::key(object.namespace.as_deref(), &object.name);
-                    queued.queue.triggered(key);
-                });
+                .inspect(move |object| relation_triggered(&context, &cached, object));
             controller = controller.reconcile_on(triggers);
         }
         self.cache.send_replace(Some(store.clone()));
@@ -271,37 +269,76 @@ impl<R: Reconciler> Watching<R> {
         }
     }
 
-    /// Sets the controller's state as this term's cache syncs: [`ControllerState::Synced`] once
-    /// it has listed the objects; [`ControllerState::SyncTimedOut`] with the last watch failure
-    /// (and a warn log) if that takes longer than the sync timeout, until it succeeds. Runs
-    /// for the term (the future completes only when the cache's writer is gone).
+    /// Sets the controller's state as this term's watches sync: [`ControllerState::Synced`] once
+    /// the cache of the resource and every relation's cache (each scope) have listed their
+    /// objects; [`ControllerState::SyncTimedOut`], naming the watch waited for, with the last
+    /// watch failure (and a warn log) if that takes longer than the sync timeout, until it
+    /// succeeds. Runs for the term (the future completes only when the cache's writer is gone).
     fn track_sync(&self, store: Store<R::Resource>) -> impl Future<Output = ()> + Send + 'static {
         let state = self.state.clone();
         let failures = self.failures.clone();
         let timeout = self.sync_timeout;
         let controller = self.context.name.to_string();
+        let context = self.context.clone();
+        let scopes: Vec<crate::relations::Scope> = match self.scope.namespace_names() {
+            [] => vec![None],
+            names => names.iter().cloned().map(Some).collect(),
+        };
+        let several = scopes.len() > 1;
         async move {
-            let synced = match tokio::time::timeout(timeout, store.wait_until_ready()).await {
+            // The watch waited for, as readiness names it.
+            let waiting_for = std::sync::Mutex::new("its watch".to_owned());
+            let synced = async {
+                store.wait_until_ready().await.map_err(drop)?;
+                for relation in context.relations.iter() {
+                    for scope in &scopes {
+                        let role = match relation.role() {
+                            crate::relations::Role::Owned => "owned",
+                            crate::relations::Role::Watched => "watched",
+                        };
+                        let mut watch = format!("the watch of {} ({role})", relation.kind().plural);
+                        if let Some(namespace) = scope.as_deref().filter(|_| several) {
+                            watch = format!("{watch} in namespace {namespace}");
+                        }
+                        *waiting_for
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner) = watch;
+                        relation
+                            .cache()
+                            .wait_listed(std::slice::from_ref(scope))
+                            .await;
+                    }
+                }
+                Ok::<(), ()>(())
+            };
+            let mut synced = std::pin::pin!(synced);
+            let synced = match tokio::time::timeout(timeout, &mut synced).await {
                 Ok(synced) => synced,
                 Err(_) => {
                     let reason = failures.last().unwrap_or_else(|| {
                         "no list or watch failure was reported: the list is slow or unanswered"
                             .to_owned()
                     });
+                    let watch = waiting_for
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .clone();
                     tracing::warn!(
                         %controller,
+                        %watch,
                         %reason,
                         ?timeout,
-                        "the cache has not synced in time: the controller is not ready"
+                        "a watch has not synced in time: the controller is not ready"
                     );
                     state.send_replace(ControllerState::SyncTimedOut {
                         controller: controller.clone(),
+                        watch,
                         after: timeout,
                         reason,
                     });
-                    let synced = store.wait_until_ready().await;
+                    let synced = synced.await;
                     if synced.is_ok() {
-                        tracing::info!(%controller, "the cache has synced after all");
+                        tracing::info!(%controller, "the watches have synced after all");
                     }
                     synced
                 }
@@ -311,6 +348,24 @@ impl<R: Reconciler> Watching<R> {
             }
         }
     }
+}
+
+/// A relation's watch names `object` for a pass: it is counted as queued, and a hold after a
+/// terminal failure ends (what the object depends on changed), as controller-runtime runs any
+/// pass a `Watches` or `Owns` source enqueues. An object not in the cache gets no pass
+/// (kube-runtime drops it), so it is not counted.
+fn relation_triggered<R: Reconciler>(
+    context: &Context<R>,
+    store: &Store<R::Resource>,
+    object: &reflector::ObjectRef<R::Resource>,
+) {
+    let Some(cached) = store.get(object) else {
+        return;
+    };
+    context
+        .queue
+        .triggered(queue::key(object.namespace.as_deref(), &object.name));
+    context.memory.release_terminal_hold(&*cached);
 }
 
 /// The watch of `api` with `config` a controller caches its resource from: retried with backoff,

@@ -4,21 +4,32 @@
 //! declares the same in [`Reconciler::relations`](crate::Reconciler::relations).
 //!
 //! From the declaration the controller
-//! - watches each owned kind **metadata-only** (no bodies are fetched or kept) and runs the pass
-//!   of an object's controller owner when a child is created, changed or deleted — the owner named
-//!   by the child's ownerReference with `controller: true`, namespaced or cluster-scoped;
-//! - watches each related kind and runs the passes its map function returns;
+//! - watches each owned kind **metadata-only** (no bodies are fetched) into a cache of the
+//!   children's metadata, found by controller owner, and runs the pass of an object's
+//!   controller owner when a child is created, changed or deleted — the owner named by the
+//!   child's ownerReference with `controller: true`, namespaced or cluster-scoped;
+//! - watches each related kind into a cache of its objects, and runs the passes its map function
+//!   returns;
+//! - lets passes read those caches, with no request and no verb beyond the watch's:
+//!   [`Pass::children`](crate::Pass::children) (an object's children's metadata),
+//!   [`Pass::related`](crate::Pass::related) (a related object), and
+//!   [`Pass::prune_children`](crate::Pass::prune_children) finds what to delete there;
 //! - derives the RBAC rules of both (`rbac::rules`, which reads this declaration): `list` and
 //!   `watch` on every kind, and on owned kinds `get`, `create` and `patch` (server-side apply that
 //!   creates needs both) and `delete`;
 //! - writes children through [`Pass::apply_child`](crate::Pass::apply_child): server-side apply
 //!   under the controller's field manager with the controller ownerReference set, so a reconciler
-//!   writes the desired child and nothing else.
+//!   writes the desired child and nothing else;
+//! - is ready only once every relation's watch has listed its objects (each namespace watched),
+//!   and names the one it waits for when the sync timeout passes.
 //!
-//! A relist of a related kind (after a watch expired) starts no pass for an object whose
-//! resourceVersion did not move, and a child's change written by the controller itself
-//! (`apply_child`, `delete_child`) starts none either: a deleted child starts exactly one owner
-//! pass, which restores it.
+//! A relist (after a watch expired, an API server restart, or in a new leadership term) starts
+//! no pass for an object whose resourceVersion did not move, and one it no longer lists counts
+//! as deleted: its owner's pass (or the map function's) runs, so a child deleted while the watch
+//! was down is restored. A child's change written by the controller itself (`apply_child`,
+//! `delete_child`, `prune_children`) starts no pass: a deleted child starts exactly one owner
+//! pass, which restores it. A pass held after a terminal failure runs again when a relation
+//! names its object: what it depends on changed.
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -43,7 +54,7 @@
 //! assert_eq!(kinds, ["pods", "secrets"]);
 //! ```
 
-mod ledger;
+mod cache;
 mod trigger;
 
 use std::fmt::Debug;
@@ -56,7 +67,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use serde::de::DeserializeOwned;
 
-pub(crate) use self::ledger::{Ledger, resource_version};
+pub(crate) use self::cache::{Cached, RelationCache, Scope};
 use crate::controller::{ErrorSink, SharedWatches, WatchKey};
 
 /// How the controller relates to a kind it watches.
@@ -111,7 +122,8 @@ pub(crate) struct TriggerInputs<K: Resource<DynamicType = ()> + Clone + 'static>
     pub(crate) shared: Option<(SharedWatches, ErrorSink)>,
 }
 
-type MakeTriggers<K> = Arc<dyn Fn(TriggerInputs<K>, Arc<Ledger>) -> Triggers<K> + Send + Sync>;
+type MakeTriggers<K> =
+    Arc<dyn Fn(TriggerInputs<K>, Arc<RelationCache>) -> Triggers<K> + Send + Sync>;
 
 /// One kind watched beside the controller's resource `K`.
 pub struct Relation<K: Resource<DynamicType = ()> + Clone + 'static> {
@@ -120,7 +132,7 @@ pub struct Relation<K: Resource<DynamicType = ()> + Clone + 'static> {
     /// The watch of the related kind (of the whole cluster).
     #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
     watch: WatchKey,
-    ledger: Arc<Ledger>,
+    cache: Arc<RelationCache>,
     triggers: MakeTriggers<K>,
 }
 
@@ -147,11 +159,12 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Relation<K> {
     }
 
     pub(crate) fn triggers(&self, inputs: TriggerInputs<K>) -> Triggers<K> {
-        (self.triggers)(inputs, self.ledger.clone())
+        (self.triggers)(inputs, self.cache.clone())
     }
 
-    pub(crate) fn ledger(&self) -> &Arc<Ledger> {
-        &self.ledger
+    /// What the relation's watch last saw, and the controller wrote.
+    pub(crate) fn cache(&self) -> &Arc<RelationCache> {
+        &self.cache
     }
 
     /// The watch of the related kind in `namespace` (`None`: the whole cluster), to share.
@@ -212,7 +225,7 @@ where
             Role::Owned,
             KindName::of::<C>(),
             WatchKey::new::<trigger::Metadata>(&ApiResource::erase::<C>(&()), None, &config),
-            Arc::new(move |inputs, ledger| trigger::owners::<K, C>(inputs, config.clone(), ledger)),
+            Arc::new(move |inputs, cache| trigger::owners::<K, C>(inputs, config.clone(), cache)),
         )
     }
 
@@ -241,8 +254,8 @@ where
             Role::Watched,
             KindName::of::<O>(),
             WatchKey::new::<DynamicObject>(&ApiResource::erase::<O>(&()), None, &config),
-            Arc::new(move |inputs, ledger| {
-                trigger::mapped::<K, O, I>(inputs, config.clone(), ledger, map)
+            Arc::new(move |inputs, cache| {
+                trigger::mapped::<K, O, I>(inputs, config.clone(), cache, map)
             }),
         )
     }
@@ -258,7 +271,7 @@ where
             role,
             kind,
             watch,
-            ledger: Arc::default(),
+            cache: Arc::default(),
             triggers,
         });
         self
@@ -286,5 +299,33 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Relations<K> {
     /// Whether no kind is watched beside the resource.
     pub fn is_empty(&self) -> bool {
         self.relations.is_empty()
+    }
+}
+
+/// The caches of a controller's relations, by kind and role: what its passes read children and
+/// related objects from, and record their child writes in.
+#[derive(Debug, Default)]
+pub(crate) struct RelationCaches {
+    kinds: Vec<(KindName, Role, Arc<RelationCache>)>,
+}
+
+impl RelationCaches {
+    /// The caches of `relations`.
+    pub(crate) fn of<K: Resource<DynamicType = ()> + Clone + 'static>(
+        relations: &Relations<K>,
+    ) -> Self {
+        let kinds = relations
+            .iter()
+            .map(|r| (r.kind.clone(), r.role, r.cache.clone()))
+            .collect();
+        Self { kinds }
+    }
+
+    /// The cache of the relation to `kind` (any version) in `role`, if declared.
+    pub(crate) fn find(&self, kind: &KindName, role: Role) -> Option<&Arc<RelationCache>> {
+        self.kinds
+            .iter()
+            .find(|(k, r, _)| *r == role && k.group == kind.group && k.kind == kind.kind)
+            .map(|(_, _, cache)| cache)
     }
 }

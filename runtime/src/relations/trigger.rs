@@ -1,5 +1,5 @@
-//! The trigger streams of relations: a watch of the related kind, its events filtered through the
-//! relation's [`Ledger`], mapped to the controller's objects.
+//! The trigger streams of relations: a watch of the related kind, its events followed by the
+//! relation's [`RelationCache`], what they show changed mapped to the controller's objects.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -14,7 +14,8 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
-use super::{Ledger, TriggerInputs, Triggers};
+use super::cache::{Cached, Entry, RelationCache};
+use super::{TriggerInputs, Triggers};
 use crate::controller::{WatchKey, without_managed_fields};
 
 /// The owners (of kind `K`) of the children (of kind `C`) whose watch events are news, watched
@@ -23,7 +24,7 @@ use crate::controller::{WatchKey, without_managed_fields};
 pub(super) fn owners<K, C>(
     inputs: TriggerInputs<K>,
     config: watcher::Config,
-    ledger: Arc<Ledger>,
+    cache: Arc<RelationCache>,
 ) -> Triggers<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
@@ -32,13 +33,15 @@ where
     let store = inputs.store.clone();
     scoped_watches::<C, Metadata>(&inputs, &config)
         .and_then(move |(scope, event)| {
-            let (ledger, store) = (ledger.clone(), store.clone());
+            let (cache, store) = (cache.clone(), store.clone());
             async move {
-                let child = news(&ledger, scope.as_deref(), event).await;
-                Ok(child
-                    .and_then(|child| controller_owner(child.meta(), &store))
-                    .into_iter()
-                    .collect())
+                let changed = news(&cache, scope.as_deref(), event).await;
+                let mut owners: Vec<ObjectRef<K>> = changed
+                    .iter()
+                    .filter_map(|child| controller_owner(&child.metadata, &store))
+                    .collect();
+                owners.dedup();
+                Ok(owners)
             }
         })
         .boxed()
@@ -48,7 +51,7 @@ where
 pub(super) fn mapped<K, O, I>(
     inputs: TriggerInputs<K>,
     config: watcher::Config,
-    ledger: Arc<Ledger>,
+    cache: Arc<RelationCache>,
     map: fn(&O, &Store<K>) -> I,
 ) -> Triggers<K>
 where
@@ -59,18 +62,19 @@ where
     let store = inputs.store.clone();
     scoped_watches::<O, DynamicObject>(&inputs, &config)
         .and_then(move |(scope, event)| {
-            let (ledger, store) = (ledger.clone(), store.clone());
+            let (cache, store) = (cache.clone(), store.clone());
             async move {
-                let Some(object) = news(&ledger, scope.as_deref(), event).await else {
-                    return Ok(Vec::new());
-                };
-                Ok(match object.try_parse::<O>() {
-                    Ok(object) => map(&object, &store).into_iter().collect(),
-                    Err(error) => {
-                        tracing::warn!(kind = %O::kind(&()), %error, "a watched object does not deserialize; its change starts no pass");
-                        Vec::new()
+                let changed = news(&cache, scope.as_deref(), event).await;
+                let mut mapped = Vec::new();
+                for object in changed {
+                    match DynamicObject::clone(&object).try_parse::<O>() {
+                        Ok(object) => mapped.extend(map(&object, &store)),
+                        Err(error) => {
+                            tracing::warn!(kind = %O::kind(&()), %error, "a watched object does not deserialize; its change starts no pass");
+                        }
                     }
-                })
+                }
+                Ok(mapped)
             }
         })
         .boxed()
@@ -136,32 +140,25 @@ where
     .boxed()
 }
 
-/// The object of `event` (of a watch of `scope`) if the event is news to `ledger` (see
-/// [`Ledger`]), judged once any write of the controller's to that object is answered.
-async fn news<M: Resource>(
-    ledger: &Ledger,
+/// What `event` (of a watch of `scope`) shows changed, as `cache` judges it (see
+/// [`RelationCache`]) once any write of the controller's to its object is answered.
+async fn news<D>(
+    cache: &RelationCache,
     scope: Option<&str>,
-    event: watcher::Event<M>,
-) -> Option<M> {
-    if ledger.follow_relist(&event, scope) {
-        return None;
+    event: watcher::Event<D>,
+) -> Vec<Cached>
+where
+    D: Resource + Into<Entry>,
+{
+    if let watcher::Event::Apply(object)
+    | watcher::Event::InitApply(object)
+    | watcher::Event::Delete(object) = &event
+    {
+        cache
+            .settled(object.meta().namespace.as_deref(), &object.name_any())
+            .await;
     }
-    match event {
-        watcher::Event::Init | watcher::Event::InitDone => None,
-        watcher::Event::Apply(object) | watcher::Event::InitApply(object) => {
-            ledger
-                .settled(object.meta().namespace.as_deref(), &object.name_any())
-                .await;
-            let version = super::ledger::resource_version(object.meta());
-            ledger.observe(object.meta(), version).then_some(object)
-        }
-        watcher::Event::Delete(object) => {
-            ledger
-                .settled(object.meta().namespace.as_deref(), &object.name_any())
-                .await;
-            ledger.observe_delete(object.meta()).then_some(object)
-        }
-    }
+    cache.observe(event, scope)
 }
 
 /// The object of kind `K` that `child`'s controller ownerReference names, if the controller's
