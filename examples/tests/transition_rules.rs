@@ -436,15 +436,14 @@ impl Sprint {
     }
 }
 
-/// The controller's own writes never meet the rules, also when one pass makes several
-/// transitions of one condition: the status is written one declared transition at a time (the
-/// pass requeued in between), every hop stored with its own event, none refused.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_pass_that_makes_several_transitions_writes_them_one_declared_step_at_a_time() {
+/// Runs `reconciler` on a new Rollout `web` until the events about it name the reasons
+/// `expected`, in order (a pass's failure events aside); asserts the stored `UpToDate` reason
+/// is the last of them.
+async fn walks<R: Reconciler<Resource = Rollout>>(reconciler: R, expected: &[&str]) {
     let cluster = cluster().await.expect("cluster");
     let client = cluster.client().unwrap();
     let api: Api<Rollout> = Api::namespaced(client.clone(), "default");
-    let controller = kubeward::controller::Controller::new(Sprint, client.clone());
+    let controller = kubeward::controller::Controller::new(reconciler, client.clone());
     let running = tokio::spawn(controller.run());
     create(&api, "web").await;
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -452,6 +451,7 @@ async fn a_pass_that_makes_several_transitions_writes_them_one_declared_step_at_
         let mut events: Vec<_> = events
             .iter()
             .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("web"))
+            .filter(|e| e.reason.as_deref() != Some("ReconcileFailed"))
             .collect();
         events.sort_by_key(|e| e.event_time.clone().map(|t| t.0));
         events.iter().filter_map(|e| e.reason.clone()).collect()
@@ -460,12 +460,8 @@ async fn a_pass_that_makes_several_transitions_writes_them_one_declared_step_at_
         Api::namespaced(client.clone(), "default");
     loop {
         let events = events_api.list(&Default::default()).await.unwrap().items;
-        if reasons(&events).len() >= 4 {
-            assert_eq!(
-                reasons(&events),
-                ["Applying", "ReadyToPromote", "Promoting", "Applied"],
-                "one event per stored hop"
-            );
+        if reasons(&events).len() >= expected.len() {
+            assert_eq!(reasons(&events), expected, "one event per stored hop");
             break;
         }
         assert!(
@@ -476,6 +472,65 @@ async fn a_pass_that_makes_several_transitions_writes_them_one_declared_step_at_
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     let stored = api.get_status("web").await.unwrap().status.unwrap();
-    assert_eq!(stored.conditions[0].reason, "Applied");
+    assert_eq!(
+        Some(stored.conditions[0].reason.as_str()),
+        expected.last().copied()
+    );
     running.abort();
+}
+
+/// The controller's own writes never meet the rules, also when one pass makes several
+/// transitions of one condition: the status is written one declared transition at a time, in
+/// the same pass, every hop stored with its own event, none refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_that_makes_several_transitions_writes_them_one_declared_step_at_a_time() {
+    walks(
+        Sprint,
+        &["Applying", "ReadyToPromote", "Promoting", "Applied"],
+    )
+    .await;
+}
+
+/// A deploy that can never work.
+#[derive(Debug, thiserror::Error, kubeward::Terminal)]
+enum Broken {
+    #[terminal]
+    #[error("image registry.example/web:broken not found")]
+    Image,
+}
+
+/// A reconciler whose single pass walks `UpToDate` to `Promoting` and then fails terminally at
+/// `FailedDeploy`.
+struct Stumble;
+
+#[kubeward::reconciler(
+    resource = Rollout,
+    controller = "test.kubeward.dev/stumble",
+    conditions(UpToDate),
+)]
+impl Stumble {
+    async fn apply(&self, _rollout: &Rollout, pass: &mut Pass<Rollout>) -> Result<Action, Broken> {
+        use kubeward_examples::rollouts::condition::up_to_date::{
+            Applying, FailedDeploy, Promoting, ReadyToPromote, State,
+        };
+        loop {
+            let next = match pass.condition::<UpToDate>() {
+                State::Absent(now) => now.to(Applying, "staging"),
+                State::Applying(now) => now.to(ReadyToPromote, "verified"),
+                State::ReadyToPromote(now) => now.to(Promoting, "promoting"),
+                State::Promoting(now) => now.to(FailedDeploy, "image not found"),
+                _ => return Err(Broken::Image),
+            };
+            pass.set(next);
+        }
+    }
+}
+
+/// A pass that walks a condition through several transitions and then fails terminally — so
+/// no later pass runs — still stores its last reason and publishes the event of every hop it
+/// wrote (`Applying` first: no other reason may start the condition; then `FailedDeploy`,
+/// which `Applying` may go to directly).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_that_walks_a_path_and_fails_terminally_stores_the_whole_path() {
+    walks(Stumble, &["Applying", "FailedDeploy"]).await;
 }

@@ -200,6 +200,10 @@ fn follow_up<E>(result: &mut Result<Next, E>) {
     }
 }
 
+/// The most status writes one pass makes to store its conditions' paths hop by hop (each a
+/// declared transition): far more than any vocabulary's longest path.
+const MAX_HOPS: usize = 32;
+
 /// How long a pass is put off for the cache to deliver the object its last status write stored.
 const CATCH_UP: Duration = Duration::from_secs(5);
 
@@ -422,33 +426,39 @@ async fn effects<R: Reconciler>(
         // cleanup). A status that did not persist is not retried: the object is going.
         context.memory.cleaned_up(&*object, |w| context.cached(w));
     }
+    let retries = context.memory.retries(&*object);
     if completed {
-        let retries = context.memory.retries(&*object);
         derived_status::derive::<R>(&mut pass, &result, retries);
     }
     if completed && pass.status_needs_write() {
         // Several transitions of one condition in this pass that the vocabulary does not declare
-        // as one: written one declared transition at a time, the pass requeued in between.
-        let hop = pass.first_hop(R::CONDITIONS);
-        let no_fields = serde_json::Map::new();
-        let (conditions, fields, status) = match &hop {
-            Some(hop) => (&hop[..], &no_fields, pass.hop_to_write(hop)),
-            None => (
-                pass.conditions(),
-                pass.status_fields(),
-                pass.status_to_write(),
-            ),
-        };
-        let sent = status::fingerprint(&status);
-        let stored_fingerprint = || status::fingerprint(&pass.stored_status().to_json());
-        if context
-            .memory
-            .is_normalised_repeat(&*object, sent, stored_fingerprint)
-        {
-            // The server made this very write into the status it holds now (it pruned a field,
-            // the type does not model one): sending it again would change nothing.
-            tracing::trace!("status write skipped: the server normalised it to the stored status");
-        } else {
+        // as one: written one declared transition at a time, each write's events published,
+        // until the pass's last state is stored — whatever the pass returned.
+        let mut object = object.clone();
+        for _ in 0..MAX_HOPS {
+            let hop = pass.first_hop(R::CONDITIONS);
+            let no_fields = serde_json::Map::new();
+            let (conditions, fields, status) = match &hop {
+                Some(hop) => (&hop[..], &no_fields, pass.hop_to_write(hop)),
+                None => (
+                    pass.conditions(),
+                    pass.status_fields(),
+                    pass.status_to_write(),
+                ),
+            };
+            let sent = status::fingerprint(&status);
+            let stored_fingerprint = || status::fingerprint(&pass.stored_status().to_json());
+            if context
+                .memory
+                .is_normalised_repeat(&*object, sent, stored_fingerprint)
+            {
+                // The server made this very write into the status it holds now (it pruned a
+                // field, the type does not model one): sending it again would change nothing.
+                tracing::trace!(
+                    "status write skipped: the server normalised it to the stored status"
+                );
+                break;
+            }
             let basis = if context.memory.is_superseded(&*object) {
                 status::Basis::Replaced
             } else {
@@ -466,16 +476,16 @@ async fn effects<R: Reconciler>(
                     if resource_version.is_some() && resource_version != object.resource_version() {
                         context.memory.wrote(&*object, |w| context.cached(w));
                     }
-                    if let Some(stored) = stored {
+                    if let Some(stored) = &stored {
                         derived_status::check_stored::<R>(
                             &status,
-                            &stored,
+                            stored,
                             &context.observed_generation_dropped,
                         );
                         // A write the server stored as something a repeat of it would not
                         // match is remembered, so that the repeat is not sent.
                         let normalised =
-                            status::needs_write(&stored, conditions, fields).then(|| Normalised {
+                            status::needs_write(stored, conditions, fields).then(|| Normalised {
                                 sent,
                                 stored: status::fingerprint(&stored.to_json()),
                             });
@@ -483,19 +493,21 @@ async fn effects<R: Reconciler>(
                             .memory
                             .normalised(&*object, normalised, |w| context.cached(w));
                     }
-                    events = transition_events::<R>(&pass, conditions);
+                    events.extend(transition_events::<R>(&pass, conditions));
                     if let Ok(Next::Done {
                         resource_version: written,
-                        action,
-                        finished,
+                        ..
                     }) = &mut result
                     {
-                        *written = resource_version;
-                        if hop.is_some() {
-                            *action = Action::requeue(Duration::ZERO);
-                            *finished = false;
-                        }
+                        written.clone_from(&resource_version);
                     }
+                    let Some(hop) = hop else { break };
+                    // The next hop builds on this one: the stored status and version it wrote.
+                    pass.hop_stored(hop, stored);
+                    let mut at_hop = R::Resource::clone(&object);
+                    at_hop.meta_mut().resource_version = resource_version;
+                    object = Arc::new(at_hop);
+                    derived_status::derive::<R>(&mut pass, &result, retries);
                 }
                 Ok(status::Written::Conflict) => {
                     // Someone changed the object since this pass read it: nothing was stored, so
@@ -508,6 +520,7 @@ async fn effects<R: Reconciler>(
                     {
                         result = Ok(Next::Conflict { write: "status" });
                     }
+                    break;
                 }
                 Err(kube::Error::Api(status))
                     if status.code == 404 && context.observed_gone(&object) =>
@@ -516,6 +529,7 @@ async fn effects<R: Reconciler>(
                     // about it, neither the status nor a failure.
                     tracing::debug!("the object is gone; its status is not written");
                     gone = true;
+                    break;
                 }
                 Err(error) => {
                     // A terminal failure whose status did not persist is retried, not held.
@@ -527,6 +541,7 @@ async fn effects<R: Reconciler>(
                     } else {
                         tracing::warn!(error = %super::ErrorChain(&error), "status write failed too");
                     }
+                    break;
                 }
             }
         }

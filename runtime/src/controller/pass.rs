@@ -162,8 +162,8 @@ impl<K> Pass<K> {
     /// may not go to the last one directly — the vocabulary does not declare that transition,
     /// so the CRD's rules ([`crate::crd`]) would refuse the write — the conditions of the first
     /// write: each such condition at the farthest reason of its path that the stored one may go
-    /// to. The pass then requeues at once and goes on from there, one declared transition per
-    /// write. `None` when the pass's conditions can be written as they are.
+    /// to. The controller writes it and goes on from there in the same pass ([`hop_stored`](Self::hop_stored)),
+    /// one declared transition per write. `None` when the pass's conditions can be written as they are.
     pub(crate) fn first_hop(&self, vocabularies: &[&Vocabulary]) -> Option<Vec<Condition>> {
         let mut conditions = self.conditions().to_vec();
         let mut hopped = false;
@@ -191,7 +191,18 @@ impl<K> Pass<K> {
         super::status::status_json(conditions, &self.stored().foreign, &Map::new())
     }
 
-    /// The status as it was stored when the pass started.
+    /// A [first hop](Self::first_hop) of this pass was stored, as the server answered it
+    /// (`stored`), or as written when the answer was resolved by reading back: the next hop
+    /// builds on it.
+    pub(crate) fn hop_stored(&mut self, hop: Vec<Condition>, stored: Option<StoredStatus>) {
+        let stored = stored.unwrap_or_else(|| StoredStatus {
+            conditions: hop,
+            ..self.stored().clone()
+        });
+        self.stored = OnceLock::from(stored);
+    }
+
+    /// The status as it was stored when the pass started, or as its last hop stored it.
     pub(crate) fn stored_status(&self) -> &StoredStatus {
         self.stored()
     }
