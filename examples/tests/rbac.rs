@@ -184,7 +184,7 @@ async fn run_in_one_namespace_the_printed_role_and_binding_there_are_sufficient(
         .service_account_client("default", rbac::SERVICE_ACCOUNT, Vec::new())
         .await
         .expect("service account");
-    let (role, binding) = rbac::namespaced(false, "default", "default");
+    let (role, binding) = rbac::namespaced("default", "default");
     Api::<Role>::namespaced(admin.clone(), "default")
         .create(&PostParams::default(), &role)
         .await

@@ -297,8 +297,14 @@ impl Operator {
     /// meanwhile. Returns once every controller has returned.
     ///
     /// # Errors
-    /// The first controller's failure, after the others were shut down.
+    /// [`OperatorError::LeaderElection`] at once, before anything starts, when the shared
+    /// [leader election](Operator::with_leader_election) cannot run (invalid timings, an empty
+    /// identity): its controllers would otherwise wait, ready, for a lease never sought. Else
+    /// the first controller's failure, after the others were shut down.
     pub async fn run(self) -> Result<(), OperatorError> {
+        if let Some(election) = &self.leader_election {
+            election.validate().map_err(OperatorError::LeaderElection)?;
+        }
         let Self {
             registry,
             runs,

@@ -28,7 +28,8 @@
 /// deletion), events (create, patch, and get to read back a create or patch whose answer was
 /// lost), the kinds of its [relations](crate::relations) (list and watch; on owned kinds also
 /// create, patch and delete: see [`Relation::verbs`](crate::relations::Relation::verbs)) and,
-/// with `leader_election`, leases (get, create, update).
+/// with `leader_election`, leases (get, create, update; in the Lease's namespace alone with
+/// [`namespaced`] Roles: see [`lease`]).
 pub fn rules<R: crate::Reconciler>(
     leader_election: bool,
 ) -> Vec<k8s_openapi::api::rbac::v1::PolicyRule> {
@@ -81,13 +82,19 @@ pub fn rules<R: crate::Reconciler>(
         }
     }
     if leader_election {
-        rules.push(rule(
-            "coordination.k8s.io",
-            &["leases".to_owned()],
-            &["get", "create", "update"],
-        ));
+        rules.push(lease_rule());
     }
     rules
+}
+
+/// The rule of a leader election's Lease: get, create and update of `leases`.
+fn lease_rule() -> k8s_openapi::api::rbac::v1::PolicyRule {
+    k8s_openapi::api::rbac::v1::PolicyRule {
+        api_groups: Some(vec!["coordination.k8s.io".to_owned()]),
+        resources: Some(vec!["leases".to_owned()]),
+        verbs: ["get", "create", "update"].map(str::to_owned).to_vec(),
+        ..k8s_openapi::api::rbac::v1::PolicyRule::default()
+    }
 }
 
 /// A Role of `rules` named `name` in `namespace` and a RoleBinding of it (same name) to the
@@ -97,24 +104,94 @@ pub fn rules<R: crate::Reconciler>(
 /// and — once per namespace — one run
 /// [`in_namespaces`](crate::controller::Controller::in_namespaces).
 ///
+/// The Lease rule of [`rules(true)`](rules) is left out: the Lease lives in one namespace of its
+/// own choosing (often the operator's), not in each reconciled one. [`lease`] grants it there.
+///
 /// ```
-/// let rules = vec![k8s_openapi::api::rbac::v1::PolicyRule {
-///     api_groups: Some(vec![String::new()]),
-///     resources: Some(vec!["configmaps".into()]),
-///     verbs: vec!["list".into(), "watch".into()],
-///     ..Default::default()
-/// }];
-/// // The operator runs in `operators`, and reconciles `team-a` and `team-b`.
+/// # use kubeward::{Action, Pass, Reconciler};
+/// # use k8s_openapi::api::core::v1::ConfigMap;
+/// # struct Rollouts;
+/// # impl Reconciler for Rollouts {
+/// #     type Resource = ConfigMap;
+/// #     type Error = std::convert::Infallible;
+/// #     async fn apply(&self, _: &ConfigMap, _: &mut Pass<ConfigMap>) -> Result<Action, Self::Error> {
+/// #         Ok(Action::await_change())
+/// #     }
+/// # }
+/// let rules = kubeward::rbac::rules::<Rollouts>(true);
+/// let leases = |rules: &[k8s_openapi::api::rbac::v1::PolicyRule]| {
+///     rules.iter().any(|r| r.resources.as_ref().is_some_and(|r| r.contains(&"leases".into())))
+/// };
+/// // The operator runs in `operators`, holds its Lease there, and reconciles `team-a` and
+/// // `team-b`.
 /// for namespace in ["team-a", "team-b"] {
 ///     let (role, binding) =
 ///         kubeward::rbac::namespaced("rollouts", namespace, rules.clone(), "operators", "rollouts");
 ///     assert_eq!(role.metadata.namespace.as_deref(), Some(namespace));
+///     assert!(!leases(role.rules.as_deref().unwrap_or_default()));
 ///     assert_eq!(binding.role_ref.kind, "Role");
 ///     let subject = &binding.subjects.as_ref().unwrap()[0];
 ///     assert_eq!(subject.namespace.as_deref(), Some("operators"));
 /// }
+/// let (role, _binding) = kubeward::rbac::lease("rollouts", "operators", "operators", "rollouts");
+/// assert_eq!(role.metadata.namespace.as_deref(), Some("operators"));
+/// assert!(leases(role.rules.as_deref().unwrap_or_default()));
 /// ```
 pub fn namespaced(
+    name: &str,
+    namespace: &str,
+    rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule>,
+    service_account_namespace: &str,
+    service_account: &str,
+) -> (
+    k8s_openapi::api::rbac::v1::Role,
+    k8s_openapi::api::rbac::v1::RoleBinding,
+) {
+    let lease = lease_rule();
+    let rules = rules.into_iter().filter(|rule| *rule != lease).collect();
+    role_and_binding(
+        name,
+        namespace,
+        rules,
+        service_account_namespace,
+        service_account,
+    )
+}
+
+/// The Role `{name}-leader-election` in `lease_namespace`, granting what leader election needs
+/// on its Lease there (get, create and update of `leases`), and a RoleBinding of it (same name)
+/// to the service account `service_account` of namespace `service_account_namespace`: with
+/// leader election, the companion of the Roles of [`namespaced`] (which leave the Lease rule
+/// out), given the same `name` — also when the Lease is in a reconciled namespace, where the
+/// two Roles' names differ.
+///
+/// ```
+/// let (role, binding) = kubeward::rbac::lease("rollouts", "operators", "operators", "rollouts");
+/// assert_eq!(role.metadata.name.as_deref(), Some("rollouts-leader-election"));
+/// assert_eq!(role.metadata.namespace.as_deref(), Some("operators"));
+/// assert_eq!(binding.role_ref.name, "rollouts-leader-election");
+/// ```
+pub fn lease(
+    name: &str,
+    lease_namespace: &str,
+    service_account_namespace: &str,
+    service_account: &str,
+) -> (
+    k8s_openapi::api::rbac::v1::Role,
+    k8s_openapi::api::rbac::v1::RoleBinding,
+) {
+    role_and_binding(
+        &format!("{name}-leader-election"),
+        lease_namespace,
+        vec![lease_rule()],
+        service_account_namespace,
+        service_account,
+    )
+}
+
+/// A Role of `rules` named `name` in `namespace`, and a RoleBinding of it (same name) to the
+/// service account `service_account_namespace/service_account`.
+fn role_and_binding(
     name: &str,
     namespace: &str,
     rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule>,
@@ -196,5 +273,41 @@ mod tests {
             expected.map(|(g, r, v)| (g.to_owned(), r.to_owned(), v.to_owned()))
         );
         assert_eq!(rules::<Configs>(false).len(), 4);
+    }
+
+    #[test]
+    fn namespaced_roles_leave_the_lease_rule_to_the_role_in_the_leases_namespace() {
+        let (role, binding) = namespaced("configs", "team-a", rules::<Configs>(true), "ops", "sa");
+        assert_eq!(role.rules, Some(rules::<Configs>(false)));
+        assert_eq!(role.metadata.namespace.as_deref(), Some("team-a"));
+        assert_eq!(binding.role_ref.name, "configs");
+
+        let (role, binding) = lease("configs", "ops", "ops", "sa");
+        assert_eq!(
+            role.metadata.name.as_deref(),
+            Some("configs-leader-election")
+        );
+        assert_eq!(role.metadata.namespace.as_deref(), Some("ops"));
+        let granted: Vec<_> = role
+            .rules
+            .iter()
+            .flatten()
+            .map(|r| (r.api_groups.clone(), r.resources.clone(), r.verbs.join(",")))
+            .collect();
+        assert_eq!(
+            granted,
+            [(
+                Some(vec!["coordination.k8s.io".to_owned()]),
+                Some(vec!["leases".to_owned()]),
+                "get,create,update".to_owned()
+            )]
+        );
+        assert_eq!(binding.role_ref.name, "configs-leader-election");
+        assert_eq!(binding.metadata.namespace.as_deref(), Some("ops"));
+        let subject = &binding.subjects.unwrap_or_default()[0];
+        assert_eq!(
+            (subject.namespace.as_deref(), subject.name.as_str()),
+            (Some("ops"), "sa")
+        );
     }
 }

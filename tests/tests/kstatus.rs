@@ -1,7 +1,8 @@
 //! The kstatus reporting a reconciler declares, through the controller: a gate listed in
 //! `current_at` is Current (`Ready` True at the gate, no `Reconciling`), failures are InProgress
 //! until `stalled_after` of them in a row make the object `Stalled`, and a success clears it. The
-//! controller runs as the identity its generated RBAC grants; every stored version is watched.
+//! controller runs as the identity its generated RBAC grants; every stored version is watched. A
+//! converged pass that asks to be checked back later (kube-rs's periodic requeue) is Current.
 
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, Patch, PatchParams};
@@ -152,5 +153,58 @@ async fn a_current_gate_is_ready_failures_stall_after_the_threshold_and_success_
         Some(("True".into(), "Done".into(), "done".into()))
     );
     assert_eq!(condition(&done, "Stalled"), None);
+    running.stop().await;
+}
+
+/// Converges at once, then asks to be checked back in five minutes, as kube-rs's controller-rs
+/// does.
+#[kubeward::reconciler(
+    resource = Widget,
+    controller = "test.kubeward.dev/periodic",
+    conditions(Phase),
+)]
+async fn periodic(_widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, WidgetError> {
+    if let Some(set) = pass.condition::<Phase>().try_to(Phase::Done, "done") {
+        pass.set(set);
+    }
+    Ok(Action::requeue(std::time::Duration::from_secs(300)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_converged_pass_that_requeues_is_ready_and_not_reconciling() {
+    let (server, admin) = server_with_widgets().await;
+    let operator = server
+        .service_account_client("default", "periodic", Periodic::rbac_rules(false))
+        .await
+        .expect("the controller's identity");
+    let running = Running::start(Periodic.controller(operator));
+    let widgets: Api<Widget> = Api::namespaced(admin.clone(), "default");
+    let mut versions = watcher(
+        widgets.clone(),
+        watcher::Config::default().fields("metadata.name=w"),
+    )
+    .applied_objects()
+    .boxed();
+    create_widget(&admin, "w", WidgetSpec::default()).await;
+    let mut seen = Vec::new();
+    let next = async {
+        while let Some(widget) = versions.try_next().await.expect("watch") {
+            seen.push(widget.clone());
+            if condition(&widget, "Phase").is_some_and(|(_, r, _)| r == "Done") {
+                return widget;
+            }
+        }
+        panic!("the watch ended");
+    };
+    let done = tokio::time::timeout(std::time::Duration::from_secs(60), next)
+        .await
+        .unwrap_or_else(|_| panic!("never done; seen: {seen:#?}"));
+    assert_eq!(
+        condition(&done, "Ready"),
+        Some(("True".into(), "Done".into(), "done".into())),
+        "{done:#?}"
+    );
+    assert_eq!(condition(&done, "Reconciling"), None, "{done:#?}");
+    assert_eq!(condition(&done, "Stalled"), None, "{done:#?}");
     running.stop().await;
 }

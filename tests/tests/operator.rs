@@ -372,6 +372,65 @@ async fn a_lost_shared_lease_stops_every_controller_and_the_standby_takes_over()
     a.stop().await;
 }
 
+/// An operator whose shared election cannot run — timings that break client-go's rules, or an
+/// empty identity — fails at once with that error, and none of its controllers starts: no
+/// replica idles as a ready standby of a lease it never seeks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_whose_shared_election_cannot_run_fails_at_once_and_runs_nothing() {
+    use kubeward::leader::{LeaderElection, LeaderError};
+    use kubeward_tests::service_account_user;
+    use std::time::Duration;
+    let server = kubeward_testing::Cluster::start().await.expect("cluster");
+    let admin = server.client().expect("admin");
+    create_config(&admin, "before").await;
+    let mut rules = kubeward::rbac::rules::<NotedConfigs>(true);
+    rules.extend(kubeward::rbac::rules::<Secrets>(false));
+    let client = server
+        .service_account_client("default", "invalid", rules)
+        .await
+        .expect("the generated RBAC is stored");
+    let elections = [
+        LeaderElection::new(client.clone(), "default", "operator", "invalid").with_timings(
+            Duration::from_secs(10),
+            Duration::from_secs(10),
+            Duration::from_secs(2),
+        ),
+        LeaderElection::new(client.clone(), "default", "operator", ""),
+    ];
+    for election in elections {
+        let configs = NotedConfigs::default();
+        let operator = Operator::new(client.clone())
+            .with_leader_election(election)
+            .with_reconciler(configs.clone())
+            .expect("configs")
+            .with_reconciler(Secrets)
+            .expect("secrets")
+            .shutdown_on(std::future::pending());
+        // Bounded only so that a run that idles fails instead of hanging: the assertion is on
+        // the error.
+        let ended = tokio::time::timeout(Duration::from_secs(30), operator.run())
+            .await
+            .expect("run() returns without a shutdown signal");
+        assert!(
+            matches!(
+                &ended,
+                Err(OperatorError::LeaderElection(
+                    LeaderError::InvalidTimings { .. } | LeaderError::EmptyIdentity
+                ))
+            ),
+            "{ended:?}"
+        );
+        assert!(!configs.saw("before"), "no pass ran");
+    }
+    let sent: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.user == service_account_user("invalid"))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(sent.is_empty(), "no controller started: {sent:?}");
+}
+
 /// Every pass of the controllers below, as (controller index, object name).
 type Passes = std::sync::Arc<std::sync::Mutex<Vec<(usize, String)>>>;
 

@@ -144,9 +144,13 @@ async fn a_child_deleted_while_its_watch_relists_is_restored() {
 /// in the tenant's namespace).
 const WANTED: &str = "test.kubeward.dev/quotas";
 
-/// What the last pass of a tenant read of its children.
+/// What a pass of a tenant read: the names of its cached children, and the namespace of the
+/// child `quota-a` it got.
+type Read = (Vec<String>, Option<String>);
+
+/// What the last pass of a tenant read.
 #[derive(Debug, Default, Clone)]
-struct Reads(Arc<Mutex<Option<(Vec<String>, Option<String>)>>>);
+struct Reads(Arc<Mutex<Option<Read>>>);
 
 /// A cluster-scoped owner (a Namespace labelled `tenant`) of namespaced quotas.
 struct Tenants {

@@ -6,8 +6,10 @@
 //! rollouts run [--kubeconfig PATH] [--metrics-addr ADDR] [--leader-election] [--namespace NS]...
 //!                                           the operator against a real cluster
 //! rollouts crd                              print the CustomResourceDefinition
-//! rollouts rbac [--leader-election] [--namespace NS]... [--service-account-namespace NS]
-//!                                          print the ClusterRole (a Role and RoleBinding per NS)
+//! rollouts rbac [--leader-election [--lease-namespace NS]] [--namespace NS]...
+//!               [--service-account-namespace NS]
+//!                                          print the ClusterRole (a Role and RoleBinding per NS,
+//!                                          and for the Lease)
 //! rollouts alerts [--rules | --tests | --out DIR]
 //!                                           print the PrometheusRule (or the rule file, or its
 //!                                           promtool tests), or write all three to DIR
@@ -74,11 +76,20 @@ enum Command {
     /// Print the Rollout CustomResourceDefinition as YAML.
     Crd,
     /// Print the ClusterRole the operator needs as YAML (with --namespace, a Role and a
-    /// RoleBinding to the service account `rollouts` in each namespace given).
+    /// RoleBinding to the service account `rollouts` in each namespace given, and with
+    /// --leader-election one more of each for the Lease in its namespace).
     Rbac {
         /// Include the Lease rule that --leader-election needs.
         #[arg(long)]
         leader_election: bool,
+        /// With --namespace: the namespace of the Lease, as given to `rollouts run` (default:
+        /// the first --namespace).
+        #[arg(
+            long,
+            value_name = "NAMESPACE",
+            requires_all = ["leader_election", "namespaces"]
+        )]
+        lease_namespace: Option<String>,
         /// For `rollouts run --namespace NAMESPACE` (repeat it as there).
         #[arg(long = "namespace", value_name = "NAMESPACE")]
         namespaces: Vec<String>,
@@ -109,9 +120,18 @@ async fn main() -> ExitCode {
         Some(Command::Crd) => print_yaml(&operator::crd()),
         Some(Command::Rbac {
             leader_election,
+            lease_namespace,
             namespaces,
             service_account_namespace,
-        }) => print_rbac(leader_election, &namespaces, service_account_namespace),
+        }) => {
+            // The Lease's namespace as `rollouts run` picks it.
+            let lease_namespace = leader_election.then(|| {
+                lease_namespace
+                    .or_else(|| namespaces.first().cloned())
+                    .unwrap_or_else(|| "default".to_owned())
+            });
+            print_rbac(lease_namespace, &namespaces, service_account_namespace)
+        }
         Some(Command::Alerts { rules, tests, out }) => alerts(rules, tests, out.as_deref()),
         Some(Command::Run {
             kubeconfig,
@@ -158,19 +178,22 @@ fn print_yaml(value: &impl serde::Serialize) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// The ClusterRole, or a Role and RoleBinding per namespace (YAML documents).
+/// The ClusterRole, or a Role and RoleBinding per namespace and, with leader election (the
+/// Lease's namespace), one for the Lease (YAML documents).
 fn print_rbac(
-    leader_election: bool,
+    lease_namespace: Option<String>,
     namespaces: &[String],
     service_account_namespace: Option<String>,
 ) -> Result<(), BoxError> {
     let Some(first) = namespaces.first() else {
-        return print_yaml(&rbac::cluster_role(leader_election));
+        return print_yaml(&rbac::cluster_role(lease_namespace.is_some()));
     };
     let service_account_namespace = service_account_namespace.unwrap_or_else(|| first.clone());
-    for (index, namespace) in namespaces.iter().enumerate() {
-        let (role, binding) =
-            rbac::namespaced(leader_election, namespace, &service_account_namespace);
+    let roles = namespaces
+        .iter()
+        .map(|namespace| rbac::namespaced(namespace, &service_account_namespace))
+        .chain(lease_namespace.map(|lease| rbac::lease(&lease, &service_account_namespace)));
+    for (index, (role, binding)) in roles.enumerate() {
         if index > 0 {
             println!("---");
         }

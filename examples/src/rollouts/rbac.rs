@@ -33,18 +33,27 @@ pub fn cluster_role(leader_election: bool) -> ClusterRole {
 /// The name of the operator's service account.
 pub const SERVICE_ACCOUNT: &str = "rollouts";
 
-/// The Role with [`rules`] in `namespace` and its RoleBinding to the service account
-/// [`SERVICE_ACCOUNT`] of `service_account_namespace` (where the operator runs): what
-/// `rollouts run --namespace NAMESPACE` needs in each namespace it is given.
-pub fn namespaced(
-    leader_election: bool,
-    namespace: &str,
-    service_account_namespace: &str,
-) -> (Role, RoleBinding) {
+/// The Role with [`rules`] (less the Lease rule) in `namespace` and its RoleBinding to the
+/// service account [`SERVICE_ACCOUNT`] of `service_account_namespace` (where the operator
+/// runs): what `rollouts run --namespace NAMESPACE` needs in each namespace it is given.
+pub fn namespaced(namespace: &str, service_account_namespace: &str) -> (Role, RoleBinding) {
     kubeward::rbac::namespaced(
         ROLE_NAME,
         namespace,
-        rules(leader_election),
+        rules(false),
+        service_account_namespace,
+        SERVICE_ACCOUNT,
+    )
+}
+
+/// The Role `kubeward-rollouts-leader-election` granting the Lease rule in `lease_namespace`,
+/// and its RoleBinding to the service account [`SERVICE_ACCOUNT`] of
+/// `service_account_namespace`: what `rollouts run --leader-election --lease-namespace
+/// LEASE_NAMESPACE --namespace ..` needs besides the Roles of [`namespaced`].
+pub fn lease(lease_namespace: &str, service_account_namespace: &str) -> (Role, RoleBinding) {
+    kubeward::rbac::lease(
+        ROLE_NAME,
+        lease_namespace,
         service_account_namespace,
         SERVICE_ACCOUNT,
     )

@@ -46,11 +46,11 @@ pub(super) fn derive<R: Reconciler>(
             message: ErrorChain(error).to_string(),
         },
     };
-    // A pass that moved a declared condition further than one declared transition writes the
-    // first hop and requeues at once: its status is that of the hop, in progress.
+    // A pass that moved a declared condition further than one declared transition writes it
+    // hop by hop; each hop's status is that of the hop, in progress (derived anew per hop).
     let state = match pass.first_hop(R::CONDITIONS) {
         Some(hop) if !matches!(verdict, Verdict::Failed { .. }) => {
-            policy.state(R::CONDITIONS, &hop, &Verdict::Requeued)
+            policy.state_of_hop(R::CONDITIONS, &hop)
         }
         _ => policy.state(R::CONDITIONS, pass.conditions(), &verdict),
     };

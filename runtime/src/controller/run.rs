@@ -199,8 +199,16 @@ impl<R: Reconciler> Controller<R> {
                 let mut shutdown = std::pin::pin!(shutdown.fuse());
                 loop {
                     let term = tokio::select! {
-                        term = member.0.next_term() => term,
+                        // A shutdown ends the shared election too: stop, rather than take its
+                        // end for a failure.
+                        biased;
                         () = &mut shutdown => break,
+                        term = member.0.next_term() => term,
+                    };
+                    let Some(term) = term else {
+                        // The operator reports why the election ended.
+                        tracing::error!(controller = %context.name, "the shared leader election ended; stopping");
+                        break;
                     };
                     let stopped = tokio::select! {
                         end = watching.run(&mut shutdown, warm.as_ref()) => {

@@ -16,8 +16,8 @@
 //!
 //! | the pass | state | `Ready` | `Reconciling` | `Stalled` |
 //! |---|---|---|---|---|
-//! | completed, its declared conditions healthy (`Applied`) | Current | True | — | — |
-//! | requeued, or a declared condition progressing (`Applying`, status `Unknown`) | InProgress | False | True | — |
+//! | completed or requeued, its declared conditions healthy (`Applied`) | Current | True | — | — |
+//! | a declared condition progressing (`Applying`, status `Unknown`), or requeued with no declared condition or a failed one | InProgress | False | True | — |
 //! | a declared condition at a [gate](crate::vocabulary::Reason::gate) (`WaitingForApproval`) | InProgress | False | True | — |
 //! | the same gate listed in [`Kstatus::current_at`] | Current | True | — | — |
 //! | failed, to be retried | InProgress | False | True | — |
@@ -34,6 +34,13 @@
 //! object) changes none of them; neither does `cleanup`
 //! (kstatus reports a deleting object Terminating from its `deletionTimestamp`), nor a pass that
 //! panicked or ran past its timeout (nothing it decided is written).
+//!
+//! A pass that converged and asks to be requeued (kube-rs's periodic check,
+//! `Ok(Action::requeue(..))`) is Current when its declared conditions say it is done: the state
+//! comes from them, not from the requeue. Without a declared condition to read, a requeue is
+//! InProgress; a reconciler that checks back periodically then runs with
+//! [`Controller::with_resync`](crate::controller::Controller::with_resync) and returns
+//! `Action::await_change()`.
 //!
 //! An approval gate is InProgress by default: `helm --wait` and `kubectl wait` wait for the
 //! approval, which is what a pipeline that deploys and then tests wants. A gate that deploy tools
@@ -154,7 +161,8 @@ impl GateRef {
 pub enum Verdict {
     /// It returned `Ok` and waits for the next change (or said it completed).
     Completed,
-    /// It returned `Ok` and asked to be requeued.
+    /// It returned `Ok` and asked to be requeued: Current when its declared conditions are
+    /// healthy (their deciding reason is [done](ReasonClass::Done)), InProgress otherwise.
     Requeued,
     /// It failed.
     Failed {
@@ -253,6 +261,11 @@ impl Kstatus {
                     State::InProgress { reason, message }
                 }
             }
+            // Converged, and checking back later: the declared conditions say it is done.
+            Verdict::Requeued if class == Some(ReasonClass::Done) => {
+                let (reason, message) = declared("Reconciled");
+                State::Current { reason, message }
+            }
             Verdict::Requeued => {
                 let (reason, message) = declared("Progressing");
                 State::InProgress { reason, message }
@@ -265,6 +278,19 @@ impl Kstatus {
                 let (reason, message) = declared("Reconciled");
                 State::Current { reason, message }
             }
+        }
+    }
+
+    /// The state after a pass that moved a declared condition further than one declared
+    /// transition, as its hop `hop` (the conditions with that hop) is written before the next, so
+    /// the object is InProgress at the hop's reason — also at a healthy one — except
+    /// at a gate listed in [`current_at`](Kstatus::current_at), which is Current as at rest.
+    pub(crate) fn state_of_hop(&self, vocabularies: &[&Vocabulary], hop: &[Condition]) -> State {
+        let done = deciding_condition(vocabularies, hop)
+            .is_some_and(|(_, class)| class == ReasonClass::Done);
+        match self.state(vocabularies, hop, &Verdict::Requeued) {
+            State::Current { reason, message } if done => State::InProgress { reason, message },
+            state => state,
         }
     }
 }
@@ -417,7 +443,7 @@ mod tests {
     }
 
     #[test]
-    fn progress_and_requeues_are_in_progress() {
+    fn progress_and_requeues_without_healthy_conditions_are_in_progress() {
         let applying = [at("UpToDate", "Applying", "Unknown")];
         assert_eq!(
             state(&Kstatus::DEFAULT, &applying, &Verdict::Completed),
@@ -426,10 +452,74 @@ mod tests {
                 message: "UpToDate at Applying".into()
             }
         );
-        let applied = [at("UpToDate", "Applied", "True")];
         assert!(matches!(
-            state(&Kstatus::DEFAULT, &applied, &Verdict::Requeued),
-            State::InProgress { reason, .. } if reason == "Applied"
+            state(&Kstatus::DEFAULT, &applying, &Verdict::Requeued),
+            State::InProgress { reason, .. } if reason == "Applying"
+        ));
+        assert_eq!(
+            state(&Kstatus::DEFAULT, &[], &Verdict::Requeued),
+            State::InProgress {
+                reason: "Progressing".into(),
+                message: String::new()
+            }
+        );
+        // One healthy condition does not outweigh another's progress.
+        let half = [
+            at("UpToDate", "Applying", "Unknown"),
+            at("Healthy", "Healthy", "True"),
+        ];
+        assert!(matches!(
+            state(&Kstatus::DEFAULT, &half, &Verdict::Requeued),
+            State::InProgress { reason, .. } if reason == "Applying"
+        ));
+    }
+
+    #[test]
+    fn a_requeue_of_a_converged_object_is_current_at_the_deciding_reason() {
+        // kube-rs's periodic check: `Ok(Action::requeue(5 min))` once the object converged.
+        let conditions = [
+            at("UpToDate", "Applied", "True"),
+            at("Healthy", "Healthy", "True"),
+        ];
+        assert_eq!(
+            state(&Kstatus::DEFAULT, &conditions, &Verdict::Requeued),
+            State::Current {
+                reason: "Applied".into(),
+                message: "UpToDate at Applied".into()
+            }
+        );
+        let healthy = [at("Healthy", "NotStalled", "False")];
+        assert!(matches!(
+            state(&Kstatus::DEFAULT, &healthy, &Verdict::Requeued),
+            State::Current { reason, .. } if reason == "NotStalled"
+        ));
+    }
+
+    #[test]
+    fn a_first_hop_is_in_progress_even_at_a_healthy_reason_but_current_at_a_current_gate() {
+        let applied = [at("UpToDate", "Applied", "True")];
+        assert_eq!(
+            Kstatus::DEFAULT.state_of_hop(&[&UP_TO_DATE, &HEALTHY], &applied),
+            State::InProgress {
+                reason: "Applied".into(),
+                message: "UpToDate at Applied".into()
+            }
+        );
+        let waiting = [at("UpToDate", "WaitingForApproval", "False")];
+        let current = Kstatus {
+            current_at: &[GateRef {
+                condition_type: "UpToDate",
+                reason: "WaitingForApproval",
+            }],
+            ..Kstatus::DEFAULT
+        };
+        assert!(matches!(
+            current.state_of_hop(&[&UP_TO_DATE, &HEALTHY], &waiting),
+            State::Current { reason, .. } if reason == "WaitingForApproval"
+        ));
+        assert!(matches!(
+            Kstatus::DEFAULT.state_of_hop(&[&UP_TO_DATE, &HEALTHY], &waiting),
+            State::InProgress { .. }
         ));
     }
 

@@ -264,7 +264,12 @@ impl LeaderElection {
         &self.identity
     }
 
-    fn validate(&self) -> Result<(), LeaderError> {
+    /// Checks that the election can run: a non-empty identity and client-go's timings
+    /// (`lease_duration > renew_deadline > retry_period > 0`).
+    ///
+    /// # Errors
+    /// [`LeaderError::EmptyIdentity`] or [`LeaderError::InvalidTimings`].
+    pub(crate) fn validate(&self) -> Result<(), LeaderError> {
         if self.identity.is_empty() {
             return Err(LeaderError::EmptyIdentity);
         }

@@ -23,6 +23,9 @@ struct Terms {
     current: watch::Sender<Option<u64>>,
     /// Each member's last settled term; `None` once the member has stopped.
     settled: watch::Sender<Vec<Option<u64>>>,
+    /// True once the election has ended (returned, failed, or was dropped): no term starts any
+    /// more.
+    over: watch::Sender<bool>,
 }
 
 // Run by the `Operator`, which needs the `prometheus` feature; the members are controllers.
@@ -52,6 +55,7 @@ impl SharedElection {
             terms: Arc::new(Terms {
                 current: watch::Sender::new(None),
                 settled: watch::Sender::new(Vec::new()),
+                over: watch::Sender::new(false),
             }),
         }
     }
@@ -109,6 +113,14 @@ impl SharedElection {
     }
 }
 
+impl Drop for SharedElection {
+    /// The election has ended, however it did (also when its task panicked or was aborted):
+    /// the members wait for no further term.
+    fn drop(&mut self) {
+        self.terms.over.send_replace(true);
+    }
+}
+
 /// Ends the current term when dropped.
 #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
 struct TermEnd<'a>(&'a watch::Sender<Option<u64>>);
@@ -136,14 +148,15 @@ impl Member {
         self.fence.clone()
     }
 
-    /// Waits for the next term; its number.
-    pub(crate) async fn next_term(&self) -> u64 {
+    /// Waits for the next term; its number, or `None` once the election has ended (it failed,
+    /// returned, or was dropped): no term comes any more.
+    pub(crate) async fn next_term(&self) -> Option<u64> {
         let mut current = self.terms.current.subscribe();
-        let term = current.wait_for(Option::is_some).await.map(|t| *t);
-        match term {
-            Ok(Some(term)) => term,
-            // The election is gone: no term comes any more.
-            _ => std::future::pending().await,
+        let mut over = self.terms.over.subscribe();
+        tokio::select! {
+            biased;
+            term = current.wait_for(Option::is_some) => term.ok().and_then(|t| *t),
+            _ = over.wait_for(|over| *over) => None,
         }
     }
 
@@ -166,5 +179,37 @@ impl Member {
         self.terms
             .settled
             .send_modify(|settled| settled[self.slot] = None);
+    }
+}
+
+#[cfg(all(test, feature = "prometheus"))]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A client of a server that is never reached: the elections below end before any request.
+    fn client() -> kube::Client {
+        let url = "http://127.0.0.1:1".parse().expect("a valid URL");
+        kube::Client::try_from(kube::Config::new(url)).expect("a client")
+    }
+
+    #[tokio::test]
+    async fn a_member_waits_for_no_term_once_the_election_has_ended() {
+        let election = LeaderElection::new(client(), "default", "operator", "pod").with_timings(
+            Duration::from_secs(10),
+            Duration::from_secs(10),
+            Duration::from_secs(2),
+        );
+        let shared = SharedElection::new(election);
+        let member = shared.member();
+        let ended = shared.run(std::future::pending()).await;
+        assert!(
+            matches!(ended, Err(LeaderError::InvalidTimings { .. })),
+            "{ended:?}"
+        );
+        // Bounded only so that a broken build fails instead of hanging.
+        let next = tokio::time::timeout(Duration::from_secs(30), member.next_term()).await;
+        assert_eq!(next.expect("next_term ends with the election"), None);
     }
 }

@@ -1,0 +1,120 @@
+//! The namespaced RBAC of a leader-elected controller, stored and used as its service account:
+//! the Roles `rbac::namespaced` generates for the reconciled namespaces, and the Role
+//! `rbac::lease` generates for the Lease's namespace (the operator's own), let the identity get,
+//! create and update its Lease there, and grant nothing on Leases in the reconciled namespaces.
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use kube::api::{Api, ObjectMeta, PostParams};
+
+/// Creates the namespace `name` (if missing) through `admin`.
+async fn namespace(admin: &kube::Client, name: &str) {
+    let namespace = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    match Api::<Namespace>::all(admin.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(error) => panic!("namespace {name}: {error}"),
+    }
+}
+
+/// Stores `role` and `binding` in their namespace through `admin`.
+async fn store(admin: &kube::Client, (role, binding): (Role, RoleBinding)) {
+    let namespace = role.metadata.namespace.clone().expect("a namespaced Role");
+    Api::<Role>::namespaced(admin.clone(), &namespace)
+        .create(&PostParams::default(), &role)
+        .await
+        .expect("role");
+    Api::<RoleBinding>::namespaced(admin.clone(), &namespace)
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("binding");
+}
+
+/// The Lease `name` held by `holder`.
+fn lease(name: &str, holder: &str) -> Lease {
+    Lease {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(LeaseSpec {
+            holder_identity: Some(holder.into()),
+            ..LeaseSpec::default()
+        }),
+    }
+}
+
+/// The HTTP status of `result`: 200 for a success.
+fn code<T>(result: Result<T, kube::Error>) -> u16 {
+    match result {
+        Ok(_) => 200,
+        Err(kube::Error::Api(status)) => status.code,
+        Err(error) => panic!("no answer: {error}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lease_rule_is_granted_in_the_leases_namespace_and_nowhere_else() {
+    let server = kubeward_testing::Cluster::start().await.expect("cluster");
+    let admin = server.client().expect("admin");
+    for name in ["operators", "team-a", "team-b"] {
+        namespace(&admin, name).await;
+    }
+    // Nothing but what the Roles below grant.
+    let operator = server
+        .service_account_client("operators", "widgets", Vec::new())
+        .await
+        .expect("the identity");
+    // The controller reconciles `team-a` and `team-b` and holds its Lease in `operators`.
+    let rules = kubeward::rbac::rules::<kubeward_tests::Widgets>(true);
+    for reconciled in ["team-a", "team-b"] {
+        let generated = kubeward::rbac::namespaced(
+            "widgets",
+            reconciled,
+            rules.clone(),
+            "operators",
+            "widgets",
+        );
+        store(&admin, generated).await;
+    }
+    store(
+        &admin,
+        kubeward::rbac::lease("widgets", "operators", "operators", "widgets"),
+    )
+    .await;
+
+    let leases = Api::<Lease>::namespaced(operator.clone(), "operators");
+    let created = leases
+        .create(&PostParams::default(), &lease("widgets", "a"))
+        .await;
+    assert_eq!(code(created), 200, "create in the Lease's namespace");
+    let mut stored = leases.get("widgets").await.expect("get");
+    stored.spec = lease("widgets", "b").spec;
+    let updated = leases
+        .replace("widgets", &PostParams::default(), &stored)
+        .await;
+    assert_eq!(code(updated), 200, "update in the Lease's namespace");
+
+    for reconciled in ["team-a", "team-b"] {
+        let elsewhere = Api::<Lease>::namespaced(operator.clone(), reconciled);
+        let created = elsewhere
+            .create(&PostParams::default(), &lease("widgets", "a"))
+            .await;
+        assert_eq!(code(created), 403, "create in {reconciled}");
+        assert_eq!(
+            code(elsewhere.get("widgets").await),
+            403,
+            "get in {reconciled}"
+        );
+    }
+}
