@@ -98,10 +98,13 @@ type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// Several controllers on one client, one registry, one ops server and one shutdown; see the
 /// [module documentation](self).
 ///
-/// - Watches: two controllers that watch the same thing — the same kind, served in the same form
-///   (typed, or metadata-only for owned children), in the same namespace, with the same
-///   selectors — share one list-and-watch and one cache, as a Manager's controllers share
-///   informers (see `SharedWatches` in the source: `runtime/src/controller/shared_watch.rs`).
+/// - Watches: two controllers on the operator's client ([`with_reconciler`](Operator::with_reconciler),
+///   [`controller`](Operator::controller)) that watch the same thing — the same kind, served in
+///   the same form (typed, or metadata-only for owned children), in the same namespace, with the
+///   same selectors — share one list-and-watch and one cache, as a Manager's controllers share
+///   informers (see `SharedWatches` in the source: `runtime/src/controller/shared_watch.rs`). A
+///   controller made with a client of its own (another cluster, another identity) watches alone:
+///   a watch shared with it would run as one of them and show another's objects.
 /// - Metrics: every controller's passes, steps and event publishes reach one shared
 ///   [`Metrics`]; its per-object state and leader gauge register on the same registry (the
 ///   families are shared, the controller a label value).
@@ -113,6 +116,9 @@ type Signal = Pin<Box<dyn Future<Output = ()> + Send>>;
 ///   its error.
 pub struct Operator {
     client: kube::Client,
+    /// Marks the controllers made with `client` ([`Operator::controller`]): only they share
+    /// watches.
+    client_token: Arc<()>,
     registry: prometheus::Registry,
     metrics: Metrics,
     names: BTreeSet<String>,
@@ -154,6 +160,7 @@ impl Operator {
             .expect("a new registry is empty");
         Self {
             client,
+            client_token: Arc::default(),
             registry,
             metrics,
             names: BTreeSet::new(),
@@ -184,13 +191,23 @@ impl Operator {
     /// # Errors
     /// As [`with_controller`](Operator::with_controller).
     pub fn with_reconciler<R: Reconciler>(self, reconciler: R) -> Result<Self, OperatorError> {
-        let controller = Controller::new(reconciler, self.client.clone());
+        let controller = self.controller(reconciler);
         self.with_controller(controller)
+    }
+
+    /// A controller of `reconciler` on the operator's client, to configure and then add with
+    /// [`with_controller`](Operator::with_controller): it shares watches with the operator's
+    /// other controllers on that client (a [`Controller::new`] with a client of its own watches
+    /// alone).
+    pub fn controller<R: Reconciler>(&self, reconciler: R) -> Controller<R> {
+        Controller::new(reconciler, self.client.clone()).on_operator_client(&self.client_token)
     }
 
     /// Adds `controller`, configured as one likes (its own client, concurrency, timeouts, leader
     /// election). The operator wires its metrics into the shared registry and its shutdown to the
-    /// operator's: a signal given to the controller's own `shutdown_on` is replaced.
+    /// operator's: a signal given to the controller's own `shutdown_on` is replaced. Made by
+    /// [`controller`](Operator::controller), it shares watches with the operator's other
+    /// controllers; made with a client of its own, it watches alone.
     ///
     /// # Errors
     /// [`OperatorError::DuplicateController`] when a controller of that name was added already;
@@ -220,8 +237,12 @@ impl Operator {
             .register(Box::new(leading))
             .map_err(metrics_error)?;
         let mut stop = self.stop.subscribe();
+        let controller = if controller.is_on_operator_client(&self.client_token) {
+            controller.with_shared_watches(&self.watches)
+        } else {
+            controller
+        };
         let controller = controller
-            .with_shared_watches(&self.watches)
             .with_observer(Arc::new(self.metrics.clone()))
             .with_budget(self.budget.clone())
             .shutdown_on(async move {

@@ -64,7 +64,8 @@ async fn run(server: &ApiServer, operators: &[usize], n: usize, scrapes: usize) 
                 &progress,
                 Steady::resyncing(Duration::from_secs(3600)),
             );
-            let controller = Controller::new(reconciler, client.clone())
+            let controller = operator
+                .controller(reconciler)
                 .with_name(format!("{CONTROLLER}-{index}"))
                 .with_reporting_instance("bench-0")
                 .with_observer(Arc::new(CountPasses(progress.clone())));

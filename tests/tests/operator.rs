@@ -553,3 +553,67 @@ async fn controllers_watching_the_same_kinds_share_one_watch_of_each() {
         .expect("operator task")
         .expect("operator stopped cleanly");
 }
+
+/// Notes, as controller `N`, the name of every ConfigMap it reconciles.
+#[derive(Clone, Default)]
+struct NotedAs<const N: usize>(NotedConfigs);
+
+impl<const N: usize> Reconciler for NotedAs<N> {
+    type Resource = ConfigMap;
+    type Error = kube::Error;
+    const NAME: Option<&'static str> =
+        Some(["test.kubeward.dev/here", "test.kubeward.dev/there"][N]);
+    async fn apply(
+        &self,
+        config: &ConfigMap,
+        pass: &mut Pass<ConfigMap>,
+    ) -> Result<Action, kube::Error> {
+        self.0.apply(config, pass).await
+    }
+}
+
+/// A controller added with a client of its own (here: another cluster's) watches alone: the
+/// operator's controller of the same kind does not see the other cluster's objects, nor the
+/// other this cluster's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_controller_with_a_client_of_its_own_shares_no_watch() {
+    let here = kubeward_testing::ApiServer::start().await.expect("server");
+    let there = kubeward_testing::ApiServer::start().await.expect("server");
+    let (here_client, there_client) = (here.client().unwrap(), there.client().unwrap());
+    let (noted_here, noted_there) = (NotedAs::<0>::default(), NotedAs::<1>::default());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let operator = Operator::new(here_client.clone())
+        .with_reconciler(noted_here.clone())
+        .expect("here")
+        .with_controller(Controller::new(noted_there.clone(), there_client.clone()))
+        .expect("there")
+        .shutdown_on(async move {
+            let _ = stopped.await;
+        });
+    let running = tokio::spawn(operator.run());
+    for (client, name) in [(&here_client, "in-here"), (&there_client, "in-there")] {
+        Api::<ConfigMap>::namespaced(client.clone(), "default")
+            .create(
+                &PostParams::default(),
+                &ConfigMap {
+                    metadata: meta(name),
+                    ..ConfigMap::default()
+                },
+            )
+            .await
+            .expect("config");
+    }
+    eventually("each controller saw its cluster's ConfigMap", || async {
+        noted_here.0.saw("in-here") && noted_there.0.saw("in-there")
+    })
+    .await;
+    // A shared watch would have shown both controllers one cluster's objects, and each saw
+    // its own list whole by now.
+    assert!(!noted_here.0.saw("in-there"));
+    assert!(!noted_there.0.saw("in-here"));
+    let _ = stop.send(());
+    running
+        .await
+        .expect("joined")
+        .expect("operator stopped cleanly");
+}

@@ -25,17 +25,33 @@ use kubeward_tests::{
     service_account_user, settles_at,
 };
 
-/// How many passes each object had, by name.
+/// The passes that ran, in order: the object's name and the pass's triggers.
 #[derive(Debug, Default, Clone)]
-struct Passes(Arc<Mutex<Vec<String>>>);
+struct Passes(Arc<Mutex<Vec<(String, String)>>>);
 
 impl Passes {
-    fn note(&self, name: String) {
-        self.0.lock().unwrap().push(name);
+    fn note<K>(&self, name: String, pass: &Pass<K>) {
+        let triggers: Vec<String> = pass.triggers().iter().map(ToString::to_string).collect();
+        self.0.lock().unwrap().push((name, triggers.join(", ")));
     }
 
     fn count(&self, name: &str) -> usize {
-        self.0.lock().unwrap().iter().filter(|n| *n == name).count()
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(n, _)| n == name)
+            .count()
+    }
+
+    /// The triggers of each pass of `name`, in order.
+    fn triggers(&self, name: &str) -> Vec<String> {
+        let passes = self.0.lock().unwrap();
+        passes
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, triggers)| triggers.clone())
+            .collect()
     }
 }
 
@@ -95,7 +111,7 @@ struct Keeper {
 impl Keeper {
     async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, CacheError> {
         let name = widget.name_any();
-        self.passes.note(name.clone());
+        self.passes.note(name.clone(), pass);
         let child = config_map(&format!("{name}-child"), None, &[("owner", &name)]);
         pass.apply_child(&child).await?;
         Ok(Action::await_change())
@@ -137,6 +153,11 @@ async fn a_child_deleted_while_its_watch_relists_is_restored() {
     })
     .await;
     settles_at("passes of w", || passes.count("w"), 2).await;
+    assert_eq!(
+        passes.triggers("w"),
+        ["changed", "child ConfigMap default/w-child"],
+        "the pass that restored it says why it ran"
+    );
     running.stop().await;
 }
 
@@ -299,7 +320,7 @@ struct Scaler {
 )]
 impl Scaler {
     async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, CacheError> {
-        self.passes.note(widget.name_any());
+        self.passes.note(widget.name_any(), pass);
         let config = pass.related::<ConfigMap>("cfg")?;
         let value = config
             .and_then(|c| c.data?.get("replicas").cloned())
@@ -349,6 +370,12 @@ async fn fixing_the_watched_object_a_terminal_error_was_about_runs_the_object_ag
         *replicas.lock().unwrap() == Some(3)
     })
     .await;
+    assert_eq!(
+        passes.triggers("w").last().map(String::as_str),
+        Some("related ConfigMap default/cfg"),
+        "{:?}",
+        passes.triggers("w")
+    );
     // Read from the cache: the generated RBAC grants only list and watch on ConfigMaps, and
     // nothing was refused.
     let user = service_account_user("scaler");

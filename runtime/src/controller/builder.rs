@@ -126,6 +126,10 @@ pub struct Controller<R: Reconciler> {
     pub(super) warm_standby: bool,
     /// The watches shared with the other controllers of an operator.
     pub(super) shared_watches: Option<super::SharedWatches>,
+    /// The operator whose client this controller was made with (its token), if any: only such
+    /// controllers share that operator's watches.
+    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
+    pub(super) operator_client: Option<Arc<()>>,
     pub(super) sync_timeout: Duration,
     pub(super) state: watch::Sender<ControllerState>,
     pub(super) cache: watch::Sender<Option<Store<R::Resource>>>,
@@ -158,6 +162,7 @@ impl<R: Reconciler> Controller<R> {
             shared_lease: None,
             warm_standby: false,
             shared_watches: None,
+            operator_client: None,
             sync_timeout: DEFAULT_SYNC_TIMEOUT,
             state: watch::Sender::new(ControllerState::Syncing),
             cache: watch::Sender::new(None),
@@ -423,6 +428,21 @@ impl<R: Reconciler> Controller<R> {
         }
         self.shared_watches = Some(watches.clone());
         self
+    }
+
+    /// This controller made with the client of the operator whose token is `token`.
+    #[cfg(feature = "prometheus")]
+    pub(crate) fn on_operator_client(mut self, token: &Arc<()>) -> Self {
+        self.operator_client = Some(token.clone());
+        self
+    }
+
+    /// Whether this controller was made with the client of the operator whose token is `token`.
+    #[cfg(feature = "prometheus")]
+    pub(crate) fn is_on_operator_client(&self, token: &Arc<()>) -> bool {
+        self.operator_client
+            .as_ref()
+            .is_some_and(|own| Arc::ptr_eq(own, token))
     }
 
     /// The controller's name, as it will be used.

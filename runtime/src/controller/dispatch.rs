@@ -47,7 +47,7 @@ use super::failure::PassError;
 use super::hooks::failure_event;
 use super::memory::Normalised;
 use super::publish::{publish, transition_events};
-use super::{Reconciler, derived_status, finalizer, status};
+use super::{Reconciler, Trigger, derived_status, finalizer, status};
 use crate::Pass;
 use crate::observe::{ObjectRef, Outcome, PassGuard, Phase, QueueRecord, ReconcileObserver};
 
@@ -103,12 +103,18 @@ pub(super) async fn reconcile<R: Reconciler>(
     context: Arc<Context<R>>,
 ) -> Result<Action, PassError<R::Error>> {
     let key = super::queue::key(object.meta().namespace.as_deref(), &object.name_any());
-    if let Some(waited) = context.queue.started(&key) {
-        context.observers.pass_dequeued(&QueueRecord {
-            controller: context.name.clone(),
-            waited,
-        });
-    }
+    let triggers: Arc<[Trigger]> = match context.queue.started(&key) {
+        Some(dequeued) => {
+            context.observers.pass_dequeued(&QueueRecord {
+                controller: context.name.clone(),
+                waited: dequeued.waited,
+            });
+            dequeued.triggers.into()
+        }
+        // Not queued by a watch: scheduled by the controller loop.
+        None if context.memory.retries(&*object) > 0 => Arc::new([Trigger::Retry]),
+        None => Arc::new([Trigger::Scheduled]),
+    };
     // The object's reference is built only when the line is logged (a pass's hot path).
     tracing::debug!(object = %ObjectRef::from_resource(&*object), resource_version = object.resource_version(), "called");
     let object = match caught_up(&context, object) {
@@ -116,11 +122,14 @@ pub(super) async fn reconcile<R: Reconciler>(
         Start::Later(delay) => return Ok(Action::requeue(delay)),
     };
     if context.memory.is_held_terminal(&*object) {
-        // Its last pass failed terminally and nothing it could depend on changed since.
-        tracing::trace!(object = %ObjectRef::from_resource(&*object), "held after a terminal failure");
-        return Ok(Action::await_change());
+        if !triggers.iter().any(Trigger::ends_terminal_hold) {
+            // Its last pass failed terminally and nothing it could depend on changed since.
+            tracing::trace!(object = %ObjectRef::from_resource(&*object), "held after a terminal failure");
+            return Ok(Action::await_change());
+        }
+        context.memory.release_terminal_hold(&*object);
     }
-    let result = reconcile_phase(context.clone(), object.clone()).await;
+    let result = reconcile_phase(context.clone(), object.clone(), triggers).await;
     // (A failure is logged by the controller loop, with the object.)
     if let Ok(action) = &result {
         tracing::debug!(object = %ObjectRef::from_resource(&*object), ?action, "next");
@@ -141,6 +150,7 @@ pub(super) async fn reconcile<R: Reconciler>(
 async fn reconcile_phase<R: Reconciler>(
     context: Arc<Context<R>>,
     object: Arc<R::Resource>,
+    triggers: Arc<[Trigger]>,
 ) -> Result<Action, PassError<R::Error>> {
     let deleting = object.meta().deletion_timestamp.is_some();
     let next = match R::FINALIZER {
@@ -156,16 +166,16 @@ async fn reconcile_phase<R: Reconciler>(
                 let removal = FinalizerPatch::Remove {
                     resource_version: None,
                 };
-                run_finalizer_pass(&context, &object, finalizer, removal).await?
+                run_finalizer_pass(&context, &object, finalizer, removal, &triggers).await?
             } else {
-                match run_pass(&context, &object, Phase::Cleanup).await? {
+                match run_pass(&context, &object, Phase::Cleanup, &triggers).await? {
                     Next::Done {
                         finished: true,
                         resource_version,
                         ..
                     } => {
                         let removal = FinalizerPatch::Remove { resource_version };
-                        run_finalizer_pass(&context, &object, finalizer, removal).await?
+                        run_finalizer_pass(&context, &object, finalizer, removal, &triggers).await?
                     }
                     next => next,
                 }
@@ -173,9 +183,9 @@ async fn reconcile_phase<R: Reconciler>(
         }
         None if deleting => return Ok(Action::await_change()),
         Some(finalizer) if !finalizer::has(&*object, finalizer) => {
-            run_finalizer_pass(&context, &object, finalizer, FinalizerPatch::Add).await?
+            run_finalizer_pass(&context, &object, finalizer, FinalizerPatch::Add, &triggers).await?
         }
-        _ => run_pass(&context, &object, Phase::Apply).await?,
+        _ => run_pass(&context, &object, Phase::Apply, &triggers).await?,
     };
     Ok(match next {
         Next::Done { action, .. } => {
@@ -263,6 +273,7 @@ async fn run_pass<R: Reconciler>(
     context: &Arc<Context<R>>,
     object: &Arc<R::Resource>,
     phase: Phase,
+    triggers: &Arc<[Trigger]>,
 ) -> Result<Next, PassError<R::Error>> {
     let reference = Arc::new(ObjectRef::from_resource(&**object));
     let guard = PassGuard::start(
@@ -271,12 +282,18 @@ async fn run_pass<R: Reconciler>(
         phase,
         context.observers.clone(),
     );
-    let span = pass_span(&context.name, &reference, phase, &guard);
+    let span = pass_span(&context.name, &reference, phase, &guard, triggers);
     span.in_scope(|| {
         tracing::debug!(resource_version = object.resource_version(), "pass started");
     });
     let end = guard
-        .run(pass_body(context, object, reference, phase))
+        .run(pass_body(
+            context,
+            object,
+            reference,
+            phase,
+            triggers.clone(),
+        ))
         .instrument(span.clone())
         .await;
     let _entered = span.enter();
@@ -296,15 +313,18 @@ async fn run_pass<R: Reconciler>(
     end.result
 }
 
-/// The `reconcile` span of one pass: controller, object, phase and the pass's reconcile id.
+/// The `reconcile` span of one pass: controller, object, phase, the pass's reconcile id and
+/// its triggers.
 fn pass_span(
     controller: &str,
     object: &ObjectRef,
     phase: Phase,
     guard: &PassGuard,
+    triggers: &[Trigger],
 ) -> tracing::Span {
     let reconcile_id = guard.reconcile_id();
-    tracing::info_span!("reconcile", controller, %object, %phase, %reconcile_id)
+    let triggers = super::trigger::Listed(triggers);
+    tracing::info_span!("reconcile", controller, %object, %phase, %reconcile_id, %triggers)
 }
 
 /// How a pass body ended.
@@ -319,12 +339,14 @@ async fn pass_body<R: Reconciler>(
     object: &Arc<R::Resource>,
     reference: Arc<ObjectRef>,
     phase: Phase,
+    triggers: Arc<[Trigger]>,
 ) -> PassEnd<R::Error> {
     let regarding = object.object_ref(&());
     let source = object.clone();
     let load = Box::new(move || status::status_of(&*source));
     let mut pass = Pass::with_lazy_status(reference, phase, object.meta().generation, load)
-        .with_clock(&*context.clock);
+        .with_clock(&*context.clock)
+        .with_triggers(triggers);
     if let Some(recorder) = &context.recorder {
         pass = pass.with_events(recorder.clone(), regarding.clone());
     }
@@ -587,6 +609,7 @@ async fn run_finalizer_pass<R: Reconciler>(
     object: &Arc<R::Resource>,
     finalizer_name: &'static str,
     patch: FinalizerPatch,
+    triggers: &[Trigger],
 ) -> Result<Next, PassError<R::Error>> {
     let phase = match patch {
         FinalizerPatch::Add => Phase::Init,
@@ -599,7 +622,7 @@ async fn run_finalizer_pass<R: Reconciler>(
         phase,
         context.observers.clone(),
     );
-    let span = pass_span(&context.name, &reference, phase, &guard);
+    let span = pass_span(&context.name, &reference, phase, &guard, triggers);
     let observed_gone = || context.observed_gone(object);
     let (action, patched) = match &patch {
         FinalizerPatch::Add => (

@@ -27,6 +27,7 @@ mod shared_watch;
 mod status;
 mod status_field;
 pub(crate) mod terminal;
+mod trigger;
 mod watch;
 mod watch_failures;
 
@@ -46,3 +47,4 @@ pub(crate) use self::run::termination_signal;
 pub(crate) use self::shared_watch::{ErrorSink, SharedWatches, WatchKey, without_managed_fields};
 pub use self::status::NoStatusSubresource;
 pub use self::terminal::Terminal;
+pub use self::trigger::{Related, Trigger};

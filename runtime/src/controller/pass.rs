@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events::EventType;
 use serde_json::{Map, Value};
 
+use super::Trigger;
 use crate::children::{ChildError, ChildWriter};
 use crate::clock::Clock;
 use crate::conditions::{self, Change, Condition, DesiredCondition};
@@ -61,6 +62,8 @@ pub struct Pass<K> {
     event_types: HashMap<String, (String, EventType)>,
     /// Per condition type, the condition as each `set` of this pass left it, in order.
     paths: HashMap<String, Vec<Condition>>,
+    /// Why the pass runs.
+    triggers: Arc<[Trigger]>,
     _resource: PhantomData<fn() -> K>,
 }
 
@@ -104,6 +107,7 @@ impl<K> Pass<K> {
             children: None,
             event_types: HashMap::new(),
             paths: HashMap::new(),
+            triggers: Arc::new([]),
             _resource: PhantomData,
         }
     }
@@ -113,6 +117,33 @@ impl<K> Pass<K> {
     pub(crate) fn with_clock(mut self, clock: &dyn Clock) -> Self {
         self.now = clock.now();
         self
+    }
+
+    /// This pass run for `triggers`.
+    #[must_use]
+    pub(crate) fn with_triggers(mut self, triggers: Arc<[Trigger]>) -> Self {
+        self.triggers = triggers;
+        self
+    }
+
+    /// Why this pass runs: the object's own change, a child's or a related object's, a retry or
+    /// a scheduled pass, each once (several changes seen before the pass started are one
+    /// pass). For logs: a pass reconciles the object's whole state whatever started it. Empty
+    /// for a pass not started by a controller ([`Pass::new`]).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use kubeward::Pass;
+    /// # use kubeward::observe::{ObjectRef, Phase};
+    /// # let object = Arc::new(ObjectRef { api_version: "v1".into(), kind: "ConfigMap".into(), namespace: None, name: "web".into(), uid: None });
+    /// let pass: Pass<k8s_openapi::api::core::v1::ConfigMap> = Pass::new(object, Phase::Apply, None, Vec::new());
+    /// for trigger in pass.triggers() {
+    ///     tracing::info!(%trigger, "reconciling");
+    /// }
+    /// assert!(pass.triggers().is_empty());
+    /// ```
+    pub fn triggers(&self) -> &[Trigger] {
+        &self.triggers
     }
 
     /// A pass whose stored status (conditions and other fields) `load` reads when the pass first

@@ -18,8 +18,9 @@
 //! protocol of a watch of its own. Every subscriber gets every event (none is dropped for a
 //! slow one), and the watch's list and watch failures are reported to each of them.
 //!
-//! Controllers sharing a watch watch through the client of the first to subscribe: each holds
-//! the RBAC rules of its watches anyway ([`rbac::rules`](crate::rbac::rules)).
+//! Only controllers on the operator's own client share watches (the `Operator` keeps one set for
+//! them): a controller with a client of its own, of another cluster or identity, watches alone,
+//! so that no controller sees another cluster's objects or lists with another's grant.
 
 // Only the operator (feature `prometheus`) declares shared watches.
 #![cfg_attr(not(feature = "prometheus"), allow(dead_code))]

@@ -220,7 +220,10 @@ impl<R: Reconciler> Watching<R> {
                 .inspect_err(move |error| failures.record(error))
                 .filter_map(|batch| futures::future::ready(batch.ok()))
                 .flat_map(futures::stream::iter)
-                .inspect(move |object| relation_triggered(&context, &cached, object));
+                .filter_map(move |(object, trigger)| {
+                    let triggered = relation_triggered(&context, &cached, &object, trigger);
+                    futures::future::ready(triggered.then_some(object))
+                });
             controller = controller.reconcile_on(triggers);
         }
         self.cache.send_replace(Some(store.clone()));
@@ -350,22 +353,21 @@ impl<R: Reconciler> Watching<R> {
     }
 }
 
-/// A relation's watch names `object` for a pass: it is counted as queued, and a hold after a
-/// terminal failure ends (what the object depends on changed), as controller-runtime runs any
-/// pass a `Watches` or `Owns` source enqueues. An object not in the cache gets no pass
-/// (kube-runtime drops it), so it is not counted.
+/// A relation's watch names `object` for a pass, for `trigger`: queued with it, if the object
+/// is cached; an object not in the cache gets no pass (kube-runtime would drop it), so it is
+/// not counted either, and whether it is passed on.
 fn relation_triggered<R: Reconciler>(
     context: &Context<R>,
     store: &Store<R::Resource>,
     object: &reflector::ObjectRef<R::Resource>,
-) {
-    let Some(cached) = store.get(object) else {
-        return;
-    };
-    context
-        .queue
-        .triggered(queue::key(object.namespace.as_deref(), &object.name));
-    context.memory.release_terminal_hold(&*cached);
+    trigger: super::Trigger,
+) -> bool {
+    if store.get(object).is_none() {
+        return false;
+    }
+    let key = queue::key(object.namespace.as_deref(), &object.name);
+    context.queue.triggered(key, trigger);
+    true
 }
 
 /// The watch of `api` with `config` a controller caches its resource from: retried with backoff,
@@ -385,9 +387,10 @@ where
 fn enqueue<R: Reconciler>(context: &Context<R>, object: &R::Resource) {
     let meta = object.meta();
     let name = meta.name.as_deref().unwrap_or_default();
-    context
-        .queue
-        .triggered(queue::key(meta.namespace.as_deref(), name));
+    context.queue.triggered(
+        queue::key(meta.namespace.as_deref(), name),
+        super::Trigger::Changed,
+    );
 }
 
 /// A controller's cache kept in sync whether it leads or not (a warm standby, as

@@ -68,7 +68,7 @@ use kube::runtime::watcher;
 use serde::de::DeserializeOwned;
 
 pub(crate) use self::cache::{Cached, RelationCache, Scope};
-use crate::controller::{ErrorSink, SharedWatches, WatchKey};
+use crate::controller::{ErrorSink, SharedWatches, Trigger, WatchKey};
 
 /// How the controller relates to a kind it watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,8 +106,9 @@ impl KindName {
 }
 
 /// The triggers of one relation: the objects of `K` to reconcile for each batch of the relation's
-/// watch events, or the watch's failures (retried with backoff by the watcher).
-pub(crate) type Triggers<K> = BoxStream<'static, Result<Vec<ObjectRef<K>>, watcher::Error>>;
+/// watch events, each with why, or the watch's failures (retried with backoff by the watcher).
+pub(crate) type Triggers<K> =
+    BoxStream<'static, Result<Vec<(ObjectRef<K>, Trigger)>, watcher::Error>>;
 
 /// What a relation's trigger stream is built from, once per watch term.
 pub(crate) struct TriggerInputs<K: Resource<DynamicType = ()> + Clone + 'static> {

@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 
 use super::cache::{Cached, Entry, RelationCache};
 use super::{TriggerInputs, Triggers};
-use crate::controller::{WatchKey, without_managed_fields};
+use crate::controller::{Related, Trigger, WatchKey, without_managed_fields};
 
 /// The owners (of kind `K`) of the children (of kind `C`) whose watch events are news, watched
 /// metadata-only (an API of `PartialObjectMeta` asks the API server for `PartialObjectMetadata`:
@@ -36,12 +36,13 @@ where
             let (cache, store) = (cache.clone(), store.clone());
             async move {
                 let changed = news(&cache, scope.as_deref(), event).await;
-                let mut owners: Vec<ObjectRef<K>> = changed
+                Ok(changed
                     .iter()
-                    .filter_map(|child| controller_owner(&child.metadata, &store))
-                    .collect();
-                owners.dedup();
-                Ok(owners)
+                    .filter_map(|child| {
+                        let owner = controller_owner(&child.metadata, &store)?;
+                        Some((owner, Trigger::Child(related::<C>(child))))
+                    })
+                    .collect())
             }
         })
         .boxed()
@@ -67,8 +68,13 @@ where
                 let changed = news(&cache, scope.as_deref(), event).await;
                 let mut mapped = Vec::new();
                 for object in changed {
+                    let trigger = Trigger::Related(related::<O>(&object));
                     match DynamicObject::clone(&object).try_parse::<O>() {
-                        Ok(object) => mapped.extend(map(&object, &store)),
+                        Ok(object) => mapped.extend(
+                            map(&object, &store)
+                                .into_iter()
+                                .map(|owner| (owner, trigger.clone())),
+                        ),
                         Err(error) => {
                             tracing::warn!(kind = %O::kind(&()), %error, "a watched object does not deserialize; its change starts no pass");
                         }
@@ -138,6 +144,15 @@ where
         events.map_ok(move |event| (scope.clone(), event)).boxed()
     }))
     .boxed()
+}
+
+/// The object of kind `K` `object` is, as a [`Trigger`] names it.
+fn related<K: Resource<DynamicType = ()>>(object: &Cached) -> Related {
+    Related {
+        kind: K::kind(&()).into_owned(),
+        namespace: object.metadata.namespace.clone(),
+        name: object.metadata.name.clone().unwrap_or_default(),
+    }
 }
 
 /// What `event` (of a watch of `scope`) shows changed, as `cache` judges it (see
