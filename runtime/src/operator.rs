@@ -28,7 +28,7 @@
 //! # Ok(()) }
 //! ```
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -47,6 +47,19 @@ pub enum OperatorError {
     /// Two controllers have one name: their metrics and events could not be told apart.
     #[error("two controllers are named {0:?}: give one another name (`Controller::with_name`)")]
     DuplicateController(String),
+    /// Two controllers of one kind both derive its kstatus conditions (`Ready`, `Reconciling`,
+    /// `Stalled`) and `observedGeneration`: each pass would overwrite the other's verdict.
+    #[error(
+        "controllers {first} and {second} both derive the kstatus conditions of {kind} (Ready, Reconciling, Stalled): each would overwrite the other's; let one of them opt out (`#[reconciler(kstatus = false)]`, or `Reconciler::KSTATUS = None`)"
+    )]
+    KstatusTwice {
+        /// The resource kind (`Widget.example.com`).
+        kind: String,
+        /// The controller added first.
+        first: String,
+        /// The controller refused.
+        second: String,
+    },
     /// A controller's metrics could not be created or registered.
     #[error("cannot register the metrics of controller {controller}")]
     Metrics {
@@ -122,6 +135,8 @@ pub struct Operator {
     registry: prometheus::Registry,
     metrics: Metrics,
     names: BTreeSet<String>,
+    /// The controller that derives the kstatus conditions of each kind, by `kind.group`.
+    kstatus_kinds: BTreeMap<String, String>,
     /// The watches (and caches) the controllers share where they watch the same thing.
     watches: SharedWatches,
     /// Each controller, and whether it has a leader election of its own.
@@ -164,6 +179,7 @@ impl Operator {
             registry,
             metrics,
             names: BTreeSet::new(),
+            kstatus_kinds: BTreeMap::new(),
             watches: SharedWatches::default(),
             runs: Vec::new(),
             leader_election: None,
@@ -211,15 +227,34 @@ impl Operator {
     ///
     /// # Errors
     /// [`OperatorError::DuplicateController`] when a controller of that name was added already;
+    /// [`OperatorError::KstatusTwice`] when it and one added before both derive the kstatus
+    /// conditions of one kind;
     /// [`OperatorError::Metrics`] when its metrics cannot be registered.
     pub fn with_controller<R: Reconciler>(
         mut self,
         controller: Controller<R>,
     ) -> Result<Self, OperatorError> {
         let name = controller.name();
-        if !self.names.insert(name.clone()) {
+        if self.names.contains(&name) {
             return Err(OperatorError::DuplicateController(name));
         }
+        if !crate::kstatus::derived_types(R::KSTATUS.as_ref(), R::CONDITIONS).is_empty() {
+            let kind = format!(
+                "{}.{}",
+                <R::Resource as kube::Resource>::kind(&()),
+                <R::Resource as kube::Resource>::group(&())
+            );
+            let kind = kind.trim_end_matches('.').to_owned();
+            if let Some(first) = self.kstatus_kinds.get(&kind) {
+                return Err(OperatorError::KstatusTwice {
+                    kind,
+                    first: first.clone(),
+                    second: name,
+                });
+            }
+            self.kstatus_kinds.insert(kind, name.clone());
+        }
+        self.names.insert(name.clone());
         let metrics_error = |source| OperatorError::Metrics {
             controller: name.clone(),
             source,

@@ -617,3 +617,49 @@ async fn a_controller_with_a_client_of_its_own_shares_no_watch() {
         .expect("joined")
         .expect("operator stopped cleanly");
 }
+
+/// A controller of Widgets `N` that derives their kstatus conditions, or not (`DERIVES`).
+struct Deriving<const N: usize, const DERIVES: bool>;
+
+impl<const N: usize, const DERIVES: bool> Reconciler for Deriving<N, DERIVES> {
+    type Resource = kubeward_tests::Widget;
+    type Error = kube::Error;
+    const NAME: Option<&'static str> = Some(
+        [
+            "test.kubeward.dev/first",
+            "test.kubeward.dev/second",
+            "test.kubeward.dev/third",
+        ][N],
+    );
+    const KSTATUS: Option<kubeward::kstatus::Kstatus> = if DERIVES {
+        Some(kubeward::kstatus::Kstatus::DEFAULT)
+    } else {
+        None
+    };
+    async fn apply(
+        &self,
+        _: &kubeward_tests::Widget,
+        _: &mut Pass<kubeward_tests::Widget>,
+    ) -> Result<Action, kube::Error> {
+        Ok(Action::await_change())
+    }
+}
+
+/// Two controllers of one kind that both derive `Ready`, `Reconciling` and `Stalled` would
+/// overwrite each other's verdict: the second is refused, saying how to fix it; one that
+/// derives nothing is welcome.
+#[tokio::test]
+async fn a_second_controller_deriving_the_kstatus_of_a_kind_is_refused() {
+    let server = kubeward_testing::ApiServer::start().await.expect("server");
+    let operator = Operator::new(server.client().expect("client"))
+        .with_reconciler(Deriving::<0, true>)
+        .expect("the first")
+        .with_reconciler(Deriving::<2, false>)
+        .expect("one that derives nothing");
+    let refused = operator.with_reconciler(Deriving::<1, true>);
+    let error = refused.err().expect("refused").to_string();
+    assert_eq!(
+        error,
+        "controllers test.kubeward.dev/first and test.kubeward.dev/second both derive the kstatus conditions of Widget.test.kubeward.dev (Ready, Reconciling, Stalled): each would overwrite the other's; let one of them opt out (`#[reconciler(kstatus = false)]`, or `Reconciler::KSTATUS = None`)"
+    );
+}
