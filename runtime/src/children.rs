@@ -129,6 +129,15 @@ pub enum ChildError {
         #[source]
         source: kube::core::dynamic::ParseDynamicObjectError,
     },
+    /// The API server did not answer a child's write or read in time (the controller's
+    /// [status write timeout](crate::controller::Controller::with_status_write_timeout)): a
+    /// write may have been stored or not; the pass fails and is retried, and the child's watch
+    /// shows what was stored.
+    #[error("the API server did not answer within {after:?}")]
+    TimedOut {
+        /// The timeout.
+        after: std::time::Duration,
+    },
     /// The request could not be built.
     #[error("could not build the request")]
     Request(#[from] kube::core::request::Error),
@@ -179,9 +188,25 @@ pub(crate) struct ChildWriter {
     pub(crate) namespace: Option<String>,
     /// Told of every write ([`ChildWriteRecord`]).
     pub(crate) observers: Observers,
+    /// How long a request may go unanswered: a hung child write neither holds the pass until
+    /// its deadline nor the events of that child (which wait for the write's answer).
+    pub(crate) timeout: std::time::Duration,
 }
 
 impl ChildWriter {
+    /// Sends `request`, bounded by the [timeout](Self::timeout).
+    async fn send<T: DeserializeOwned>(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<T, ChildError> {
+        match tokio::time::timeout(self.timeout, self.client.request::<T>(request)).await {
+            Ok(answer) => Ok(answer?),
+            Err(_) => Err(ChildError::TimedOut {
+                after: self.timeout,
+            }),
+        }
+    }
+
     /// Tells the observers of a write of a child of kind `C`.
     fn record<C: Resource<DynamicType = ()>>(&self, operation: ChildOperation, succeeded: bool) {
         self.observers.child_written(&ChildWriteRecord {
@@ -263,8 +288,7 @@ impl ChildWriter {
         let params = PatchParams::apply(&self.field_manager).force();
         let _writing = cache.writing(namespace.as_deref(), &name);
         let stored = self
-            .client
-            .request::<C>(request.patch(&name, &params, &Patch::Apply(&child))?)
+            .send::<C>(request.patch(&name, &params, &Patch::Apply(&child))?)
             .await;
         self.record::<C>(ChildOperation::Apply, stored.is_ok());
         let stored = stored?;
@@ -299,13 +323,12 @@ impl ChildWriter {
         let namespace = self.child_namespace(self.owned::<C>()?, name);
         let request = kube::core::Request::new(C::url_path(&(), namespace.as_deref()));
         match self
-            .client
-            .request::<C>(request.get(name, &kube::api::GetParams::default())?)
+            .send::<C>(request.get(name, &kube::api::GetParams::default())?)
             .await
         {
             Ok(child) => Ok(Some(child)),
-            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
-            Err(error) => Err(error.into()),
+            Err(ChildError::Api(kube::Error::Api(status))) if status.code == 404 => Ok(None),
+            Err(error) => Err(error),
         }
     }
 
@@ -388,8 +411,7 @@ impl ChildWriter {
         let _writing = cache.writing(namespace, name);
         // The deleted object, or a Status naming it (some kinds answer that way).
         let answer = self
-            .client
-            .request::<serde_json::Value>(request.delete(name, &params)?)
+            .send::<serde_json::Value>(request.delete(name, &params)?)
             .await;
         match answer {
             Ok(_) => {
@@ -398,13 +420,15 @@ impl ChildWriter {
                 Ok(true)
             }
             // Gone already, or replaced by a new child of that name: not this one to delete.
-            Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {
+            Err(ChildError::Api(kube::Error::Api(status)))
+                if status.code == 404 || status.code == 409 =>
+            {
                 self.record::<C>(operation, true);
                 Ok(false)
             }
             Err(error) => {
                 self.record::<C>(operation, false);
-                Err(error.into())
+                Err(error)
             }
         }
     }

@@ -161,6 +161,42 @@ async fn a_child_deleted_while_its_watch_relists_is_restored() {
     running.stop().await;
 }
 
+/// A child write the API server never answers fails the pass after the controller's write
+/// timeout, with the reason in its failure event, and the pass is retried: once the server
+/// answers again, the child is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_child_write_fails_the_pass_after_the_write_timeout_and_is_retried() {
+    let (server, admin) = server_with_widgets().await;
+    server.faults().add(
+        Fault::new(FaultAction::Hang)
+            .method(Method::PATCH)
+            .resource("", "configmaps")
+            .user(&service_account_user("keeper"))
+            .times(1),
+    );
+    let passes = Passes::default();
+    let keeper = Keeper {
+        passes: passes.clone(),
+    };
+    let running = run_as(&server, "keeper", keeper, |c| {
+        c.with_status_write_timeout(Duration::from_millis(500))
+    })
+    .await;
+    create_widget(&admin, "w", WidgetSpec::default()).await;
+    let note = failure_note(&admin, "w", "did not answer").await;
+    assert!(
+        note.contains("the API server did not answer within 500ms"),
+        "{note}"
+    );
+    let children: Api<ConfigMap> = Api::namespaced(admin.clone(), "default");
+    eventually("the child stored by the retry", || async {
+        children.get_opt("w-child").await.unwrap().is_some()
+    })
+    .await;
+    assert_eq!(passes.triggers("w")[..2], ["changed", "retry"]);
+    running.stop().await;
+}
+
 /// The annotation that lists the quotas a tenant wants (`a,b`: ConfigMaps `quota-a`, `quota-b`
 /// in the tenant's namespace).
 const WANTED: &str = "test.kubeward.dev/quotas";

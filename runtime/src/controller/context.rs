@@ -89,6 +89,7 @@ impl<R: Reconciler> Context<R> {
             owner,
             namespace: object.namespace(),
             observers: self.observers.clone(),
+            timeout: self.status_timeout,
         })
     }
 
