@@ -22,6 +22,15 @@
 //! them): a controller with a client of its own, of another cluster or identity, watches alone,
 //! so that no controller sees another cluster's objects or lists with another's grant.
 
+//! Why not kube-runtime's shared reflector (`reflector::store_shared`, `Writer::subscribe`):
+//! it is behind the `unstable-runtime-subscribe` feature, a subscriber gets only applied and
+//! deleted objects (`ReflectHandle`, no `Init`/`InitDone`), and a late subscriber is fast-
+//! forwarded to the latest event with no replay. The relation caches diff each relist against
+//! what they hold ([`RelationCache`](crate::relations::RelationCache)) and so need the relist's
+//! boundaries, and a warm standby or a new term subscribes late. What it does better — one
+//! `Arc` per object for every subscriber, a bounded buffer — this hub does not do yet: each
+//! subscriber gets its own copy of an event, and its queue is unbounded.
+
 // Only the operator (feature `prometheus`) declares shared watches.
 #![cfg_attr(not(feature = "prometheus"), allow(dead_code))]
 

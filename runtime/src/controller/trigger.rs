@@ -12,7 +12,10 @@
 
 use std::fmt;
 
-/// Why a pass runs; see the [module](self).
+/// Why a pass runs, carried from the watch that saw it to the pass
+/// ([`Pass::triggers`](crate::Pass::triggers)) and to the runtime's policies: a hold after a
+/// terminal failure ends on a [`Child`](Trigger::Child) or [`Related`](Trigger::Related)
+/// trigger. For logs: a pass reconciles the object's whole state whatever started it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Trigger {
