@@ -286,13 +286,25 @@ impl ChildWriter {
         let namespace = meta.namespace.clone();
         let request = kube::core::Request::new(C::url_path(&(), namespace.as_deref()));
         let params = PatchParams::apply(&self.field_manager).force();
-        let _writing = cache.writing(namespace.as_deref(), &name);
+        let kind = KindName::of::<C>();
+        let _writing: Vec<_> = self
+            .caches
+            .of_kind(&kind)
+            .map(|(_, cache)| cache.writing(namespace.as_deref(), &name))
+            .collect();
         let stored = self
             .send::<C>(request.patch(&name, &params, &Patch::Apply(&child))?)
             .await;
         self.record::<C>(ChildOperation::Apply, stored.is_ok());
         let stored = stored?;
-        cache.wrote(type_meta::<C>(), stored.meta());
+        // Every cache of the kind learns of the write: a kind both owned and watched starts no
+        // pass of the map function's for the controller's own write either.
+        for (role, cache) in self.caches.of_kind(&kind) {
+            match role {
+                Role::Owned => cache.wrote(type_meta::<C>(), stored.meta()),
+                Role::Watched => cache.expect(stored.meta()),
+            }
+        }
         Ok(stored)
     }
 
@@ -381,7 +393,7 @@ impl ChildWriter {
                 ),
             });
         }
-        self.delete_exactly::<C>(cache, &live, ChildOperation::Delete)
+        self.delete_exactly::<C>(&live, ChildOperation::Delete)
             .await
     }
 
@@ -389,7 +401,6 @@ impl ChildWriter {
     /// whether it was still there.
     async fn delete_exactly<C>(
         &self,
-        cache: &Arc<RelationCache>,
         live: &ObjectMeta,
         operation: ChildOperation,
     ) -> Result<bool, ChildError>
@@ -408,7 +419,12 @@ impl ChildWriter {
             }),
             ..DeleteParams::default()
         };
-        let _writing = cache.writing(namespace, name);
+        let kind = KindName::of::<C>();
+        let _writing: Vec<_> = self
+            .caches
+            .of_kind(&kind)
+            .map(|(_, cache)| cache.writing(namespace, name))
+            .collect();
         // The deleted object, or a Status naming it (some kinds answer that way).
         let answer = self
             .send::<serde_json::Value>(request.delete(name, &params)?)
@@ -416,7 +432,9 @@ impl ChildWriter {
         match answer {
             Ok(_) => {
                 self.record::<C>(operation, true);
-                cache.deleted(namespace, name, uid);
+                for (_, cache) in self.caches.of_kind(&kind) {
+                    cache.deleted(namespace, name, uid);
+                }
                 Ok(true)
             }
             // Gone already, or replaced by a new child of that name: not this one to delete.
@@ -458,7 +476,7 @@ impl ChildWriter {
         let mut deleted = 0;
         for child in unwanted {
             if self
-                .delete_exactly::<C>(cache, &child.metadata, ChildOperation::Prune)
+                .delete_exactly::<C>(&child.metadata, ChildOperation::Prune)
                 .await?
             {
                 deleted += 1;

@@ -425,6 +425,58 @@ async fn fixing_the_watched_object_a_terminal_error_was_about_runs_the_object_ag
     running.stop().await;
 }
 
+/// Owns its ConfigMap `<name>-child` and watches every ConfigMap beside it (a kind both owned and
+/// watched).
+struct Watchful {
+    passes: Passes,
+}
+
+#[kubeward::reconciler(
+    resource = Widget,
+    controller = "test.kubeward.dev/watchful",
+    owns(ConfigMap),
+    watches(ConfigMap, map = widgets_beside),
+    kstatus = false,
+)]
+impl Watchful {
+    async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, CacheError> {
+        let name = widget.name_any();
+        self.passes.note(name.clone(), pass);
+        let child = config_map(&format!("{name}-child"), None, &[("owner", &name)]);
+        pass.apply_child(&child).await?;
+        Ok(Action::await_change())
+    }
+}
+
+/// The controller's own child write starts no pass through the watch of the same kind either;
+/// someone else's change of a ConfigMap beside it starts one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kind_both_owned_and_watched_is_not_triggered_by_the_controllers_own_writes() {
+    let (server, admin) = server_with_widgets().await;
+    let passes = Passes::default();
+    let watchful = Watchful {
+        passes: passes.clone(),
+    };
+    let running = run_as(&server, "watchful", watchful, |c| c).await;
+    create_widget(&admin, "w", WidgetSpec::default()).await;
+    let children: Api<ConfigMap> = Api::namespaced(admin.clone(), "default");
+    eventually("the child", || async {
+        children.get_opt("w-child").await.unwrap().is_some()
+    })
+    .await;
+    settles_at("passes of w", || passes.count("w"), 1).await;
+    children
+        .create(&PostParams::default(), &config_map("beside", None, &[]))
+        .await
+        .expect("another ConfigMap");
+    settles_at("passes of w", || passes.count("w"), 2).await;
+    assert_eq!(
+        passes.triggers("w"),
+        ["changed", "related ConfigMap default/beside"]
+    );
+    running.stop().await;
+}
+
 /// Every widget wants the one ConfigMap `shared`; a widget annotated `delete` deletes it
 /// instead.
 struct Sharers;

@@ -86,6 +86,10 @@ struct Inner {
     listed: HashSet<Scope>,
     /// The objects (by `namespace/name`) the controller is writing, with how many writes.
     writing: HashMap<String, usize>,
+    /// The resourceVersion of the controller's last write of each object (by uid) that this
+    /// cache keeps whole and so cannot take from the write's metadata (a kind both owned and
+    /// watched): its watch event is not news.
+    expected: HashMap<Arc<str>, String>,
 }
 
 /// One cached object.
@@ -244,17 +248,24 @@ impl RelationCache {
             Event::Apply(object) | Event::InitApply(object) => {
                 let entry: Entry = object.into();
                 let object = entry.object.clone();
+                let version = &object.metadata.resource_version;
+                let uid = object.metadata.uid.as_deref().unwrap_or_default();
+                let own = inner
+                    .expected
+                    .remove(uid)
+                    .is_some_and(|own| Some(&own) == version.as_ref());
                 let replaced = inner.insert(entry);
-                let news = replaced.is_none_or(|replaced| {
-                    replaced.deleted_by_controller
-                        || replaced.object.metadata.resource_version
-                            != object.metadata.resource_version
-                });
+                let news = !own
+                    && replaced.is_none_or(|replaced| {
+                        replaced.deleted_by_controller
+                            || replaced.object.metadata.resource_version != *version
+                    });
                 if news { vec![object] } else { Vec::new() }
             }
             Event::Delete(object) => {
                 let entry: Entry = object.into();
                 let uid = entry.object.metadata.uid.clone().unwrap_or_default();
+                inner.expected.remove(uid.as_str());
                 match inner.remove(&uid) {
                     Some(cached) if cached.deleted_by_controller => Vec::new(),
                     // The cache's copy: the last state seen (the event's may be metadata only).
@@ -279,7 +290,10 @@ impl RelationCache {
             .collect();
         unlisted
             .iter()
-            .filter_map(|uid| inner.remove(uid))
+            .filter_map(|uid| {
+                inner.expected.remove(uid);
+                inner.remove(uid)
+            })
             .filter(|entry| !entry.deleted_by_controller)
             .map(|entry| entry.object)
             .collect()
@@ -339,6 +353,16 @@ impl RelationCache {
     pub(crate) fn wrote(&self, types: TypeMeta, meta: &ObjectMeta) {
         let entry = Entry::from(metadata_only(Some(types), meta.clone()));
         self.inner().insert(entry);
+    }
+
+    /// The controller wrote the object of `meta` (as the server answered it), an object this
+    /// cache keeps whole: its body is taken from the watch event, which is not news.
+    pub(crate) fn expect(&self, meta: &ObjectMeta) {
+        if let (Some(uid), Some(version)) = (&meta.uid, &meta.resource_version) {
+            self.inner()
+                .expected
+                .insert(uid.as_str().into(), version.clone());
+        }
     }
 
     /// The controller deleted the object `uid` named `name` in `namespace`.

@@ -322,6 +322,17 @@ impl RelationCaches {
         Self { kinds }
     }
 
+    /// The caches of every relation to `kind` (any version): owned, watched, or both.
+    pub(crate) fn of_kind<'a>(
+        &'a self,
+        kind: &'a KindName,
+    ) -> impl Iterator<Item = (Role, &'a Arc<RelationCache>)> + 'a {
+        self.kinds
+            .iter()
+            .filter(|(k, _, _)| k.group == kind.group && k.kind == kind.kind)
+            .map(|(_, role, cache)| (*role, cache))
+    }
+
     /// The cache of the relation to `kind` (any version) in `role`, if declared.
     pub(crate) fn find(&self, kind: &KindName, role: Role) -> Option<&Arc<RelationCache>> {
         self.kinds
