@@ -657,7 +657,7 @@ async fn a_second_controller_deriving_the_kstatus_of_a_kind_is_refused() {
         .with_reconciler(Deriving::<2, false>)
         .expect("one that derives nothing");
     let refused = operator.with_reconciler(Deriving::<1, true>);
-    let error = refused.err().expect("refused").to_string();
+    let error = refused.expect_err("refused").to_string();
     assert_eq!(
         error,
         "controllers test.kubeward.dev/first and test.kubeward.dev/second both derive the kstatus conditions of Widget.test.kubeward.dev (Ready, Reconciling, Stalled): each would overwrite the other's; let one of them opt out (`#[reconciler(kstatus = false)]`, or `Reconciler::KSTATUS = None`)"
