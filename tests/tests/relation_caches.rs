@@ -598,3 +598,57 @@ async fn a_relation_whose_kind_cannot_be_listed_keeps_the_controller_not_ready_n
     assert!(!state.is_ready());
     running.stop().await;
 }
+
+/// How many times [`ghost`] ran.
+static GHOST_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Names a widget that does not exist for every ConfigMap.
+fn ghost(_: &ConfigMap, _: &Store<Widget>) -> Vec<ObjectRef<Widget>> {
+    GHOST_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    vec![ObjectRef::new("ghost").within("default")]
+}
+
+/// Watches ConfigMaps for a widget that is never there.
+struct Haunted;
+
+#[kubeward::reconciler(
+    resource = Widget,
+    controller = "test.kubeward.dev/haunted",
+    watches(ConfigMap, map = ghost),
+    kstatus = false,
+)]
+impl Haunted {
+    async fn apply(&self, _: &Widget, _: &mut Pass<Widget>) -> Result<Action, CacheError> {
+        Ok(Action::await_change())
+    }
+}
+
+/// A map function naming an object the controller does not cache starts no pass (kube-runtime
+/// drops it), and the object is not counted as waiting for one: the queue depth stays 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trigger_for_an_object_not_cached_is_not_counted_as_queued() {
+    let (server, admin) = server_with_widgets().await;
+    let registry = prometheus::Registry::new();
+    let running = run_as(&server, "haunted", Haunted, |c| {
+        c.register_metrics(&registry).expect("metrics")
+    })
+    .await;
+    Api::<ConfigMap>::namespaced(admin.clone(), "default")
+        .create(&PostParams::default(), &config_map("haunting", None, &[]))
+        .await
+        .expect("config");
+    eventually("the map function ran", || async {
+        GHOST_CALLS.load(std::sync::atomic::Ordering::SeqCst) > 0
+    })
+    .await;
+    let depth = || {
+        kubeward_testing::metric_value(
+            &registry,
+            "kubeward_controller_queue_depth",
+            &[("controller", "test.kubeward.dev/haunted")],
+        )
+        .map_or(usize::MAX, |depth| depth as usize)
+    };
+    settles_at("the queue depth", depth, 0).await;
+    running.stop().await;
+}
