@@ -44,7 +44,9 @@ pub use self::predicate::{Keys, Reads};
 pub use self::reconciler::{Reconciler, default_name};
 #[cfg(feature = "prometheus")]
 pub(crate) use self::run::termination_signal;
-pub(crate) use self::shared_watch::{ErrorSink, SharedWatches, WatchKey, without_managed_fields};
+pub(crate) use self::shared_watch::{
+    ErrorSink, SharedWatches, WatchKey, shared, without_managed_fields,
+};
 pub use self::status::NoStatusSubresource;
 pub use self::terminal::Terminal;
 pub use self::trigger::{Related, Trigger};

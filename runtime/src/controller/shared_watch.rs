@@ -27,9 +27,9 @@
 //! deleted objects (`ReflectHandle`, no `Init`/`InitDone`), and a late subscriber is fast-
 //! forwarded to the latest event with no replay. The relation caches diff each relist against
 //! what they hold ([`RelationCache`](crate::relations::RelationCache)) and so need the relist's
-//! boundaries, and a warm standby or a new term subscribes late. What it does better — one
-//! `Arc` per object for every subscriber, a bounded buffer — this hub does not do yet: each
-//! subscriber gets its own copy of an event, and its queue is unbounded.
+//! boundaries, and a warm standby or a new term subscribes late. Like it, the hub hands every
+//! subscriber the same `Arc` of an object (a replay too: no object is copied for a subscriber);
+//! unlike it, a subscriber's queue is unbounded (a slow one never holds up the others' watch).
 
 // Only the operator (feature `prometheus`) declares shared watches.
 #![cfg_attr(not(feature = "prometheus"), allow(dead_code))]
@@ -182,10 +182,32 @@ where
     requests: mpsc::UnboundedSender<Subscriber<D>>,
 }
 
-/// One subscriber of a shared watch.
+/// One subscriber of a shared watch: every subscriber is sent the same `Arc` of an object.
 struct Subscriber<D> {
-    events: mpsc::UnboundedSender<Event<D>>,
+    events: mpsc::UnboundedSender<Event<Arc<D>>>,
     on_error: ErrorSink,
+}
+
+/// `event` with its object behind an `Arc`, to share.
+pub(crate) fn shared<D>(event: Event<D>) -> Event<Arc<D>> {
+    match event {
+        Event::Apply(object) => Event::Apply(Arc::new(object)),
+        Event::Delete(object) => Event::Delete(Arc::new(object)),
+        Event::InitApply(object) => Event::InitApply(Arc::new(object)),
+        Event::Init => Event::Init,
+        Event::InitDone => Event::InitDone,
+    }
+}
+
+/// `event` with its object out of its `Arc`: moved when this was the last holder, else copied.
+pub(crate) fn unshared<D: Clone>(event: Event<Arc<D>>) -> Event<D> {
+    match event {
+        Event::Apply(object) => Event::Apply(Arc::unwrap_or_clone(object)),
+        Event::Delete(object) => Event::Delete(Arc::unwrap_or_clone(object)),
+        Event::InitApply(object) => Event::InitApply(Arc::unwrap_or_clone(object)),
+        Event::Init => Event::Init,
+        Event::InitDone => Event::InitDone,
+    }
 }
 
 /// How often the watch looks for subscribers that are gone (to stop once all are).
@@ -202,7 +224,7 @@ where
     pub(crate) fn subscribe(
         self: &Arc<Self>,
         on_error: ErrorSink,
-    ) -> (Store<D>, impl Stream<Item = Event<D>> + Send + 'static) {
+    ) -> (Store<D>, impl Stream<Item = Event<Arc<D>>> + Send + 'static) {
         let (events, received) = mpsc::unbounded_channel();
         let subscriber = Subscriber { events, on_error };
         let mut running = lock(&self.running);
@@ -254,7 +276,7 @@ where
                 event = watch.next() => match event {
                     Some(Ok(event)) => {
                         writer.apply_watcher_event(&event);
-                        fanout.send(event, &writer);
+                        fanout.send(shared(event), &writer);
                     }
                     Some(Err(error)) => fanout.failed(&error),
                     None => {
@@ -311,7 +333,7 @@ where
 
     /// Sends `event` (applied to the cache) to every live subscriber; admits the waiting ones
     /// when it ends a list.
-    fn send(&mut self, event: Event<D>, writer: &Writer<D>) {
+    fn send(&mut self, event: Event<Arc<D>>, writer: &Writer<D>) {
         match &event {
             Event::Init => (self.started, self.listing) = (true, true),
             Event::InitDone => self.listing = false,
@@ -354,11 +376,7 @@ where
 {
     let cached = writer.as_reader().state();
     std::iter::once(Event::Init)
-        .chain(
-            cached
-                .iter()
-                .map(|object| Event::InitApply((**object).clone())),
-        )
+        .chain(cached.into_iter().map(Event::InitApply))
         .chain(std::iter::once(Event::InitDone))
         .all(|event| subscriber.events.send(event).is_ok())
 }
@@ -427,7 +445,7 @@ mod tests {
     }
 
     /// An event as `kind` and the names of its objects.
-    fn seen(event: &Event<ConfigMap>) -> String {
+    fn seen(event: &Event<Arc<ConfigMap>>) -> String {
         match event {
             Event::Init => "Init".into(),
             Event::InitApply(o) => format!("InitApply {}", o.name_any()),
@@ -437,17 +455,22 @@ mod tests {
         }
     }
 
+    async fn next_event(
+        events: &mut (impl Stream<Item = Event<Arc<ConfigMap>>> + Unpin),
+    ) -> Event<Arc<ConfigMap>> {
+        tokio::time::timeout(Duration::from_secs(30), events.next())
+            .await
+            .expect("an event in time")
+            .expect("the stream goes on")
+    }
+
     async fn next_events(
-        events: &mut (impl Stream<Item = Event<ConfigMap>> + Unpin),
+        events: &mut (impl Stream<Item = Event<Arc<ConfigMap>>> + Unpin),
         n: usize,
     ) -> Vec<String> {
         let mut seen_events = Vec::new();
         for _ in 0..n {
-            let event = tokio::time::timeout(Duration::from_secs(30), events.next())
-                .await
-                .expect("an event in time")
-                .expect("the stream goes on");
-            seen_events.push(seen(&event));
+            seen_events.push(seen(&next_event(events).await));
         }
         seen_events
     }
@@ -517,8 +540,18 @@ mod tests {
         assert!(Arc::ptr_eq(&cached(&store), &cached(&late_store)));
 
         create(&client, "third").await;
-        assert_eq!(next_events(&mut early, 1).await, ["Apply third"]);
-        assert_eq!(next_events(&mut late, 1).await, ["Apply third"]);
+        let (to_early, to_late) = (next_event(&mut early).await, next_event(&mut late).await);
+        assert_eq!(
+            (seen(&to_early), seen(&to_late)),
+            ("Apply third".into(), "Apply third".into())
+        );
+        let (Event::Apply(to_early), Event::Apply(to_late)) = (to_early, to_late) else {
+            unreachable!("both are applies");
+        };
+        assert!(
+            Arc::ptr_eq(&to_early, &to_late),
+            "each subscriber is sent the same object, not a copy"
+        );
         // One list and one watch served both.
         assert_eq!(lists(&server), 1);
         let watches = server

@@ -22,7 +22,9 @@ use super::dispatch::{error_policy, reconcile};
 use super::health::ControllerState;
 use super::predicate::{Judge, Starts};
 use super::queue;
-use super::shared_watch::{ErrorSink, Hub, SharedWatches, WatchEvents, without_managed_fields};
+use super::shared_watch::{
+    ErrorSink, Hub, SharedWatches, WatchEvents, unshared, without_managed_fields,
+};
 use super::watch_failures::WatchFailures;
 use crate::relations::TriggerInputs;
 
@@ -72,7 +74,7 @@ impl<R: Reconciler> Watching<R> {
         if let Some(hub) = self.shared_hub() {
             let on_error: ErrorSink = Arc::new(move |error| failures.record(error));
             let (store, events) = hub.subscribe(on_error);
-            return (store, events.map(Ok).boxed());
+            return (store, events.map(|event| Ok(unshared(event))).boxed());
         }
         let (store, writer) = reflector::store();
         let mut apis = self.scope.apis(&self.client);

@@ -145,18 +145,27 @@ pub(crate) fn metadata_only(types: Option<TypeMeta>, mut metadata: ObjectMeta) -
     }
 }
 
-impl From<PartialObjectMeta<DynamicObject>> for Entry {
-    fn from(object: PartialObjectMeta<DynamicObject>) -> Self {
-        Self::from(metadata_only(object.types, object.metadata))
+/// An owned child's metadata, as a (shared) watch event carries it.
+impl From<Arc<PartialObjectMeta<DynamicObject>>> for Entry {
+    fn from(object: Arc<PartialObjectMeta<DynamicObject>>) -> Self {
+        let object = Arc::unwrap_or_clone(object);
+        Self::from(Arc::new(metadata_only(object.types, object.metadata)))
+    }
+}
+
+/// A watched object, as a (shared) watch event carries it: the same `Arc`, not a copy.
+impl From<Arc<DynamicObject>> for Entry {
+    fn from(object: Arc<DynamicObject>) -> Self {
+        Self {
+            object,
+            deleted_by_controller: false,
+        }
     }
 }
 
 impl From<DynamicObject> for Entry {
     fn from(object: DynamicObject) -> Self {
-        Self {
-            object: Arc::new(object),
-            deleted_by_controller: false,
-        }
+        Self::from(Arc::new(object))
     }
 }
 

@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 
 use super::cache::{Cached, Entry, RelationCache};
 use super::{TriggerInputs, Triggers};
-use crate::controller::{Related, Trigger, WatchKey, without_managed_fields};
+use crate::controller::{Related, Trigger, WatchKey, shared, without_managed_fields};
 
 /// The owners (of kind `K`) of the children (of kind `C`) whose watch events are news, watched
 /// metadata-only (an API of `PartialObjectMeta` asks the API server for `PartialObjectMetadata`:
@@ -86,8 +86,9 @@ where
         .boxed()
 }
 
-/// A watch event with the namespace its watch lists (`None`: the whole cluster).
-type Scoped<D> = (Option<Arc<str>>, watcher::Event<D>);
+/// A watch event with the namespace its watch lists (`None`: the whole cluster), its object
+/// behind an `Arc` (as a shared watch hands it to each of its subscribers).
+type Scoped<D> = (Option<Arc<str>>, watcher::Event<Arc<D>>);
 
 /// The form owned children are watched in: their metadata alone.
 pub(super) type Metadata = PartialObjectMeta<DynamicObject>;
@@ -138,8 +139,12 @@ where
             }
             None => None,
         };
-        let events =
-            events.unwrap_or_else(|| watcher(api, config.clone()).default_backoff().boxed());
+        let events = events.unwrap_or_else(|| {
+            watcher(api, config.clone())
+                .default_backoff()
+                .map_ok(shared)
+                .boxed()
+        });
         let scope: Option<Arc<str>> = scope.map(Arc::from);
         events.map_ok(move |event| (scope.clone(), event)).boxed()
     }))
@@ -160,10 +165,11 @@ fn related<K: Resource<DynamicType = ()>>(object: &Cached) -> Related {
 async fn news<D>(
     cache: &RelationCache,
     scope: Option<&str>,
-    event: watcher::Event<D>,
+    event: watcher::Event<Arc<D>>,
 ) -> Vec<Cached>
 where
-    D: Resource + Into<Entry>,
+    D: Resource,
+    Arc<D>: Into<Entry>,
 {
     if let watcher::Event::Apply(object)
     | watcher::Event::InitApply(object)
