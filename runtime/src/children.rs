@@ -38,7 +38,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::observe::{ChildOperation, ChildWriteRecord, Observers, ReconcileObserver};
-use crate::relations::{Cached, KindName, RelationCache, RelationCaches, Role};
+use crate::relations::{Cached, KindName, RelationCache, RelationCaches, Role, controller_of};
 
 /// The label every child written through [`Pass::apply_child`](crate::Pass::apply_child)
 /// carries; its value is the controller's name as a label value ([`controller_label_value`]).
@@ -310,12 +310,7 @@ impl ChildWriter {
 
     /// Fails with [`ChildError::AlreadyOwned`] when `live`'s controller is another object.
     fn refuse_another_owner(&self, live: &ObjectMeta) -> Result<(), ChildError> {
-        match live
-            .owner_references
-            .iter()
-            .flatten()
-            .find(|r| r.controller == Some(true))
-        {
+        match controller_of(live) {
             Some(owner) if owner.uid != self.owner.uid => Err(ChildError::AlreadyOwned {
                 namespace: live.namespace.clone().unwrap_or_default(),
                 name: live.name.clone().unwrap_or_default(),
@@ -377,11 +372,7 @@ impl ChildWriter {
                 None => return Ok(false),
             },
         };
-        let controller = live
-            .owner_references
-            .iter()
-            .flatten()
-            .find(|r| r.controller == Some(true));
+        let controller = controller_of(&live);
         if controller.is_none_or(|c| c.uid != self.owner.uid) {
             return Err(ChildError::NotAChild {
                 kind: C::kind(&()).into_owned(),

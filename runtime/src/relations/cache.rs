@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::core::{DynamicObject, PartialObjectMeta, TypeMeta};
 use kube::runtime::watcher::Event;
 use tokio::sync::{Notify, watch};
@@ -126,13 +126,17 @@ fn name_key(namespace: Option<&str>, name: &str) -> String {
     format!("{}/{name}", namespace.unwrap_or_default())
 }
 
-/// The uid of the object `meta`'s controller ownerReference names, if any.
-fn controller_uid(meta: &ObjectMeta) -> Option<&str> {
+/// The controller ownerReference of the object of `meta` (`controller: true`), if any.
+pub(crate) fn controller_of(meta: &ObjectMeta) -> Option<&OwnerReference> {
     meta.owner_references
         .iter()
         .flatten()
         .find(|owner| owner.controller == Some(true))
-        .map(|owner| owner.uid.as_str())
+}
+
+/// The uid of the object `meta`'s controller ownerReference names, if any.
+fn controller_uid(meta: &ObjectMeta) -> Option<&str> {
+    controller_of(meta).map(|owner| owner.uid.as_str())
 }
 
 /// An owned child as the cache keeps it: its metadata, without managedFields.

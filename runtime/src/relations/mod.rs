@@ -67,7 +67,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use serde::de::DeserializeOwned;
 
-pub(crate) use self::cache::{Cached, RelationCache, Scope};
+pub(crate) use self::cache::{Cached, RelationCache, Scope, controller_of};
 use crate::controller::{ErrorSink, SharedWatches, Trigger, WatchKey};
 
 /// How the controller relates to a kind it watches.

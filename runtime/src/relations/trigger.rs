@@ -191,11 +191,7 @@ pub(crate) fn controller_owner<K>(child: &ObjectMeta, store: &Store<K>) -> Optio
 where
     K: Resource<DynamicType = ()> + Clone,
 {
-    let owner = child
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|owner| owner.controller == Some(true))?;
+    let owner = super::controller_of(child)?;
     let group = owner
         .api_version
         .rsplit_once('/')
