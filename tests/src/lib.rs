@@ -473,6 +473,24 @@ pub async fn events_about(client: &kube::Client, name: &str) -> Vec<StoredEvent>
         .collect()
 }
 
+/// `reconciler`'s controller, as `configure` sets it up (a 200 ms shutdown grace before that),
+/// run in the background as the service account `account` of `default` holding the rules
+/// generated for it.
+pub async fn run_as<R: Reconciler>(
+    server: &Cluster,
+    account: &str,
+    reconciler: R,
+    configure: impl FnOnce(Controller<R>) -> Controller<R>,
+) -> Running {
+    let client = server
+        .service_account_client("default", account, kubeward::rbac::rules::<R>(false))
+        .await
+        .expect("the generated RBAC is stored");
+    let controller =
+        Controller::new(reconciler, client).with_shutdown_grace(Duration::from_millis(200));
+    Running::start(configure(controller))
+}
+
 /// A controller running in the background.
 pub struct Running {
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,

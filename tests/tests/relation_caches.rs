@@ -18,11 +18,11 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kubeward::children::ChildError;
 use kubeward::controller::{Controller, ControllerState};
-use kubeward::{Action, Pass, Reconciler};
-use kubeward_testing::{Cluster, Fault, FaultAction};
+use kubeward::{Action, Pass};
+use kubeward_testing::{Fault, FaultAction};
 use kubeward_tests::{
-    Running, Widget, WidgetSpec, create_widget, events_about, eventually, server_with_widgets,
-    service_account_user, settles_at,
+    Running, Widget, WidgetSpec, create_widget, events_about, eventually, run_as,
+    server_with_widgets, service_account_user, settles_at,
 };
 
 /// The passes that ran, in order: the object's name and the pass's triggers.
@@ -64,23 +64,6 @@ enum CacheError {
     NotANumber(String, String),
 }
 
-/// `reconciler`'s controller, as `configure` sets it up, run as the service account `account`
-/// of `default` holding the rules generated for it.
-async fn run_as<R: Reconciler>(
-    server: &Cluster,
-    account: &str,
-    reconciler: R,
-    configure: impl FnOnce(Controller<R>) -> Controller<R>,
-) -> Running {
-    let client = server
-        .service_account_client("default", account, kubeward::rbac::rules::<R>(false))
-        .await
-        .expect("the generated RBAC is stored");
-    let controller =
-        Controller::new(reconciler, client).with_shutdown_grace(Duration::from_millis(200));
-    Running::start(configure(controller))
-}
-
 fn config_map(name: &str, namespace: Option<&str>, data: &[(&str, &str)]) -> ConfigMap {
     ConfigMap {
         metadata: ObjectMeta {
@@ -97,6 +80,32 @@ fn config_map(name: &str, namespace: Option<&str>, data: &[(&str, &str)]) -> Con
     }
 }
 
+/// Notes the pass in `passes` and applies the widget's child, the ConfigMap `<name>-child`.
+async fn apply_own_child(
+    passes: &Passes,
+    widget: &Widget,
+    pass: &mut Pass<Widget>,
+) -> Result<Action, CacheError> {
+    let name = widget.name_any();
+    passes.note(name.clone(), pass);
+    let child = config_map(&format!("{name}-child"), None, &[("owner", &name)]);
+    pass.apply_child(&child).await?;
+    Ok(Action::await_change())
+}
+
+/// Creates the widget `w`; once its child is stored and its passes settled at one, the API of
+/// its namespace's ConfigMaps.
+async fn widget_with_its_child(admin: &kube::Client, passes: &Passes) -> Api<ConfigMap> {
+    create_widget(admin, "w", WidgetSpec::default()).await;
+    let children: Api<ConfigMap> = Api::namespaced(admin.clone(), "default");
+    eventually("the child", || async {
+        children.get_opt("w-child").await.unwrap().is_some()
+    })
+    .await;
+    settles_at("passes of w", || passes.count("w"), 1).await;
+    children
+}
+
 /// Each Widget owns the ConfigMap `<name>-child`.
 struct Keeper {
     passes: Passes,
@@ -110,11 +119,7 @@ struct Keeper {
 )]
 impl Keeper {
     async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, CacheError> {
-        let name = widget.name_any();
-        self.passes.note(name.clone(), pass);
-        let child = config_map(&format!("{name}-child"), None, &[("owner", &name)]);
-        pass.apply_child(&child).await?;
-        Ok(Action::await_change())
+        apply_own_child(&self.passes, widget, pass).await
     }
 }
 
@@ -126,13 +131,7 @@ async fn a_child_deleted_while_its_watch_relists_is_restored() {
         passes: passes.clone(),
     };
     let running = run_as(&server, "keeper", keeper, |c| c).await;
-    create_widget(&admin, "w", WidgetSpec::default()).await;
-    let children: Api<ConfigMap> = Api::namespaced(admin.clone(), "default");
-    eventually("the child", || async {
-        children.get_opt("w-child").await.unwrap().is_some()
-    })
-    .await;
-    settles_at("passes of w", || passes.count("w"), 1).await;
+    let children = widget_with_its_child(&admin, &passes).await;
 
     // Every watch ends with 410; the controller's next two requests for ConfigMaps (its relist)
     // fail, so its watch of children backs off while the child is deleted.
@@ -440,11 +439,7 @@ struct Watchful {
 )]
 impl Watchful {
     async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, CacheError> {
-        let name = widget.name_any();
-        self.passes.note(name.clone(), pass);
-        let child = config_map(&format!("{name}-child"), None, &[("owner", &name)]);
-        pass.apply_child(&child).await?;
-        Ok(Action::await_change())
+        apply_own_child(&self.passes, widget, pass).await
     }
 }
 
@@ -458,13 +453,7 @@ async fn a_kind_both_owned_and_watched_is_not_triggered_by_the_controllers_own_w
         passes: passes.clone(),
     };
     let running = run_as(&server, "watchful", watchful, |c| c).await;
-    create_widget(&admin, "w", WidgetSpec::default()).await;
-    let children: Api<ConfigMap> = Api::namespaced(admin.clone(), "default");
-    eventually("the child", || async {
-        children.get_opt("w-child").await.unwrap().is_some()
-    })
-    .await;
-    settles_at("passes of w", || passes.count("w"), 1).await;
+    let children = widget_with_its_child(&admin, &passes).await;
     children
         .create(&PostParams::default(), &config_map("beside", None, &[]))
         .await

@@ -17,10 +17,10 @@ use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use kubeward::children::{CONTROLLER_LABEL, ChildError};
 use kubeward::controller::Controller;
-use kubeward::{Action, Pass, Reconciler};
+use kubeward::{Action, Pass};
 use kubeward_testing::Cluster;
 use kubeward_tests::{
-    Running, Widget, WidgetSpec, create_widget, eventually, server_with_widgets, settles_at,
+    Running, Widget, WidgetSpec, create_widget, eventually, run_as, server_with_widgets, settles_at,
 };
 
 const PARENTS: &str = "test.kubeward.dev/parents";
@@ -93,23 +93,6 @@ impl Parents {
         pass.apply_child(&desired_child(&name)).await?;
         Ok(Action::await_change())
     }
-}
-
-/// `reconciler`'s controller, as `configure` sets it up, run as the service account `account`
-/// of `default` holding the rules generated for it.
-async fn run_as<R: Reconciler>(
-    server: &Cluster,
-    account: &str,
-    reconciler: R,
-    configure: impl FnOnce(Controller<R>) -> Controller<R>,
-) -> Running {
-    let client = server
-        .service_account_client("default", account, kubeward::rbac::rules::<R>(false))
-        .await
-        .expect("the generated RBAC is stored");
-    let controller =
-        Controller::new(reconciler, client).with_shutdown_grace(Duration::from_millis(200));
-    Running::start(configure(controller))
 }
 
 /// The Parents controller run as the service account its generated RBAC is granted to.
