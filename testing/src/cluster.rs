@@ -10,9 +10,10 @@ use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ObjectMeta, PostParams};
+use kube::runtime::reflector::ObjectRef;
 
 use crate::auth::tls::Tls;
-use crate::faults::Faults;
+use crate::faults::{self, Faults};
 use crate::grant::{grant, ignore_status};
 use crate::kubeconfig::{self, Credentials};
 use crate::real::{ADMIN_USER, Assets, ControlPlane, Proxy};
@@ -364,6 +365,95 @@ impl Cluster {
         }
     }
 
+    /// Deletes `objects` (all of kind `K`) while every watch relists, so that watchers learn of
+    /// the deletes from their relist only, never from a `DELETED` event: what a controller meets
+    /// when its watch ends with `410 Expired` (etcd compaction, an API server restart) and its
+    /// relist fails and backs off while the objects go. Deterministic, not a race with the
+    /// clients' relists. In order, on either backend (through the proxy on the real one):
+    ///
+    /// 1. every `GET` of `K`'s resource (lists, watches — a streaming list is one — and reads)
+    ///    by any user but the administrator is refused with `500`;
+    /// 2. every open watch ends with `ERROR 410 Expired` ([`Cluster::expire_watches`]), before
+    ///    it could carry an event of the deletes;
+    /// 3. the administrator deletes each object (a `DELETE`, which step 1 spares): one already
+    ///    gone is skipped; one with finalizers only becomes Terminating;
+    /// 4. the history before the deletes counts as compacted: a watch from a resourceVersion
+    ///    before them (a watcher that had listed but not yet watched) gets `ERROR 410 Expired`
+    ///    too — on the embedded server by [`ApiServer::compact`], on the real one the proxy
+    ///    answers it so (etcd's history and the watch cache stay);
+    /// 5. the refusal is lifted (also when a delete fails or this future is dropped), and this
+    ///    returns. The watchers' next relist, after their backoff (0.8 s, doubling, for kube's
+    ///    watcher), succeeds and finds the objects gone.
+    ///
+    /// Other fault rules stay as they are. A request already past the fault stage when this is
+    /// called (a relist in flight) is served as it comes. Returns the objects deleted (not those
+    /// already gone).
+    ///
+    /// ```
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use futures::StreamExt;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use k8s_openapi::api::rbac::v1::PolicyRule;
+    /// use kube::runtime::reflector::ObjectRef;
+    /// use kube::runtime::{WatchStreamExt, watcher};
+    /// let cluster = kubeward_testing::Cluster::start().await?;
+    /// let admin: kube::Api<ConfigMap> = kube::Api::namespaced(cluster.client()?, "default");
+    /// let mut child = ConfigMap::default();
+    /// child.metadata.name = Some("child".into());
+    /// admin.create(&Default::default(), &child).await?;
+    /// let rules = vec![PolicyRule {
+    ///     api_groups: Some(vec![String::new()]),
+    ///     resources: Some(vec!["configmaps".into()]),
+    ///     verbs: vec!["list".into(), "watch".into()],
+    ///     ..PolicyRule::default()
+    /// }];
+    /// let client = cluster.service_account_client("default", "watcher", rules).await?;
+    /// let api: kube::Api<ConfigMap> = kube::Api::namespaced(client, "default");
+    /// let mut events = watcher(api, watcher::Config::default()).default_backoff().boxed();
+    /// // The names the watcher's next (re)list holds; its errors (the 410, the refused
+    /// // relists) it retries.
+    /// let mut next_list = async || {
+    ///     let mut listed = Vec::new();
+    ///     while let Some(event) = events.next().await {
+    ///         match event {
+    ///             Ok(watcher::Event::InitApply(cm)) => listed.push(cm.metadata.name.unwrap()),
+    ///             Ok(watcher::Event::InitDone) => return listed,
+    ///             Ok(watcher::Event::Delete(cm)) => panic!("a DELETED event: {cm:?}"),
+    ///             _ => {}
+    ///         }
+    ///     }
+    ///     unreachable!("a watcher's stream does not end")
+    /// };
+    /// assert_eq!(next_list().await, ["child"]);
+    ///
+    /// let gone = cluster
+    ///     .relist_with_deletes(&[ObjectRef::<ConfigMap>::new("child").within("default")])
+    ///     .await?;
+    /// assert_eq!(gone.len(), 1);
+    /// // No DELETED event: the watcher's relist shows the child gone.
+    /// assert!(next_list().await.is_empty());
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// A delete the server refused (but `404`), once the refusal was lifted; or the
+    /// administrator's client could not be built.
+    pub async fn relist_with_deletes<K>(
+        &self,
+        objects: &[ObjectRef<K>],
+    ) -> Result<Vec<ObjectRef<K>>, ServerError>
+    where
+        K: kube::Resource<DynamicType = ()>,
+    {
+        let admin = self.client()?;
+        let compact = |resource_version| match &self.inner {
+            Inner::Embedded(server) => server.compact(),
+            Inner::Real(real) => real.proxy.state.compact(resource_version),
+        };
+        faults::relist_with_deletes(self.faults(), compact, admin, objects).await
+    }
+
     /// Drops every client connection (open watches end without a final event, hung requests go
     /// unanswered) and serves again on the same address, keeping the stored state: the embedded
     /// server restarts ([`ApiServer::restart`]); for the real one, its proxy does.
@@ -434,4 +524,117 @@ fn named<K: kube::Resource<DynamicType = ()> + Default>(name: &str) -> K {
         ..ObjectMeta::default()
     };
     object
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::runtime::{WatchStreamExt, watcher};
+
+    use super::*;
+
+    /// `relist_with_deletes` with the watch open (the watcher polled all along): the watch ends
+    /// with 410, and the watcher learns of the delete from its relist, not from an event.
+    #[tokio::test]
+    async fn a_watcher_sees_objects_deleted_while_it_relists_only_in_its_relist() {
+        let cluster = Cluster::start().await.expect("cluster starts");
+        let admin: Api<ConfigMap> = Api::namespaced(cluster.client().unwrap(), "default");
+        for name in ["gone", "kept"] {
+            admin
+                .create(&PostParams::default(), &named(name))
+                .await
+                .unwrap();
+        }
+        let rules = vec![PolicyRule {
+            api_groups: Some(vec![String::new()]),
+            resources: Some(vec!["configmaps".into()]),
+            verbs: vec!["list".into(), "watch".into()],
+            ..PolicyRule::default()
+        }];
+        let client = cluster
+            .service_account_client("default", "watcher", rules)
+            .await
+            .unwrap();
+        let api: Api<ConfigMap> = Api::namespaced(client, "default");
+        let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+        let watching = tokio::spawn(async move {
+            let mut stream = watcher(api, watcher::Config::default())
+                .default_backoff()
+                .boxed();
+            while let Some(event) = stream.next().await {
+                let _ = tx.send(event.map_err(|e| e.to_string()));
+            }
+        });
+        let watches = || {
+            cluster
+                .requests()
+                .iter()
+                .filter(|r| r.query.contains("watch=true") && r.status == 200)
+                .filter(|r| r.user == "system:serviceaccount:default:watcher")
+                .count()
+        };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while watches() == 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the watch never opened"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+
+        let gone = cluster
+            .relist_with_deletes(&[
+                ObjectRef::<ConfigMap>::new("gone").within("default"),
+                ObjectRef::new("missing").within("default"),
+            ])
+            .await
+            .unwrap();
+        assert_eq!(gone, [ObjectRef::new("gone").within("default")]);
+        assert!(
+            cluster
+                .faults()
+                .take(&crate::faults::Matched {
+                    method: &http::Method::GET,
+                    path: "/api/v1/namespaces/default/configmaps",
+                    resource: Some(("", "configmaps")),
+                    user: "system:serviceaccount:default:watcher",
+                    watch: false,
+                })
+                .is_none(),
+            "the refusal is lifted"
+        );
+
+        // Every event up to the end of the relist that follows the initial list's.
+        let mut seen = Vec::new();
+        let mut lists_done = 0;
+        while lists_done < 2 {
+            let event = tokio::time::timeout(Duration::from_secs(30), events.recv())
+                .await
+                .expect("the watcher relists")
+                .expect("the watcher runs");
+            match &event {
+                Ok(watcher::Event::InitDone) => lists_done += 1,
+                Ok(watcher::Event::Delete(cm)) => panic!("a DELETED event: {cm:?}"),
+                _ => {}
+            }
+            seen.push(event);
+        }
+        let relisted: Vec<String> = seen
+            .iter()
+            .rev()
+            .skip(1)
+            .map_while(|e| match e {
+                Ok(watcher::Event::InitApply(cm)) => cm.metadata.name.clone(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(relisted, ["kept"], "{seen:?}");
+        assert!(
+            seen.iter()
+                .any(|e| matches!(e, Err(error) if error.ends_with("Expired"))),
+            "the open watch ended with 410: {seen:?}"
+        );
+        watching.abort();
+    }
 }

@@ -1,10 +1,17 @@
 //! Fault injection: make chosen requests slow, hang, fail with a status, or drop the connection,
 //! before or after the write they carry has committed; or make a watch deliver its events late.
+//! [`relist_with_deletes`] composes rules into a scenario: objects deleted while every watch
+//! relists, so that watchers learn of the deletes only from their relist.
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use http::Method;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
+use kube::runtime::reflector::ObjectRef;
+
+use crate::ServerError;
+use crate::auth::user::ADMIN;
 
 /// What an injected fault does to a matching request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +87,8 @@ pub struct Fault {
     /// The authenticated user it applies to (see [`super::Identity::Rules`];
     /// anonymous requests are `system:admin`); `None` for all.
     pub user: Option<String>,
+    /// The authenticated user it spares (every other user's requests match); `None` for none.
+    pub except_user: Option<String>,
     /// How many requests it hits before it is spent; `None` for all of them.
     pub times: Option<usize>,
 }
@@ -92,6 +101,7 @@ impl Fault {
             path: PathMatch::Any,
             action,
             user: None,
+            except_user: None,
             times: None,
         }
     }
@@ -127,6 +137,13 @@ impl Fault {
         self
     }
 
+    /// Every user's requests but those of `user`, e.g. the administrator a test acts as.
+    #[must_use]
+    pub fn except_user(mut self, user: &str) -> Self {
+        self.except_user = Some(user.into());
+        self
+    }
+
     /// Only the next `n` matching requests.
     #[must_use]
     pub fn times(mut self, n: usize) -> Self {
@@ -148,21 +165,44 @@ pub(crate) struct Matched<'a> {
     pub(crate) watch: bool,
 }
 
+/// A rule added to [`Faults`], to [`remove`](Faults::remove) it when its scenario is over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FaultId(u64);
+
 /// The faults of a server. Rules are tried in the order added; the first match applies.
 #[derive(Debug, Default)]
 pub struct Faults {
-    rules: Mutex<Vec<Fault>>,
+    rules: Mutex<Rules>,
+}
+
+#[derive(Debug, Default)]
+struct Rules {
+    /// The id of the next rule added.
+    next: u64,
+    rules: Vec<(FaultId, Fault)>,
 }
 
 impl Faults {
-    /// Adds a rule.
-    pub fn add(&self, fault: Fault) {
-        self.lock().push(fault);
+    /// Adds a rule; its id removes it ([`Faults::remove`]) without touching the others.
+    pub fn add(&self, fault: Fault) -> FaultId {
+        let mut rules = self.lock();
+        let id = FaultId(rules.next);
+        rules.next += 1;
+        rules.rules.push((id, fault));
+        id
+    }
+
+    /// Removes the rule `id`; whether it was there (a rule with `times` is gone once spent).
+    pub fn remove(&self, id: FaultId) -> bool {
+        let mut rules = self.lock();
+        let before = rules.rules.len();
+        rules.rules.retain(|(i, _)| *i != id);
+        rules.rules.len() < before
     }
 
     /// Removes all rules.
     pub fn clear(&self) {
-        self.lock().clear();
+        self.lock().rules.clear();
     }
 
     /// The action for a request, consuming one use of the matching rule.
@@ -174,10 +214,12 @@ impl Faults {
             user,
             watch,
         } = *request;
-        let mut rules = self.lock();
-        let index = rules.iter().position(|f| {
+        let mut guard = self.lock();
+        let rules = &mut guard.rules;
+        let index = rules.iter().position(|(_, f)| {
             f.method.as_ref().is_none_or(|m| m == method)
                 && f.user.as_deref().is_none_or(|u| u == user)
+                && f.except_user.as_deref() != Some(user)
                 && f.times != Some(0)
                 && (watch || !matches!(f.action, FaultAction::DelayWatchEvents(_)))
                 && match &f.path {
@@ -188,7 +230,7 @@ impl Faults {
                     }
                 }
         })?;
-        let rule = &mut rules[index];
+        let (_, rule) = &mut rules[index];
         if let Some(n) = rule.times.as_mut() {
             *n -= 1;
         }
@@ -199,9 +241,70 @@ impl Faults {
         Some(action)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Fault>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Rules> {
         self.rules.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// Removes its rule when dropped: a scenario's rule goes when the scenario ends, also early (an
+/// error, a cancelled future).
+struct Lifted<'a> {
+    faults: &'a Faults,
+    id: FaultId,
+}
+
+impl Drop for Lifted<'_> {
+    fn drop(&mut self) {
+        self.faults.remove(self.id);
+    }
+}
+
+/// The scenario behind [`ApiServer::relist_with_deletes`](crate::ApiServer::relist_with_deletes)
+/// and [`Cluster::relist_with_deletes`](crate::Cluster::relist_with_deletes), on either backend:
+/// while a rule refuses with `500` every `GET` of `K`'s resource (lists, watches — a streaming
+/// list is a watch — and reads) of every user but the administrator, `compact(0)` ends every
+/// open watch with `ERROR 410 Expired`, `admin` deletes `objects`, and `compact(rv)`, `rv` the
+/// resourceVersion after the deletes, makes every watch from before them end with
+/// `ERROR 410 Expired` too; then the rule goes, so the watchers' next relist (after their
+/// backoff) succeeds and finds the objects gone.
+pub(crate) async fn relist_with_deletes<K>(
+    faults: &Faults,
+    compact: impl Fn(u64),
+    admin: kube::Client,
+    objects: &[ObjectRef<K>],
+) -> Result<Vec<ObjectRef<K>>, ServerError>
+where
+    K: kube::Resource<DynamicType = ()>,
+{
+    let refused = Fault::new(FaultAction::Status(500))
+        .method(Method::GET)
+        .resource(&K::group(&()), &K::plural(&()))
+        .except_user(ADMIN);
+    let _lifted = Lifted {
+        faults,
+        id: faults.add(refused),
+    };
+    compact(0);
+    let resource = ApiResource::erase::<K>(&());
+    let mut deleted = Vec::new();
+    for object in objects {
+        let api: Api<DynamicObject> = match &object.namespace {
+            Some(namespace) => Api::namespaced_with(admin.clone(), namespace, &resource),
+            None => Api::all_with(admin.clone(), &resource),
+        };
+        match api.delete(&object.name, &DeleteParams::default()).await {
+            Ok(_) => deleted.push(object.clone()),
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    // A watcher that was between its list and its watch must not replay the deletes either.
+    let listed = Api::<DynamicObject>::all_with(admin, &resource)
+        .list_metadata(&ListParams::default().limit(1))
+        .await?;
+    let after = listed.metadata.resource_version.unwrap_or_default();
+    compact(after.parse().unwrap_or(0));
+    Ok(deleted)
 }
 
 #[cfg(test)]
@@ -281,6 +384,30 @@ mod tests {
             faults.take(&matched(&Method::PUT, "/apis/x", None, "replica-a")),
             Some(FaultAction::CommitThenStatus(504))
         );
+    }
+
+    #[test]
+    fn a_removed_rule_no_longer_matches_and_the_others_stay() {
+        let faults = Faults::default();
+        let first = faults.add(Fault::new(FaultAction::Status(500)).method(Method::GET));
+        let second = faults.add(Fault::new(FaultAction::Hang).method(Method::GET));
+        assert_ne!(first, second);
+        let get = || faults.take(&matched(&Method::GET, "/api/v1", None, "u"));
+        assert_eq!(get(), Some(FaultAction::Status(500)));
+        assert!(faults.remove(first));
+        assert!(!faults.remove(first), "removed once");
+        assert_eq!(get(), Some(FaultAction::Hang), "the other rule stays");
+        assert!(faults.remove(second));
+        assert_eq!(get(), None);
+    }
+
+    #[test]
+    fn an_except_user_fault_spares_that_user_only() {
+        let faults = Faults::default();
+        faults.add(Fault::new(FaultAction::Status(500)).except_user(ADMIN));
+        let get = |user| faults.take(&matched(&Method::GET, "/api/v1", None, user));
+        assert_eq!(get(ADMIN), None);
+        assert_eq!(get("replica-a"), Some(FaultAction::Status(500)));
     }
 
     #[test]

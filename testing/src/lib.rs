@@ -29,8 +29,9 @@
 //! kube-apiserver and kube-controller-manager from [`KUBEBUILDER_ASSETS`](ASSETS_VARIABLE)
 //! (`scripts/kube-assets` builds them), behind a loopback proxy that applies the same
 //! [`Faults`] and keeps the same request log. Write a test against `Cluster` and it runs on
-//! either backend unchanged; what only the embedded server offers is behind
-//! [`Cluster::embedded`].
+//! either backend unchanged, faults included ([`Cluster::expire_watches`],
+//! [`Cluster::restart`], [`Cluster::relist_with_deletes`]); what only the embedded server offers
+//! is behind [`Cluster::embedded`].
 //!
 //! # What behaves like kube-apiserver
 //!
@@ -310,7 +311,7 @@ mod yaml;
 #[cfg(feature = "alert-rules")]
 pub use alert_rules::assert_alert_rules;
 pub use cluster::{BACKEND_VARIABLE, Backend, Cluster};
-pub use faults::{Fault, FaultAction, Faults, PathMatch};
+pub use faults::{Fault, FaultAction, FaultId, Faults, PathMatch};
 pub use identity::Identity;
 pub use metrics::{Sample, metric_samples, metric_value};
 pub use real::ASSETS_VARIABLE;

@@ -465,6 +465,28 @@ impl ApiServer {
         self.shared.compactions.send_modify(|epoch| *epoch += 1);
     }
 
+    /// Deletes `objects` (all of kind `K`) while every watch relists, so that watchers learn of
+    /// the deletes from their relist only, never from a `DELETED` event: while every `GET` of
+    /// `K`'s resource by any user but the administrator is refused with `500`, the history is
+    /// compacted ([`ApiServer::compact`]: every open watch ends with `ERROR 410 Expired`), the
+    /// administrator deletes the objects and the history is compacted again (a watch from
+    /// before the deletes gets `410` too); then the refusal is lifted. Returns the objects
+    /// deleted (not those already gone). The contract and an example are
+    /// [`Cluster::relist_with_deletes`](crate::Cluster::relist_with_deletes)'s.
+    ///
+    /// # Errors
+    /// A delete the server refused (but `404`), once the refusal was lifted.
+    pub async fn relist_with_deletes<K>(
+        &self,
+        objects: &[kube::runtime::reflector::ObjectRef<K>],
+    ) -> Result<Vec<kube::runtime::reflector::ObjectRef<K>>, ServerError>
+    where
+        K: kube::Resource<DynamicType = ()>,
+    {
+        let admin = self.client()?;
+        super::faults::relist_with_deletes(self.faults(), |_| self.compact(), admin, objects).await
+    }
+
     /// Registers a CustomResourceDefinition as if it had been POSTed (it is Established at once).
     pub fn install_crd(
         &self,

@@ -1,9 +1,9 @@
 //! The reliability soak: two replicas of a controller with leader election reconcile a few
-//! hundred objects while a seeded random schedule injects every fault kind, and objects are
-//! created, edited, approved and deleted. Once the faults stop, it checks the invariants users
-//! rely on (see `RELIABILITY.md`). It runs on the API server `KUBEWARD_TEST_APISERVER` picks:
-//! the in-process one by default; `scripts/test` runs a short soak on the real kube-apiserver
-//! too, its faults injected by the proxy in front of it.
+//! hundred objects (each owning a ConfigMap) while a seeded random schedule injects every fault
+//! kind, and objects are created, edited, approved and deleted. Once the faults stop, it checks
+//! the invariants users rely on (see `RELIABILITY.md`). It runs on the API server
+//! `KUBEWARD_TEST_APISERVER` picks: the in-process one by default; `scripts/test` runs a short
+//! soak on the real kube-apiserver too, its faults injected by the proxy in front of it.
 //!
 //! About 45 seconds of faults by default; `KUBEWARD_SOAK_SECS` sets another duration,
 //! `KUBEWARD_SOAK_SEED` replays a schedule (the seed is printed at the start and in every
@@ -16,14 +16,17 @@ use std::time::Duration;
 
 use http::Method;
 use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::events::v1::Event as StoredEvent;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::runtime::reflector::ObjectRef;
 use kube::{CustomResource, CustomResourceExt, ResourceExt};
 use kubeward::conditions::{Condition, ConditionStatus, DesiredCondition};
 use kubeward::controller::Controller;
 use kubeward::events::{EventRecorder, Reporter};
 use kubeward::leader::LeaderElection;
 use kubeward::observe::{Outcome, PassRecord, ReconcileObserver};
+use kubeward::relations::Relations;
 use kubeward::vocabulary::Vocabulary;
 use kubeward::{Action, Pass, Reconciler};
 use kubeward_testing::{Cluster, Fault, FaultAction};
@@ -91,6 +94,28 @@ fn desired(spec: &ItemSpec) -> (ConditionStatus, &'static str, String) {
             format!("step {step} applying"),
         ),
     }
+}
+
+/// The name of the ConfigMap an item owns.
+fn child_name(item: &str) -> String {
+    format!("{item}-child")
+}
+
+/// The ConfigMap an item owns: it carries the item's step.
+fn child(item: &str, spec: &ItemSpec) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(child_name(item)),
+            ..ObjectMeta::default()
+        },
+        data: Some(BTreeMap::from([("step".to_owned(), spec.step.to_string())])),
+        ..ConfigMap::default()
+    }
+}
+
+/// Whether `child` carries what `spec` asks.
+fn child_matches(child: &ConfigMap, spec: &ItemSpec) -> bool {
+    child.data.as_ref().and_then(|d| d.get("step")) == Some(&spec.step.to_string())
 }
 
 /// What the replicas did, shared by both, for the invariant checks.
@@ -172,8 +197,15 @@ impl Reconciler for Items {
     const FINALIZER: Option<&'static str> = Some(FINALIZER);
     const CONDITIONS: &'static [&'static Vocabulary] = &[&READY];
 
+    fn relations() -> Relations<Item> {
+        Relations::new().owns::<ConfigMap>()
+    }
+
     async fn apply(&self, item: &Item, pass: &mut Pass<Item>) -> Result<Action, ItemError> {
         let _in_flight = self.ledger.start(self.replica);
+        pass.apply_child(&child(&item.name_any(), &item.spec))
+            .await
+            .map_err(|e| ItemError(e.to_string()))?;
         let (status, reason, message) = desired(&item.spec);
         let stored = item.status.clone().unwrap_or_default();
         let current = stored.conditions.iter().find(|c| c.type_ == "Ready");
@@ -253,7 +285,7 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-const FAULT_KINDS: [&str; 13] = [
+const FAULT_KINDS: [&str; 14] = [
     "hang",
     "404",
     "409",
@@ -267,10 +299,17 @@ const FAULT_KINDS: [&str; 13] = [
     "watch 410",
     "watch lag",
     "restart",
+    "relist with deletes",
 ];
 
-/// Injects one random fault; returns its kind.
-async fn inject(server: &Cluster, rng: &mut Rng) -> &'static str {
+/// Injects one random fault; returns its kind. `live` are the items not deleted; the children
+/// a fault deleted are added to `relist_deleted` (by item name).
+async fn inject(
+    server: &Cluster,
+    rng: &mut Rng,
+    live: &[String],
+    relist_deleted: &mut BTreeSet<String>,
+) -> &'static str {
     let kind = *rng.pick(&FAULT_KINDS);
     let resources = [
         ("soak.kubeward.dev", "items"),
@@ -278,7 +317,7 @@ async fn inject(server: &Cluster, rng: &mut Rng) -> &'static str {
         ("coordination.k8s.io", "leases"),
     ];
     let (group, resource) = match *rng.pick(&resources) {
-        // Only the items are watched.
+        // The items' watch lags.
         _ if kind == "watch lag" => resources[0],
         picked => picked,
     };
@@ -299,6 +338,25 @@ async fn inject(server: &Cluster, rng: &mut Rng) -> &'static str {
         }
         "restart" => {
             server.restart().await.expect("server restarts");
+            return kind;
+        }
+        // Every watch ends with 410, and 1–5 items' children are deleted while no replica can
+        // list or watch ConfigMaps: only the relist shows them gone, and it must run their
+        // items' passes, which restore them.
+        "relist with deletes" => {
+            let children: Vec<ObjectRef<ConfigMap>> = (0..1 + rng.below(5))
+                .filter(|_| !live.is_empty())
+                .map(|_| ObjectRef::new(&child_name(rng.pick::<String>(live))).within(NAMESPACE))
+                .collect();
+            let deleted = server
+                .relist_with_deletes(&children)
+                .await
+                .expect("the children are deleted");
+            relist_deleted.extend(
+                deleted
+                    .iter()
+                    .filter_map(|c| c.name.strip_suffix("-child").map(str::to_owned)),
+            );
             return kind;
         }
         code => FaultAction::Status(code.parse().expect("a status code")),
@@ -438,6 +496,8 @@ struct Figures {
     abandoned: usize,
     /// Deleted items whose final status was read before they went.
     deleted_audited: usize,
+    /// Items whose child was deleted while every watch relisted.
+    relist_deleted: usize,
     /// How long convergence took once the faults stopped, and stopping both replicas.
     settle: Duration,
     stop: Duration,
@@ -479,6 +539,11 @@ impl std::fmt::Display for Figures {
             f,
             "deleted objects audited (final status read before they went): {}",
             self.deleted_audited
+        )?;
+        writeln!(
+            f,
+            "items whose child was deleted while watches relisted: {}",
+            self.relist_deleted
         )?;
         writeln!(
             f,
@@ -654,6 +719,7 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
 
     // Faults and operations, interleaved, for `secs`.
     let mut released: HashMap<String, Released> = HashMap::new();
+    let mut relist_deleted: BTreeSet<String> = BTreeSet::new();
     let end = tokio::time::Instant::now() + Duration::from_secs(secs);
     let mut next_fault = tokio::time::Instant::now();
     let mut next_release = tokio::time::Instant::now();
@@ -662,16 +728,16 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
             release(&items, &mut released).await;
             next_release = tokio::time::Instant::now() + Duration::from_millis(500);
         }
-        if tokio::time::Instant::now() >= next_fault {
-            let kind = inject(&server, &mut rng).await;
-            *figures.faults.entry(kind).or_default() += 1;
-            next_fault = tokio::time::Instant::now() + Duration::from_millis(50 + rng.below(250));
-        }
         let live: Vec<String> = driven
             .iter()
             .filter(|(_, d)| !d.deleted)
             .map(|(n, _)| n.clone())
             .collect();
+        if tokio::time::Instant::now() >= next_fault {
+            let kind = inject(&server, &mut rng, &live, &mut relist_deleted).await;
+            *figures.faults.entry(kind).or_default() += 1;
+            next_fault = tokio::time::Instant::now() + Duration::from_millis(50 + rng.below(250));
+        }
         let op = match rng.below(20) {
             0 => "create",
             1 if !live.is_empty() => "delete",
@@ -739,14 +805,27 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
         );
     }
 
-    // Convergence: every live item shows its spec's condition, every deleted one is gone.
+    // Convergence: every live item shows its spec's condition and has its child as its spec
+    // asks, every deleted one is gone.
+    let config_maps: Api<ConfigMap> = Api::namespaced(admin.clone(), NAMESPACE);
+    let list_children = || async {
+        let list = retry(|| async { config_maps.list(&ListParams::default()).await }).await;
+        let children: HashMap<String, ConfigMap> =
+            list.items.into_iter().map(|c| (c.name_any(), c)).collect();
+        children
+    };
     let settle = tokio::time::Instant::now() + Duration::from_secs(240);
     let live: HashMap<String, ItemSpec> = driven
         .iter()
         .filter(|(_, d)| !d.deleted)
         .map(|(n, d)| (n.clone(), d.spec.clone()))
         .collect();
-    let converged = |list: &[Item]| {
+    let converged = |list: &[Item], children: &HashMap<String, ConfigMap>| {
+        let children_match = live.iter().all(|(name, spec)| {
+            children
+                .get(&child_name(name))
+                .is_some_and(|c| child_matches(c, spec))
+        });
         let live_items: Vec<&Item> = list
             .iter()
             .filter(|item| live.contains_key(&item.name_any()))
@@ -757,6 +836,7 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
             .filter(|item| !live.contains_key(&item.name_any()))
             .all(|item| item.finalizers().iter().all(|f| f == AUDIT));
         let_go
+            && children_match
             && live_items.len() == live.len()
             && live_items.iter().all(|item| {
                 let Some(spec) = live.get(&item.name_any()) else {
@@ -774,12 +854,14 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
             })
     };
     let mut list = Vec::new();
+    let mut children = HashMap::new();
     let settling = tokio::time::Instant::now();
     while tokio::time::Instant::now() < settle {
         list = retry(|| async { items.list(&ListParams::default()).await })
             .await
             .items;
-        if converged(&list) {
+        children = list_children().await;
+        if converged(&list, &children) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -805,7 +887,26 @@ async fn run(seed: u64, secs: u64, objects: usize) -> Figures {
                 )
             },
         );
+        // Also a child deleted while the watches relisted: only the relist showed it gone.
+        let owned = children.get(&child_name(name));
+        figures.check(
+            "every live object's child is there as its spec asks once faults stop",
+            owned.is_some_and(|c| child_matches(c, spec)),
+            || {
+                let relisted = if relist_deleted.contains(name) {
+                    " (deleted while the watches relisted)"
+                } else {
+                    ""
+                };
+                format!(
+                    "{name}{relisted}: wants its child at step {}, has {:?}",
+                    spec.step,
+                    owned.map(|c| &c.data)
+                )
+            },
+        );
     }
+    figures.relist_deleted = relist_deleted.len();
     let cleaned = ledger.cleaned.lock().unwrap().clone();
     // The deleted items the controller let go (its finalizer removed) that still wait for the
     // driver's: their final status is read, then they go too.

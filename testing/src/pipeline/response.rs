@@ -77,16 +77,22 @@ where
 /// `body` (a JSON watch stream) ended with `ERROR 410 Expired` when `expirations` changes, as
 /// kube-apiserver ends its watches once etcd compacted the history they read from: what
 /// [`crate::Cluster::expire_watches`] does to the real backend's watches, through the proxy.
+/// `expirations` is subscribed before the watch request is sent upstream, so an expiration
+/// while it was on its way ends it too; and no frame that arrives after an expiration is
+/// passed on before the 410.
 pub(crate) fn expiring<B>(mut body: B, mut expirations: tokio::sync::watch::Receiver<u64>) -> Body
 where
     B: hyper::body::Body<Data = Bytes, Error = Infallible> + Send + Unpin + 'static,
 {
     let (tx, rx) = mpsc::channel::<Bytes>(256);
-    expirations.mark_unchanged();
     tokio::spawn(async move {
         loop {
             tokio::select! {
                 frame = body.frame() => match frame.map(|f| f.map(Frame::into_data)) {
+                    Some(Ok(Ok(_))) if expirations.has_changed().unwrap_or(false) => {
+                        let _ = tx.send(expired_line()).await;
+                        return;
+                    }
                     Some(Ok(Ok(data))) => {
                         if tx.send(data).await.is_err() {
                             return;
@@ -97,13 +103,7 @@ where
                 },
                 changed = expirations.changed() => {
                     if changed.is_ok() {
-                        let status = crate::status::ApiError::expired(
-                            "too old resource version: the watch history was compacted".to_owned(),
-                        );
-                        let event = json!({"type": "ERROR", "object": status.to_status()});
-                        let mut line = serde_json::to_vec(&event).unwrap_or_default();
-                        line.push(b'\n');
-                        let _ = tx.send(Bytes::from(line)).await;
+                        let _ = tx.send(expired_line()).await;
                     }
                     return;
                 }
@@ -112,6 +112,26 @@ where
         }
     });
     ChannelBody(rx).boxed_unsync()
+}
+
+/// A watch refused as kube-apiserver refuses one from a compacted resourceVersion: `200`, then
+/// an `ERROR 410 Expired` event, and the end.
+pub(crate) fn expired_watch() -> Response<Body> {
+    Response::builder()
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Full::new(expired_line()).boxed_unsync())
+        .unwrap_or_else(|_| Response::new(Full::new(expired_line()).boxed_unsync()))
+}
+
+/// The `ERROR 410 Expired` event line that ends an expired watch.
+fn expired_line() -> Bytes {
+    let status = crate::status::ApiError::expired(
+        "too old resource version: the watch history was compacted".to_owned(),
+    );
+    let event = json!({"type": "ERROR", "object": status.to_status()});
+    let mut line = serde_json::to_vec(&event).unwrap_or_default();
+    line.push(b'\n');
+    Bytes::from(line)
 }
 
 pub(crate) fn json_response(status: u16, body: &Value) -> Response<Body> {

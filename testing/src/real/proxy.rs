@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
@@ -24,7 +25,7 @@ use crate::accept::{Listening, accept_each};
 use crate::auth::tls::Tls;
 use crate::faults::{Faults, Matched};
 use crate::params::is_watch;
-use crate::pipeline::response::{Body, expiring};
+use crate::pipeline::response::{Body, expired_watch, expiring};
 use crate::pipeline::serve_with_fault;
 use crate::requests::{RequestLog, RequestRecord};
 use crate::routes::{Route, parse_query, parse_route};
@@ -40,12 +41,34 @@ pub(crate) struct ProxyState {
     users: Mutex<HashMap<String, String>>,
     /// Bumped to end every open watch with `ERROR 410 Expired`.
     expirations: tokio::sync::watch::Sender<u64>,
+    /// The resourceVersion a watch must start from at least, else it is refused with
+    /// `ERROR 410 Expired` (0: any): the history before it counts as compacted.
+    floor: AtomicU64,
 }
 
 impl ProxyState {
     /// Ends every open watch with `ERROR 410 Expired`.
     pub(crate) fn expire_watches(&self) {
         self.expirations.send_modify(|epoch| *epoch += 1);
+    }
+
+    /// Compacts the history before `resource_version`, as far as watches through the proxy can
+    /// tell (etcd's and the watch cache's histories stay): every open watch ends with
+    /// `ERROR 410 Expired`, and so does every later watch from an older resourceVersion.
+    pub(crate) fn compact(&self, resource_version: u64) {
+        self.floor.fetch_max(resource_version, Ordering::SeqCst);
+        self.expire_watches();
+    }
+
+    /// Whether a watch with these parameters starts from a resourceVersion compacted away
+    /// ([`compact`](Self::compact)); a streaming list's resourceVersion is a lower bound of its
+    /// list, not a start.
+    fn compacted(&self, query: &HashMap<String, String>) -> bool {
+        let streaming = query.get("sendInitialEvents").is_some_and(|v| v == "true");
+        let from = query
+            .get("resourceVersion")
+            .and_then(|rv| rv.parse::<u64>().ok());
+        !streaming && from.is_some_and(|rv| rv != 0 && rv < self.floor.load(Ordering::SeqCst))
     }
 
     /// Remembers that `token` authenticates `user` (for the request log and `Fault::user`).
@@ -108,6 +131,7 @@ impl Proxy {
             requests: RequestLog::default(),
             users: Mutex::new(HashMap::new()),
             expirations: tokio::sync::watch::channel(0).0,
+            floor: AtomicU64::new(0),
         });
         let serving = state.clone();
         let listening = Listening::serve(listener, move |listener| {
@@ -167,7 +191,10 @@ async fn forward(
         Route::Resource(r) => Some((r.group.as_str(), r.plural.as_str())),
         _ => None,
     };
-    let watch = is_watch(&parse_query(&query));
+    let params = parse_query(&query);
+    let watch = is_watch(&params);
+    // Before the request goes upstream: an expiration while it is on its way ends it too.
+    let expirations = state.expirations.subscribe();
     let fault = state.faults.take(&Matched {
         method: req.method(),
         path: &path,
@@ -188,9 +215,12 @@ async fn forward(
         status: 0,
     };
     let serve = async {
+        if watch && state.compacted(&params) {
+            return Ok(expired_watch());
+        }
         let response = send(&state, req).await?;
         Ok(if watch {
-            response.map(|body| expiring(body, state.expirations.subscribe()))
+            response.map(|body| expiring(body, expirations))
         } else {
             response
         })
