@@ -5,6 +5,14 @@
 //! owner's pass, started by the child's delete event, applies it again). Reports p50, p99 and
 //! max, and the passes each side ran for the deletes.
 //!
+//! Then, on the same servers, children deleted while the controllers' watches relist:
+//! `server.compact()` ends every watch with `410 Expired`; the controller's list of ConfigMaps
+//! (its relist) is held `BENCH_RELIST_HOLD_MS` (default 10,000; an injected latency) while the
+//! owners' relist settles and `BENCH_RELIST_DELETES` children (default 100) are deleted by a
+//! user; the list is then served without them — no watch ever delivers their deletes. Reports,
+//! for each side, how many of them were restored within 30 s of the relist, and the time from
+//! the relist's end (its last page answered) to each restore: p50, p99, max.
+//!
 //! `cargo bench -p kubeward-tests --bench children`
 
 mod support;
@@ -18,9 +26,11 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams};
 use kube::runtime::watcher;
+use kubeward_testing::{ApiServer, Fault, FaultAction};
 use support::alloc::Counting;
 use support::drive::{self, size, wait_until};
-use support::workload::{NAMESPACE, Progress, Steady};
+use support::requests::verb_and_resource;
+use support::workload::{NAMESPACE, Progress, Steady, children_per_object};
 use support::{anchor, ward};
 use tokio::sync::Notify;
 
@@ -28,6 +38,10 @@ use tokio::sync::Notify;
 static GLOBAL: Counting = Counting;
 
 const TIMEOUT: Duration = Duration::from_secs(600);
+/// How long a child deleted during a relist is waited for after the relist.
+const RELIST_WAIT: Duration = Duration::from_secs(30);
+/// The user the controllers act as (the server's administrator client).
+const CONTROLLER_USER: &str = "system:admin";
 
 /// When each child was last created (by name), seen on the driver's watch of ConfigMaps.
 #[derive(Default)]
@@ -67,15 +81,24 @@ impl Created {
 
     /// Waits until `name` is created with a uid other than `old`; when.
     async fn recreated(&self, name: &str, old: &str) -> Instant {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        self.recreated_within(name, old, Duration::from_secs(30))
+            .await
+            .unwrap_or_else(|| panic!("{name} was not restored"))
+    }
+
+    /// Waits at most `wait` until `name` is created with a uid other than `old`; when, if it was.
+    async fn recreated_within(&self, name: &str, old: &str, wait: Duration) -> Option<Instant> {
+        let deadline = Instant::now() + wait;
         loop {
             let notified = self.notify.notified();
             if let Some((uid, at)) = self.at.lock().unwrap().get(name)
                 && uid != old
             {
-                return *at;
+                return Some(*at);
             }
-            assert!(Instant::now() < deadline, "{name} was not restored");
+            if Instant::now() >= deadline {
+                return None;
+            }
             let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
         }
     }
@@ -85,9 +108,141 @@ impl Created {
 struct Restores {
     latencies: Vec<Duration>,
     passes: usize,
+    relist: Relist,
 }
 
-async fn restores(kubeward: bool, n: usize) -> Restores {
+/// Children deleted while the watches relisted, on one side.
+struct Relist {
+    /// How many were deleted.
+    deleted: usize,
+    /// From the ConfigMaps relist's end (its last page answered) to each restore, for those
+    /// restored.
+    from_relist: Vec<Duration>,
+    /// From the last delete's answer to each restore.
+    from_deletes: Vec<Duration>,
+    /// Whether the relist was answered after the deletes (else they were not deleted during the
+    /// relist, and the figures say nothing).
+    deletes_before_relist: bool,
+    /// Passes the owners' relist ran (before the deletes).
+    relist_passes: usize,
+    /// Passes from the deletes to the end of the wait.
+    passes: usize,
+}
+
+/// The successful lists of `resource` by the controller in `server`'s log (cleared at the
+/// phase's start).
+fn controller_lists(server: &ApiServer, resource: &str) -> usize {
+    let list = format!("list {resource}");
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.user == CONTROLLER_USER && !r.is_watch() && verb_and_resource(r) == list)
+        .count()
+}
+
+/// Children `w0-config` .. deleted (`batch` of them) while the controllers' watches relist: every
+/// watch ends with `410 Expired`, the controller's next request for ConfigMaps (its relist's
+/// list) is held `hold` before it is served, the owners' relist settles and the children are
+/// deleted meanwhile.
+async fn relist_restores(
+    server: &ApiServer,
+    driver: &kube::Client,
+    created: &Arc<Created>,
+    progress: &Progress,
+    n: usize,
+    batch: usize,
+    hold: Duration,
+) -> Relist {
+    // Only this phase's requests: the log is polled below.
+    server.request_log().clear();
+    let passes_before = progress.passes();
+    server.faults().add(
+        Fault::new(FaultAction::Latency(hold))
+            .method(http::Method::GET)
+            .resource("", "configmaps")
+            .user(CONTROLLER_USER)
+            .times(1),
+    );
+    server.compact();
+    // The owners' relist and what it runs settle first (kube-runtime reconciles every relisted
+    // object; kubeward none whose resourceVersion did not move), so that no pass of it restores
+    // a child by chance.
+    wait_until("the workloads' relist", TIMEOUT, || {
+        controller_lists(server, "workloads") > 0
+    })
+    .await;
+    let settle = Instant::now();
+    let mut last = (progress.passes(), Instant::now());
+    while settle.elapsed() < hold {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let passes = progress.passes();
+        if passes != last.0 {
+            last = (passes, Instant::now());
+        }
+        let all_relisted = passes - passes_before >= n;
+        let quiet = last.1.elapsed() >= Duration::from_millis(500);
+        if quiet && (all_relisted || settle.elapsed() >= Duration::from_secs(2)) {
+            break;
+        }
+    }
+    let relist_passes = progress.passes() - passes_before;
+
+    let configs: Api<ConfigMap> = Api::namespaced(driver.clone(), NAMESPACE);
+    let mut deleted = Vec::with_capacity(batch);
+    for i in 0..batch {
+        let name = format!("w{i}-config");
+        let old = created.uid(&name).expect("the child was seen");
+        configs
+            .delete(&name, &DeleteParams::default())
+            .await
+            .expect("delete");
+        deleted.push((name, old));
+    }
+    let deletes_done = Instant::now();
+    let deletes_before_relist = controller_lists(server, "configmaps") == 0;
+    let passes_at_deletes = progress.passes();
+
+    // The relist's end: as many pages answered as the ConfigMaps left take (500 per page).
+    let pages = (n * children_per_object() - batch).div_ceil(500).max(1);
+    let relisted = async {
+        let deadline = Instant::now() + hold + RELIST_WAIT;
+        loop {
+            if controller_lists(server, "configmaps") >= pages {
+                return Some(Instant::now());
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    };
+    let wait = hold + RELIST_WAIT;
+    let restored = futures::future::join_all(
+        deleted
+            .iter()
+            .map(|(name, old)| created.recreated_within(name, old, wait)),
+    );
+    let (relisted, restored) = futures::future::join(relisted, restored).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let relisted = relisted.expect("the ConfigMaps relisted");
+    let restored: Vec<Instant> = restored.into_iter().flatten().collect();
+    Relist {
+        deleted: batch,
+        from_relist: restored
+            .iter()
+            .map(|at| at.saturating_duration_since(relisted))
+            .collect(),
+        from_deletes: restored
+            .iter()
+            .map(|at| at.saturating_duration_since(deletes_done))
+            .collect(),
+        deletes_before_relist,
+        relist_passes,
+        passes: progress.passes() - passes_at_deletes,
+    }
+}
+
+async fn restores(kubeward: bool, n: usize, batch: usize, hold: Duration) -> Restores {
     let (server, driver) = drive::server().await;
     let client = server.client().expect("client");
     let progress = Arc::new(Progress::default());
@@ -130,9 +285,14 @@ async fn restores(kubeward: bool, n: usize) -> Restores {
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     let passes = progress.passes() - passes_before;
+    let relist = relist_restores(&server, &driver, &created, &progress, n, batch, hold).await;
     task.abort();
     follower.abort();
-    Restores { latencies, passes }
+    Restores {
+        latencies,
+        passes,
+        relist,
+    }
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -140,16 +300,33 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[index]
 }
 
+/// p50, p99 and max of `samples`, or "none".
+fn spread(mut samples: Vec<Duration>) -> String {
+    if samples.is_empty() {
+        return "none".to_owned();
+    }
+    samples.sort();
+    format!(
+        "p50 {:.1?}, p99 {:.1?}, max {:.1?}",
+        percentile(&samples, 0.5),
+        percentile(&samples, 0.99),
+        samples.last().expect("samples"),
+    )
+}
+
 fn main() {
     let n = size("BENCH_CHILD_OBJECTS", 1_000);
+    let batch = size("BENCH_RELIST_DELETES", 100).min(n);
+    let hold = Duration::from_millis(size("BENCH_RELIST_HOLD_MS", 10_000) as u64);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
     println!("child delete -> restored: {n} converged workloads, each child deleted in turn");
     let mut p50s = Vec::new();
+    let mut relists = Vec::new();
     for (label, kubeward) in [("kubeward", true), ("anchor", false)] {
-        let mut result = rt.block_on(restores(kubeward, n));
+        let mut result = rt.block_on(restores(kubeward, n, batch, hold));
         result.latencies.sort();
         let (p50, p99) = (
             percentile(&result.latencies, 0.5),
@@ -162,9 +339,32 @@ fn main() {
             result.passes,
             result.passes as f64 / n as f64,
         );
+        relists.push((label, result.relist));
     }
     println!(
         "  p50 ratio kubeward/anchor {:.2}",
         p50s[0].as_secs_f64() / p50s[1].as_secs_f64()
     );
+    println!(
+        "children deleted during a relist: {batch} of {n} children deleted while the watches \
+         relisted after 410 Expired (the controllers' ConfigMap list held {hold:.0?}, the \
+         deletes landing meanwhile), waited for {RELIST_WAIT:.0?} after the relist"
+    );
+    for (label, relist) in relists {
+        println!(
+            "  {label:<9} restored {} of {}; relist end -> restored: {}; last delete -> \
+             restored: {}; passes of the owners' relist {}, after the deletes {}{}",
+            relist.from_relist.len(),
+            relist.deleted,
+            spread(relist.from_relist),
+            spread(relist.from_deletes),
+            relist.relist_passes,
+            relist.passes,
+            if relist.deletes_before_relist {
+                ""
+            } else {
+                " (INVALID: the relist was answered before the deletes; raise BENCH_RELIST_HOLD_MS)"
+            },
+        );
+    }
 }

@@ -13,6 +13,8 @@
 //!    converged (finalizer, three transitions, child applied and read back) from a controller's
 //!    start, `BENCH_RUNS` alternating runs per side (default 1).
 //!
+//! Each workload owns one child ConfigMap, or `BENCH_CHILDREN_PER_OBJECT` of them.
+//!
 //! `cargo bench -p kubeward-tests --bench lifecycle`
 
 mod support;
@@ -157,7 +159,9 @@ fn requests_per_lifecycle() {
     );
 
     println!(
-        "requests per lifecycle: {n} objects, create + {edits} edits + {resyncs} resyncs + delete"
+        "requests per lifecycle: {n} objects with {} children each, create + {edits} edits + \
+         {resyncs} resyncs + delete",
+        support::workload::children_per_object(),
     );
     let mut keys: Vec<&String> = minimum
         .0

@@ -4,12 +4,17 @@
 //!
 //! 1. start-up: the time from a controller's start to every object's first pass, and the list
 //!    requests it issued (paged, as kube's watcher lists: 500 per page);
-//! 2. memory after convergence: the bytes a controller holds, counted by a global allocator as
-//!    what is freed when the controller is dropped (the server's storage stays allocated on both
-//!    sides of that difference, so it does not count);
+//! 2. memory after convergence: the bytes a controller holds once every watch has listed,
+//!    counted by a global allocator as what is freed when the controller is dropped (the
+//!    server's storage stays allocated on both sides of that difference, so it does not count);
 //! 3. scrape cost: `/metrics` of kubeward's registry with per-object state, bytes and time per
 //!    scrape and series per object, against the same series held in prometheus `GaugeVec`s (what
-//!    a hand-written controller would keep, set in its reconcile), and what holding those costs.
+//!    a hand-written controller would keep, set in its reconcile), and what holding those costs
+//!    (`BENCH_SCRAPES` scrapes, default 3; 0 skips this part).
+//!
+//! With `BENCH_CHILDREN_PER_OBJECT` set, each workload is seeded with that many child ConfigMaps
+//! (owned by it, as its controller applies them): both controllers watch them (kubeward caches
+//! their metadata with an owner index; kube-runtime's `owns` keeps no store of them).
 //!
 //! `cargo bench -p kubeward-tests --bench scale`
 
@@ -24,7 +29,7 @@ use support::alloc::{self, Counting};
 use support::drive::{self, DRIVER, size, wait_until};
 use support::requests::Tally;
 use support::scrape::{encode, gauges_like, scrape_cost};
-use support::workload::Progress;
+use support::workload::{self, Progress};
 use support::{anchor, ward};
 
 #[global_allocator]
@@ -62,6 +67,12 @@ async fn start(kubeward: bool, server: &ApiServer, n: usize) -> Start {
     drop(client);
     wait_until("every first pass", TIMEOUT, || progress.passes() >= n).await;
     let first_passes = started.elapsed();
+    // Every watch listed (its watch opened after its list): the children's too.
+    wait_until("every list", TIMEOUT, || {
+        let tally = Tally::of(&server.requests()[mark..], DRIVER);
+        tally.get("watch workloads") > 0 && tally.get("watch configmaps") > 0
+    })
+    .await;
     // Scraped before the readings, so that the text is live in both.
     let scrape = registry.as_ref().map(encode);
     let requests = Tally::of(&server.requests()[mark..], DRIVER);
@@ -86,7 +97,12 @@ fn mib(bytes: isize) -> f64 {
 async fn main() {
     let n = size("BENCH_SCALE_OBJECTS", 100_000);
     let scrapes = size("BENCH_SCRAPES", 3);
-    let (server, _driver) = drive::seeded_server(n).await;
+    let children = if workload::children_per_object_set() {
+        workload::children_per_object()
+    } else {
+        0
+    };
+    let (server, _driver) = drive::seeded_server_with_children(n, children).await;
 
     let anchor = start(false, &server, n).await;
     let kubeward = start(true, &server, n).await;
@@ -104,8 +120,8 @@ async fn main() {
         anchor.requests,
     );
     println!(
-        "memory at {n} converged objects: kubeward {:.1} MiB ({:.0} B/object), anchor {:.1} MiB \
-         ({:.0} B/object), ratio {:.3}x",
+        "memory at {n} converged objects with {children} children each: kubeward {:.1} MiB \
+         ({:.0} B/object), anchor {:.1} MiB ({:.0} B/object), ratio {:.3}x",
         mib(kubeward.memory),
         kubeward.memory as f64 / n as f64,
         mib(anchor.memory),
@@ -113,6 +129,10 @@ async fn main() {
         kubeward.memory as f64 / anchor.memory as f64,
     );
 
+    if scrapes == 0 {
+        // `BENCH_SCRAPES=0`: start-up and memory only.
+        return;
+    }
     // Scrape cost: kubeward's per-object state is read from the cache at scrape time; a
     // controller of its own would hold the same series. Re-run kubeward to scrape it live.
     let text = kubeward.scrape.expect("kubeward's scrape");

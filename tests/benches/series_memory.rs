@@ -17,6 +17,7 @@ use kubeward::events::{Event, EventRecorder, Reporter};
 use kubeward_testing::ApiServer;
 
 #[path = "support/alloc.rs"]
+#[allow(dead_code)]
 mod alloc;
 use alloc::Counting;
 

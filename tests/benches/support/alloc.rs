@@ -1,19 +1,22 @@
 //! A global allocator that counts the bytes live, to measure what a component holds as the
-//! difference between two readings (the bytes freed when it is dropped).
+//! difference between two readings (the bytes freed when it is dropped), and the bytes
+//! allocated in all (freed since or not), to measure what some work allocates.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// The system allocator, counting the bytes live in [`allocated`].
 pub struct Counting;
 
 static ALLOCATED: AtomicIsize = AtomicIsize::new(0);
+static TOTAL: AtomicUsize = AtomicUsize::new(0);
 
 // SAFETY: delegates to the system allocator, only counting sizes.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCATED.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        TOTAL.fetch_add(layout.size(), Ordering::Relaxed);
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(layout) }
     }
@@ -27,6 +30,7 @@ unsafe impl GlobalAlloc for Counting {
             new_size as isize - layout.size() as isize,
             Ordering::Relaxed,
         );
+        TOTAL.fetch_add(new_size.saturating_sub(layout.size()), Ordering::Relaxed);
         // SAFETY: same contract as the caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -35,6 +39,11 @@ unsafe impl GlobalAlloc for Counting {
 /// The bytes live now (only meaningful in a binary whose global allocator is [`Counting`]).
 pub fn allocated() -> isize {
     ALLOCATED.load(Ordering::Relaxed)
+}
+
+/// The bytes allocated so far, freed since or not (a reallocation counts what it grew by).
+pub fn total() -> usize {
+    TOTAL.load(Ordering::Relaxed)
 }
 
 /// The bytes live once background tasks (sweepers, connection handlers) had time to drop what

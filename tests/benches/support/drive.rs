@@ -11,7 +11,9 @@ use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kubeward_testing::{ApiServer, Identity};
 use serde_json::json;
 
-use super::workload::{FINALIZER, NAMESPACE, READY, Workload, WorkloadSpec};
+use k8s_openapi::api::core::v1::ConfigMap;
+
+use super::workload::{FINALIZER, NAMESPACE, READY, Workload, WorkloadSpec, child_at};
 
 /// The user the driver's requests are made as.
 pub const DRIVER: &str = "bench-driver";
@@ -87,11 +89,17 @@ pub async fn create(client: &kube::Client, n: usize) {
 /// A server holding `n` converged workloads ([`create_converged`]) and its driver's client,
 /// with the time the seeding took printed.
 pub async fn seeded_server(n: usize) -> (ApiServer, kube::Client) {
+    seeded_server_with_children(n, 0).await
+}
+
+/// [`seeded_server`] whose workloads own `children` child ConfigMaps each, as the controllers
+/// apply them ([`super::workload::child_at`]).
+pub async fn seeded_server_with_children(n: usize, children: usize) -> (ApiServer, kube::Client) {
     let (server, driver) = server().await;
     let seeding = std::time::Instant::now();
-    create_converged(&driver, n).await;
+    create_converged_with_children(&driver, n, children).await;
     println!(
-        "seeded {n} converged workloads in {:.1?}",
+        "seeded {n} converged workloads with {children} children each in {:.1?}",
         seeding.elapsed()
     );
     (server, driver)
@@ -101,9 +109,17 @@ pub async fn seeded_server(n: usize) -> (ApiServer, kube::Client) {
 /// `Available` at their generation (without children: no controller reads them at steady
 /// state).
 pub async fn create_converged(client: &kube::Client, n: usize) {
+    create_converged_with_children(client, n, 0).await;
+}
+
+/// [`create_converged`], each workload with `children` child ConfigMaps (owned by it, as its
+/// controller's apply leaves them).
+pub async fn create_converged_with_children(client: &kube::Client, n: usize, children: usize) {
     let api = workloads(client);
+    let configs: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
     for_each(n, |i| {
         let api = api.clone();
+        let configs = configs.clone();
         Box::pin(async move {
             let mut workload = Workload::new(
                 &name(i),
@@ -116,9 +132,16 @@ pub async fn create_converged(client: &kube::Client, n: usize) {
                 finalizers: Some(vec![FINALIZER.into()]),
                 ..workload.metadata
             };
-            api.create(&PostParams::default(), &workload)
+            let created = api
+                .create(&PostParams::default(), &workload)
                 .await
                 .expect("create");
+            for index in 0..children {
+                configs
+                    .create(&PostParams::default(), &child_at(&created, index))
+                    .await
+                    .expect("create child");
+            }
             let status = json!({ "status": { "conditions": [{
                 "type": READY,
                 "status": "True",

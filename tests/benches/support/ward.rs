@@ -1,6 +1,6 @@
 //! The workload as a kubeward reconciler: the pass decides, the runtime writes the condition
 //! (optimistic concurrency), publishes its transition event and handles the finalizer; the child
-//! ConfigMap is declared owned (watched metadata-only: a deleted or edited child runs its
+//! ConfigMaps are declared owned (watched metadata-only: a deleted or edited child runs its
 //! owner's pass) and written through the pass.
 
 use std::sync::Arc;
@@ -57,7 +57,9 @@ impl Reconciler for Workloads {
         match stage {
             Stage::Start => {}
             Stage::Apply => {
-                pass.apply_child(&workload::child(workload)).await?;
+                for child in workload::children_of(workload) {
+                    pass.apply_child(&child).await?;
+                }
             }
             Stage::Verify => {
                 if !workload::child_is_current(&self.client, workload).await? {
@@ -67,7 +69,9 @@ impl Reconciler for Workloads {
             Stage::Steady => {
                 self.progress.steady(workload);
                 if self.steady.restore_child {
-                    pass.apply_child(&workload::child(workload)).await?;
+                    for child in workload::children_of(workload) {
+                        pass.apply_child(&child).await?;
+                    }
                 }
             }
         }
@@ -89,8 +93,9 @@ impl Reconciler for Workloads {
         if let Some(desired) = workload::desired(workload, None) {
             pass.set(desired);
         }
-        pass.delete_child::<ConfigMap>(&workload::child_name(workload))
-            .await?;
+        for name in workload::child_names(workload) {
+            pass.delete_child::<ConfigMap>(&name).await?;
+        }
         Ok(Action::await_change())
     }
 }

@@ -4,17 +4,18 @@
 //! | stage (the stored `Ready` at the object's generation) | the pass does | then |
 //! |---|---|---|
 //! | absent, or at an older generation | nothing but decide | `Progressing` |
-//! | `Progressing` | applies the child ConfigMap (server-side apply) | `Verifying` |
-//! | `Verifying` | reads the child back and checks its generation | `Available` |
+//! | `Progressing` | applies the child ConfigMaps (server-side apply) | `Verifying` |
+//! | `Verifying` | reads the children back and checks their generation | `Available` |
 //! | `Available` | nothing (steady state; resynced periodically) | — |
 //!
-//! Deleting it runs cleanup: `Terminating` is written, the child is deleted, the finalizer goes.
-//! Each transition is one status write and one event, so the minimum a controller needs for one
-//! object is known exactly ([`minimum`]).
+//! Deleting it runs cleanup: `Terminating` is written, the children are deleted, the finalizer
+//! goes. A workload owns one child ConfigMap, or `BENCH_CHILDREN_PER_OBJECT` of them
+//! ([`children_per_object`]), on both sides. Each transition is one status write and one event,
+//! so the minimum a controller needs for one object is known exactly ([`minimum`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -177,17 +178,51 @@ impl Steady {
     }
 }
 
-/// The name of the child ConfigMap of `workload`.
-pub fn child_name(workload: &Workload) -> String {
-    format!("{}-config", workload.name_any())
+/// How many child ConfigMaps each workload owns: `BENCH_CHILDREN_PER_OBJECT`, default 1.
+pub fn children_per_object() -> usize {
+    static CHILDREN: OnceLock<usize> = OnceLock::new();
+    *CHILDREN.get_or_init(|| super::drive::size("BENCH_CHILDREN_PER_OBJECT", 1).max(1))
 }
 
-/// The child ConfigMap of `workload`'s current generation, owned by it.
-pub fn child(workload: &Workload) -> ConfigMap {
+/// Whether `BENCH_CHILDREN_PER_OBJECT` was set (benches that seed no children by default seed
+/// that many when it is).
+pub fn children_per_object_set() -> bool {
+    std::env::var_os("BENCH_CHILDREN_PER_OBJECT").is_some()
+}
+
+/// The name of the first child ConfigMap of `workload` (the one child by default).
+pub fn child_name(workload: &Workload) -> String {
+    child_name_at(&workload.name_any(), 0)
+}
+
+/// The name of child `index` of the workload `name`: `<name>-config`, then `<name>-config-1`...
+pub fn child_name_at(name: &str, index: usize) -> String {
+    match index {
+        0 => format!("{name}-config"),
+        i => format!("{name}-config-{i}"),
+    }
+}
+
+/// The names of every child of `workload`.
+pub fn child_names(workload: &Workload) -> Vec<String> {
+    (0..children_per_object())
+        .map(|i| child_name_at(&workload.name_any(), i))
+        .collect()
+}
+
+/// Every child ConfigMap of `workload`'s current generation.
+pub fn children_of(workload: &Workload) -> Vec<ConfigMap> {
+    (0..children_per_object())
+        .map(|i| child_at(workload, i))
+        .collect()
+}
+
+/// Child `index` of `workload`'s current generation, owned by it.
+pub fn child_at(workload: &Workload, index: usize) -> ConfigMap {
     let generation = workload.metadata.generation.unwrap_or_default();
     ConfigMap {
         metadata: ObjectMeta {
-            name: Some(child_name(workload)),
+            name: Some(child_name_at(&workload.name_any(), index)),
             namespace: workload.namespace(),
             owner_references: workload.controller_owner_ref(&()).map(|o| vec![o]),
             ..ObjectMeta::default()
@@ -205,57 +240,67 @@ fn children(client: &kube::Client, workload: &Workload) -> Api<ConfigMap> {
     Api::namespaced(client.clone(), &workload.namespace().unwrap_or_default())
 }
 
-/// Applies the child of `workload` (server-side apply, forced: this controller owns it).
+/// Applies the children of `workload` (server-side apply, forced: this controller owns them).
 pub async fn apply_child(client: &kube::Client, workload: &Workload) -> Result<(), kube::Error> {
-    children(client, workload)
-        .patch(
-            &child_name(workload),
+    let api = children(client, workload);
+    for child in children_of(workload) {
+        api.patch(
+            &child.metadata.name.clone().unwrap_or_default(),
             &PatchParams::apply(CONTROLLER).force(),
-            &Patch::Apply(&child(workload)),
+            &Patch::Apply(&child),
         )
-        .await
-        .map(drop)
+        .await?;
+    }
+    Ok(())
 }
 
-/// Reads the child of `workload` back: whether it carries the current generation.
+/// Reads the children of `workload` back: whether they all carry the current generation.
 pub async fn child_is_current(
     client: &kube::Client,
     workload: &Workload,
 ) -> Result<bool, kube::Error> {
     let generation = workload.metadata.generation.unwrap_or_default().to_string();
-    let stored = children(client, workload)
-        .get_opt(&child_name(workload))
-        .await?;
-    Ok(stored
-        .and_then(|c| c.data)
-        .is_some_and(|d| d.get("generation") == Some(&generation)))
+    let api = children(client, workload);
+    for name in child_names(workload) {
+        let stored = api.get_opt(&name).await?;
+        let current = stored
+            .and_then(|c| c.data)
+            .is_some_and(|d| d.get("generation") == Some(&generation));
+        if !current {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
-/// Deletes the child of `workload` (a missing child is fine).
+/// Deletes the children of `workload` (a missing child is fine).
 pub async fn delete_child(client: &kube::Client, workload: &Workload) -> Result<(), kube::Error> {
-    match children(client, workload)
-        .delete(&child_name(workload), &DeleteParams::default())
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(error) => Err(error),
+    let api = children(client, workload);
+    for name in child_names(workload) {
+        match api.delete(&name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(error) => return Err(error),
+        }
     }
+    Ok(())
 }
 
 /// The requests the workload needs at the least for one object's lifecycle of `edits` spec
 /// edits, by verb and resource (as [`super::requests::Tally`] names them): the finalizer added
-/// and removed; per generation three transitions (a status write and an event each), one child
-/// apply and one read; on delete one transition, the child's delete. Nothing at steady state.
+/// and removed; per generation three transitions (a status write and an event each), per child
+/// one apply and one read; on delete one transition, the children's deletes. Nothing at steady
+/// state.
 pub fn minimum(edits: usize) -> BTreeMap<String, usize> {
     let generations = edits + 1;
+    let children = children_per_object();
     BTreeMap::from([
         ("patch workloads".to_owned(), 2),
         ("patch workloads/status".to_owned(), 3 * generations + 1),
         ("create events".to_owned(), 3 * generations + 1),
-        ("patch configmaps".to_owned(), generations),
-        ("get configmaps".to_owned(), generations),
-        ("delete configmaps".to_owned(), 1),
+        ("patch configmaps".to_owned(), generations * children),
+        ("get configmaps".to_owned(), generations * children),
+        ("delete configmaps".to_owned(), children),
     ])
 }
 
