@@ -491,6 +491,25 @@ pub async fn run_as<R: Reconciler>(
     Running::start(configure(controller))
 }
 
+/// Creates the namespace `name` (if missing) through `admin`.
+pub async fn namespace(admin: &kube::Client, name: &str) {
+    let namespace = k8s_openapi::api::core::v1::Namespace {
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.into()),
+            ..kube::api::ObjectMeta::default()
+        },
+        ..Default::default()
+    };
+    match Api::<k8s_openapi::api::core::v1::Namespace>::all(admin.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(error) => panic!("namespace {name}: {error}"),
+    }
+}
+
 /// A controller running in the background.
 pub struct Running {
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,

@@ -4,28 +4,9 @@
 //! create and update its Lease there, and grant nothing on Leases in the reconciled namespaces.
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, ObjectMeta, PostParams};
-
-/// Creates the namespace `name` (if missing) through `admin`.
-async fn namespace(admin: &kube::Client, name: &str) {
-    let namespace = Namespace {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        ..Namespace::default()
-    };
-    match Api::<Namespace>::all(admin.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-    {
-        Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.code == 409 => {}
-        Err(error) => panic!("namespace {name}: {error}"),
-    }
-}
+use kubeward_tests::namespace;
 
 /// Stores `role` and `binding` in their namespace through `admin`.
 async fn store(admin: &kube::Client, (role, binding): (Role, RoleBinding)) {

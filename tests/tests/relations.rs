@@ -20,7 +20,8 @@ use kubeward::controller::Controller;
 use kubeward::{Action, Pass};
 use kubeward_testing::Cluster;
 use kubeward_tests::{
-    Running, Widget, WidgetSpec, create_widget, eventually, run_as, server_with_widgets, settles_at,
+    Running, Widget, WidgetSpec, create_widget, eventually, namespace, run_as, server_with_widgets,
+    settles_at,
 };
 
 const PARENTS: &str = "test.kubeward.dev/parents";
@@ -288,25 +289,6 @@ async fn a_related_object_runs_the_passes_its_map_function_returns() {
     passes_settle_at(&started, "a", 4).await;
     assert_eq!(started.count("b"), 2);
     running.stop().await;
-}
-
-/// Creates the namespace `name` (if missing) through `admin`.
-async fn namespace(admin: &kube::Client, name: &str) {
-    let namespace = Namespace {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        ..Namespace::default()
-    };
-    match Api::<Namespace>::all(admin.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-    {
-        Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.code == 409 => {}
-        Err(error) => panic!("namespace {name}: {error}"),
-    }
 }
 
 /// Stores the Role and RoleBinding of the generated rules in `namespace`, bound to the service
