@@ -56,21 +56,28 @@ fn condition(widget: &Widget, type_: &str) -> Option<(String, String, String)> {
     ))
 }
 
+/// `reconciler`'s controller run as the service account `account` its generated rules are
+/// granted to, and every stored version of the widget `w` from now on.
+async fn run_watching_w<R: kubeward::Reconciler<Resource = Widget>>(
+    server: &kubeward_testing::Cluster,
+    admin: &kube::Client,
+    account: &str,
+    reconciler: R,
+) -> (
+    Running,
+    futures::stream::BoxStream<'static, Result<Widget, watcher::Error>>,
+) {
+    let running = run_as(server, account, reconciler, |c| c).await;
+    let widgets: Api<Widget> = Api::namespaced(admin.clone(), "default");
+    let config = watcher::Config::default().fields("metadata.name=w");
+    (running, watcher(widgets, config).applied_objects().boxed())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_current_gate_is_ready_failures_stall_after_the_threshold_and_success_clears_it() {
     let (server, admin) = server_with_widgets().await;
-    let operator = server
-        .service_account_client("default", "phases", Phases::rbac_rules(false))
-        .await
-        .expect("the controller's identity");
-    let running = Running::start(Phases.controller(operator));
+    let (running, mut versions) = run_watching_w(&server, &admin, "phases", Phases).await;
     let widgets: Api<Widget> = Api::namespaced(admin.clone(), "default");
-    let mut versions = watcher(
-        widgets.clone(),
-        watcher::Config::default().fields("metadata.name=w"),
-    )
-    .applied_objects()
-    .boxed();
     create_widget(
         &admin,
         "w",
@@ -173,18 +180,7 @@ async fn periodic(_widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, W
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_converged_pass_that_requeues_is_ready_and_not_reconciling() {
     let (server, admin) = server_with_widgets().await;
-    let operator = server
-        .service_account_client("default", "periodic", Periodic::rbac_rules(false))
-        .await
-        .expect("the controller's identity");
-    let running = Running::start(Periodic.controller(operator));
-    let widgets: Api<Widget> = Api::namespaced(admin.clone(), "default");
-    let mut versions = watcher(
-        widgets.clone(),
-        watcher::Config::default().fields("metadata.name=w"),
-    )
-    .applied_objects()
-    .boxed();
+    let (running, mut versions) = run_watching_w(&server, &admin, "periodic", Periodic).await;
     create_widget(&admin, "w", WidgetSpec::default()).await;
     let mut seen = Vec::new();
     let next = async {
