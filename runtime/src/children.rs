@@ -33,12 +33,14 @@ use std::sync::Arc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
 use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
-use kube::core::{ObjectMeta, PartialObjectMeta, TypeMeta};
+use kube::core::{DynamicObject, ObjectMeta, PartialObjectMeta, TypeMeta};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::observe::{ChildOperation, ChildWriteRecord, Observers, ReconcileObserver};
-use crate::relations::{Cached, KindName, RelationCache, RelationCaches, Role, controller_of};
+use crate::relations::{
+    Cached, KindName, RelationCache, RelationCaches, Role, Seen, controller_of,
+};
 
 /// The label every child written through [`Pass::apply_child`](crate::Pass::apply_child)
 /// carries; its value is the controller's name as a label value ([`controller_label_value`]).
@@ -189,7 +191,7 @@ pub(crate) struct ChildWriter {
     /// Told of every write ([`ChildWriteRecord`]).
     pub(crate) observers: Observers,
     /// How long a request may go unanswered: a hung child write neither holds the pass until
-    /// its deadline nor the events of that child (which wait for the write's answer).
+    /// its deadline nor the events of that child (parked until the write's answer) for longer.
     pub(crate) timeout: std::time::Duration,
 }
 
@@ -301,7 +303,8 @@ impl ChildWriter {
         // pass of the map function's for the controller's own write either.
         for (role, cache) in self.caches.of_kind(&kind) {
             match role {
-                Role::Owned => cache.wrote(type_meta::<C>(), stored.meta()),
+                Role::Owned if cache.holds_bodies() => cache.wrote(Seen::Whole(whole(&stored)?)),
+                Role::Owned => cache.wrote(stored.meta().clone().into()),
                 Role::Watched => cache.expect(stored.meta()),
             }
         }
@@ -321,13 +324,21 @@ impl ChildWriter {
         }
     }
 
-    /// The child of kind `C` named `name` (see [`child_namespace`](Self::child_namespace)),
-    /// read from the API server, if there is one.
+    /// The child of kind `C` named `name` (see [`child_namespace`](Self::child_namespace)), if
+    /// there is one: from the relation's cache for a kind owned whole, else read from the API
+    /// server.
     pub(crate) async fn get<C>(&self, name: &str) -> Result<Option<C>, ChildError>
     where
         C: Resource<DynamicType = ()> + DeserializeOwned + Clone + Debug,
     {
-        let namespace = self.child_namespace(self.owned::<C>()?, name);
+        let cache = self.owned::<C>()?;
+        let namespace = self.child_namespace(cache, name);
+        if cache.holds_bodies() {
+            return cache
+                .get(namespace.as_deref(), name)
+                .map(|child| parse::<C>(&child))
+                .transpose();
+        }
         let request = kube::core::Request::new(C::url_path(&(), namespace.as_deref()));
         match self
             .send::<C>(request.get(name, &kube::api::GetParams::default())?)
@@ -493,18 +504,35 @@ impl ChildWriter {
             .ok_or(ChildError::NotWatched {
                 kind: kind.kind.clone(),
             })?;
-        let Some(object) = cache.get(namespace, name) else {
-            return Ok(None);
-        };
-        kube::core::DynamicObject::clone(&object)
-            .try_parse::<O>()
-            .map(Some)
-            .map_err(|source| ChildError::Undecodable {
-                kind: kind.kind,
-                name: name.to_owned(),
-                source,
-            })
+        cache
+            .get(namespace, name)
+            .map(|object| parse::<O>(&object))
+            .transpose()
     }
+}
+
+/// The cached object `object` as its kind `K`.
+fn parse<K>(object: &Cached) -> Result<K, ChildError>
+where
+    K: Resource<DynamicType = ()> + DeserializeOwned,
+{
+    DynamicObject::clone(object)
+        .try_parse::<K>()
+        .map_err(|source| ChildError::Undecodable {
+            kind: K::kind(&()).into_owned(),
+            name: object.metadata.name.clone().unwrap_or_default(),
+            source,
+        })
+}
+
+/// The child `stored` (a write's answer) as a cache of whole objects keeps it: without
+/// managedFields.
+fn whole<C: Serialize>(stored: &C) -> Result<Arc<DynamicObject>, ChildError> {
+    let mut object: DynamicObject = serde_json::to_value(stored)
+        .and_then(serde_json::from_value)
+        .map_err(kube::Error::SerdeError)?;
+    object.metadata.managed_fields = None;
+    Ok(Arc::new(object))
 }
 
 /// The apiVersion and kind of `C`.

@@ -3,7 +3,8 @@
 //! owner reads, lists and prunes its children in their namespaces, from the cache (no LIST per
 //! pass); a related object is read from the cache with no verb beyond `list` and `watch`, and
 //! fixing it ends a terminal hold; a child another owner controls is neither taken nor deleted;
-//! a relation whose kind cannot be listed keeps the controller not ready, naming that watch.
+//! a relation whose kind cannot be listed keeps the controller not ready, naming that watch; a
+//! child of a kind owned whole is read from the cache.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -456,6 +457,64 @@ async fn a_kind_both_owned_and_watched_is_not_triggered_by_the_controllers_own_w
         passes.triggers("w"),
         ["changed", "related ConfigMap default/beside"]
     );
+    running.stop().await;
+}
+
+/// Owns its ConfigMap `<name>-child` whole; notes the `note` its pass reads of the child before
+/// applying it, and the `owner` it reads after.
+#[derive(Default)]
+struct Reader {
+    passes: Passes,
+    read: Arc<Mutex<Vec<(Option<String>, Option<String>)>>>,
+}
+
+#[kubeward::reconciler(
+    resource = Widget,
+    controller = "test.kubeward.dev/reader",
+    owns(whole(ConfigMap)),
+    kstatus = false,
+)]
+impl Reader {
+    async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, CacheError> {
+        let name = format!("{}-child", widget.name_any());
+        let datum = |child: Option<ConfigMap>, key: &str| child?.data?.get(key).cloned();
+        let before = datum(pass.get_child::<ConfigMap>(&name).await?, "note");
+        let action = apply_own_child(&self.passes, widget, pass).await?;
+        let after = datum(pass.get_child::<ConfigMap>(&name).await?, "owner");
+        self.read.lock().unwrap().push((before, after));
+        Ok(action)
+    }
+}
+
+/// A kind owned whole is read from the cache: the pass sees its own write at once and someone
+/// else's change once its watch event arrives, and the controller never GETs a child.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_of_a_kind_owned_whole_is_read_from_the_cache() {
+    let (server, admin) = server_with_widgets().await;
+    let reader = Reader::default();
+    let (passes, read) = (reader.passes.clone(), reader.read.clone());
+    let running = run_as(&server, "reader", reader, |c| c).await;
+    let children = widget_with_its_child(&admin, &passes).await;
+    let note = serde_json::json!({"data": {"note": "hello"}});
+    children
+        .patch("w-child", &PatchParams::default(), &Patch::Merge(&note))
+        .await
+        .expect("a user's change of the child");
+    settles_at("passes of w", || passes.count("w"), 2).await;
+    let w = || Some("w".to_owned());
+    assert_eq!(
+        *read.lock().unwrap(),
+        [(None, w()), (Some("hello".to_owned()), w())],
+        "no child at first, then the user's note; the pass's own write read back at once"
+    );
+    let user = service_account_user("reader");
+    let gets: Vec<String> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.user == user && r.method == Method::GET && r.path.contains("/configmaps/"))
+        .map(|r| r.path)
+        .collect();
+    assert!(gets.is_empty(), "no GET of a child: {gets:?}");
     running.stop().await;
 }
 

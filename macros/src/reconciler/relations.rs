@@ -1,11 +1,10 @@
-//! `owns(Kind, ..)` and `watches(Kind, map = path, labels = "..")` of `#[reconciler]`: the kinds a
+//! `owns(Kind, whole(Kind), ..)` and `watches(Kind, map = path, labels = "..")` of `#[reconciler]`: the kinds a
 //! controller watches beside its resource (see `kubeward::relations`). Parsed and checked here,
 //! expanded into `Reconciler::relations`.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::meta::ParseNestedMeta;
-use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{LitStr, Path, Token, Type};
 
@@ -19,10 +18,16 @@ pub(crate) struct Watch {
     fields: Option<LitStr>,
 }
 
+/// A kind owned: its children cached by their metadata, or `whole(Kind)`.
+pub(crate) struct Owned {
+    kind: Type,
+    whole: bool,
+}
+
 /// What `owns(..)` and every `watches(..)` declared.
 #[derive(Default)]
 pub(crate) struct Relations {
-    pub(crate) owns: Vec<Type>,
+    pub(crate) owns: Vec<Owned>,
     pub(crate) watches: Vec<Watch>,
 }
 
@@ -33,7 +38,8 @@ fn type_name(ty: &Type) -> String {
 const WATCH_KEYS: &[&str] = &["map", "labels", "fields"];
 
 impl Relations {
-    /// `owns(ConfigMap, Secret)`: each kind once.
+    /// `owns(ConfigMap, whole(Deployment))`: each kind once; `whole(..)` caches its children
+    /// whole, not only their metadata.
     pub(crate) fn parse_owns(
         &mut self,
         meta: &ParseNestedMeta,
@@ -41,17 +47,36 @@ impl Relations {
     ) -> syn::Result<()> {
         let content;
         syn::parenthesized!(content in meta.input);
-        for kind in Punctuated::<Type, Token![,]>::parse_terminated(&content)? {
+        let mut declared = 0;
+        while !content.is_empty() {
+            let whole = content.peek(syn::Ident) && content.peek2(syn::token::Paren) && {
+                let fork = content.fork();
+                fork.parse::<syn::Ident>()
+                    .is_ok_and(|ident| ident == "whole")
+            };
+            let kind: Type = if whole {
+                content.parse::<syn::Ident>()?;
+                let inner;
+                syn::parenthesized!(inner in content);
+                inner.parse()?
+            } else {
+                content.parse()?
+            };
+            declared += 1;
             let name = type_name(&kind);
-            if self.owns.iter().any(|k| type_name(k) == name) {
+            if self.owns.iter().any(|o| type_name(&o.kind) == name) {
                 errors.at(&kind, format!("duplicate owned kind `{name}`"));
             } else {
-                self.owns.push(kind);
+                self.owns.push(Owned { kind, whole });
             }
+            if content.is_empty() {
+                break;
+            }
+            content.parse::<Token![,]>()?;
         }
-        if self.owns.is_empty() {
+        if declared == 0 {
             errors.push(meta.error(
-                "`owns(..)` names the kinds this controller owns, such as `owns(ConfigMap)`",
+                "`owns(..)` names the kinds this controller owns, such as `owns(ConfigMap)` (or `owns(whole(Deployment))` to cache the children whole)",
             ));
         }
         Ok(())
@@ -111,10 +136,13 @@ impl Relations {
         if self.owns.is_empty() && self.watches.is_empty() {
             return TokenStream::new();
         }
-        let owns = self
-            .owns
-            .iter()
-            .map(|kind| quote_spanned!(kind.span()=> .owns::<#kind>()));
+        let owns = self.owns.iter().map(|Owned { kind, whole }| {
+            if *whole {
+                quote_spanned!(kind.span()=> .owns_whole::<#kind>())
+            } else {
+                quote_spanned!(kind.span()=> .owns::<#kind>())
+            }
+        });
         let watches = self.watches.iter().map(
             |Watch {
                  kind,

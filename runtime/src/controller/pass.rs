@@ -269,8 +269,9 @@ impl<K> Pass<K> {
             .await
     }
 
-    /// Reads this pass's object's child of kind `C` named `name` from the API server (the
-    /// body: owned kinds are cached metadata-only); `None` when there is none. The child is
+    /// Reads this pass's object's child of kind `C` named `name`; `None` when there is none: from
+    /// the controller's cache for a kind owned whole (`owns(whole(Deployment))`, no request),
+    /// else from the API server (the kind is cached metadata-only). The child is
     /// looked for in the object's namespace, or for a cluster-scoped object in the namespace
     /// the controller's cache of its children has it in. Its kind must be declared owned
     /// (`owns(..)`: the generated RBAC then allows the `get`). With

@@ -5,13 +5,15 @@
 //!
 //! From the declaration the controller
 //! - watches each owned kind **metadata-only** (no bodies are fetched) into a cache of the
-//!   children's metadata, found by controller owner, and runs the pass of an object's
+//!   children's metadata (or whole, declared `owns(whole(Deployment))`), found by controller
+//!   owner, and runs the pass of an object's
 //!   controller owner when a child is created, changed or deleted — the owner named by the
 //!   child's ownerReference with `controller: true`, namespaced or cluster-scoped;
 //! - watches each related kind into a cache of its objects, and runs the passes its map function
 //!   returns;
 //! - lets passes read those caches, with no request and no verb beyond the watch's:
 //!   [`Pass::children`](crate::Pass::children) (an object's children's metadata),
+//!   [`Pass::get_child`](crate::Pass::get_child) of a kind owned whole,
 //!   [`Pass::related`](crate::Pass::related) (a related object), and
 //!   [`Pass::prune_children`](crate::Pass::prune_children) finds what to delete there;
 //! - derives the RBAC rules of both (`rbac::rules`, which reads this declaration): `list` and
@@ -62,12 +64,12 @@ use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use kube::Resource;
-use kube::core::{ApiResource, DynamicObject};
+use kube::core::{ApiResource, DynamicObject, DynamicResourceScope};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use serde::de::DeserializeOwned;
 
-pub(crate) use self::cache::{Cached, RelationCache, Scope, controller_of};
+pub(crate) use self::cache::{Cached, RelationCache, Scope, Seen, controller_of};
 use crate::controller::{ErrorSink, SharedWatches, Trigger, WatchKey};
 
 /// How the controller relates to a kind it watches.
@@ -206,7 +208,10 @@ where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     /// Owns children of kind `C`: watched metadata-only where the controller watches (the
-    /// cluster, or its [namespace](crate::controller::Controller::in_namespace)); a child's create, change or delete runs its controller owner's pass.
+    /// cluster, or its [namespace](crate::controller::Controller::in_namespace)) into a cache of
+    /// their metadata; a child's create, change or delete runs its controller owner's pass.
+    /// [`Pass::get_child`](crate::Pass::get_child) reads a child's body from the API server:
+    /// [`owns_whole`](Self::owns_whole) caches the bodies instead.
     #[must_use]
     pub fn owns<C>(self) -> Self
     where
@@ -222,11 +227,50 @@ where
     where
         C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
+        self.owned::<C, trigger::Metadata>(config, RelationCache::default())
+    }
+
+    /// [`owns`](Self::owns), the children watched and cached whole (managedFields dropped):
+    /// [`Pass::get_child`](crate::Pass::get_child) reads them from the cache, with no request,
+    /// for the memory of their bodies (`#[reconciler(owns(whole(Deployment)))]`).
+    #[must_use]
+    pub fn owns_whole<C>(self) -> Self
+    where
+        C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        self.owns_whole_with::<C>(watcher::Config::default())
+    }
+
+    /// [`owns_whole`](Self::owns_whole) with the children's watch configured by `config`.
+    #[must_use]
+    pub fn owns_whole_with<C>(self, config: watcher::Config) -> Self
+    where
+        C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        self.owned::<C, DynamicObject>(config, RelationCache::whole())
+    }
+
+    /// Owns children of kind `C`, watched as `D` (their metadata, or whole) into `cache`.
+    fn owned<C, D>(self, config: watcher::Config, cache: RelationCache) -> Self
+    where
+        C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        D: Resource<DynamicType = ApiResource, Scope = DynamicResourceScope>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+        Arc<D>: Into<Seen>,
+    {
         self.with(
             Role::Owned,
             KindName::of::<C>(),
-            WatchKey::new::<trigger::Metadata>(&ApiResource::erase::<C>(&()), None, &config),
-            Arc::new(move |inputs, cache| trigger::owners::<K, C>(inputs, config.clone(), cache)),
+            WatchKey::new::<D>(&ApiResource::erase::<C>(&()), None, &config),
+            cache,
+            Arc::new(move |inputs, cache| {
+                trigger::owners::<K, C, D>(inputs, config.clone(), cache)
+            }),
         )
     }
 
@@ -255,6 +299,7 @@ where
             Role::Watched,
             KindName::of::<O>(),
             WatchKey::new::<DynamicObject>(&ApiResource::erase::<O>(&()), None, &config),
+            RelationCache::whole(),
             Arc::new(move |inputs, cache| {
                 trigger::mapped::<K, O, I>(inputs, config.clone(), cache, map)
             }),
@@ -266,13 +311,14 @@ where
         role: Role,
         kind: KindName,
         watch: WatchKey,
+        cache: RelationCache,
         triggers: MakeTriggers<K>,
     ) -> Self {
         self.relations.push(Relation {
             role,
             kind,
             watch,
-            cache: Arc::default(),
+            cache: Arc::new(cache),
             triggers,
         });
         self

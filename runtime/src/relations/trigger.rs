@@ -7,21 +7,21 @@ use std::sync::Arc;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Resource;
 use kube::api::Api;
 use kube::core::{ApiResource, DynamicObject, DynamicResourceScope, PartialObjectMeta};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
-use super::cache::{Cached, Entry, RelationCache};
+use super::cache::{Cached, RelationCache, Seen};
 use super::{TriggerInputs, Triggers};
 use crate::controller::{Related, Trigger, WatchKey, shared, without_managed_fields};
 
 /// The owners (of kind `K`) of the children (of kind `C`) whose watch events are news, watched
-/// metadata-only (an API of `PartialObjectMeta` asks the API server for `PartialObjectMetadata`:
-/// no bodies travel or are kept).
-pub(super) fn owners<K, C>(
+/// as `D`: metadata-only ([`Metadata`]: an API of `PartialObjectMeta` asks the API server for
+/// `PartialObjectMetadata`, no bodies travel or are kept), or whole (`DynamicObject`).
+pub(super) fn owners<K, C, D>(
     inputs: TriggerInputs<K>,
     config: watcher::Config,
     cache: Arc<RelationCache>,
@@ -29,21 +29,25 @@ pub(super) fn owners<K, C>(
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    D: Resource<DynamicType = ApiResource, Scope = DynamicResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static,
+    Arc<D>: Into<Seen>,
 {
     let store = inputs.store.clone();
-    scoped_watches::<C, Metadata>(&inputs, &config)
-        .and_then(move |(scope, event)| {
-            let (cache, store) = (cache.clone(), store.clone());
-            async move {
-                let changed = news(&cache, scope.as_deref(), event).await;
-                Ok(changed
-                    .iter()
-                    .filter_map(|child| {
-                        let owner = controller_owner(&child.metadata, &store)?;
-                        Some((owner, Trigger::Child(related::<C>(child))))
-                    })
-                    .collect())
-            }
+    changes::<C, D>(&inputs, &config, cache)
+        .map_ok(move |changed| {
+            changed
+                .iter()
+                .filter_map(|child| {
+                    let owner = controller_owner(&child.metadata, &store)?;
+                    Some((owner, Trigger::Child(related::<C>(child))))
+                })
+                .collect()
         })
         .boxed()
 }
@@ -61,27 +65,23 @@ where
     I: IntoIterator<Item = ObjectRef<K>> + 'static,
 {
     let store = inputs.store.clone();
-    scoped_watches::<O, DynamicObject>(&inputs, &config)
-        .and_then(move |(scope, event)| {
-            let (cache, store) = (cache.clone(), store.clone());
-            async move {
-                let changed = news(&cache, scope.as_deref(), event).await;
-                let mut mapped = Vec::new();
-                for object in changed {
-                    let trigger = Trigger::Related(related::<O>(&object));
-                    match DynamicObject::clone(&object).try_parse::<O>() {
-                        Ok(object) => mapped.extend(
-                            map(&object, &store)
-                                .into_iter()
-                                .map(|owner| (owner, trigger.clone())),
-                        ),
-                        Err(error) => {
-                            tracing::warn!(kind = %O::kind(&()), %error, "a watched object does not deserialize; its change starts no pass");
-                        }
+    changes::<O, DynamicObject>(&inputs, &config, cache)
+        .map_ok(move |changed| {
+            let mut mapped = Vec::new();
+            for object in changed {
+                let trigger = Trigger::Related(related::<O>(&object));
+                match DynamicObject::clone(&object).try_parse::<O>() {
+                    Ok(object) => mapped.extend(
+                        map(&object, &store)
+                            .into_iter()
+                            .map(|owner| (owner, trigger.clone())),
+                    ),
+                    Err(error) => {
+                        tracing::warn!(kind = %O::kind(&()), %error, "a watched object does not deserialize; its change starts no pass");
                     }
                 }
-                Ok(mapped)
             }
+            mapped
         })
         .boxed()
 }
@@ -160,26 +160,34 @@ fn related<K: Resource<DynamicType = ()>>(object: &Cached) -> Related {
     }
 }
 
-/// What `event` (of a watch of `scope`) shows changed, as `cache` judges it (see
-/// [`RelationCache`]) once any write of the controller's to its object is answered.
-async fn news<D>(
-    cache: &RelationCache,
-    scope: Option<&str>,
-    event: watcher::Event<Arc<D>>,
-) -> Vec<Cached>
+/// What the events of the watch of kind `C` served as `D` show changed, as `cache` judges them
+/// (see [`RelationCache`]), and what the events it parked behind the controller's own writes
+/// show once those are answered.
+fn changes<C, D>(
+    inputs: &TriggerInputs<impl Resource<DynamicType = ()> + Clone>,
+    config: &watcher::Config,
+    cache: Arc<RelationCache>,
+) -> BoxStream<'static, Result<Vec<Cached>, watcher::Error>>
 where
-    D: Resource,
-    Arc<D>: Into<Entry>,
+    C: Resource<DynamicType = ()>,
+    D: Resource<DynamicType = ApiResource, Scope = DynamicResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static,
+    Arc<D>: Into<Seen>,
 {
-    if let watcher::Event::Apply(object)
-    | watcher::Event::InitApply(object)
-    | watcher::Event::Delete(object) = &event
-    {
-        cache
-            .settled(object.meta().namespace.as_deref(), &object.name_any())
-            .await;
-    }
-    cache.observe(event, scope)
+    let watched = scoped_watches::<C, D>(inputs, config).map_ok({
+        let cache = cache.clone();
+        move |(scope, event)| cache.observe(event, scope.as_deref())
+    });
+    let released = futures::stream::unfold(cache, |cache| async move {
+        let news = cache.released().await;
+        Some((Ok(news), cache))
+    });
+    futures::stream::select(watched, released).boxed()
 }
 
 /// The object of kind `K` that `child`'s controller ownerReference names, if the controller's
