@@ -2,7 +2,8 @@
 //! the real kube-apiserver when `KUBEWARD_TEST_APISERVER=real`, as `scripts/test` runs it
 //! again), and kubectl works against it: `get rollouts` lists the Rollout, `describe rollout` shows its events,
 //! `explain rollouts.spec` shows the CRD's schema, and `delete namespace` waits for the operator's
-//! cleanup of the Rollouts in it.
+//! cleanup of the Rollouts in it. A client bearing a token that authenticates no one gets the 401
+//! kube-apiserver answers, while the kubeconfig's own credentials work.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -69,6 +70,8 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+
+    unknown_bearer_tokens_are_401_and_the_kubeconfigs_credentials_work(&kubeconfig);
 
     let got = k.output(&["get", "rollouts"]);
     let stdout = got.stdout;
@@ -186,6 +189,69 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
     namespace_deletion_waits_for_the_operators_cleanup(&k, &dir);
     drop(served);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What a peer client with a made-up or stale token (the official Python client, say) meets:
+/// 401 `Unauthorized` with kube-apiserver's Status body, on the embedded server as on a real
+/// one — not the administrator's 200. The credentials of the kubeconfig `rollouts --serve`
+/// wrote (none over the embedded server's plain http, the administrator's token on the real
+/// one) keep working.
+fn unknown_bearer_tokens_are_401_and_the_kubeconfigs_credentials_work(kubeconfig: &Path) {
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        // The kubeconfig may still be being written when it first exists.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let read = loop {
+            match Kubeconfig::read_from(kubeconfig) {
+                Ok(read) if !read.clusters.is_empty() => break read,
+                other => assert!(
+                    Instant::now() < deadline,
+                    "the kubeconfig does not read: {other:?}"
+                ),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let config = kube::Config::from_custom_kubeconfig(read, &KubeConfigOptions::default())
+            .await
+            .expect("a client configuration from the kubeconfig");
+        let get = |config: kube::Config| async move {
+            let client = kube::Client::try_from(config).expect("a client");
+            let request = http::Request::get("/api/v1/namespaces/default/configmaps")
+                .body(kube::client::Body::from(Vec::new()))
+                .expect("a request");
+            let response = client.send(request).await.expect("an answer");
+            let status = response.status().as_u16();
+            let body = response
+                .into_body()
+                .collect_bytes()
+                .await
+                .expect("the body");
+            (
+                status,
+                serde_json::from_slice::<serde_json::Value>(&body).unwrap_or_default(),
+            )
+        };
+        let (status, body) = get(config.clone()).await;
+        assert_eq!(status, 200, "the kubeconfig's credentials: {body}");
+        assert_eq!(body["kind"], "ConfigMapList", "{body}");
+        let mut bogus = config;
+        bogus.auth_info.token = Some("not-a-token-anyone-issued".to_owned().into());
+        let (status, body) = get(bogus).await;
+        assert_eq!(
+            (status, body),
+            (
+                401,
+                serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                   "status": "Failure", "message": "Unauthorized",
+                                   "reason": "Unauthorized", "code": 401})
+            ),
+            "a bearer token that authenticates no one"
+        );
+    });
 }
 
 /// `kubectl get rollouts -w` prints the list, then each change as a row of the same table:

@@ -6,7 +6,10 @@ published spec.
 Source: kubernetes/kubernetes `api/openapi-spec/swagger.json` of the release the server claims
 to be (release-1.34, matching k8s-openapi's `v1_34` feature); kubernetes-client/python keeps the
 same file as `kubernetes/swagger.json.unprocessed` (the committed data was generated from its
-commit 4f585b3b8, "generated API change" for release-1.34). Run from the workspace root:
+commit 4f585b3b8, "generated API change" for release-1.34; the apps/v1 and autoscaling/v1
+definitions were added from the v1.34.12 tag's file, which Go's module cache holds as
+`k8s.io/kubernetes@v1.34.12/api/openapi-spec/swagger.json` where scripts/kube-assets built the real
+tier, and which regenerates every earlier definition byte for byte). Run from the workspace root:
 
     python3 testing/openapi/trim.py swagger.json > testing/openapi/builtins.json
 
@@ -32,6 +35,10 @@ ROOTS = [
     "io.k8s.api.events.v1.EventList",
     "io.k8s.api.coordination.v1.Lease",
     "io.k8s.api.coordination.v1.LeaseList",
+    "io.k8s.api.apps.v1.Deployment",
+    "io.k8s.api.apps.v1.DeploymentList",
+    # The `/scale` subresource of the apps/v1 workloads.
+    "io.k8s.api.autoscaling.v1.Scale",
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList",
 ] + [

@@ -30,7 +30,7 @@ pub enum Identity {
     Admin,
     /// Bearing this token (`Authorization: Bearer`): one configured with
     /// [`ApiServerBuilder::token`](crate::ApiServerBuilder::token) names its user; an unknown
-    /// one gets 401 once tokens are configured.
+    /// one gets 401, as kube-apiserver answers it.
     Token(String),
     /// `user` in `groups` (plus `system:authenticated` and a service account's groups, as
     /// [`ApiServerBuilder::token`](crate::ApiServerBuilder::token) gives them), authorized by

@@ -50,7 +50,8 @@
 //!   required keys; Lease durations. Undecodable fields (bad base64, Lease times) are 400 as the
 //!   decoder answers. Request bodies over 3 MiB are 413.
 //! - **Optimistic concurrency**: PUT with a stale resourceVersion is 409 Conflict; a PUT of a
-//!   custom resource (or its status) without one is 422 `must be specified for an update`
+//!   custom resource or a CustomResourceDefinition (or their status) without one, or with `0`,
+//!   is 422 `metadata.resourceVersion: Invalid value: 0: must be specified for an update`
 //!   (built-ins update unconditionally); a PUT of a missing event creates it (201); a PATCH
 //!   conflicts only if it carries `metadata.resourceVersion`. DELETE preconditions (uid,
 //!   resourceVersion) are honoured. `dryRun=All` answers without storing.
@@ -116,7 +117,10 @@
 //!   the `involvedObject.*`/`regarding.*`, `reason`, `type`, `source`, `reportingComponent`
 //!   fields (`field label not supported: X` otherwise). Integer parameters (`limit`,
 //!   `timeoutSeconds`) that are not integers are 400 with the parameter codec's
-//!   `strconv.ParseInt: parsing "abc": invalid syntax`. Namespaces serve no `deletecollection`
+//!   `strconv.ParseInt: parsing "abc": invalid syntax`. Boolean parameters (`watch`,
+//!   `allowWatchBookmarks`, `sendInitialEvents`, `force`, `orphanDependents`) are false only for
+//!   `0` and `false` in any case, as the codec reads them (`True`, `1`, `f`, `yes` are true).
+//!   Namespaces serve no `deletecollection`
 //!   (405, and discovery does not list it), as upstream's namespace storage has none.
 //! - **WATCH**: JSON lines flushed at once; resourceVersion unset or `0` replays the current state
 //!   as ADDED; `N` replays the retained changes after `N`; older than the retained history is
@@ -163,16 +167,33 @@
 //!   400 naming unknown and duplicate fields (`strict decoding error: unknown field
 //!   "spec.foo"`), `Warn` (the default) sends `Warning: 299 - "unknown field \"spec.foo\""`,
 //!   `Ignore` prunes silently; duplicate JSON keys are reported for every kind.
+//! - **apps/v1 Deployments** (`pkg/registry/apps/deployment`): discovery (`deploy`, category
+//!   `all`), OpenAPI, `kubectl get deploy` columns (`READY`, `UP-TO-DATE`, `AVAILABLE`; wide:
+//!   containers, images, selector), upstream's defaulting of the Deployment and its pod template
+//!   (replicas 1, rolling update 25 %/25 %, `revisionHistoryLimit` 10,
+//!   `progressDeadlineSeconds` 600; `restartPolicy`, `dnsPolicy`, `schedulerName`,
+//!   `terminationGracePeriodSeconds`, `imagePullPolicy` from the image's tag, probes, ports'
+//!   protocol, volume sources' modes, quantities in canonical form) and validation with
+//!   upstream's messages (selector required, matching the template's labels and immutable;
+//!   strategy, replicas and the other counts; containers' names, images, ports, env, volume
+//!   mounts, resources and quantities; volumes' names and sources); `generation` bumped by a
+//!   change of the spec or the annotations; the status subresource (a main write keeps the
+//!   status, a status write keeps the spec and labels); the scale subresource (an
+//!   `autoscaling/v1` `Scale` with the selector's string form; GET, PUT, merge, JSON and
+//!   strategic merge PATCH); strategic merge patch and server-side apply by the OpenAPI's
+//!   merge keys and list-map keys (containers and env by `name`, ports by `containerPort` and
+//!   `protocol`).
 //! - **Built-ins**: namespaces (`default`, `kube-system`, `kube-public`, `kube-node-lease` exist;
 //!   creating in a missing namespace is 404), configmaps, secrets, serviceaccounts, leases,
 //!   events in `events.k8s.io/v1` and `v1` from one store (validation of each version, the core
 //!   field mapping), with a TTL (default 1 h) re-armed by every write.
 //! - **Authentication**: bearer tokens configured with [`ApiServerBuilder::token`] name users and
 //!   groups (service accounts get theirs, everyone `system:authenticated`); once any are
-//!   configured, an unknown or missing token is 401 `Unauthorized` (or `system:anonymous` with
+//!   configured, a missing token is 401 `Unauthorized` (or `system:anonymous` with
 //!   [`ApiServerBuilder::anonymous_auth`]), and [`ApiServer::client`] carries an administrator
-//!   token. Without configured tokens, requests without a known token are `system:admin` in
-//!   `system:masters`. One [`Identity`] names who a client ([`ApiServer::client_for`]) or a
+//!   token. Without configured tokens, requests without credentials are `system:admin` in
+//!   `system:masters`. A bearer token that authenticates no one is 401 `Unauthorized` either
+//!   way, as kube-apiserver answers it. One [`Identity`] names who a client ([`ApiServer::client_for`]) or a
 //!   kubeconfig ([`ApiServer::write_kubeconfig_for`]) acts as: the administrator, a token, any
 //!   user in any groups (a token is minted for it), a user bound to its own rules, or a client
 //!   certificate. With [`ApiServerBuilder::tls`] the server serves https from a CA minted at
@@ -254,10 +275,18 @@
 //!   SubjectAccessReview and LocalSubjectAccessReview; the `Node` authorizer.
 //! - OpenAPI: only each kind's `patch` operation is listed (no other paths, parameters or
 //!   response schemas); no ETags or `hash` parameters.
+//! - Of Deployments: the rules of probes and lifecycle handlers, security contexts, affinity,
+//!   tolerations, topology spread, DNS config, host aliases, readiness and scheduling gates,
+//!   each volume source's own fields, `envFrom`, ephemeral containers and resize policies (all
+//!   accepted as valid); the warnings `GetWarningsForPodTemplate` adds; the zero times of a
+//!   status condition the Go encoder writes as `null`; protobuf bodies; no controller acts on a
+//!   Deployment (its status is what a test writes). The other apps/v1, core, batch, ... workload
+//!   kinds are not served yet.
 //! - Strategic merge patch: the merged object of a built-in kind is stored as merged, where
 //!   upstream decodes it into the Go type (dropping unknown fields, e.g. a `$setElementOrder`
 //!   key inside a subtree the patch adds whole); server-side apply of built-in kinds does not
-//!   read the definitions' list types (it keeps its own metadata and condition rules).
+//!   read the definitions' list types for kinds other than Deployments (it keeps its own
+//!   metadata and condition rules).
 
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]

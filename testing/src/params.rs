@@ -1,7 +1,7 @@
 //! Query parameters read as kube-apiserver's parameter conversion and request filters read
-//! them: booleans (`watch=maybe` is true), `resourceVersion` as an unsigned integer, `timeout`
-//! as a Go duration; and the options of a list or watch, validated as apimachinery validates
-//! them.
+//! them: booleans ([`query_bool`]: `watch=maybe` is true), `resourceVersion` as an unsigned
+//! integer, `timeout` as a Go duration; and the options of a list or watch, validated as
+//! apimachinery validates them.
 
 use std::collections::HashMap;
 
@@ -46,13 +46,19 @@ pub(crate) fn go_duration(text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A boolean option as the query parameter conversion reads it
-/// (`Convert_Slice_string_To_bool`): absent is false, `0` and `false` in any case are false,
-/// anything else (`maybe`) is true.
-pub(crate) fn option_flag(query: &HashMap<String, String>, name: &str) -> bool {
+/// A boolean query parameter (`watch`, `allowWatchBookmarks`, `sendInitialEvents`, `force`,
+/// `orphanDependents`, …) as kube-apiserver's query parameter codec reads it: `None` when absent,
+/// else apimachinery's `runtime.Convert_Slice_string_To_bool` (and `_To_Pointer_bool`, for
+/// the `*bool` options; `pkg/runtime/conversion.go`, which the generated `url.Values`
+/// conversions of `meta/v1` call). That is not `strconv.ParseBool`: the first value is false
+/// when it is `0` or, in any case, `false` (`0`, `false`, `False`, `FALSE`, `fAlSe`), and true
+/// otherwise — `1`, `t`, `True`, `TRUE`, but also `f`, `F`, `no`, `maybe` and the empty value
+/// (`?force=` or `?force`). It never fails. (kube-apiserver's `RequestInfoFactory`, reading
+/// `watch` itself when the list options do not decode, applies the same rule.)
+pub(crate) fn query_bool(query: &HashMap<String, String>, name: &str) -> Option<bool> {
     query
         .get(name)
-        .is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
+        .map(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
 }
 
 /// The problem of a `resourceVersion` parameter that is not a number
@@ -86,7 +92,7 @@ pub(crate) fn validate_list_options(
     query: &HashMap<String, String>,
     watching: bool,
 ) -> Result<(), ApiError> {
-    let send_initial = query.get("sendInitialEvents").is_some();
+    let send_initial = query_bool(query, "sendInitialEvents").is_some();
     let version_match = query
         .get("resourceVersionMatch")
         .map(String::as_str)
@@ -199,19 +205,10 @@ pub(crate) fn validate_list_options(
     }
 }
 
-/// A boolean query parameter as the parameter codec reads it (`strconv.ParseBool`: `1`, `t`,
-/// `T`, `TRUE`, `true`, `True` and their false counterparts); anything else is `None`.
-pub(crate) fn bool_parameter(query: &HashMap<String, String>, name: &str) -> Option<bool> {
-    match query.get(name)?.as_str() {
-        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
-        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
-        _ => None,
-    }
-}
-
-/// Whether a collection GET is a watch (`watch=true`, `watch=1`, `watch=maybe`).
+/// Whether a collection GET is a watch (`watch=true`, `watch=1`, `watch=maybe`; see
+/// [`query_bool`]).
 pub(crate) fn is_watch(query: &HashMap<String, String>) -> bool {
-    option_flag(query, "watch")
+    query_bool(query, "watch").unwrap_or(false)
 }
 
 /// An integer query parameter decoded as the parameter codec does (`strconv.ParseInt`), 400
@@ -258,13 +255,19 @@ mod tests {
     }
 
     #[test]
-    fn flags_are_false_only_for_zero_and_false() {
-        let query: HashMap<String, String> = [("a", "maybe"), ("b", "FALSE"), ("c", "0")]
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .into();
-        assert!(option_flag(&query, "a"));
-        assert!(!option_flag(&query, "b"));
-        assert!(!option_flag(&query, "c"));
-        assert!(!option_flag(&query, "absent"));
+    fn booleans_are_false_only_for_zero_and_false_in_any_case() {
+        let falses = ["0", "false", "False", "FALSE", "fAlSe"];
+        let trues = [
+            "1", "t", "T", "true", "True", "TRUE", "f", "F", "no", "maybe", "",
+        ];
+        for (value, expected) in falses
+            .iter()
+            .map(|v| (v, false))
+            .chain(trues.iter().map(|v| (v, true)))
+        {
+            let query: HashMap<String, String> = [("force".to_owned(), (*value).to_owned())].into();
+            assert_eq!(query_bool(&query, "force"), Some(expected), "force={value}");
+        }
+        assert_eq!(query_bool(&HashMap::new(), "force"), None);
     }
 }

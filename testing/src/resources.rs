@@ -175,6 +175,17 @@ impl Registry {
         ev.storage_version_hash = core_ev_hash;
         r.insert(ev);
         r.insert(b("coordination.k8s.io", "v1", "Lease", "leases", true));
+        let mut deploy = b("apps", "v1", "Deployment", "deployments", true);
+        deploy.status_subresource = true;
+        deploy.tracks_generation = true;
+        deploy.short_names = vec!["deploy".into()];
+        deploy.categories = vec!["all".into()];
+        deploy.scale = Some(crate::scale::ScalePaths {
+            spec_replicas: ".spec.replicas".into(),
+            status_replicas: ".status.replicas".into(),
+            label_selector: None,
+        });
+        r.insert(deploy);
         let rbac = "rbac.authorization.k8s.io";
         r.insert(b(rbac, "v1", "Role", "roles", true));
         r.insert(b(rbac, "v1", "ClusterRole", "clusterroles", false));

@@ -149,9 +149,10 @@ impl ApiServerBuilder {
     /// kube-apiserver's token authenticators do. Its requests are authorized by RBAC from the
     /// Roles, ClusterRoles and bindings stored in the server (`kubectl apply -f rbac.yaml`).
     ///
-    /// Once any token is configured, requests with an unknown token or none are answered 401
-    /// `Unauthorized`, and [`ApiServer::client`] and [`ApiServer::write_kubeconfig`] use a
-    /// token minted for the administrator (`system:admin` in `system:masters`).
+    /// A request with an unknown token is answered 401 `Unauthorized`, configured tokens or not;
+    /// once any token is configured, so is a request without one, and [`ApiServer::client`] and
+    /// [`ApiServer::write_kubeconfig`] use a token minted for the administrator (`system:admin`
+    /// in `system:masters`).
     ///
     /// ```no_run
     /// # async fn f() -> Result<(), kubeward_testing::ServerError> {

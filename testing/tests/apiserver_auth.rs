@@ -1,5 +1,5 @@
-//! Access through credentials like kube-apiserver: bearer tokens (401 for unknown or missing
-//! ones once any are configured), RBAC from stored Roles, ClusterRoles and bindings (validated as
+//! Access through credentials like kube-apiserver: bearer tokens (401 for unknown ones, and for
+//! missing ones once any are configured), RBAC from stored Roles, ClusterRoles and bindings (validated as
 //! upstream), impersonation headers, and the self reviews behind `kubectl auth`.
 
 mod apiserver_support;
@@ -146,6 +146,40 @@ async fn without_configured_tokens_requests_without_credentials_are_the_administ
         user.groups.unwrap_or_default(),
         ["system:masters", "system:authenticated"]
     );
+}
+
+/// Without configured tokens, a request bearing a token that authenticates no one is not the
+/// administrator: it is 401 with kube-apiserver's Status, as a peer client (the Python client
+/// with a stale token) meets it on a real cluster. Minted tokens and no credentials work.
+#[tokio::test]
+async fn without_configured_tokens_an_unknown_token_is_401() {
+    let server = ApiServer::start().await.unwrap();
+    let bogus = client_with_headers(&server, &[("authorization", "Bearer bogus-token")]);
+    for path in ["/api/v1/namespaces/default/configmaps", "/version", "/apis"] {
+        let (code, body) = raw(&bogus, "GET", path, None, None).await;
+        assert_eq!(code, 401, "{path}: {body}");
+        assert_eq!(
+            body,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                   "message": "Unauthorized", "reason": "Unauthorized", "code": 401}),
+            "{path}"
+        );
+    }
+    let cms: Api<ConfigMap> = Api::namespaced(bogus, "default");
+    assert_eq!(
+        status_of(cms.list(&ListParams::default()).await),
+        (401, "Unauthorized".into(), "Unauthorized".into())
+    );
+    for client in [
+        server.client().unwrap(),
+        client_with_headers(&server, &[]),
+        server
+            .client_for(&Identity::user("carol", &["system:masters"]))
+            .unwrap(),
+    ] {
+        let cms: Api<ConfigMap> = Api::namespaced(client, "default");
+        cms.list(&ListParams::default()).await.expect("lists");
+    }
 }
 
 #[tokio::test]

@@ -588,6 +588,64 @@ async fn orphan_propagation_keeps_dependents_without_the_reference() {
     );
 }
 
+/// `orphanDependents` in a DELETE's query is read as the query parameter codec reads a boolean:
+/// any spelling but `0` and `false` (in any case) is true, so the Python client's `True` orphans
+/// the dependents instead of deleting them.
+#[tokio::test]
+async fn orphan_dependents_in_the_query_is_read_as_the_parameter_codec_reads_booleans() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client().unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    for (i, (value, orphans)) in [
+        ("True", true),
+        ("TRUE", true),
+        ("1", true),
+        ("t", true),
+        ("yes", true),
+        ("False", false),
+        ("FALSE", false),
+        ("0", false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (owner_name, child_name) = (format!("owner-{i}"), format!("child-{i}"));
+        let owner = create(&cms, &cm(&owner_name)).await;
+        create(&cms, &owned_by(&child_name, &owner, false)).await;
+        let (code, answer) = raw(
+            &client,
+            "DELETE",
+            &format!("/api/v1/namespaces/default/configmaps/{owner_name}?orphanDependents={value}"),
+            None,
+            None,
+        )
+        .await;
+        assert_eq!(code, 200, "orphanDependents={value}: {answer}");
+        if orphans {
+            // Orphaned: the owner waits for the `orphan` finalizer, the child stays and loses
+            // its reference.
+            assert_eq!(
+                answer["metadata"]["finalizers"],
+                json!(["orphan"]),
+                "orphanDependents={value}: {answer}"
+            );
+            eventually("the owner goes", || gone(&cms, &owner_name)).await;
+            let child = cms.get(&child_name).await.unwrap();
+            assert_eq!(
+                child.metadata.owner_references, None,
+                "orphanDependents={value}"
+            );
+        } else {
+            // Not orphaned: deleted at once, and the collector deletes the child.
+            assert_eq!(
+                answer["status"], "Success",
+                "orphanDependents={value}: {answer}"
+            );
+            eventually("the child is collected", || gone(&cms, &child_name)).await;
+        }
+    }
+}
+
 #[tokio::test]
 async fn unknown_propagation_policies_are_invalid_delete_options() {
     let server = ApiServer::start().await.unwrap();

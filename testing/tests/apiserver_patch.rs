@@ -328,6 +328,64 @@ async fn apply_conflicts_with_another_managers_field_unless_forced() {
     assert!(managers.contains(&"intruder".to_string()), "{managers:?}");
 }
 
+/// `force` is read as the query parameter codec reads a boolean: any spelling but `0` and
+/// `false` (in any case) forces, so the Python client's `force=True` takes the fields over
+/// instead of answering 409.
+#[tokio::test]
+async fn force_is_read_as_the_parameter_codec_reads_booleans() {
+    let server = ApiServer::start().await.unwrap();
+    server.install_crd(&rollout_crd(true)).unwrap();
+    let client = server.client().unwrap();
+    let api = rollouts(&client, "default");
+    let body = |replicas: usize| json!({"apiVersion": "demo.kubeward.dev/v1", "kind": "Rollout", "metadata": {"name": "web"}, "spec": {"replicas": replicas}});
+    api.patch("web", &PatchParams::apply("owner"), &Patch::Apply(body(1)))
+        .await
+        .unwrap();
+    let spellings = [
+        ("True", true),
+        ("TRUE", true),
+        ("1", true),
+        ("t", true),
+        ("T", true),
+        ("yes", true),
+        ("", true),
+        ("False", false),
+        ("FALSE", false),
+        ("false", false),
+        ("0", false),
+    ];
+    for (i, (value, forces)) in spellings.into_iter().enumerate() {
+        // Each forced apply takes the field for its own manager; the owner takes it back.
+        let manager = format!("intruder-{i}");
+        let (code, answer) = raw(
+            &client,
+            "PATCH",
+            &format!("{ROLLOUT}?fieldManager={manager}&force={value}"),
+            Some("application/apply-patch+yaml"),
+            Some(body(i + 2)),
+        )
+        .await;
+        if forces {
+            assert_eq!(code, 200, "force={value}: {answer}");
+            assert_eq!(answer["spec"]["replicas"], i + 2, "force={value}");
+            api.patch(
+                "web",
+                &PatchParams::apply("owner").force(),
+                &Patch::Apply(body(1)),
+            )
+            .await
+            .unwrap();
+        } else {
+            assert_eq!(code, 409, "force={value}: {answer}");
+            assert_eq!(
+                answer["message"],
+                "Apply failed with 1 conflict: conflict with \"owner\": .spec.replicas",
+                "force={value}"
+            );
+        }
+    }
+}
+
 #[tokio::test]
 async fn non_apply_writes_are_recorded_in_managed_fields_under_the_field_manager() {
     let (_server, client) = server_with_rollout().await;

@@ -9,6 +9,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::client::Body;
 use kube::core::{ObjectMeta, Status};
@@ -592,30 +593,70 @@ async fn lease_durations_are_positive_and_times_parse() {
     );
 }
 
+/// A PUT of a custom resource or of a CustomResourceDefinition (or of their status) without a
+/// resourceVersion, or with `0`, is the generic store's 422, whose value is the parsed
+/// resourceVersion, a `uint64` that kube-apiserver 1.34's `field.Error` renders as JSON: `0`
+/// (1.33 and older printed `0x0`).
 #[tokio::test]
-async fn custom_resource_puts_must_name_a_resource_version() {
+async fn custom_resource_and_definition_puts_must_name_a_resource_version() {
     let (server, api, created) = server_with_web(json!({"replicas": 1})).await;
-    let mut unconditional = created.clone();
-    unconditional.metadata.resource_version = None;
-    unconditional.data["spec"]["replicas"] = json!(2);
-    let expected = "rollouts.demo.kubeward.dev \"web\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update";
+    let assert_unspecified = |s: Status, plural: &str, group: &str, name: &str| {
+        assert_eq!((s.code, s.reason.as_str()), (422, "Invalid"), "{s:?}");
+        assert_eq!(
+            s.message,
+            format!(
+                "{plural}.{group} \"{name}\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update"
+            )
+        );
+        let details = s.details.unwrap();
+        assert_eq!(
+            (details.kind.as_str(), details.group.as_str()),
+            (plural, group)
+        );
+        assert_eq!(details.causes.len(), 1);
+        assert_eq!(details.causes[0].field, "metadata.resourceVersion");
+        assert_eq!(details.causes[0].reason, "FieldValueInvalid");
+        assert_eq!(
+            details.causes[0].message,
+            "Invalid value: 0: must be specified for an update"
+        );
+    };
+    for rv in [None, Some("0")] {
+        let mut unconditional = created.clone();
+        unconditional.metadata.resource_version = rv.map(str::to_owned);
+        unconditional.data["spec"]["replicas"] = json!(2);
+        for s in [
+            status(
+                api.replace("web", &PostParams::default(), &unconditional)
+                    .await,
+            ),
+            status(
+                api.replace_status("web", &PostParams::default(), &unconditional)
+                    .await,
+            ),
+        ] {
+            assert_unspecified(s, "rollouts", "demo.kubeward.dev", "web");
+        }
+    }
+    let crds: Api<CustomResourceDefinition> = Api::all(server.client().unwrap());
+    let crd_name = "rollouts.demo.kubeward.dev";
+    let mut crd = crds.get(crd_name).await.unwrap();
+    crd.metadata.resource_version = None;
     for s in [
+        status(crds.replace(crd_name, &PostParams::default(), &crd).await),
         status(
-            api.replace("web", &PostParams::default(), &unconditional)
-                .await,
-        ),
-        status(
-            api.replace_status("web", &PostParams::default(), &unconditional)
+            crds.replace_status(crd_name, &PostParams::default(), &crd)
                 .await,
         ),
     ] {
-        assert_eq!((s.code, s.reason.as_str()), (422, "Invalid"));
-        assert_eq!(s.message, expected);
-        let details = s.details.unwrap();
-        assert_eq!(details.kind, "rollouts");
-        assert_eq!(details.causes[0].field, "metadata.resourceVersion");
+        assert_unspecified(
+            s,
+            "customresourcedefinitions",
+            "apiextensions.k8s.io",
+            crd_name,
+        );
     }
-    // Built-ins allow unconditional updates.
+    // Built-ins allow unconditional updates, and `0` is no resourceVersion.
     let cms: Api<ConfigMap> = Api::default_namespaced(server.client().unwrap());
     cms.create(&PostParams::default(), &config_map("c", &[]))
         .await
@@ -623,6 +664,11 @@ async fn custom_resource_puts_must_name_a_resource_version() {
     cms.replace("c", &PostParams::default(), &config_map("c", &[("k", "v")]))
         .await
         .expect("a ConfigMap PUT without resourceVersion is unconditional");
+    let mut zero = config_map("c", &[("k", "w")]);
+    zero.metadata.resource_version = Some("0".into());
+    cms.replace("c", &PostParams::default(), &zero)
+        .await
+        .expect("a ConfigMap PUT with resourceVersion 0 is unconditional");
 }
 
 #[tokio::test]

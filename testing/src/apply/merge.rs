@@ -143,8 +143,10 @@ pub(super) fn compare_at(
         if l.is_empty() && r.is_empty() {
             return compare_leaf(sc, lhs, rhs, path, c);
         }
-        // An associative list an Update adds (or removes) is owned itself, like a map.
+        // An associative list an Update adds (or removes) is owned itself, like a map, unless
+        // the type's zero value holds it.
         match (lhs, rhs) {
+            _ if sc.is_zero_valued(path) => {}
             (None, Some(_)) => c.added.insert(path),
             (Some(_), None) => c.removed.insert(path),
             _ => {}

@@ -40,6 +40,9 @@ pub(crate) struct ApplySchema {
     /// new), and `null` is a value; a built-in's Go structs exist empty in the object the
     /// comparison starts from, and its `null` is a nil slice or pointer, no value.
     pub(super) unstructured: bool,
+    /// Fields a built-in's zero value holds (value structs, lists without `omitempty`): an
+    /// Update that finds them set does not own them as added (`.`).
+    pub(super) zero_valued: std::collections::BTreeSet<String>,
 }
 
 impl Default for ApplySchema {
@@ -79,6 +82,7 @@ impl ApplySchema {
             maps: Default::default(),
             atomics: Default::default(),
             unstructured: false,
+            zero_valued: Default::default(),
         }
         .with_list("metadata.finalizers", ListType::Set)
         .with_list(
@@ -120,6 +124,109 @@ impl ApplySchema {
         s
     }
 
+    /// ObjectMeta's rules plus what the built-in OpenAPI v2 definition `root`
+    /// (`io.k8s.api.apps.v1.Deployment`) declares of the Go type, read as structured-merge-diff
+    /// reads the models the server was built with: `x-kubernetes-list-type` lists (keys from
+    /// `x-kubernetes-list-map-keys`), `x-kubernetes-map-type: atomic` structs atomic, and every
+    /// other object (struct or `additionalProperties` map) owned itself once an Update adds it
+    /// (`.`). The object the comparison starts from holds the type's value structs, so those
+    /// present before are not added: see `crate::kinds::Strategy::value_structs`.
+    pub(crate) fn from_definitions(root: &str, value_structs: &[&str]) -> Self {
+        let mut s = ApplySchema::metadata_only();
+        let defs = crate::openapi::definitions::Definitions::builtin();
+        let mut path = Vec::new();
+        if let Some(def) = defs.get(root) {
+            s.visit_definition(defs, def, &mut path, 0);
+        }
+        for value_struct in value_structs {
+            s.maps.remove(*value_struct);
+            s.zero_valued.insert((*value_struct).to_owned());
+        }
+        s
+    }
+
+    fn visit_definition(
+        &mut self,
+        defs: &crate::openapi::definitions::Definitions,
+        schema: &Value,
+        path: &mut Vec<String>,
+        depth: usize,
+    ) {
+        // The workloads' types nest about 12 deep; recursive types (none there) stop here.
+        const MAX_DEPTH: usize = 24;
+        let schema = match schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix(crate::openapi::definitions::V2_REF_PREFIX))
+        {
+            Some(name) => match defs.get(name) {
+                Some(def) => def,
+                None => return,
+            },
+            None => schema,
+        };
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let key = path.join(".");
+        if !path.is_empty()
+            && schema.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic")
+        {
+            self.atomics.insert(key);
+            return;
+        }
+        if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+            if !path.is_empty() {
+                self.maps.insert(key.clone());
+            }
+            for (name, sub) in props {
+                if path.is_empty() && name == "metadata" {
+                    continue;
+                }
+                path.push(name.clone());
+                self.visit_definition(defs, sub, path, depth + 1);
+                path.pop();
+            }
+        }
+        if let Some(add) = schema.get("additionalProperties").filter(|a| a.is_object()) {
+            self.maps.insert(key.clone());
+            path.push("*".to_owned());
+            self.visit_definition(defs, add, path, depth + 1);
+            path.pop();
+        }
+        if let Some(items) = schema.get("items") {
+            if let Some(t) = Self::list_type_of(schema) {
+                self.lists.insert(key, t);
+            }
+            if let Some(last) = path.last_mut() {
+                last.push_str("[]");
+                self.visit_definition(defs, items, path, depth + 1);
+                if let Some(last) = path.last_mut() {
+                    last.truncate(last.len() - 2);
+                }
+            }
+        }
+    }
+
+    /// The list type an array's schema declares, if it is not atomic.
+    fn list_type_of(schema: &Value) -> Option<ListType> {
+        match schema.get("x-kubernetes-list-type").and_then(Value::as_str) {
+            Some("set") => Some(ListType::Set),
+            Some("map") => Some(ListType::Map(
+                schema
+                    .get("x-kubernetes-list-map-keys")
+                    .and_then(Value::as_array)
+                    .map(|k| {
+                        k.iter()
+                            .filter_map(|k| k.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            )),
+            _ => None,
+        }
+    }
+
     fn visit(&mut self, schema: &Value, path: &mut Vec<String>) {
         if !path.is_empty()
             && schema.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic")
@@ -144,22 +251,7 @@ impl ApplySchema {
             path.pop();
         }
         if let Some(items) = schema.get("items") {
-            let list_type = match schema.get("x-kubernetes-list-type").and_then(Value::as_str) {
-                Some("set") => Some(ListType::Set),
-                Some("map") => Some(ListType::Map(
-                    schema
-                        .get("x-kubernetes-list-map-keys")
-                        .and_then(Value::as_array)
-                        .map(|k| {
-                            k.iter()
-                                .filter_map(|k| k.as_str().map(str::to_owned))
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                )),
-                _ => None,
-            };
-            if let Some(t) = list_type {
+            if let Some(t) = Self::list_type_of(schema) {
                 self.lists.insert(path.join("."), t);
             }
             if let Some(last) = path.last_mut() {
@@ -217,6 +309,11 @@ impl ApplySchema {
         !path.is_empty() && Self::matches(self.atomics.iter(), path).is_some()
     }
 
+    /// Whether the field is in the Go type's zero value (see `zero_valued`).
+    pub(super) fn is_zero_valued(&self, path: &[Pe]) -> bool {
+        Self::matches(self.zero_valued.iter(), path).is_some()
+    }
+
     /// Maps (as opposed to structs): an Update that adds one owns the map itself.
     pub(super) fn is_map(&self, path: &[Pe]) -> bool {
         Self::matches(self.maps.iter(), path).is_some()
@@ -225,6 +322,21 @@ impl ApplySchema {
 
 pub(super) fn field_pe(name: &str) -> Pe {
     format!("f:{name}")
+}
+
+/// The default of a port's `protocol` (`+default="TCP"`).
+static PROTOCOL_DEFAULT: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| Value::String("TCP".to_owned()));
+
+/// A scalar JSON value, or `None`.
+trait Scalar {
+    fn filter_scalar(&self) -> Option<&Value>;
+}
+
+impl Scalar for Value {
+    fn filter_scalar(&self) -> Option<&Value> {
+        (self.is_string() || self.is_number() || self.is_boolean()).then_some(self)
+    }
 }
 
 /// The path elements of an associative list's items, or `None` when the list must be atomic
@@ -244,9 +356,13 @@ pub(super) fn item_elements(kind: &ListType, items: &[Value]) -> Option<Vec<Pe>>
                 let obj = item.as_object()?;
                 let mut key = Map::new();
                 for k in keys {
-                    let v = obj
-                        .get(k)
-                        .filter(|v| v.is_string() || v.is_number() || v.is_boolean())?;
+                    let v = match obj.get(k) {
+                        Some(v) => v.filter_scalar()?,
+                        // The one key with a default in the built-ins' OpenAPI v3 schemas,
+                        // which structured-merge-diff fills in: ports' `protocol`.
+                        None if k == "protocol" => &*PROTOCOL_DEFAULT,
+                        None => return None,
+                    };
                     key.insert(k.clone(), v.clone());
                 }
                 format!("k:{}", Value::Object(key))

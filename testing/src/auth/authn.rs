@@ -1,19 +1,19 @@
 //! Authentication: which identity a request's credentials name.
 //!
 //! Credentials are bearer tokens and, over TLS ([`super::tls`]), client certificates (checked
-//! first, as kube-apiserver's x509 authenticator comes before its token authenticators). Two
-//! modes:
+//! first, as kube-apiserver's x509 authenticator comes before its token authenticators). A bearer
+//! token that authenticates no one is always answered 401 `Unauthorized` (message
+//! `Unauthorized`, as the apiserver's `Unauthorized` handler writes it): kube-apiserver never
+//! takes a bad token for anonymous or for anyone else (`union.NewFailOnError` puts the anonymous
+//! authenticator behind the others). What a request *without* credentials is depends on the mode:
 //!
-//! - **No credentials configured** (the default): requests without a known token are the cluster
-//!   administrator (`system:admin` in `system:masters`), so an unconfigured `kube::Client` or
-//!   kubectl just works. Tokens minted by [`crate::Identity::Rules`] still name
-//!   their rule-limited identities.
+//! - **No credentials configured** (the default): the cluster administrator (`system:admin` in
+//!   `system:masters`), so an unconfigured `kube::Client` or kubectl just works. Tokens minted by
+//!   [`crate::Identity::Rules`] and the other identities name theirs.
 //! - **Tokens configured** ([`crate::ApiServerBuilder::token`]): as kube-apiserver with
-//!   `--token-auth-file` and `--anonymous-auth=false`, a request with an unknown token, or with
-//!   none, is answered 401 `Unauthorized` (message `Unauthorized`, as the apiserver's
-//!   `Unauthorized` handler writes it); with [`crate::ApiServerBuilder::anonymous_auth`], a
-//!   request without credentials is `system:anonymous` in `system:unauthenticated` (an unknown
-//!   token is still 401). The server then mints an administrator token for
+//!   `--token-auth-file` and `--anonymous-auth=false`, 401; with
+//!   [`crate::ApiServerBuilder::anonymous_auth`], `system:anonymous` in
+//!   `system:unauthenticated`. The server then mints an administrator token for
 //!   [`crate::ApiServer::client`] and [`crate::ApiServer::write_kubeconfig`].
 
 use std::collections::HashMap;
@@ -52,17 +52,20 @@ pub(crate) fn unauthorized() -> ApiError {
     }
 }
 
-/// The token of an `Authorization: Bearer <token>` header (the scheme is case-insensitive, as
-/// the apiserver's `bearertoken` authenticator reads it), if any.
+/// The token of an `Authorization: Bearer <token>` header, if any, as the apiserver's
+/// `bearertoken` authenticator reads it: the trimmed header split at spaces into at most three
+/// parts, the scheme case-insensitive, the token the second part (`Bearer  t`, with two spaces,
+/// has an empty one, which is no credential at all).
 fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
-    let (scheme, token) = value.split_once(' ')?;
-    let token = token.trim();
+    let mut parts = value.splitn(3, ' ');
+    let scheme = parts.next()?;
+    let token = parts.next()?;
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 impl Authenticator {
-    /// An authenticator knowing `tokens`; with none, every request without a known token is the
+    /// An authenticator knowing `tokens`; with none, every request without credentials is the
     /// administrator.
     pub(crate) fn new(tokens: Vec<(String, UserInfo)>, anonymous: bool) -> Self {
         let required = !tokens.is_empty();
@@ -99,7 +102,8 @@ impl Authenticator {
     }
 
     /// The identity of a request — the user of its verified client certificate (`client`),
-    /// else of its bearer token — or the 401 for it.
+    /// else of its bearer token, else what a request without credentials is — or the 401 for
+    /// it (a token that authenticates no one, or no credentials when they are required).
     pub(crate) fn authenticate(
         &self,
         headers: &HeaderMap,
@@ -108,22 +112,19 @@ impl Authenticator {
         if let Some(user) = client {
             return Ok(Identity::rbac(user.clone()));
         }
-        let token = bearer_token(headers);
-        if let Some(token) = token {
-            let known = self
+        if let Some(token) = bearer_token(headers) {
+            return self
                 .tokens
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .get(token)
-                .cloned();
-            if let Some(identity) = known {
-                return Ok(identity);
-            }
+                .cloned()
+                .ok_or_else(unauthorized);
         }
-        match (self.required, token) {
+        match (self.required, self.anonymous) {
             (false, _) => Ok(Identity::rbac(UserInfo::admin())),
-            (true, None) if self.anonymous => Ok(Identity::rbac(UserInfo::anonymous())),
-            (true, _) => Err(unauthorized()),
+            (true, true) => Ok(Identity::rbac(UserInfo::anonymous())),
+            (true, false) => Err(unauthorized()),
         }
     }
 }
@@ -142,7 +143,7 @@ mod tests {
     }
 
     #[test]
-    fn without_configured_tokens_everyone_is_the_administrator() {
+    fn without_configured_tokens_requests_without_credentials_are_the_administrator() {
         let authn = Authenticator::new(vec![], false);
         assert_eq!(
             authn
@@ -152,11 +153,39 @@ mod tests {
                 .name,
             "system:admin"
         );
-        assert_eq!(
-            authn.authenticate(&bearer("nope"), None).unwrap().user.name,
-            "system:admin"
-        );
         assert!(authn.admin_token().is_none());
+        // A token that authenticates no one is refused, as kube-apiserver refuses it.
+        assert_eq!(
+            authn.authenticate(&bearer("nope"), None).unwrap_err(),
+            unauthorized()
+        );
+        let minted = authn.mint(Identity::rbac(UserInfo::authenticated("bob", &[])));
+        assert_eq!(
+            authn
+                .authenticate(&bearer(&minted), None)
+                .unwrap()
+                .user
+                .name,
+            "bob"
+        );
+        // Not bearer credentials: no credentials at all.
+        for value in ["Basic Ym9iOnB3", "Bearer", "Bearer  two-spaces"] {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::AUTHORIZATION, value.parse().unwrap());
+            assert_eq!(
+                authn.authenticate(&headers, None).unwrap().user.name,
+                "system:admin",
+                "{value}"
+            );
+        }
+        // The token is the second space-separated part, as the bearer token authenticator
+        // reads it.
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::AUTHORIZATION,
+            format!("bearer {minted} trailing").parse().unwrap(),
+        );
+        assert_eq!(authn.authenticate(&headers, None).unwrap().user.name, "bob");
     }
 
     #[test]

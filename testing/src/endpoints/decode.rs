@@ -157,8 +157,8 @@ fn query_delete_options(query: &HashMap<String, String>) -> Result<Value, ApiErr
     if let Some(policy) = query.get("propagationPolicy") {
         options["propagationPolicy"] = json!(policy);
     }
-    if let Some(orphan) = query.get("orphanDependents") {
-        options["orphanDependents"] = json!(orphan == "true");
+    if let Some(orphan) = crate::params::query_bool(query, "orphanDependents") {
+        options["orphanDependents"] = json!(orphan);
     }
     Ok(options)
 }
@@ -179,7 +179,7 @@ pub(crate) fn write_options(
         // A `dryRun` other than `All` was answered 422 before the write began.
         dry_run: query.get("dryRun").is_some_and(|d| d == "All"),
         warnings: Warnings::default(),
-        force: query.get("force").map(|f| f == "true"),
+        force: crate::params::query_bool(query, "force"),
         decoding: Decoding {
             // An invalid directive was answered 422 before the write began.
             directive: FieldValidation::parse(query.get("fieldValidation").map(String::as_str))

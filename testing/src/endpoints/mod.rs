@@ -21,8 +21,8 @@ use crate::auth::authorizer::Identity;
 use crate::kinds;
 use crate::negotiation;
 use crate::params::{
-    bool_parameter, go_duration, int_parameter, is_watch, list_limit, option_flag,
-    unparsable_resource_version, validate_list_options,
+    go_duration, int_parameter, is_watch, list_limit, query_bool, unparsable_resource_version,
+    validate_list_options,
 };
 use crate::pipeline::response::{
     Body, ChannelBody, error_response, json_response, with_warnings, yaml_response,
@@ -241,8 +241,8 @@ fn answer(
                 info: info.clone(),
                 namespace: r.namespace.clone(),
                 resource_version: query.get("resourceVersion").cloned(),
-                send_initial_events: bool_parameter(query, "sendInitialEvents"),
-                bookmarks: option_flag(query, "allowWatchBookmarks"),
+                send_initial_events: query_bool(query, "sendInitialEvents"),
+                bookmarks: query_bool(query, "allowWatchBookmarks").unwrap_or(false),
                 timeout: int_parameter(query, "timeoutSeconds")?
                     .and_then(|t| u64::try_from(t).ok())
                     .map(Duration::from_secs),
@@ -372,6 +372,10 @@ fn scale_request(
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
             let write = match media_type(headers).as_deref() {
                 Some("application/merge-patch+json") => ScaleWrite::Merge(&patch),
+                // A Scale has no lists: a strategic merge patch of it merges as a merge patch.
+                Some("application/strategic-merge-patch+json") if !info.custom => {
+                    ScaleWrite::Merge(&patch)
+                }
                 Some("application/json-patch+json") => ScaleWrite::Json(&patch),
                 _ => return Err(ApiError::route_unsupported_media_type()),
             };

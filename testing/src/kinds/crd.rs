@@ -168,6 +168,12 @@ pub(crate) fn crd_format_warnings(crd: &Value) -> Vec<String> {
 pub(crate) struct Definitions;
 
 impl Strategy for Definitions {
+    /// `AllowUnconditionalUpdate` is false (the CRD strategy's and its status strategy's): a PUT
+    /// names the resourceVersion it replaces.
+    fn allows_unconditional_update(&self) -> bool {
+        false
+    }
+
     /// The spec's and status's rules, which follow the metadata's in one list (upstream's
     /// `ValidateCustomResourceDefinition`), on the object as decoding defaults it.
     fn field_rules(&self, new: &Value, _old: Option<&Value>) -> Vec<FieldError> {

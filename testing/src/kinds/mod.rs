@@ -8,6 +8,7 @@
 //! - [`events`]: Events' validation, columns, field labels and the events.k8s.io/v1 ↔ core/v1
 //!   mapping;
 //! - [`namespace`]: namespaces' strategy and `NamespaceLifecycle` admission;
+//! - [`deployment`]: apps/v1 Deployments, with their scale subresource;
 //! - `config_map`, `secret`, `lease`, `service_account`, `rbac`: the other built-ins.
 //!
 //! A strategy names its kind's rules; the rules themselves are written once in
@@ -17,6 +18,7 @@
 mod config_map;
 pub(crate) mod crd;
 mod custom;
+pub(crate) mod deployment;
 pub(crate) mod events;
 mod lease;
 pub(crate) mod namespace;
@@ -27,6 +29,7 @@ mod service_account;
 use http::Method;
 use serde_json::Value;
 
+use crate::apply::ApplySchema;
 use crate::lifecycle::propagation::Propagation;
 use crate::resources::{ResourceInfo, View};
 use crate::status::ApiError;
@@ -177,6 +180,59 @@ pub(crate) trait Strategy: Sync {
     /// the status strategy keeps everything but the status).
     fn prepare_for_update(&self, _old: &Value, _new: &mut Value, _subresource: Option<&str>) {}
 
+    /// `PrepareForUpdate` of a write through `/status`: by default (the CRD status strategy's)
+    /// everything but the status (and the request's managedFields) is the stored object's; a
+    /// body without status clears it.
+    fn prepare_for_status_update(&self, old: &Value, new: &mut Value) {
+        let status = new.get("status").cloned();
+        let managed = new["metadata"]["managedFields"].clone();
+        let mut merged = old.clone();
+        match status {
+            Some(s) => merged["status"] = s,
+            None => {
+                if let Some(m) = merged.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+        }
+        if !managed.is_null() {
+            merged["metadata"]["managedFields"] = managed;
+        }
+        *new = merged;
+    }
+
+    /// Whether an update of `old` to `new` through `subresource` bumps `metadata.generation`
+    /// (of a kind that tracks it); `None`: the generic rule, any change outside metadata (and
+    /// status, under a status subresource).
+    fn bumps_generation(
+        &self,
+        _old: &Value,
+        _new: &Value,
+        _subresource: Option<&str>,
+    ) -> Option<bool> {
+        None
+    }
+
+    /// The list and map types the field manager and server-side apply read for the kind
+    /// (from its OpenAPI definition); `None`: the generic built-in rules
+    /// ([`ApplySchema::default`]).
+    fn apply_schema(&self) -> Option<&'static ApplySchema> {
+        None
+    }
+
+    /// The paths of the kind's Go type that are structs rather than pointers (present and
+    /// empty in its zero value), for a kind with an [`Strategy::apply_schema`]: the field
+    /// manager does not own them when empty, nor as `.` when it finds them added.
+    fn value_structs(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The `status.selector` of the kind's `Scale` (a built-in workload's selector in its
+    /// string form); `None`: the CRD's label selector path.
+    fn scale_selector(&self, _obj: &Value) -> Option<String> {
+        None
+    }
+
     /// `obj` as storage gives it back (an RBAC role's empty rules come back null).
     fn stored_form(&self, _obj: &mut Value) {}
 
@@ -287,6 +343,7 @@ pub(crate) fn strategy(info: &ResourceInfo) -> &'static dyn Strategy {
         ("", "secrets", _) => &secret::Secrets,
         ("", "serviceaccounts", _) => &service_account::ServiceAccounts,
         ("coordination.k8s.io", "leases", _) => &lease::Leases,
+        ("apps", "deployments", _) => &deployment::Deployments,
         _ => &Generic,
     }
 }

@@ -64,7 +64,7 @@ impl ProxyState {
     /// ([`compact`](Self::compact)); a streaming list's resourceVersion is a lower bound of its
     /// list, not a start.
     fn compacted(&self, query: &HashMap<String, String>) -> bool {
-        let streaming = query.get("sendInitialEvents").is_some_and(|v| v == "true");
+        let streaming = crate::params::query_bool(query, "sendInitialEvents") == Some(true);
         let from = query
             .get("resourceVersion")
             .and_then(|rv| rv.parse::<u64>().ok());

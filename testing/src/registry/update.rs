@@ -31,6 +31,9 @@ pub(crate) fn reset_fields(
 
 /// The list and map types server-side apply merges by: from a CRD's schema, or the defaults.
 pub(crate) fn apply_schema(info: &ResourceInfo) -> ApplySchema {
+    if let Some(schema) = kinds::strategy(info).apply_schema() {
+        return schema.clone();
+    }
     info.schema
         .as_ref()
         .map(ApplySchema::from_openapi_v3)
@@ -67,9 +70,18 @@ pub(crate) fn track_update(
     }
     if !info.custom {
         // A built-in is typed from its Go struct: a struct without any field set (a Lease's
-        // `spec: {}`) holds no leaf, so no field is owned for it.
-        let old_typed = old.map(|o| without_empty_structs(o.clone()));
-        let mut new_typed = without_empty_structs(new.clone());
+        // `spec: {}`) holds no leaf, so no field is owned for it. A kind whose value structs
+        // are known keeps its other empty structs (a container's `resources: {}` is owned).
+        let value_structs = kinds::strategy(info).value_structs();
+        let typed = |o: &Value| {
+            if value_structs.is_empty() {
+                without_empty_structs(o.clone())
+            } else {
+                without_empty_at(o.clone(), value_structs)
+            }
+        };
+        let old_typed = old.map(typed);
+        let mut new_typed = typed(new);
         update_at(old_typed.as_ref(), &mut new_typed, manager, &at, now);
         match new_typed["metadata"]
             .get_mut("managedFields")
@@ -85,6 +97,26 @@ pub(crate) fn track_update(
         return;
     }
     update_at(old, new, manager, &at, now);
+}
+
+/// `value` without the empty objects at `paths` (`a.b`), innermost first.
+fn without_empty_at(mut value: Value, paths: &[&str]) -> Value {
+    for path in paths.iter().rev() {
+        let (parent, last) = path.rsplit_once('.').unwrap_or(("", path));
+        let pointer = if parent.is_empty() {
+            String::new()
+        } else {
+            format!("/{}", parent.replace('.', "/"))
+        };
+        if let Some(Value::Object(map)) = value.pointer_mut(&pointer)
+            && map
+                .get(last)
+                .is_some_and(|v| v.as_object().is_some_and(|m| m.is_empty()))
+        {
+            map.remove(last);
+        }
+    }
+    value
 }
 
 impl State {
@@ -126,7 +158,7 @@ impl State {
                 .map(|o| (o, true));
         };
         validate::require_resource_version(info, kinds::strategy(info), name, &body)?;
-        if let Some(rv) = meta_str(&body, "resourceVersion").filter(|rv| !rv.is_empty())
+        if let Some(rv) = validate::precondition(&body)
             && Some(rv) != meta_str(&old, "resourceVersion")
         {
             return Err(ApiError::modified(info.qualified_resource(), name));
@@ -157,21 +189,7 @@ impl State {
             // statusStrategy.PrepareForUpdate: everything but status (and managedFields) comes
             // from the stored object; a body without status clears it.
             status_write_metadata = Some(new["metadata"].clone());
-            let status = new.get("status").cloned();
-            let managed = new["metadata"]["managedFields"].clone();
-            let mut merged = old.clone();
-            match status {
-                Some(s) => merged["status"] = s,
-                None => {
-                    if let Some(m) = merged.as_object_mut() {
-                        m.remove("status");
-                    }
-                }
-            }
-            if !managed.is_null() {
-                merged["metadata"]["managedFields"] = managed;
-            }
-            new = merged;
+            kinds::strategy(info).prepare_for_status_update(old, &mut new);
         } else if info.status_subresource {
             kinds::strategy(info).prepare_for_update(old, &mut new, subresource);
             match old.get("status") {
@@ -237,10 +255,13 @@ impl State {
             }
         }
         validate::admit_schema(info, &mut new, Some(old), opts)?;
-        if info.tracks_generation
-            && generation_relevant(&new, info.status_subresource)
-                != generation_relevant(old, info.status_subresource)
-        {
+        let bumps = kinds::strategy(info)
+            .bumps_generation(old, &new, subresource)
+            .unwrap_or_else(|| {
+                generation_relevant(&new, info.status_subresource)
+                    != generation_relevant(old, info.status_subresource)
+            });
+        if info.tracks_generation && bumps {
             let g = old["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
             new["metadata"]["generation"] = json!(g);
         }

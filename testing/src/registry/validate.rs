@@ -100,10 +100,22 @@ pub(super) fn validate_update(
     validation::invalid(info, new, errs)
 }
 
+/// The resourceVersion a PUT's `body` names as its precondition: none when it is empty or `0`,
+/// which `APIObjectVersioner.ParseResourceVersion` both reads as 0, "unset" (the update is then
+/// unconditional where the kind allows it).
+pub(super) fn precondition(body: &Value) -> Option<&str> {
+    body["metadata"]["resourceVersion"]
+        .as_str()
+        .filter(|rv| !rv.is_empty() && *rv != "0")
+}
+
 /// A PUT must name the resourceVersion it replaces unless the kind's strategy allows
-/// unconditional updates (custom resources, and their status, do not). The error is the
-/// generic store's, which names the resource, not the kind: `rollouts.demo.kubeward.dev "web"
-/// is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`.
+/// unconditional updates (custom resources and CustomResourceDefinitions, and their status, do
+/// not). The error is the generic store's (apiserver `registry/generic/registry/store.go`,
+/// `Update`), which names the resource, not the kind: `rollouts.demo.kubeward.dev "web" is
+/// invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`. The
+/// value is the parsed resourceVersion, a `uint64`, which `field.Error` renders as JSON since
+/// apimachinery 0.34 (`0`; kube-apiserver 1.33 and older printed it with `%#v`, `0x0`).
 ///
 /// # Errors
 /// That 422.
@@ -113,10 +125,7 @@ pub(super) fn require_resource_version(
     name: &str,
     body: &Value,
 ) -> Result<(), ApiError> {
-    let given = body["metadata"]["resourceVersion"]
-        .as_str()
-        .is_some_and(|rv| !rv.is_empty());
-    if given || strategy.allows_unconditional_update() {
+    if precondition(body).is_some() || strategy.allows_unconditional_update() {
         return Ok(());
     }
     let cause = FieldError::invalid_value(

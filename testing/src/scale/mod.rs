@@ -33,7 +33,7 @@ impl State {
         name: &str,
     ) -> Result<Value, ApiError> {
         let paths = scale_paths(info)?;
-        paths.scale_of(&self.get(info, namespace, name)?)
+        scale_of(info, paths, &self.get(info, namespace, name)?)
     }
 
     /// PUT or PATCH `/scale` of the custom resource `name`: the new `Scale` (validated, its
@@ -49,7 +49,7 @@ impl State {
     ) -> Result<Value, ApiError> {
         let paths = scale_paths(info)?;
         let old = self.get(info, namespace, name)?;
-        let current = paths.scale_of(&old)?;
+        let current = scale_of(info, paths, &old)?;
         let scale = match write {
             ScaleWrite::Replace(body) => body,
             ScaleWrite::Merge(patch) => {
@@ -63,9 +63,25 @@ impl State {
                 scale
             }
         };
-        // The Scale is not validated itself: the replicas it sets are, by the resource's own
-        // validation (`should be a non-negative integer`).
+        // A custom resource's Scale is not validated itself: the replicas it sets are, by the
+        // resource's own validation (`should be a non-negative integer`). A built-in's is
+        // (`ValidateScale`), as a Scale.
         let replicas = scale["spec"]["replicas"].clone();
+        if !info.custom && replicas.as_i64().is_some_and(|r| r < 0) {
+            let cause = crate::validation::FieldError::invalid_value(
+                "spec.replicas",
+                &replicas,
+                "must be greater than or equal to 0",
+            );
+            return Err(ApiError::invalid(
+                crate::status::Qualified {
+                    group: "autoscaling",
+                    name: "Scale",
+                },
+                name,
+                vec![cause.into()],
+            ));
+        }
         let replicas = if replicas.is_null() {
             json!(0)
         } else {
@@ -83,8 +99,20 @@ impl State {
         let mut new = old.clone();
         set_nested(&mut new, &paths.spec_replicas, replicas);
         let stored = self.update_from_subresource(info, &old, new, "scale", opts)?;
-        paths.scale_of(&stored)
+        scale_of(info, paths, &stored)
     }
+}
+
+/// The `Scale` of `object`: its paths', with the selector a built-in workload reports
+/// (`scaleFromDeployment`).
+fn scale_of(info: &ResourceInfo, paths: &ScalePaths, object: &Value) -> Result<Value, ApiError> {
+    let mut scale = paths.scale_of(object)?;
+    if let Some(selector) = crate::kinds::strategy(info).scale_selector(object)
+        && !selector.is_empty()
+    {
+        scale["status"]["selector"] = json!(selector);
+    }
+    Ok(scale)
 }
 
 fn scale_paths(info: &ResourceInfo) -> Result<&ScalePaths, ApiError> {

@@ -81,6 +81,24 @@ impl FieldError {
         }
     }
 
+    /// `field.NotFound(path, value)` of a string: `Not found: "nope"`.
+    pub fn not_found(field: &str, value: &str) -> Self {
+        FieldError {
+            field: field.to_owned(),
+            reason: "FieldValueNotFound",
+            message: format!("Not found: {}", go_quote(value)),
+        }
+    }
+
+    /// `field.NotSupported` of a value already rendered as `ErrorBody` does.
+    pub fn not_supported_rendered(field: &str, rendered: &str, supported: &str) -> Self {
+        FieldError {
+            field: field.to_owned(),
+            reason: "FieldValueNotSupported",
+            message: format!("Unsupported value: {rendered}: supported values: {supported}"),
+        }
+    }
+
     /// `field.TooLong(path, _, max)`: `Too long: may not be more than <max> bytes` (`1 byte`;
     /// the value is omitted).
     pub fn too_long(field: &str, max_bytes: usize) -> Self {

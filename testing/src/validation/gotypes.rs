@@ -13,14 +13,18 @@
 //!   `omitempty` field are dropped; a `null` string in a map or list is `""`.
 //!
 //! Only the kinds described here are decoded this way (ConfigMap, Secret, Lease,
-//! ServiceAccount and the RBAC kinds; of events.k8s.io Events only which fields there are),
-//! each kind's strategy naming its type (`crate::kinds::Strategy::go_type`); unknown
-//! `metadata` fields are left to `schema::pruning`.
+//! ServiceAccount and the RBAC kinds; of events.k8s.io Events only which fields there are;
+//! the kinds whose Go types [`from_definition`] reads from their OpenAPI definitions, as the
+//! apps/v1 workloads with their pod templates), each kind's strategy naming its type
+//! (`crate::kinds::Strategy::go_type`); unknown `metadata` fields are left to `schema::pruning`.
+
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 
 use crate::go::json;
 use crate::go::time::{self as gotime, Layout};
+use crate::openapi::definitions::{Definitions, V2_REF_PREFIX};
 
 /// A Go type as the JSON decoder sees it.
 pub(super) enum Ty {
@@ -280,6 +284,96 @@ pub(crate) static EVENT: Struct = Struct {
     open: false,
 };
 
+/// The Go struct of the built-in definition `name` (`io.k8s.api.apps.v1.Deployment`), read from
+/// its OpenAPI v2 definition: every property a JSON field of the Go type (the generator writes
+/// one per field), typed by its schema (`integer`/`int32` an `int32`, `string`/`byte` a
+/// `[]byte`, `$ref`s to `Time` and `MicroTime` times, to `Quantity`, `IntOrString` and
+/// `RawExtension` values decoded by their own unmarshallers, here not at all), `omitempty`
+/// unless the definition lists it `required` (the generator's rule for `+optional`). Built once
+/// per call: a strategy keeps the result in a static.
+///
+/// # Panics
+/// If the definitions do not hold `name` (a kind missing from `testing/openapi/trim.py`'s
+/// roots), which the definitions' tests rule out.
+pub(crate) fn from_definition(name: &str) -> &'static Struct {
+    let defs = Definitions::builtin();
+    let mut building = BTreeSet::new();
+    match definition_ty(defs, name, &mut building) {
+        Ty::Struct(s) => s,
+        _ => panic!("{name} is not a struct among the built-in definitions"),
+    }
+}
+
+/// The decoder's type of the definition `name`.
+fn definition_ty(defs: &Definitions, name: &str, building: &mut BTreeSet<String>) -> Ty {
+    match name {
+        "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" => return Ty::Struct(&OBJECT_META),
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Time" => return Ty::Time(Layout::Time),
+        "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime" => return Ty::Time(Layout::MicroTime),
+        _ => {}
+    }
+    let Some(def) = defs.get(name) else {
+        return Ty::Any;
+    };
+    let Some(props) = def.get("properties").and_then(Value::as_object) else {
+        return Ty::Any;
+    };
+    if !building.insert(name.to_owned()) {
+        // A recursive type (none in the workloads' tree): its inner occurrence is not decoded.
+        return Ty::Any;
+    }
+    let required: Vec<&str> = def["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let fields: Vec<(&'static str, Ty, bool)> = props
+        .iter()
+        .map(|(field, schema)| {
+            let ty = schema_ty(defs, schema, building);
+            let omit_empty = !required.contains(&field.as_str());
+            (leak(field), ty, omit_empty)
+        })
+        .collect();
+    building.remove(name);
+    let short = name.rsplit('.').next().unwrap_or(name);
+    Ty::Struct(Box::leak(Box::new(Struct {
+        name: leak(short),
+        fields: Box::leak(fields.into_boxed_slice()),
+        open: false,
+    })))
+}
+
+/// The decoder's type of a property's schema.
+fn schema_ty(defs: &Definitions, schema: &Value, building: &mut BTreeSet<String>) -> Ty {
+    if let Some(name) = schema["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix(V2_REF_PREFIX))
+    {
+        return definition_ty(defs, name, building);
+    }
+    match (schema["type"].as_str(), schema["format"].as_str()) {
+        (Some("string"), Some("byte")) => Ty::Bytes,
+        (Some("string"), Some("date-time")) => Ty::Time(Layout::Time),
+        (Some("string"), None) => Ty::Str,
+        (Some("boolean"), _) => Ty::Bool,
+        (Some("integer"), Some("int32")) => Ty::I32,
+        (Some("integer"), _) => Ty::I64,
+        (Some("array"), _) => Ty::Slice(Box::leak(Box::new(schema_ty(
+            defs,
+            &schema["items"],
+            building,
+        )))),
+        (Some("object"), _) if schema["additionalProperties"].is_object() => Ty::Map(Box::leak(
+            Box::new(schema_ty(defs, &schema["additionalProperties"], building)),
+        )),
+        _ => Ty::Any,
+    }
+}
+
+fn leak(text: &str) -> &'static str {
+    Box::leak(text.to_owned().into_boxed_str())
+}
+
 /// Decodes `obj` as the Go type `ty`. Returns the fields it does not declare (dropped), or the
 /// decoder's message.
 pub(super) fn decode(ty: &'static Struct, obj: &mut Value) -> Result<Vec<String>, String> {
@@ -455,6 +549,29 @@ mod tests {
         assert_eq!(
             result.unwrap_err(),
             "json: cannot unmarshal number 1.5 into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32"
+        );
+    }
+
+    #[test]
+    fn definitions_give_the_go_types_of_workloads() {
+        let deployment = from_definition("io.k8s.api.apps.v1.Deployment");
+        let (result, _) = decode_as(deployment, json!({"spec": {"replicas": "3"}}));
+        assert_eq!(
+            result.unwrap_err(),
+            "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
+        );
+        let (result, obj) = decode_as(
+            deployment,
+            json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "a", "image": "b", "imagePolicy": "x", "ports": [{"containerPort": 80, "name": null}]}]}}}}),
+        );
+        assert_eq!(
+            result.unwrap(),
+            vec!["spec.template.spec.containers[0].imagePolicy".to_string()]
+        );
+        assert_eq!(
+            obj["spec"]["template"]["spec"]["containers"][0],
+            json!({"name": "a", "image": "b", "ports": [{"containerPort": 80}]})
         );
     }
 

@@ -9,11 +9,15 @@
 //! - [`builtins`]: ConfigMap, Secret, Lease and Event decoding, ConfigMap, Secret and Lease rules.
 //! - [`rbac`]: Role, ClusterRole, RoleBinding and ClusterRoleBinding rules and defaulting.
 //! - [`crd`]: a CustomResourceDefinition's group, scope, names and versions.
+//! - [`pod`]: a pod template's defaulting and rules, shared by the workloads.
+//! - [`apps`]: Deployments' defaulting and rules, and label selectors' string form.
+//! - [`quantity`]: `resource.Quantity` parsing, canonical form and comparison.
 //!
 //! Events (`kinds::events`) and CRD schemas (`kinds::crd`, `schema`) keep their own rules; the
 //! metadata rules here apply to them too. Which rules are a kind's is its strategy's to say
 //! (`crate::kinds`); the registry runs them.
 
+pub(crate) mod apps;
 pub(crate) mod base64;
 pub(crate) mod builtins;
 pub(crate) mod crd;
@@ -21,6 +25,8 @@ pub(crate) mod field;
 pub(crate) mod gotypes;
 pub(crate) mod meta;
 pub(crate) mod names;
+pub(crate) mod pod;
+pub(crate) mod quantity;
 pub(crate) mod rbac;
 
 use serde_json::Value;

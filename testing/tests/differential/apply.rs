@@ -282,6 +282,22 @@ pub fn cases() -> Vec<Case> {
             config_map("a", json!({})),
         )],
     );
+    // `force` as clients spell it: the query parameter codec's booleans, false only for `0` and
+    // `false` in any case (the Python client sends `True`; `f` and the empty value force too).
+    for value in ["True", "TRUE", "1", "t", "f", "", "False", "FALSE", "0"] {
+        add(
+            &format!("force={value} on a conflict"),
+            vec![
+                apply_cm("owner", false, json!({"data": {"k": "v"}})),
+                patch(
+                    format!("{CMS}/a?fieldManager=intruder&force={value}"),
+                    APPLY,
+                    config_map("a", json!({"data": {"k": "w"}})),
+                ),
+                get_cm(),
+            ],
+        );
+    }
     add(
         "secret stringData",
         vec![apply(

@@ -271,6 +271,22 @@ pub fn cases() -> Vec<Case> {
         }),
     );
     add(
+        "put with resourceVersion 0".into(),
+        Box::new(move |ns| {
+            vec![
+                step(Method::POST, cms(ns), Some(config_map("p", json!({})))),
+                step(
+                    Method::PUT,
+                    format!("{}/p", cms(ns)),
+                    Some(config_map(
+                        "p",
+                        json!({"metadata": {"resourceVersion": "0"}, "data": {"k": "v"}}),
+                    )),
+                ),
+            ]
+        }),
+    );
+    add(
         "put with a different name".into(),
         Box::new(move |ns| {
             vec![

@@ -36,6 +36,14 @@ pub fn cases() -> Vec<Case> {
         ("watch=false is a list", "watch=false"),
         ("watch=0 is a list", "watch=0"),
         ("watch=TRUE", "watch=TRUE&timeoutSeconds=1"),
+        // The query parameter codec's booleans are not strconv.ParseBool's: only `0` and `false`
+        // in any case are false; `f`, `no` and the empty value are true.
+        ("watch=t", "watch=t&timeoutSeconds=1"),
+        ("watch=f is a watch", "watch=f&timeoutSeconds=1"),
+        ("watch=no is a watch", "watch=no&timeoutSeconds=1"),
+        ("watch= is a watch", "watch=&timeoutSeconds=1"),
+        ("watch=False is a list", "watch=False"),
+        ("watch=FALSE is a list", "watch=FALSE"),
         // kopf's watch: timeoutSeconds and allowWatchBookmarks as Python spells them.
         (
             "kopf watch",
@@ -192,6 +200,24 @@ pub fn cases() -> Vec<Case> {
             // The collector's work on the object is its own time: the case waits for the end.
             with_cm(vec![
                 step(Method::DELETE, path, body),
+                get(&format!("{CMS}/a")).until(|status, _| status != 200),
+            ]),
+        ));
+    }
+    // orphanDependents as the Python client (`True`) and others spell it: any value but `0` and
+    // `false` in any case orphans (the answer is the object, held by the `orphan` finalizer),
+    // `f` and `yes` too.
+    for value in [
+        "True", "TRUE", "1", "t", "f", "yes", "", "False", "FALSE", "0",
+    ] {
+        cases.push(Case::new(
+            format!("client delete: orphanDependents={value} in the query"),
+            with_cm(vec![
+                step(
+                    Method::DELETE,
+                    format!("{CMS}/a?orphanDependents={value}"),
+                    None,
+                ),
                 get(&format!("{CMS}/a")).until(|status, _| status != 200),
             ]),
         ));

@@ -869,6 +869,18 @@ fn behaviour_cases() -> Vec<Shared> {
             ]
         },
     ));
+    cases.push(Shared::new(
+        "cr put with resourceVersion 0",
+        integer(),
+        |f, p| {
+            let mut zero = f.widget("z", json!({p: 1}));
+            zero["metadata"]["resourceVersion"] = json!("0");
+            vec![
+                f.create("z", json!({})),
+                step(Method::PUT, format!("{}/z", f.collection()), Some(zero)),
+            ]
+        },
+    ));
     cases.push(Shared::new("cr delete answers the object", None, |f, _| {
         let path = format!("{}/d", f.collection());
         vec![
@@ -1275,6 +1287,26 @@ fn own_crd_cases() -> Vec<Case> {
             step(Method::GET, "/apis/NS.example.com/v1/widgets", None)
                 .until(|status, _| status == 200),
         ]),
+        // CustomResourceDefinitions do not allow unconditional updates either (the CRD
+        // strategy's and its status strategy's AllowUnconditionalUpdate).
+        Case::new(
+            "crd put without resourceVersion",
+            vec![step(
+                Method::PUT,
+                format!("{CRDS}/widgets.NS.example.com"),
+                Some(plain()),
+            )],
+        )
+        .after(install(plain())),
+        Case::new(
+            "crd status put without resourceVersion",
+            vec![step(
+                Method::PUT,
+                format!("{CRDS}/widgets.NS.example.com/status"),
+                Some(plain()),
+            )],
+        )
+        .after(install(plain())),
         Case::new(
             "subresource: none, status kept",
             vec![

@@ -24,6 +24,7 @@ mod builtins;
 mod clients;
 mod corpus;
 mod crds;
+mod deployments;
 mod events;
 mod lifecycle;
 mod lists;
@@ -44,6 +45,7 @@ fn cases() -> Vec<Case> {
     let cases: Vec<Case> = [
         builtins::cases(),
         crds::cases(),
+        deployments::cases(),
         apply::cases(),
         validation::cases(),
         watch::cases(),

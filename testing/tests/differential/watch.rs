@@ -248,6 +248,24 @@ pub fn cases() -> Vec<Case> {
             "streaming list sendInitialEvents=false from 0",
             "&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=0",
         ),
+        // The booleans as clients spell them (the Python client's `True`), read by the query
+        // parameter codec: false only for `0` and `false` in any case.
+        (
+            "streaming list sendInitialEvents=True",
+            "&sendInitialEvents=True&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=True",
+        ),
+        (
+            "streaming list sendInitialEvents=yes",
+            "&sendInitialEvents=yes&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=yes",
+        ),
+        (
+            "streaming list sendInitialEvents=f",
+            "&sendInitialEvents=f&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=t",
+        ),
+        (
+            "streaming list sendInitialEvents=FALSE",
+            "&sendInitialEvents=FALSE&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=1",
+        ),
         (
             "watch with resourceVersionMatch NotOlderThan",
             "&resourceVersionMatch=NotOlderThan",
