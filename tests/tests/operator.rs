@@ -444,8 +444,11 @@ impl<const N: usize> Reconciler for Owner<N> {
     const NAME: Option<&'static str> =
         Some(["test.kubeward.dev/owner-a", "test.kubeward.dev/owner-b"][N]);
 
+    /// Every Secret watched (`owns_with`), not only those labelled by this controller (the
+    /// default): the two controllers' watches are then the same watch, shared.
     fn relations() -> kubeward::relations::Relations<ConfigMap> {
-        kubeward::relations::Relations::new().owns::<Secret>()
+        kubeward::relations::Relations::new()
+            .owns_with::<Secret>(kube::runtime::watcher::Config::default())
     }
 
     async fn apply(

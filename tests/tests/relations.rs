@@ -193,18 +193,42 @@ async fn a_child_created_changed_or_deleted_starts_exactly_one_owner_pass() {
     child_restored(&admin, "w").await;
     passes_settle_at(&started, "w", 3).await;
 
-    // Created by someone else with the widget as its controller: one pass.
-    let controller = widget.controller_owner_ref(&()).expect("owner reference");
-    create_config_map(&admin, "adopted", Some(controller.clone()), None).await;
+    // Its controller label taken away: out of the watch (narrowed to the label), so a delete
+    // for the controller; one pass, which labels it again.
+    let unlabel = serde_json::json!({ "metadata": { "labels": { CONTROLLER_LABEL: null } } });
+    config_maps(&admin)
+        .patch(
+            &child_name("w"),
+            &PatchParams::default(),
+            &Patch::Merge(&unlabel),
+        )
+        .await
+        .expect("unlabel");
+    eventually("the child labelled again", || async {
+        config_maps(&admin)
+            .get(&child_name("w"))
+            .await
+            .is_ok_and(|c| c.labels().contains_key(CONTROLLER_LABEL))
+    })
+    .await;
     passes_settle_at(&started, "w", 4).await;
 
-    // A ConfigMap that is not the widget's child (no controller reference to it): none.
+    // Created by someone else with the widget as its controller and the controller's label: one
+    // pass.
+    let controller = widget.controller_owner_ref(&()).expect("owner reference");
+    let label = (CONTROLLER_LABEL, "test.kubeward.dev.parents");
+    create_config_map(&admin, "adopted", Some(controller.clone()), Some(label)).await;
+    passes_settle_at(&started, "w", 5).await;
+
+    // Without the label, or not the widget's child (no controller reference to it): none —
+    // the first is outside the watch, the second has no owner to run.
+    create_config_map(&admin, "unlabelled", Some(controller.clone()), None).await;
     let reference = OwnerReference {
         controller: Some(false),
         ..controller
     };
-    create_config_map(&admin, "stranger", Some(reference), None).await;
-    passes_settle_at(&started, "w", 4).await;
+    create_config_map(&admin, "stranger", Some(reference), Some(label)).await;
+    passes_settle_at(&started, "w", 5).await;
     running.stop().await;
 }
 

@@ -421,9 +421,10 @@ impl<R: Reconciler> Controller<R> {
             watches.declare(key);
         }
         let namespaces = self.scope.watch_namespaces();
+        let label = crate::children::controller_label_value(&self.name());
         for relation in R::relations().iter() {
             for namespace in &namespaces {
-                watches.declare(relation.watch_key(*namespace));
+                watches.declare(relation.watch_key(*namespace, &label));
             }
         }
         self.shared_watches = Some(watches.clone());

@@ -141,6 +141,17 @@ impl WatchKey {
         self.namespace = namespace.map(str::to_owned);
         self
     }
+
+    /// The same watch with `config`.
+    pub(crate) fn with_config(mut self, config: watcher::Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// How the watch lists and watches.
+    pub(crate) fn config(&self) -> &watcher::Config {
+        &self.config
+    }
 }
 
 /// Where a shared watch reports its list and watch failures, for each subscriber.

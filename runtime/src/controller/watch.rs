@@ -213,12 +213,15 @@ impl<R: Reconciler> Watching<R> {
             let failures = self.failures.clone();
             let (context, cached) = (self.context.clone(), store.clone());
             let triggers = relation
-                .triggers(TriggerInputs {
-                    client: self.client.clone(),
-                    store: store.clone(),
-                    namespaces: self.scope.namespace_names().to_vec(),
-                    shared,
-                })
+                .triggers(
+                    TriggerInputs {
+                        client: self.client.clone(),
+                        store: store.clone(),
+                        namespaces: self.scope.namespace_names().to_vec(),
+                        shared,
+                    },
+                    &self.context.children.label_value,
+                )
                 .inspect_err(move |error| failures.record(error))
                 .filter_map(|batch| futures::future::ready(batch.ok()))
                 .flat_map(futures::stream::iter)

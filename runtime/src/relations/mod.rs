@@ -70,6 +70,7 @@ use kube::runtime::watcher;
 use serde::de::DeserializeOwned;
 
 pub(crate) use self::cache::{Cached, RelationCache, Scope, Seen, controller_of};
+use crate::children::CONTROLLER_LABEL;
 use crate::controller::{ErrorSink, SharedWatches, Trigger, WatchKey};
 
 /// How the controller relates to a kind it watches.
@@ -126,15 +127,17 @@ pub(crate) struct TriggerInputs<K: Resource<DynamicType = ()> + Clone + 'static>
 }
 
 type MakeTriggers<K> =
-    Arc<dyn Fn(TriggerInputs<K>, Arc<RelationCache>) -> Triggers<K> + Send + Sync>;
+    Arc<dyn Fn(TriggerInputs<K>, watcher::Config, Arc<RelationCache>) -> Triggers<K> + Send + Sync>;
 
 /// One kind watched beside the controller's resource `K`.
 pub struct Relation<K: Resource<DynamicType = ()> + Clone + 'static> {
     role: Role,
     kind: KindName,
-    /// The watch of the related kind (of the whole cluster).
-    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
+    /// The watch of the related kind (of the whole cluster), as declared.
     watch: WatchKey,
+    /// Whether the watch is narrowed to the objects that carry the controller's
+    /// [`CONTROLLER_LABEL`] (an owned kind's default).
+    labelled: bool,
     cache: Arc<RelationCache>,
     triggers: MakeTriggers<K>,
 }
@@ -161,8 +164,20 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Relation<K> {
         }
     }
 
-    pub(crate) fn triggers(&self, inputs: TriggerInputs<K>) -> Triggers<K> {
-        (self.triggers)(inputs, self.cache.clone())
+    /// How the relation's watch lists and watches for the controller whose
+    /// [label value](crate::children::controller_label_value) is `label`.
+    pub(crate) fn watch_config(&self, label: &str) -> watcher::Config {
+        let config = self.watch.config().clone();
+        if self.labelled {
+            config.labels(&format!("{CONTROLLER_LABEL}={label}"))
+        } else {
+            config
+        }
+    }
+
+    /// The relation's trigger stream for the controller whose label value is `label`.
+    pub(crate) fn triggers(&self, inputs: TriggerInputs<K>, label: &str) -> Triggers<K> {
+        (self.triggers)(inputs, self.watch_config(label), self.cache.clone())
     }
 
     /// What the relation's watch last saw, and the controller wrote.
@@ -170,10 +185,14 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Relation<K> {
         &self.cache
     }
 
-    /// The watch of the related kind in `namespace` (`None`: the whole cluster), to share.
+    /// The watch of the related kind in `namespace` (`None`: the whole cluster) for the
+    /// controller whose label value is `label`, to share.
     #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
-    pub(crate) fn watch_key(&self, namespace: Option<&str>) -> WatchKey {
-        self.watch.clone().in_namespace(namespace)
+    pub(crate) fn watch_key(&self, namespace: Option<&str>, label: &str) -> WatchKey {
+        self.watch
+            .clone()
+            .with_config(self.watch_config(label))
+            .in_namespace(namespace)
     }
 }
 
@@ -208,8 +227,11 @@ where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     /// Owns children of kind `C`: watched metadata-only where the controller watches (the
-    /// cluster, or its [namespace](crate::controller::Controller::in_namespace)) into a cache of
-    /// their metadata; a child's create, change or delete runs its controller owner's pass.
+    /// cluster, or its [namespace](crate::controller::Controller::in_namespace)), narrowed to
+    /// the objects that carry the controller's [`CONTROLLER_LABEL`] (every child
+    /// [`Pass::apply_child`](crate::Pass::apply_child) writes does), into a cache of their
+    /// metadata; a child's create, change or delete — or its label taken away — runs its
+    /// controller owner's pass. Other objects of the kind are neither listed nor cached.
     /// [`Pass::get_child`](crate::Pass::get_child) reads a child's body from the API server:
     /// [`owns_whole`](Self::owns_whole) caches the bodies instead.
     #[must_use]
@@ -217,17 +239,23 @@ where
     where
         C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
-        self.owns_with::<C>(watcher::Config::default())
+        self.owned::<C, trigger::Metadata>(
+            watcher::Config::default(),
+            true,
+            RelationCache::default(),
+        )
     }
 
-    /// [`owns`](Self::owns) with the children's watch configured by `config` (a label selector
-    /// narrows it to the children this controller labels, for instance).
+    /// [`owns`](Self::owns) with the children's watch configured by `config` alone, not
+    /// narrowed to the controller's label (`watcher::Config::default()` watches every object
+    /// of the kind, as controller-runtime's `Owns` does: a child someone else creates with the
+    /// object as its controller but without the label then runs its pass too).
     #[must_use]
     pub fn owns_with<C>(self, config: watcher::Config) -> Self
     where
         C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
-        self.owned::<C, trigger::Metadata>(config, RelationCache::default())
+        self.owned::<C, trigger::Metadata>(config, false, RelationCache::default())
     }
 
     /// [`owns`](Self::owns), the children watched and cached whole (managedFields dropped):
@@ -238,20 +266,22 @@ where
     where
         C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
-        self.owns_whole_with::<C>(watcher::Config::default())
+        self.owned::<C, DynamicObject>(watcher::Config::default(), true, RelationCache::whole())
     }
 
-    /// [`owns_whole`](Self::owns_whole) with the children's watch configured by `config`.
+    /// [`owns_whole`](Self::owns_whole) with the children's watch configured by `config` alone
+    /// (see [`owns_with`](Self::owns_with)).
     #[must_use]
     pub fn owns_whole_with<C>(self, config: watcher::Config) -> Self
     where
         C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
-        self.owned::<C, DynamicObject>(config, RelationCache::whole())
+        self.owned::<C, DynamicObject>(config, false, RelationCache::whole())
     }
 
-    /// Owns children of kind `C`, watched as `D` (their metadata, or whole) into `cache`.
-    fn owned<C, D>(self, config: watcher::Config, cache: RelationCache) -> Self
+    /// Owns children of kind `C`, watched as `D` (their metadata, or whole) with `config`
+    /// (`labelled`: narrowed to the controller's label) into `cache`.
+    fn owned<C, D>(self, config: watcher::Config, labelled: bool, cache: RelationCache) -> Self
     where
         C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
         D: Resource<DynamicType = ApiResource, Scope = DynamicResourceScope>
@@ -268,10 +298,9 @@ where
             KindName::of::<C>(),
             WatchKey::new::<D>(&ApiResource::erase::<C>(&()), None, &config),
             cache,
-            Arc::new(move |inputs, cache| {
-                trigger::owners::<K, C, D>(inputs, config.clone(), cache)
-            }),
+            Arc::new(trigger::owners::<K, C, D>),
         )
+        .labelled(labelled)
     }
 
     /// Watches objects of kind `O` (in full) where the controller watches; each
@@ -300,8 +329,8 @@ where
             KindName::of::<O>(),
             WatchKey::new::<DynamicObject>(&ApiResource::erase::<O>(&()), None, &config),
             RelationCache::whole(),
-            Arc::new(move |inputs, cache| {
-                trigger::mapped::<K, O, I>(inputs, config.clone(), cache, map)
+            Arc::new(move |inputs, config, cache| {
+                trigger::mapped::<K, O, I>(inputs, config, cache, map)
             }),
         )
     }
@@ -318,6 +347,7 @@ where
             role,
             kind,
             watch,
+            labelled: false,
             cache: Arc::new(cache),
             triggers,
         });
@@ -346,6 +376,14 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Relations<K> {
     /// Whether no kind is watched beside the resource.
     pub fn is_empty(&self) -> bool {
         self.relations.is_empty()
+    }
+
+    /// The relation declared last, its watch narrowed to the controller's label or not.
+    fn labelled(mut self, labelled: bool) -> Self {
+        if let Some(last) = self.relations.last_mut() {
+            last.labelled = labelled;
+        }
+        self
     }
 }
 

@@ -225,6 +225,12 @@ pub fn child_at(workload: &Workload, index: usize) -> ConfigMap {
             name: Some(child_name_at(&workload.name_any(), index)),
             namespace: workload.namespace(),
             owner_references: workload.controller_owner_ref(&()).map(|o| vec![o]),
+            // As kubeward's `apply_child` labels it (its owned watch lists only those); the
+            // anchor's applies carry it too, and its watch ignores it.
+            labels: Some(BTreeMap::from([(
+                kubeward::children::CONTROLLER_LABEL.to_owned(),
+                kubeward::children::controller_label_value(CONTROLLER),
+            )])),
             ..ObjectMeta::default()
         },
         data: Some(BTreeMap::from([
