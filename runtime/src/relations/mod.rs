@@ -64,7 +64,7 @@ use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use kube::Resource;
-use kube::core::{ApiResource, DynamicObject, DynamicResourceScope};
+use kube::core::{ApiResource, DynamicObject};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use serde::de::DeserializeOwned;
@@ -284,13 +284,7 @@ where
     fn owned<C, D>(self, config: watcher::Config, labelled: bool, cache: RelationCache) -> Self
     where
         C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-        D: Resource<DynamicType = ApiResource, Scope = DynamicResourceScope>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        D: trigger::Served,
         Arc<D>: Into<Seen>,
     {
         self.with(

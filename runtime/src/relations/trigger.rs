@@ -29,13 +29,7 @@ pub(super) fn owners<K, C, D>(
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     C: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-    D: Resource<DynamicType = ApiResource, Scope = DynamicResourceScope>
-        + Clone
-        + DeserializeOwned
-        + Debug
-        + Send
-        + Sync
-        + 'static,
+    D: Served,
     Arc<D>: Into<Seen>,
 {
     let store = inputs.store.clone();
@@ -90,6 +84,30 @@ where
 /// behind an `Arc` (as a shared watch hands it to each of its subscribers).
 type Scoped<D> = (Option<Arc<str>>, watcher::Event<Arc<D>>);
 
+/// A form a related kind is watched and cached in: its metadata ([`Metadata`]) or the whole
+/// object (`DynamicObject`), dynamic so that a namespace can be given for any kind.
+pub(crate) trait Served:
+    Resource<DynamicType = ApiResource, Scope = DynamicResourceScope>
+    + Clone
+    + DeserializeOwned
+    + Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<D> Served for D where
+    D: Resource<DynamicType = ApiResource, Scope = DynamicResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// The form owned children are watched in: their metadata alone.
 pub(super) type Metadata = PartialObjectMeta<DynamicObject>;
 
@@ -104,13 +122,7 @@ fn scoped_watches<C, D>(
 ) -> BoxStream<'static, Result<Scoped<D>, watcher::Error>>
 where
     C: Resource<DynamicType = ()>,
-    D: Resource<DynamicType = ApiResource, Scope = DynamicResourceScope>
-        + Clone
-        + DeserializeOwned
-        + Debug
-        + Send
-        + Sync
-        + 'static,
+    D: Served,
 {
     let resource = ApiResource::erase::<C>(&());
     let client = &inputs.client;
@@ -170,13 +182,7 @@ fn changes<C, D>(
 ) -> BoxStream<'static, Result<Vec<Cached>, watcher::Error>>
 where
     C: Resource<DynamicType = ()>,
-    D: Resource<DynamicType = ApiResource, Scope = DynamicResourceScope>
-        + Clone
-        + DeserializeOwned
-        + Debug
-        + Send
-        + Sync
-        + 'static,
+    D: Served,
     Arc<D>: Into<Seen>,
 {
     let watched = scoped_watches::<C, D>(inputs, config).map_ok({
