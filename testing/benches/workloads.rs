@@ -41,7 +41,10 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
         // SAFETY: the caller's contract, forwarded.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -137,9 +140,13 @@ where
     let bytes_per_object = (LIVE.load(Ordering::Relaxed) - before) as f64 / n as f64;
     let start = Instant::now();
     for i in 0..n {
-        api.patch(&format!("o-{i}"), &PatchParams::default(), &Patch::Merge(patch))
-            .await
-            .expect("update");
+        api.patch(
+            &format!("o-{i}"),
+            &PatchParams::default(),
+            &Patch::Merge(patch),
+        )
+        .await
+        .expect("update");
     }
     let update = start.elapsed();
     let start = Instant::now();
@@ -170,7 +177,9 @@ fn main() {
 async fn run() {
     let n = env("BENCH_WORKLOAD_OBJECTS", 1_000);
     let rounds = env("BENCH_ROUNDS", 5).max(1);
-    let size = serde_json::to_vec(&deployment("o-0000")).expect("JSON").len();
+    let size = serde_json::to_vec(&deployment("o-0000"))
+        .expect("JSON")
+        .len();
     println!(
         "{n} objects per kind, {rounds} rounds; a Deployment of {size} bytes of JSON (3 containers), \
          a ConfigMap of the same size"
@@ -185,8 +194,14 @@ async fn run() {
         let deployment_patch = json!({ "spec": { "replicas": 4 } });
         let config_map_patch = json!({ "metadata": { "labels": { "round": "updated" } } });
         let run_deployments = || phases(&deployments, n, deployment, &deployment_patch);
-        let run_config_maps =
-            || phases(&config_maps, n, |name| config_map(name, size), &config_map_patch);
+        let run_config_maps = || {
+            phases(
+                &config_maps,
+                n,
+                |name| config_map(name, size),
+                &config_map_patch,
+            )
+        };
         let (d, c) = if round % 2 == 0 {
             let c = run_config_maps().await;
             (run_deployments().await, c)

@@ -28,7 +28,7 @@ SOURCE = "kubernetes/kubernetes release-1.34 api/openapi-spec/swagger.json"
 
 ROOTS = [
     f"io.k8s.api.core.v1.{k}{suffix}"
-    for k in ["ConfigMap", "Secret", "ServiceAccount", "Namespace", "Event"]
+    for k in ["ConfigMap", "Secret", "ServiceAccount", "Namespace", "Event", "Service", "Endpoints"]
     for suffix in ["", "List"]
 ] + [
     "io.k8s.api.events.v1.Event",
@@ -37,6 +37,16 @@ ROOTS = [
     "io.k8s.api.coordination.v1.LeaseList",
     "io.k8s.api.apps.v1.Deployment",
     "io.k8s.api.apps.v1.DeploymentList",
+    "io.k8s.api.core.v1.Pod",
+    "io.k8s.api.core.v1.PodList",
+    # The `binding` and `eviction` subresources of pods.
+    "io.k8s.api.core.v1.Binding",
+    "io.k8s.api.policy.v1.Eviction",
+] + [
+    f"io.k8s.api.apps.v1.{k}{suffix}"
+    for k in ["ReplicaSet", "StatefulSet", "DaemonSet", "ControllerRevision"]
+    for suffix in ["", "List"]
+] + [
     # The `/scale` subresource of the apps/v1 workloads.
     "io.k8s.api.autoscaling.v1.Scale",
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",

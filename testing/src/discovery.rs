@@ -163,6 +163,7 @@ fn resource_entries(info: &ResourceInfo) -> Vec<Value> {
         main["storageVersionHash"] = json!(hash);
     }
     let mut out = vec![main];
+    out.extend(kinds::strategy(info).discovery_subresources());
     if info.status_subresource {
         out.push(json!({
             "name": format!("{}/status", info.plural),
@@ -182,6 +183,11 @@ fn resource_entries(info: &ResourceInfo) -> Vec<Value> {
             "kind": "Scale",
             "verbs": ["get", "patch", "update"],
         }));
+    }
+    if !info.custom {
+        // A built-in group's resources are listed by path (`deployments/scale` before
+        // `deployments/status`); a CRD's main, status, scale.
+        out.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     }
     out
 }

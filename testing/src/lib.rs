@@ -123,7 +123,8 @@
 //!   Namespaces serve no `deletecollection`
 //!   (405, and discovery does not list it), as upstream's namespace storage has none.
 //! - **WATCH**: JSON lines flushed at once; resourceVersion unset or `0` replays the current state
-//!   as ADDED; `N` replays the retained changes after `N`; older than the retained history is
+//!   as ADDED; `N` replays the retained changes after `N`; older than the retained history
+//!   (which starts after the built-in namespaces, as a watch cache starts at its first list) is
 //!   HTTP 200 then an `ERROR` event with a 410 `Expired` Status; objects entering a selector are
 //!   ADDED, objects leaving it DELETED with their previous content stamped with the change's
 //!   resourceVersion (the watch cache's `convertToWatchEvent`); `allowWatchBookmarks` (periodic BOOKMARKs), `timeoutSeconds`,
@@ -183,6 +184,86 @@
 //!   strategic merge PATCH); strategic merge patch and server-side apply by the OpenAPI's
 //!   merge keys and list-map keys (containers and env by `name`, ports by `containerPort` and
 //!   `protocol`).
+//! - **apps/v1 ReplicaSets, StatefulSets, DaemonSets and ControllerRevisions**
+//!   (`pkg/registry/apps/{replicaset,statefulset,daemonset,controllerrevision}`) as Deployments
+//!   are served: discovery (`rs`, `sts`, `ds`, category `all`), OpenAPI, the printers' columns
+//!   (`DESIRED`/`CURRENT`/`READY` of a ReplicaSet; `READY` of a StatefulSet; a DaemonSet's
+//!   scheduling counts and `NODE SELECTOR`; wide: containers, images, selector; a revision's
+//!   `CONTROLLER` and `REVISION`); upstream's defaulting (the pod template's; a StatefulSet's
+//!   `podManagementPolicy` OrderedReady, rolling update with partition 0,
+//!   `persistentVolumeClaimRetentionPolicy` Retain/Retain, its claim templates' `volumeMode`
+//!   Filesystem, `status.phase` Pending and type; a DaemonSet's rolling update of 1 unavailable
+//!   and 0 surge; `revisionHistoryLimit` 10; the status counts the encoder always writes) and
+//!   validation with upstream's messages (selector required, matching the template and
+//!   immutable; restart policy `Always`; a StatefulSet's pod management, update strategy,
+//!   retention policy, ordinals, service name, claim templates' access modes, storage request
+//!   and volume mode, and every spec field but `replicas`, `ordinals`, `template`,
+//!   `updateStrategy`, `revisionHistoryLimit`, `persistentVolumeClaimRetentionPolicy` and
+//!   `minReadySeconds` immutable; a DaemonSet's rolling update (exactly one of max surge and
+//!   max unavailable); a revision's `data` required, an object and immutable); `generation`
+//!   bumped by a spec change only; a DaemonSet's template generation (the
+//!   `deprecated.daemonset.template.generation` annotation, bumped by a template change); the
+//!   status subresource (a status write keeps the spec, a main write the status; none for
+//!   ControllerRevisions) with each kind's status rules; the scale subresource of ReplicaSets
+//!   and StatefulSets; a StatefulSet's `maxUnavailable` dropped (its feature gate is off in
+//!   v1.34).
+//! - **core/v1 Services and Endpoints** (`pkg/registry/core/service`, `endpoint`): discovery
+//!   (`svc`, category `all`; `ep`), OpenAPI, `kubectl get svc` columns (`TYPE`, `CLUSTER-IP`,
+//!   `EXTERNAL-IP`, `PORT(S)`; wide: selector) and `kubectl get ep`'s (`ENDPOINTS`), the field
+//!   labels `spec.clusterIP` and `spec.type`; upstream's defaulting (`type` ClusterIP,
+//!   `sessionAffinity` None (ClientIP's 10800 s timeout), `internalTrafficPolicy` Cluster, ports'
+//!   `protocol` TCP and `targetPort` = `port`, `externalTrafficPolicy` Cluster for NodePort and
+//!   LoadBalancer, `allocateLoadBalancerNodePorts` true, `ipFamilies` `[IPv4]` and
+//!   `ipFamilyPolicy` SingleStack (RequireDualStack with both families for a selectorless
+//!   headless Service, as upstream); an Endpoints port's `protocol`); cluster IPs allocated
+//!   from the service CIDR ([`ApiServerBuilder::service_cluster_ip_range`], default
+//!   `10.0.0.0/24`, its first address kept for the `kubernetes` Service) and node ports (and a
+//!   `Local` LoadBalancer's `healthCheckNodePort`) from the node port range
+//!   ([`ApiServerBuilder::service_node_port_range`], default 30000-32767), lowest first where
+//!   kube-apiserver picks at random; a requested IP or port honoured or refused with upstream's
+//!   messages (`provided IP is already allocated`, `the provided network does not match the
+//!   current range`, `provided port is not in the valid range. ...`, `provided port is already
+//!   allocated`), `None` for headless, nothing for ExternalName, all freed on delete (and node
+//!   ports when the type no longer needs them); a PUT that leaves out the cluster IP or node
+//!   ports keeps them; what allocation adds is owned by no field manager; validation with
+//!   upstream's messages (ports' names, numbers, protocols, target ports and duplicates,
+//!   selector, session affinity, type-specific rules, ExternalName, cluster IPs and IP families,
+//!   `clusterIPs[0]` that `may not change once set` except to and from ExternalName, traffic
+//!   policies, load balancer fields, the create warnings of `GetWarningsForService`); the
+//!   status subresource (load balancer ingress rules, `ipMode` defaulted); Endpoints' subsets,
+//!   addresses and ports rules, and the deprecation warning on every request to them.
+//! - **core/v1 Pods** (`pkg/registry/core/pod`): discovery (`po`, category `all`; subresources
+//!   `status`, `binding`, `eviction`), OpenAPI, `kubectl get po` columns (`READY`, `STATUS` as
+//!   the printer derives it from phase, reason and container states, `RESTARTS` with the last
+//!   restart's age, `AGE`; wide: `IP`, `NODE`, `NOMINATED NODE`, `READINESS GATES`), the field
+//!   labels of `ToSelectableFields` (`spec.nodeName` (and `spec.host`), `spec.restartPolicy`,
+//!   `spec.schedulerName`, `spec.serviceAccountName`, `spec.hostNetwork`, `status.phase`,
+//!   `status.podIP`, `status.podIPs`, `status.nominatedNodeName`); upstream's defaulting (the
+//!   pod spec's, as for templates, and the Pod's own: requests defaulted to limits,
+//!   `enableServiceLinks`, host ports of a host-network pod, `podIP`/`podIPs` kept in step)
+//!   and `PrepareForCreate` (`generation` 1, `status.phase` Pending, the QoS class, the
+//!   `SchedulingGated` condition); the admission every cluster runs on a new pod:
+//!   `DefaultTolerationSeconds` (the `not-ready`/`unreachable` tolerations, added back on
+//!   updates), `Priority` (0 and `PreemptLowerPriority` without a class; the two built-in
+//!   classes), `ServiceAccount` (`serviceAccountName` defaulted to `default`, a pod whose
+//!   account does not exist refused with upstream's 403 — no controller makes `default`
+//!   accounts here, as on a control plane without kube-controller-manager's, so a test creates
+//!   it — and the account's token volume `kube-api-access-*` mounted unless the pod or the
+//!   account opts out); validation with upstream's messages (the pod spec's rules as for
+//!   templates; `activeDeadlineSeconds`, `nodeName`, ephemeral containers refused on create;
+//!   on update: containers neither added nor removed, images, `activeDeadlineSeconds` only
+//!   lowered, tolerations only added, and any other spec change refused with upstream's `pod
+//!   updates may not change fields other than ...`); the status subresource (a main write keeps
+//!   the status, a status write keeps the spec, owner references and deletion timestamp; its
+//!   rules: `nodeName` unchanged, `nominatedNodeName`, `observedGeneration`, an immutable QoS
+//!   class); `generation` bumped by spec changes only; `binding` (`BindingREST`: `nodeName` and
+//!   the `PodScheduled` condition; a bound, deleting or gated pod refused with upstream's 409);
+//!   `eviction` (`EvictionREST` without PodDisruptionBudgets: the `DisruptionTarget` condition,
+//!   then a DELETE with the eviction's options); graceful deletion (`CheckGracefulDelete`: a
+//!   pod bound to a node gets `deletionTimestamp` its grace period ahead and
+//!   `deletionGracePeriodSeconds`, and stays until a DELETE with a shorter period — a kubelet's
+//!   `gracePeriodSeconds=0` — or its finalizers' removal once that period is 0; an unbound or
+//!   finished pod is deleted at once; the deleted pod is answered, `ReturnDeletedObject`).
 //! - **Built-ins**: namespaces (`default`, `kube-system`, `kube-public`, `kube-node-lease` exist;
 //!   creating in a missing namespace is 404), configmaps, secrets, serviceaccounts, leases,
 //!   events in `events.k8s.io/v1` and `v1` from one store (validation of each version, the core
@@ -227,8 +308,8 @@
 //! - **Content types**: JSON everywhere; YAML request bodies for creates, updates and apply
 //!   patches, read as go-yaml v2 reads them (YAML 1.1: `yes`, `on`, `y` are booleans, keys too;
 //!   the last duplicate key wins, each reported as `line 7: key "a" already set in map` — a
-//!   warning, or under `Strict` a 400; syntax errors in go-yaml's words); protobuf request bodies for ConfigMap, Secret, Namespace and ServiceAccount (what
-//!   `kubectl create configmap|secret|namespace|serviceaccount` sends), Lease and both Event
+//!   warning, or under `Strict` a 400; syntax errors in go-yaml's words); protobuf request bodies for ConfigMap, Secret, Namespace, ServiceAccount and Service (what
+//!   `kubectl create configmap|secret|namespace|serviceaccount|service` sends), Endpoints, Lease and both Event
 //!   versions (client-go's leader election and event recorders), the RBAC kinds (`kubectl create
 //!   role|clusterrole|rolebinding|clusterrolebinding`) and the self reviews, decoded as the Go types do
 //!   (empty strings and zero values their JSON omits are not stored, so no `generateName: ""`).
@@ -259,7 +340,7 @@
 //!   budgets and Kubernetes' own CEL libraries (quantity, URL, IP, `format` functions); the
 //!   validation of a CRD's schema beyond compiling its rules and patterns.
 //! - Conversion between CRD versions (objects are served at the requested version as stored).
-//! - Graceful deletion periods (`gracePeriodSeconds`); discovery does not list
+//! - Graceful deletion periods (`gracePeriodSeconds`) but of Pods; discovery does not list
 //!   `namespaces/finalize`. The controllers react to each write at once, where upstream's
 //!   namespace controller requeues a namespace with remaining finalizers after about 8 seconds.
 //!   Deleting a CRD deletes its objects at once.
@@ -280,12 +361,46 @@
 //!   each volume source's own fields, `envFrom`, ephemeral containers and resize policies (all
 //!   accepted as valid); the warnings `GetWarningsForPodTemplate` adds; the zero times of a
 //!   status condition the Go encoder writes as `null`; protobuf bodies; no controller acts on a
-//!   Deployment (its status is what a test writes). The other apps/v1, core, batch, ... workload
-//!   kinds are not served yet.
+//!   Deployment (its status is what a test writes).
+//! - Kinds not served yet (404, as a server without them): batch/v1 Jobs and CronJobs,
+//!   discovery.k8s.io EndpointSlices, PersistentVolumeClaims and PersistentVolumes, Nodes,
+//!   ResourceQuotas, LimitRanges, policy/v1 PodDisruptionBudgets, networking.k8s.io Ingresses,
+//!   IngressClasses and NetworkPolicies, HorizontalPodAutoscalers, StorageClasses.
+//! - Of ReplicaSets, StatefulSets, DaemonSets and ControllerRevisions: what Deployments leave out
+//!   of the pod template; of claim templates, `dataSource`/`dataSourceRef` and the storage and
+//!   volume attributes class names; the warnings of `GetWarningsForPodTemplate` and of claim
+//!   specs (a StatefulSet's negative `revisionHistoryLimit` warns on create only); a DaemonSet's
+//!   template generation annotation is kept in its Table rows and PartialObjectMetadata (upstream
+//!   drops it there), and a write leaving it out is not recorded as owning it; the order of the
+//!   volumes a StatefulSet's claim templates add when a template volume's rule fails (upstream
+//!   iterates a Go map); protobuf bodies; no controller acts on these kinds (no pods, no
+//!   revisions, no status).
+//! - Of Services: the `kubernetes` Service and its Endpoints in `default` (its address is only
+//!   kept free); dual-stack and IPv6 service CIDRs (the server is single-stack IPv4, and
+//!   refuses IPv6 families and RequireDualStack as such a kube-apiserver does); ServiceCIDR and
+//!   IPAddress objects (networking.k8s.io); the `services/proxy` subresource; the warnings of
+//!   IPs and CIDRs in non-canonical forms (of Services and Endpoints) and a Service update's
+//!   warnings; reads normalising Services stored by older servers (`defaultOnRead`); allocation
+//!   is lowest first where kube-apiserver's is random; no controller acts on a Service (no
+//!   Endpoints or EndpointSlices are made for its selector, no load balancer status is
+//!   written).
+//! - Of Pods: what Deployments leave out of the pod spec, and `GetWarningsForPod`; the diff
+//!   after `pod updates may not change fields other than ...` is a unified diff of the v1
+//!   spec's JSON, where upstream diffs its internal Go struct; the subresources `attach`,
+//!   `exec`, `log`, `portforward`, `proxy`, `ephemeralcontainers` and `resize` (neither listed
+//!   in discovery nor served: 404); PodDisruptionBudgets (not served: an eviction always
+//!   deletes, never answers 429); pod-level resources (`spec.resources`) and their defaults;
+//!   PriorityClasses (only the two built-in ones are known); mountable-secret enforcement
+//!   and the Pod Security admission levels (every namespace is `privileged`); the
+//!   `conditions` (`Completed`, `Failed`) a Table row of a finished pod carries; a pod
+//!   condition's zero times, written as `null`, are not owned by the field manager; protobuf
+//!   bodies (415); no
+//!   scheduler or kubelet acts on a pod (it stays `Pending` until a test binds it and writes
+//!   its status).
 //! - Strategic merge patch: the merged object of a built-in kind is stored as merged, where
 //!   upstream decodes it into the Go type (dropping unknown fields, e.g. a `$setElementOrder`
 //!   key inside a subtree the patch adds whole); server-side apply of built-in kinds does not
-//!   read the definitions' list types for kinds other than Deployments (it keeps its own
+//!   read the definitions' list types for kinds other than the apps/v1 ones and Pods (it keeps its own
 //!   metadata and condition rules).
 
 #![deny(missing_docs)]

@@ -1,6 +1,7 @@
 //! Decoding of the Kubernetes protobuf envelope for the built-in kinds client-go based clients
 //! send that way: what kubectl's typed generators create (`kubectl create
-//! configmap|secret|namespace|serviceaccount|role|clusterrole|rolebinding|clusterrolebinding`),
+//! configmap|secret|namespace|serviceaccount|service|role|clusterrole|rolebinding|clusterrolebinding`,
+//! and the Endpoints controllers write),
 //! the self reviews of `kubectl auth can-i|whoami`, and the Leases and Events of leader election
 //! and event recorders. Responses are always JSON, which those clients accept too; other kinds
 //! sent as protobuf get 415.
@@ -98,6 +99,10 @@ enum Type {
     OptStr,
     /// `*bool`.
     Bool,
+    /// `bool` with `omitempty`: false is left out.
+    Flag,
+    /// `intstr.IntOrString` (`type` = 1, `intVal` = 2, `strVal` = 3): the number or the string.
+    IntOrStr,
     /// `int32`/`int64` with `omitempty`: zero is left out.
     Int,
     /// `*int32`/`*int64`: kept even when zero.
@@ -227,6 +232,95 @@ const ACCESS_REVIEW_SPEC: &[FieldSpec] = &[
     ),
 ];
 
+/// `core/v1.ServiceSpec`.
+const SERVICE_SPEC: &[FieldSpec] = &[
+    (
+        1,
+        "ports",
+        Type::Messages(&[
+            (1, "name", Type::Str),
+            (2, "protocol", Type::Str),
+            (6, "appProtocol", Type::OptStr),
+            (3, "port", Type::Int),
+            (4, "targetPort", Type::IntOrStr),
+            (5, "nodePort", Type::Int),
+        ]),
+    ),
+    (2, "selector", Type::StringMap),
+    (3, "clusterIP", Type::Str),
+    (18, "clusterIPs", Type::Strings),
+    (4, "type", Type::Str),
+    (5, "externalIPs", Type::Strings),
+    (7, "sessionAffinity", Type::Str),
+    (8, "loadBalancerIP", Type::Str),
+    (9, "loadBalancerSourceRanges", Type::Strings),
+    (10, "externalName", Type::Str),
+    (11, "externalTrafficPolicy", Type::Str),
+    (12, "healthCheckNodePort", Type::Int),
+    (13, "publishNotReadyAddresses", Type::Flag),
+    (
+        14,
+        "sessionAffinityConfig",
+        Type::Message(&[(
+            1,
+            "clientIP",
+            Type::Message(&[(1, "timeoutSeconds", Type::OptInt)]),
+        )]),
+    ),
+    (19, "ipFamilies", Type::Strings),
+    (17, "ipFamilyPolicy", Type::OptStr),
+    (20, "allocateLoadBalancerNodePorts", Type::Bool),
+    (21, "loadBalancerClass", Type::OptStr),
+    (22, "internalTrafficPolicy", Type::OptStr),
+    (23, "trafficDistribution", Type::OptStr),
+];
+
+/// `core/v1.ServiceStatus`.
+const SERVICE_STATUS: &[FieldSpec] = &[
+    (
+        1,
+        "loadBalancer",
+        Type::Message(&[(
+            1,
+            "ingress",
+            Type::Messages(&[
+                (1, "ip", Type::Str),
+                (2, "hostname", Type::Str),
+                (3, "ipMode", Type::OptStr),
+                (
+                    4,
+                    "ports",
+                    Type::Messages(&[
+                        (1, "port", Type::Int),
+                        (2, "protocol", Type::Str),
+                        (3, "error", Type::OptStr),
+                    ]),
+                ),
+            ]),
+        )]),
+    ),
+    (
+        2,
+        "conditions",
+        Type::Messages(&[
+            (1, "type", Type::Str),
+            (2, "status", Type::Str),
+            (3, "observedGeneration", Type::Int),
+            (4, "lastTransitionTime", Type::Time),
+            (5, "reason", Type::Str),
+            (6, "message", Type::Str),
+        ]),
+    ),
+];
+
+/// `core/v1.EndpointAddress`.
+const ENDPOINT_ADDRESS: &[FieldSpec] = &[
+    (1, "ip", Type::Str),
+    (3, "hostname", Type::Str),
+    (4, "nodeName", Type::OptStr),
+    (2, "targetRef", Type::Message(OBJECT_REFERENCE)),
+];
+
 /// The kinds decoded, by apiVersion and kind, with their fields (`generated.proto`).
 const KINDS: &[(&str, &str, &[FieldSpec])] = &[
     ("rbac.authorization.k8s.io/v1", "Role", ROLE),
@@ -296,6 +390,40 @@ const KINDS: &[(&str, &str, &[FieldSpec])] = &[
                 Type::Messages(&[(1, "name", Type::Str)]),
             ),
             (4, "automountServiceAccountToken", Type::Bool),
+        ],
+    ),
+    (
+        "v1",
+        "Service",
+        &[
+            METADATA,
+            (2, "spec", Type::Message(SERVICE_SPEC)),
+            (3, "status", Type::Message(SERVICE_STATUS)),
+        ],
+    ),
+    (
+        "v1",
+        "Endpoints",
+        &[
+            METADATA,
+            (
+                2,
+                "subsets",
+                Type::Messages(&[
+                    (1, "addresses", Type::Messages(ENDPOINT_ADDRESS)),
+                    (2, "notReadyAddresses", Type::Messages(ENDPOINT_ADDRESS)),
+                    (
+                        3,
+                        "ports",
+                        Type::Messages(&[
+                            (1, "name", Type::Str),
+                            (2, "port", Type::Int),
+                            (3, "protocol", Type::Str),
+                            (4, "appProtocol", Type::OptStr),
+                        ]),
+                    ),
+                ]),
+            ),
         ],
     ),
     (
@@ -411,6 +539,9 @@ fn message(bytes: &[u8], schema: &[FieldSpec]) -> Result<Map<String, Value>, Str
             (Type::Str, Field::Bytes([])) => continue,
             (Type::Str | Type::OptStr, Field::Bytes(b)) => json!(string(b)?),
             (Type::Bool, Field::Varint(v)) => json!(v != 0),
+            (Type::Flag, Field::Varint(0)) => continue,
+            (Type::Flag, Field::Varint(_)) => json!(true),
+            (Type::IntOrStr, Field::Bytes(b)) => int_or_string(b)?,
             (Type::Int, Field::Varint(0)) => continue,
             // Varints carry negative numbers in two's complement.
             (Type::Int | Type::OptInt, Field::Varint(v)) => json!(v as i64),
@@ -441,6 +572,21 @@ fn message(bytes: &[u8], schema: &[FieldSpec]) -> Result<Map<String, Value>, Str
         out.insert(name.into(), value);
     }
     Ok(out)
+}
+
+/// An `intstr.IntOrString` message as its JSON: the number, or the string.
+fn int_or_string(bytes: &[u8]) -> Result<Value, String> {
+    let (mut is_string, mut int, mut text) = (false, 0i64, String::new());
+    for (n, f) in fields(bytes)? {
+        match (n, f) {
+            (1, Field::Varint(v)) => is_string = v == 1,
+            // int32 in two's complement.
+            (2, Field::Varint(v)) => int = i64::from(v as i32),
+            (3, Field::Bytes(b)) => text = string(b)?,
+            _ => {}
+        }
+    }
+    Ok(if is_string { json!(text) } else { json!(int) })
 }
 
 /// Appends to the array at `name`.
@@ -653,6 +799,36 @@ mod tests {
         assert_eq!(
             role["rules"],
             json!([{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["configmaps"]}])
+        );
+    }
+
+    #[test]
+    fn services_decode_their_ports_target_ports_and_flags() {
+        let target = [varint_field(1, 1), field(3, b"web")].concat();
+        let port = [
+            field(1, b"http"),
+            field(2, b"TCP"),
+            varint_field(3, 80),
+            field(4, &target),
+            varint_field(5, 0),
+        ]
+        .concat();
+        let numeric = [varint_field(3, 53), field(4, &varint_field(2, 5353))].concat();
+        let spec = [
+            field(1, &port),
+            field(1, &numeric),
+            field(2, &[field(1, b"app"), field(2, b"web")].concat()),
+            field(4, b"NodePort"),
+            varint_field(13, 0),
+        ]
+        .concat();
+        let svc = [field(1, &field(1, b"web")), field(2, &spec)].concat();
+        assert_eq!(
+            decode(&envelope(b"v1", b"Service", &svc)).unwrap(),
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+                   "spec": {"ports": [{"name": "http", "protocol": "TCP", "port": 80, "targetPort": "web"},
+                                      {"port": 53, "targetPort": 5353}],
+                            "selector": {"app": "web"}, "type": "NodePort"}})
         );
     }
 

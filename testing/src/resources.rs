@@ -175,6 +175,15 @@ impl Registry {
         ev.storage_version_hash = core_ev_hash;
         r.insert(ev);
         r.insert(b("coordination.k8s.io", "v1", "Lease", "leases", true));
+        let mut svc = b("", "v1", "Service", "services", true);
+        svc.status_subresource = true;
+        svc.short_names = vec!["svc".into()];
+        svc.categories = vec!["all".into()];
+        r.insert(svc);
+        let mut ep = b("", "v1", "Endpoints", "endpoints", true);
+        ep.singular = "endpoints".into();
+        ep.short_names = vec!["ep".into()];
+        r.insert(ep);
         let mut deploy = b("apps", "v1", "Deployment", "deployments", true);
         deploy.status_subresource = true;
         deploy.tracks_generation = true;
@@ -186,6 +195,36 @@ impl Registry {
             label_selector: None,
         });
         r.insert(deploy);
+        for (kind, plural, short, scale) in [
+            ("ReplicaSet", "replicasets", "rs", true),
+            ("StatefulSet", "statefulsets", "sts", true),
+            ("DaemonSet", "daemonsets", "ds", false),
+        ] {
+            let mut workload = b("apps", "v1", kind, plural, true);
+            workload.status_subresource = true;
+            workload.tracks_generation = true;
+            workload.short_names = vec![short.into()];
+            workload.categories = vec!["all".into()];
+            workload.scale = scale.then(|| crate::scale::ScalePaths {
+                spec_replicas: ".spec.replicas".into(),
+                status_replicas: ".status.replicas".into(),
+                label_selector: None,
+            });
+            r.insert(workload);
+        }
+        r.insert(b(
+            "apps",
+            "v1",
+            "ControllerRevision",
+            "controllerrevisions",
+            true,
+        ));
+        let mut pods = b("", "v1", "Pod", "pods", true);
+        pods.status_subresource = true;
+        pods.tracks_generation = true;
+        pods.short_names = vec!["po".into()];
+        pods.categories = vec!["all".into()];
+        r.insert(pods);
         let rbac = "rbac.authorization.k8s.io";
         r.insert(b(rbac, "v1", "Role", "roles", true));
         r.insert(b(rbac, "v1", "ClusterRole", "clusterroles", false));
@@ -310,7 +349,10 @@ mod tests {
             ("", "configmaps", "qFsyl6wFWjQ="),
             ("", "secrets", "S6u1pOWzb84="),
             ("", "serviceaccounts", "pbx9ZvyFpBE="),
+            ("", "services", "0/CO1lhkEBI="),
+            ("", "endpoints", "fWeeMqaN/OA="),
             ("", "events", "r2yiGXH7wu8="),
+            ("", "pods", "xPOwRZ+Yhw8="),
             ("events.k8s.io", "events", "r2yiGXH7wu8="),
             ("coordination.k8s.io", "leases", "gqkMMb/YqFM="),
             (rbac, "roles", "7FuwZcIIItM="),

@@ -87,6 +87,7 @@ pub struct ApiServerBuilder {
     tokens: Vec<(String, UserInfo)>,
     anonymous: bool,
     tls: bool,
+    service_network: crate::kinds::service::ServiceNetwork,
 }
 
 impl Default for ApiServerBuilder {
@@ -101,6 +102,7 @@ impl Default for ApiServerBuilder {
             tokens: Vec::new(),
             anonymous: false,
             tls: false,
+            service_network: crate::kinds::service::ServiceNetwork::default(),
         }
     }
 }
@@ -194,6 +196,29 @@ impl ApiServerBuilder {
         self
     }
 
+    /// The IPv4 CIDR Services' cluster IPs are allocated from (kube-apiserver's
+    /// `--service-cluster-ip-range`; default `10.0.0.0/24`, its default). Its first address is
+    /// kept for the `kubernetes` Service, as kube-apiserver keeps it; the others are allocated
+    /// lowest first (kube-apiserver picks at random).
+    ///
+    /// # Panics
+    /// When `cidr` is not an IPv4 CIDR with a prefix between 1 and 29.
+    #[must_use]
+    pub fn service_cluster_ip_range(mut self, cidr: &str) -> Self {
+        let ports = self.service_network.node_ports.clone();
+        self.service_network = crate::kinds::service::ServiceNetwork::parse(cidr, ports)
+            .unwrap_or_else(|why| panic!("service_cluster_ip_range: {why}"));
+        self
+    }
+
+    /// The node ports NodePort and LoadBalancer Services are allocated from (kube-apiserver's
+    /// `--service-node-port-range`; default `30000..=32767`), lowest first.
+    #[must_use]
+    pub fn service_node_port_range(mut self, ports: std::ops::RangeInclusive<u16>) -> Self {
+        self.service_network.node_ports = ports;
+        self
+    }
+
     /// Starts serving on `127.0.0.1`.
     pub async fn start(self) -> Result<ApiServer, ServerError> {
         let bind: SocketAddr = ([127, 0, 0, 1], self.port).into();
@@ -211,6 +236,7 @@ impl ApiServerBuilder {
         let scheme = if tls.is_some() { "https" } else { "http" };
         let (compactions, _) = tokio::sync::watch::channel(0u64);
         let mut state = State::new(self.history, self.event_ttl, self.clock);
+        state.service_network = self.service_network;
         bootstrap::install(&mut state);
         let shared = Arc::new(Shared {
             state: Mutex::new(state),

@@ -262,6 +262,13 @@ impl Store {
         self.tx.subscribe()
     }
 
+    /// Starts the watch history here, as a watch cache starts at the resourceVersion it
+    /// first lists: watches from an earlier one get `410 Expired` (consistent reads are kept).
+    pub(crate) fn start_history(&mut self) {
+        self.history.clear();
+        self.floor = self.rv;
+    }
+
     /// Drops the whole history: watches from any earlier resourceVersion get `410 Expired`.
     pub(crate) fn compact(&mut self) {
         self.history.clear();

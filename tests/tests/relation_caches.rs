@@ -460,12 +460,15 @@ async fn a_kind_both_owned_and_watched_is_not_triggered_by_the_controllers_own_w
     running.stop().await;
 }
 
-/// Owns its ConfigMap `<name>-child` whole; notes the `note` its pass reads of the child before
-/// applying it, and the `owner` it reads after.
+/// What a pass of the [`Reader`] read of its child: the `note` before applying it, the `owner`
+/// after.
+type ReadBack = (Option<String>, Option<String>);
+
+/// Owns its ConfigMap `<name>-child` whole; notes what each pass reads of it.
 #[derive(Default)]
 struct Reader {
     passes: Passes,
-    read: Arc<Mutex<Vec<(Option<String>, Option<String>)>>>,
+    read: Arc<Mutex<Vec<ReadBack>>>,
 }
 
 #[kubeward::reconciler(

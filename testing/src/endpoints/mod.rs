@@ -47,6 +47,11 @@ pub(crate) fn serve(
     body: &Bytes,
 ) -> Response<Body> {
     let opts = write_options(headers, query, body, Some(identity));
+    // The deprecated built-in APIs (`+k8s:prerelease-lifecycle-gen:deprecated`): every request
+    // to them is warned, first.
+    if let Some(warning) = crate::kinds::service::deprecation(r) {
+        opts.warnings.extend([warning.to_owned()]);
+    }
     let request = Request {
         method,
         headers,
@@ -288,6 +293,25 @@ fn answer(
         (&Method::POST, None) if r.subresource.is_none() => {
             let obj = decode_object(headers, body, &info)?;
             (201, state.create(&info, ns, obj, opts)?)
+        }
+        // A pod's `binding` and `eviction` (the only subresources created by POST).
+        (&Method::POST, Some(name))
+            if r.subresource.is_some() && info.group.is_empty() && info.plural == "pods" =>
+        {
+            let sub = r.subresource.as_deref().unwrap_or_default();
+            let ns = ns.unwrap_or_default();
+            let kind = if sub == "binding" {
+                "Binding"
+            } else {
+                "Eviction"
+            };
+            let obj = decode_body(headers, body, kind)?;
+            let answer = if sub == "binding" {
+                state.bind_pod(ns, name, &obj, opts.dry_run)?
+            } else {
+                state.evict_pod(ns, name, &obj, opts.dry_run)?
+            };
+            (201, answer)
         }
         (&Method::PUT, Some(name)) => {
             let obj = decode_object(headers, body, &info)?;

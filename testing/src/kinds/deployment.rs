@@ -47,7 +47,7 @@ fn defaulted(obj: &Value) -> Value {
 
 /// The description of `field` of the definition `name`, as the printers take it from
 /// `SwaggerDoc()`.
-fn description(name: &str, field: &str) -> String {
+pub(super) fn description(name: &str, field: &str) -> String {
     crate::openapi::definitions::Definitions::builtin()
         .get(name)
         .and_then(|d| d["properties"][field]["description"].as_str())
@@ -56,7 +56,7 @@ fn description(name: &str, field: &str) -> String {
 }
 
 /// The names (or images) of the template's containers, joined by commas.
-fn containers(obj: &Value, field: &str) -> Value {
+pub(super) fn containers(obj: &Value, field: &str) -> Value {
     let list: Vec<&str> = obj["spec"]["template"]["spec"]["containers"]
         .as_array()
         .into_iter()

@@ -9,6 +9,9 @@
 //!   mapping;
 //! - [`namespace`]: namespaces' strategy and `NamespaceLifecycle` admission;
 //! - [`deployment`]: apps/v1 Deployments, with their scale subresource;
+//! - [`pod`]: core/v1 Pods (their `binding` and `eviction` subresources are the registry's);
+//! - [`workloads`]: apps/v1 ReplicaSets, StatefulSets, DaemonSets and ControllerRevisions;
+//! - [`service`]: core/v1 Services (cluster IPs and node ports allocated) and Endpoints;
 //! - `config_map`, `secret`, `lease`, `service_account`, `rbac`: the other built-ins.
 //!
 //! A strategy names its kind's rules; the rules themselves are written once in
@@ -22,9 +25,12 @@ pub(crate) mod deployment;
 pub(crate) mod events;
 mod lease;
 pub(crate) mod namespace;
+pub(crate) mod pod;
 mod rbac;
 mod secret;
+pub(crate) mod service;
 mod service_account;
+pub(crate) mod workloads;
 
 use http::Method;
 use serde_json::Value;
@@ -269,6 +275,18 @@ pub(crate) trait Strategy: Sync {
         false
     }
 
+    /// How the kind reads a field label's value from an object (in its served view), where it
+    /// is not the value at the label's path (`ToSelectableFields` of pods); `None`: the path's.
+    fn field_values(&self) -> Option<fn(&Value, &str) -> Option<String>> {
+        None
+    }
+
+    /// Discovery's entries for the kind's own subresources (beyond `status` and `scale`), listed
+    /// before `status`.
+    fn discovery_subresources(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
     /// The columns of the kind's tables (`kubectl get`): its printers', or the generic ones.
     fn columns(&self, info: &ResourceInfo) -> Vec<Column> {
         column::printer_columns(info)
@@ -304,6 +322,13 @@ pub(crate) trait Strategy: Sync {
         _now: &str,
     ) -> Result<Deletion, ApiError> {
         Ok(Deletion::Generic)
+    }
+
+    /// The grace period of a DELETE of `obj` that asked for `requested` seconds, for a kind that
+    /// deletes gracefully (`RESTGracefulDeleteStrategy.CheckGracefulDelete`); `None`: deleted
+    /// at once.
+    fn grace_period(&self, _obj: &Value, _requested: Option<i64>) -> Option<i64> {
+        None
     }
 
     /// Whether a DELETE that removes the object answers it rather than a `Status`
@@ -344,6 +369,13 @@ pub(crate) fn strategy(info: &ResourceInfo) -> &'static dyn Strategy {
         ("", "serviceaccounts", _) => &service_account::ServiceAccounts,
         ("coordination.k8s.io", "leases", _) => &lease::Leases,
         ("apps", "deployments", _) => &deployment::Deployments,
+        ("", "pods", _) => &pod::Pods,
+        ("", "services", _) => &service::Services,
+        ("", "endpoints", _) => &service::Endpoints,
+        ("apps", "replicasets", _) => &workloads::Workloads::ReplicaSets,
+        ("apps", "statefulsets", _) => &workloads::Workloads::StatefulSets,
+        ("apps", "daemonsets", _) => &workloads::Workloads::DaemonSets,
+        ("apps", "controllerrevisions", _) => &workloads::Workloads::ControllerRevisions,
         _ => &Generic,
     }
 }

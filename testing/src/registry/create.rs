@@ -38,10 +38,13 @@ impl State {
     ) -> Result<Value, ApiError> {
         let mut obj = Self::from_view(info, body);
         validate::decode_typed(info, &mut obj, opts)?;
+        let requested = kinds::service::as_requested(info, &obj);
         self.prepare_create(info, ns, &mut obj, opts)?;
         validate::admit_schema(info, &mut obj, None, opts)?;
         let now = rfc3339(self.now());
-        track_update(info, None, &mut obj, &opts.manager, None, &now);
+        kinds::service::track_as_requested(requested, &mut obj, |o| {
+            track_update(info, None, o, &opts.manager, None, &now);
+        });
         kinds::strategy(info).prepare_for_create(&mut obj);
         self.commit_create(info, obj, opts)
     }
@@ -104,6 +107,14 @@ impl State {
         }
         let strategy = kinds::strategy(info);
         strategy.default_create(obj, &name);
+        if info.group.is_empty() && info.plural == "pods" {
+            // Mutating admission refuses before validation runs.
+            self.refuse_pod_create(obj)?;
+        }
+        if info.group.is_empty() && info.plural == "services" {
+            // The Service REST storage's `beginCreate`, before the strategy's validation.
+            kinds::service::begin_create(&self.store, &self.service_network, obj)?;
+        }
         validate::validate_create(info, strategy, obj)?;
         opts.warnings
             .extend(strategy.validate_create(info, &name, obj)?);
@@ -117,6 +128,10 @@ impl State {
         opts: &WriteOptions,
     ) -> Result<Value, ApiError> {
         kinds::strategy(info).stored_form(&mut obj);
+        if info.group.is_empty() && info.plural == "pods" {
+            // The mutating admission a cluster runs on every new pod.
+            self.admit_pod_create(&mut obj)?;
+        }
         self.admit(info, None, &obj, None, opts)?;
         let (ns, name) = crate::store::object_key(&obj);
         if self.store.get(&info.storage, &ns, &name).is_some() {

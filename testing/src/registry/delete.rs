@@ -114,6 +114,10 @@ impl State {
             Deletion::Unchanged => return Ok(Self::to_view(info, &old)),
             Deletion::Generic => {}
         }
+        // A kind that deletes gracefully (pods): marked deleting for its grace period.
+        if let Some(answer) = self.graceful_delete(info, &old, options, policy)? {
+            return Ok(answer);
+        }
         let current = finalizers(&old);
         let pending = deletion_finalizers(&current, policy).unwrap_or(current);
         if !pending.is_empty() {

@@ -39,6 +39,8 @@ fn unsupported_field_label(info: &ResourceInfo, field: &str) -> String {
 pub(crate) struct Filter {
     labels: Option<LabelSelector>,
     fields: Option<FieldSelector>,
+    /// The kind's reading of field labels ([`kinds::Strategy::field_values`]).
+    values: Option<fn(&Value, &str) -> Option<String>>,
 }
 
 impl Filter {
@@ -63,7 +65,11 @@ impl Filter {
             }
             None => None,
         };
-        Ok(Self { labels, fields })
+        Ok(Self {
+            labels,
+            fields,
+            values: kinds::strategy(info).field_values(),
+        })
     }
 
     /// Whether the filter lets everything through.
@@ -79,7 +85,8 @@ impl Filter {
             return false;
         }
         if let Some(f) = &self.fields {
-            return f.matches(|field| field_value(view, field));
+            let read = self.values.unwrap_or(field_value);
+            return f.matches(|field| read(view, field));
         }
         true
     }

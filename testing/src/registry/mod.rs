@@ -7,6 +7,7 @@ mod create;
 mod delete;
 mod list;
 mod patch;
+mod pods;
 mod update;
 mod validate;
 
@@ -22,7 +23,7 @@ use kubeward_names::clock::SharedClock;
 use serde_json::{Map, Value, json};
 
 use self::delete::Expiries;
-pub(crate) use self::list::{Filter, ListParams};
+pub(crate) use self::list::{Filter, ListParams, field_value};
 pub(crate) use self::patch::patch_error;
 use crate::auth::authorizer::Identity;
 use crate::kinds::{self, Upkeep};
@@ -92,6 +93,8 @@ pub(crate) struct State {
     pub event_ttl: Duration,
     /// Time source for timestamps and TTLs.
     pub clock: SharedClock,
+    /// The service CIDR and node port range Services are allocated from.
+    pub(crate) service_network: kinds::service::ServiceNetwork,
     expiries: Expiries,
 }
 
@@ -160,6 +163,7 @@ impl State {
             store: Store::new(history_limit),
             event_ttl,
             clock,
+            service_network: kinds::service::ServiceNetwork::default(),
             expiries: Expiries::default(),
         };
         let ns_info = state
@@ -171,6 +175,10 @@ impl State {
             // Creating built-in namespaces in an empty store cannot fail.
             let _ = state.create(&ns_info, None, body, &WriteOptions::default());
         }
+        // kube-apiserver's watch caches start at the resourceVersion of their first list, after
+        // its bootstrap objects: a watch from before it is `too old`, however few writes came
+        // since.
+        state.store.start_history();
         state
     }
 

@@ -182,9 +182,17 @@ impl State {
     ) -> Result<Value, ApiError> {
         let name = meta_str(old, "name").unwrap_or_default().to_string();
         validate::decode_typed(info, &mut new, opts)?;
+        let requested = match subresource {
+            None if track => kinds::service::as_requested(info, &new),
+            _ => None,
+        };
         // What a status write asked of metadata: the field manager sees it (it runs before the
         // strategy), though the strategy drops it.
         let mut status_write_metadata = None;
+        if subresource.is_none() && info.group.is_empty() && info.plural == "services" {
+            // The Service REST storage's `beginUpdate`, before the strategy.
+            kinds::service::begin_update(&self.store, &self.service_network, old, &mut new)?;
+        }
         if subresource == Some("status") {
             // statusStrategy.PrepareForUpdate: everything but status (and managedFields) comes
             // from the stored object; a body without status clears it.
@@ -283,7 +291,9 @@ impl State {
                         }
                     }
                 }
-                None => track_update(info, Some(old), &mut new, &opts.manager, subresource, &now),
+                None => kinds::service::track_as_requested(requested, &mut new, |o| {
+                    track_update(info, Some(old), o, &opts.manager, subresource, &now);
+                }),
             }
         }
         strategy.stored_form(&mut new);

@@ -1,8 +1,9 @@
 //! apps/v1 Deployments: `SetDefaults_Deployment` (`pkg/apis/apps/v1/defaults.go`) with its pod
 //! template's defaults ([`super::pod`]), and `ValidateDeployment`, `ValidateDeploymentUpdate`
 //! and `ValidateDeploymentStatusUpdate` (`pkg/apis/apps/validation/validation.go`), with
-//! upstream's messages; and a label selector's string form (`labels.Selector.String()`), which
-//! the scale subresource reports.
+//! upstream's messages; the selector and template rules the other apps/v1 workloads share with
+//! them ([`super::workloads`]); and a label selector's string form (`labels.Selector.String()`),
+//! which the scale subresource reports.
 
 use serde_json::{Value, json};
 
@@ -62,57 +63,7 @@ pub(crate) fn deployment_rules(new: &Value, old: Option<&Value>) -> Vec<FieldErr
     let spec = &new["spec"];
     let mut errs = Vec::new();
     non_negative(&mut errs, "spec.replicas", &spec["replicas"]);
-    let selector = &spec["selector"];
-    if selector.is_null() {
-        errs.push(FieldError::required("spec.selector"));
-    } else {
-        errs.extend(selector_rules(selector, "spec.selector"));
-        if entries(&selector["matchLabels"]) + entries(&selector["matchExpressions"]) == 0 {
-            errs.push(FieldError::invalid_rendered(
-                "spec.selector",
-                &render_selector(selector),
-                "empty selector is invalid for deployment",
-            ));
-        }
-    }
-    if !selector_converts(selector) {
-        errs.push(FieldError::invalid_rendered(
-            "spec.selector",
-            &render_selector(selector),
-            "invalid label selector",
-        ));
-    } else {
-        let template = &spec["template"];
-        let labels = &template["metadata"]["labels"];
-        if !selector_is_empty(selector) && !selector_matches(selector, labels) {
-            errs.push(FieldError::invalid_value(
-                "spec.template.metadata.labels",
-                &if labels.is_object() {
-                    labels.clone()
-                } else {
-                    json!({})
-                },
-                "`selector` does not match template `labels`",
-            ));
-        }
-        errs.extend(pod::template_rules(template, "spec.template"));
-        let restart = template["spec"]["restartPolicy"]
-            .as_str()
-            .unwrap_or_default();
-        if restart != "Always" {
-            errs.push(pod::unsupported(
-                "spec.template.spec.restartPolicy",
-                restart,
-                &["Always"],
-            ));
-        }
-        if !template["spec"]["activeDeadlineSeconds"].is_null() {
-            errs.push(FieldError::forbidden(
-                "spec.template.spec.activeDeadlineSeconds",
-                "activeDeadlineSeconds in ReplicaSet is not Supported",
-            ));
-        }
-    }
+    errs.extend(replica_set_template_rules(spec));
     errs.extend(strategy_rules(&spec["strategy"]));
     non_negative(&mut errs, "spec.minReadySeconds", &spec["minReadySeconds"]);
     non_negative(
@@ -134,18 +85,103 @@ pub(crate) fn deployment_rules(new: &Value, old: Option<&Value>) -> Vec<FieldErr
     if let Some(old) = old
         && new["spec"]["selector"] != old["spec"]["selector"]
     {
-        errs.push(FieldError::invalid_rendered(
-            "spec.selector",
-            &render_selector(selector),
-            "field is immutable",
-        ));
+        errs.push(selector_immutable(&spec["selector"]));
     }
     errs.extend(status_rules(&new["status"], old.map(|o| &o["status"])));
     errs
 }
 
+/// `spec.selector: Invalid value: {...}: field is immutable`.
+pub(super) fn selector_immutable(selector: &Value) -> FieldError {
+    FieldError::invalid_rendered(
+        "spec.selector",
+        &render_selector(selector),
+        "field is immutable",
+    )
+}
+
+/// The selector's rules of a workload that requires one (`ValidateLabelSelector` strictly, and
+/// `empty selector is invalid for <kind>`).
+pub(super) fn required_selector_rules(selector: &Value, kind: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if selector.is_null() {
+        errs.push(FieldError::required("spec.selector"));
+    } else {
+        errs.extend(selector_rules(selector, "spec.selector"));
+        if entries(&selector["matchLabels"]) + entries(&selector["matchExpressions"]) == 0 {
+            errs.push(FieldError::invalid_rendered(
+                "spec.selector",
+                &render_selector(selector),
+                &format!("empty selector is invalid for {kind}"),
+            ));
+        }
+    }
+    errs
+}
+
+/// `selector does not match template labels`, when the selector is not empty and does not
+/// select the template's labels.
+pub(super) fn template_match_rule(selector: &Value, template: &Value) -> Option<FieldError> {
+    let labels = &template["metadata"]["labels"];
+    (!selector_is_empty(selector) && !selector_matches(selector, labels)).then(|| {
+        FieldError::invalid_value(
+            "spec.template.metadata.labels",
+            &if labels.is_object() {
+                labels.clone()
+            } else {
+                json!({})
+            },
+            "`selector` does not match template `labels`",
+        )
+    })
+}
+
+/// A workload's template's `restartPolicy` (only `Always`) and `activeDeadlineSeconds` (none)
+/// rules, the latter's message naming `kind`.
+pub(super) fn always_restart_rules(template: &Value, kind: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let restart = template["spec"]["restartPolicy"]
+        .as_str()
+        .unwrap_or_default();
+    if restart != "Always" {
+        errs.push(pod::unsupported(
+            "spec.template.spec.restartPolicy",
+            restart,
+            &["Always"],
+        ));
+    }
+    if !template["spec"]["activeDeadlineSeconds"].is_null() {
+        errs.push(FieldError::forbidden(
+            "spec.template.spec.activeDeadlineSeconds",
+            &format!("activeDeadlineSeconds in {kind} is not Supported"),
+        ));
+    }
+    errs
+}
+
+/// The selector and template rules Deployments and ReplicaSets share (`ValidateDeploymentSpec`'s
+/// and `ValidateReplicaSetSpec`'s selector, `ValidatePodTemplateSpecForReplicaSet`), a
+/// ReplicaSet's empty selector `invalid for deployment` too, as upstream words it.
+pub(super) fn replica_set_template_rules(spec: &Value) -> Vec<FieldError> {
+    let selector = &spec["selector"];
+    let mut errs = required_selector_rules(selector, "deployment");
+    if !selector_converts(selector) {
+        errs.push(FieldError::invalid_rendered(
+            "spec.selector",
+            &render_selector(selector),
+            "invalid label selector",
+        ));
+    } else {
+        let template = &spec["template"];
+        errs.extend(template_match_rule(selector, template));
+        errs.extend(pod::template_rules(template, "spec.template"));
+        errs.extend(always_restart_rules(template, "ReplicaSet"));
+    }
+    errs
+}
+
 /// `ValidateNonnegativeField`.
-fn non_negative(errs: &mut Vec<FieldError>, path: &str, value: &Value) {
+pub(super) fn non_negative(errs: &mut Vec<FieldError>, path: &str, value: &Value) {
     if value.as_i64().is_some_and(|v| v < 0) {
         errs.push(FieldError::invalid_value(
             path,
@@ -239,7 +275,7 @@ fn rolling_update_rules(rolling: &Value) -> Vec<FieldError> {
 }
 
 /// `ValidatePositiveIntOrPercent`.
-fn int_or_percent_rules(value: &Value, path: &str) -> Vec<FieldError> {
+pub(super) fn int_or_percent_rules(value: &Value, path: &str) -> Vec<FieldError> {
     match value {
         Value::String(_) if percent(value).is_none() => {
             vec![FieldError::invalid_value(
@@ -258,7 +294,7 @@ fn int_or_percent_rules(value: &Value, path: &str) -> Vec<FieldError> {
 }
 
 /// The number of a valid percent string (`[0-9]+%`).
-fn percent(value: &Value) -> Option<i64> {
+pub(super) fn percent(value: &Value) -> Option<i64> {
     let digits = value.as_str()?.strip_suffix('%')?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -267,7 +303,7 @@ fn percent(value: &Value) -> Option<i64> {
 }
 
 /// `getIntOrPercentValue`.
-fn int_or_percent_value(value: &Value) -> i64 {
+pub(super) fn int_or_percent_value(value: &Value) -> i64 {
     percent(value).or_else(|| value.as_i64()).unwrap_or(0)
 }
 
@@ -322,7 +358,7 @@ fn status_rules(status: &Value, old: Option<&Value>) -> Vec<FieldError> {
 // Label selectors (`metav1.LabelSelector`).
 
 /// `ValidateLabelSelector` (invalid label values not allowed).
-fn selector_rules(selector: &Value, path: &str) -> Vec<FieldError> {
+pub(super) fn selector_rules(selector: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let labels_path = format!("{path}.matchLabels");
     for (key, value) in selector["matchLabels"].as_object().into_iter().flatten() {
@@ -380,7 +416,7 @@ fn selector_rules(selector: &Value, path: &str) -> Vec<FieldError> {
 
 /// Whether `LabelSelectorAsSelector` accepts the selector (a missing one is the empty
 /// selector's `Nothing`).
-fn selector_converts(selector: &Value) -> bool {
+pub(super) fn selector_converts(selector: &Value) -> bool {
     let labels_ok = selector["matchLabels"]
         .as_object()
         .into_iter()
@@ -453,7 +489,7 @@ fn selector_matches(selector: &Value, labels: &Value) -> bool {
 }
 
 /// A `LabelSelector` as `field.Error` renders it: JSON in the Go type's field order.
-fn render_selector(selector: &Value) -> String {
+pub(super) fn render_selector(selector: &Value) -> String {
     if !selector.is_object() {
         return "null".to_owned();
     }

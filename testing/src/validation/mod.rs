@@ -10,7 +10,11 @@
 //! - [`rbac`]: Role, ClusterRole, RoleBinding and ClusterRoleBinding rules and defaulting.
 //! - [`crd`]: a CustomResourceDefinition's group, scope, names and versions.
 //! - [`pod`]: a pod template's defaulting and rules, shared by the workloads.
+//! - [`pods`]: core/v1 Pods' defaulting, QoS class and create, update and status rules.
 //! - [`apps`]: Deployments' defaulting and rules, and label selectors' string form.
+//! - [`workloads`]: ReplicaSets', StatefulSets', DaemonSets' and ControllerRevisions' defaulting
+//!   and rules.
+//! - [`service`]: core/v1 Services' and Endpoints' defaulting and rules.
 //! - [`quantity`]: `resource.Quantity` parsing, canonical form and comparison.
 //!
 //! Events (`kinds::events`) and CRD schemas (`kinds::crd`, `schema`) keep their own rules; the
@@ -26,8 +30,11 @@ pub(crate) mod gotypes;
 pub(crate) mod meta;
 pub(crate) mod names;
 pub(crate) mod pod;
+pub(crate) mod pods;
 pub(crate) mod quantity;
 pub(crate) mod rbac;
+pub(crate) mod service;
+pub(crate) mod workloads;
 
 use serde_json::Value;
 

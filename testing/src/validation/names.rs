@@ -235,6 +235,8 @@ pub(crate) enum NameRule {
     DnsLabel,
     /// `path.IsValidPathSegmentName`: the RBAC kinds (`minimalNameRequirements`).
     PathSegment,
+    /// `NameIsDNS1035Label`: Services (`ValidateServiceName`).
+    Dns1035Label,
 }
 
 impl NameRule {
@@ -252,6 +254,7 @@ impl NameRule {
             NameRule::DnsSubdomain => is_dns1123_subdomain(name),
             NameRule::DnsLabel => is_dns1123_label(name),
             NameRule::PathSegment => is_valid_path_segment_name(name),
+            NameRule::Dns1035Label => is_dns1035_label(name),
         }
     }
 }

@@ -48,6 +48,7 @@ pub(crate) fn default_template(template: &mut Value) -> Result<(), String> {
             obj[key] = value;
         }
     };
+    drop_false_values(spec);
     set(spec, "dnsPolicy", json!("ClusterFirst"));
     set(spec, "restartPolicy", json!("Always"));
     set(spec, "securityContext", json!({}));
@@ -74,6 +75,35 @@ pub(crate) fn default_template(template: &mut Value) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The pod spec's and its containers' `bool` fields (not pointers) with `omitempty`, which the
+/// Go decoder leaves unset when `false` and the encoder then omits.
+fn drop_false_values(spec: &mut Value) {
+    let drop = |obj: &mut Value, keys: &[&str]| {
+        if let Some(map) = obj.as_object_mut() {
+            map.retain(|k, v| !(keys.contains(&k.as_str()) && *v == false));
+        }
+    };
+    drop(spec, &["hostNetwork", "hostPID", "hostIPC"]);
+    for list in ["initContainers", "containers"] {
+        for c in spec
+            .get_mut(list)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            drop(c, &["stdin", "stdinOnce", "tty"]);
+            for m in c
+                .get_mut("volumeMounts")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                drop(m, &["readOnly"]);
+            }
+        }
+    }
 }
 
 /// `SetDefaults_Container` and what its fields' defaulters add.
@@ -161,7 +191,7 @@ fn default_container(c: &mut Value) -> Result<(), String> {
 }
 
 /// `SetDefaults_ResourceList`: each quantity rounded up to milli, in canonical form.
-fn default_resource_list(list: &mut Map<String, Value>) -> Result<(), String> {
+pub(crate) fn default_resource_list(list: &mut Map<String, Value>) -> Result<(), String> {
     for value in list.values_mut() {
         let mut q = Quantity::of_json(value).ok_or_else(|| quantity::FORMAT_ERROR.to_owned())?;
         q.round_up(-3);
@@ -329,16 +359,14 @@ fn image_tag(image: &str) -> String {
 
 /// `ValidatePodTemplateSpec` of the template at `path` (`spec.template`).
 pub(crate) fn template_rules(template: &Value, path: &str) -> Vec<FieldError> {
-    let mut errs = label_rules(
-        &template["metadata"]["labels"],
-        &format!("{path}.metadata.labels"),
-    );
+    // `fldPath.Child("labels")`: upstream's path skips `metadata`.
+    let mut errs = label_rules(&template["metadata"]["labels"], &format!("{path}.labels"));
     errs.extend(spec_rules(&template["spec"], &format!("{path}.spec")));
     errs
 }
 
 /// `ValidateLabels` of a template's labels.
-fn label_rules(labels: &Value, path: &str) -> Vec<FieldError> {
+pub(crate) fn label_rules(labels: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for (key, value) in labels.as_object().into_iter().flatten() {
         for m in is_qualified_name(key) {
@@ -353,6 +381,11 @@ fn label_rules(labels: &Value, path: &str) -> Vec<FieldError> {
         }
     }
     errs
+}
+
+/// `ValidatePodSpec` (the ported part) of a Pod's own spec at `path` (`spec`).
+pub(crate) fn pod_spec_rules(spec: &Value, path: &str) -> Vec<FieldError> {
+    spec_rules(spec, path)
 }
 
 /// `ValidatePodSpec` (the ported part).

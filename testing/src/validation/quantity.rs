@@ -129,6 +129,22 @@ impl Quantity {
         self.normalise();
     }
 
+    /// `q.Add(other)`: the sum, in this quantity's format.
+    pub(crate) fn sum(&self, other: &Quantity) -> Quantity {
+        let scale = self.scale.min(other.scale);
+        let at = |q: &Quantity| {
+            q.mantissa
+                .saturating_mul(10_i128.saturating_pow((q.scale - scale) as u32))
+        };
+        let mut q = Quantity {
+            mantissa: at(self).saturating_add(at(other)),
+            scale,
+            format: self.format,
+        };
+        q.normalise();
+        q
+    }
+
     /// Whether the quantity is below zero.
     pub(crate) fn is_negative(&self) -> bool {
         self.mantissa < 0

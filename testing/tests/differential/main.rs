@@ -28,8 +28,11 @@ mod deployments;
 mod events;
 mod lifecycle;
 mod lists;
+mod pods;
+mod services;
 mod validation;
 mod watch;
+mod workloads;
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
@@ -46,6 +49,7 @@ fn cases() -> Vec<Case> {
         builtins::cases(),
         crds::cases(),
         deployments::cases(),
+        pods::cases(),
         apply::cases(),
         validation::cases(),
         watch::cases(),
@@ -54,6 +58,9 @@ fn cases() -> Vec<Case> {
         access::cases(),
         lifecycle::cases(),
         clients::cases(),
+        workloads::cases(),
+        // After the watch cases: what runs before them ages the real watch cache's history.
+        services::cases(),
     ]
     .into_iter()
     .flatten()
@@ -105,7 +112,7 @@ async fn send(
         let answer = Answer {
             status,
             warnings,
-            body: normalise(raw.clone(), ns, generate_name(step)),
+            body: normalise_allocations(normalise(raw.clone(), ns, generate_name(step)), step),
         };
         match step.until {
             Some(done)
@@ -340,6 +347,76 @@ fn normalise(mut value: Value, ns: &str, generate_name: Option<String>) -> Value
         }
     }
     walk(&mut value, ns, generate_name.as_deref());
+    value
+}
+
+/// The cluster IPs (in the real tier's `--service-cluster-ip-range`, 10.0.0.0/24) and node ports
+/// (in the default range, 30000-32767) a server allocated for `step`: kube-apiserver picks them at
+/// random, the embedded server lowest first, so those the step's body did not ask for are
+/// compared by their shape (allocated, in range). A value out of range stays as it is.
+fn normalise_allocations(mut value: Value, step: &Step) -> Value {
+    use std::sync::LazyLock;
+    static IP: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"^10\.0\.0\.(\d+)$").unwrap());
+    static PORTS: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"(\d+):(3\d{4})/").unwrap());
+    let requested = step
+        .body
+        .as_ref()
+        .map(|b| match b {
+            Value::String(raw) => raw.clone(),
+            other => other.to_string(),
+        })
+        .unwrap_or_default();
+    let ip = |text: &str| IP.is_match(text) && !requested.contains(&format!("\"{text}\""));
+    let port = |n: i64| (30000..=32767).contains(&n) && !requested.contains(&n.to_string());
+    fn walk(v: &mut Value, ip: &dyn Fn(&str) -> bool, port: &dyn Fn(i64) -> bool) {
+        match v {
+            Value::Object(map) => {
+                for (key, v) in map.iter_mut() {
+                    match (key.as_str(), &mut *v) {
+                        ("clusterIP", Value::String(s)) if ip(s) => {
+                            *s = "<allocated cluster IP>".into();
+                        }
+                        ("clusterIPs", Value::Array(items)) => {
+                            for item in items {
+                                if item.as_str().is_some_and(ip) {
+                                    *item = json!("<allocated cluster IP>");
+                                }
+                            }
+                        }
+                        ("nodePort" | "healthCheckNodePort", Value::Number(n))
+                            if n.as_i64().is_some_and(port) =>
+                        {
+                            *v = json!("<allocated node port>");
+                        }
+                        ("cells", Value::Array(cells)) => {
+                            for cell in cells {
+                                if let Value::String(s) = cell {
+                                    if ip(s) {
+                                        *s = "<allocated cluster IP>".into();
+                                    } else {
+                                        *s = PORTS
+                                            .replace_all(s, |c: &regex::Captures| {
+                                                match c[2].parse().is_ok_and(port) {
+                                                    true => format!("{}:<node port>/", &c[1]),
+                                                    false => c[0].to_owned(),
+                                                }
+                                            })
+                                            .into_owned();
+                                    }
+                                }
+                            }
+                        }
+                        _ => walk(v, ip, port),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, ip, port)),
+            _ => {}
+        }
+    }
+    walk(&mut value, &ip, &port);
     value
 }
 
