@@ -281,42 +281,89 @@ impl ApplySchema {
         out
     }
 
-    /// Looks `path` up in `keys`, a segment also matching `*` (a map entry).
-    pub(super) fn matches(
-        keys: impl Iterator<Item = impl AsRef<str>>,
-        path: &[Pe],
-    ) -> Option<String> {
+    /// The first of the sorted `keys` that `path` matches, a segment also matching `*` (a map
+    /// entry), found without visiting them all (it runs for every field of every write): the
+    /// path itself, and the keys with a `*` segment under each of its prefixes.
+    fn find<'k, K: SortedKeys>(keys: &'k K, path: &[Pe]) -> Option<&'k String> {
         let segs = Self::segments(path);
-        keys.map(|k| k.as_ref().to_owned()).find(|k| {
-            let ks: Vec<&str> = k.split('.').collect();
-            ks.len() == segs.len()
-                && ks.iter().zip(&segs).all(|(k, s)| {
-                    *k == s.as_str()
-                        || (k.starts_with('*')
-                            && k[1..] == *s.strip_prefix(s.trim_end_matches("[]")).unwrap_or(""))
-                })
-        })
+        let exact = keys.get_key(&segs.join("."));
+        let wildcards = (0..segs.len()).filter_map(|depth| {
+            let prefix = match depth {
+                0 => "*".to_owned(),
+                _ => format!("{}.*", segs[..depth].join(".")),
+            };
+            keys.from(&prefix)
+                .take_while(|k| k.starts_with(&prefix))
+                .find(|k| key_matches(k, &segs))
+        });
+        exact.into_iter().chain(wildcards).min()
     }
 
     pub(super) fn list_type(&self, path: &[Pe]) -> ListType {
-        Self::matches(self.lists.keys(), path)
-            .and_then(|k| self.lists.get(&k).cloned())
+        Self::find(&self.lists, path)
+            .and_then(|k| self.lists.get(k).cloned())
             .unwrap_or(ListType::Atomic)
     }
 
     /// Atomic structs: owned, compared and merged as one value.
     pub(super) fn is_atomic(&self, path: &[Pe]) -> bool {
-        !path.is_empty() && Self::matches(self.atomics.iter(), path).is_some()
+        !path.is_empty() && Self::find(&self.atomics, path).is_some()
     }
 
     /// Whether the field is in the Go type's zero value (see `zero_valued`).
     pub(super) fn is_zero_valued(&self, path: &[Pe]) -> bool {
-        Self::matches(self.zero_valued.iter(), path).is_some()
+        Self::find(&self.zero_valued, path).is_some()
     }
 
     /// Maps (as opposed to structs): an Update that adds one owns the map itself.
     pub(super) fn is_map(&self, path: &[Pe]) -> bool {
-        Self::matches(self.maps.iter(), path).is_some()
+        Self::find(&self.maps, path).is_some()
+    }
+}
+
+/// Whether the schema key `key` (segments joined by `.`, `*` for any key of a map) names the
+/// field of the segments `segs`.
+fn key_matches(key: &str, segs: &[String]) -> bool {
+    let mut parts = key.split('.');
+    segs.iter().all(|s| {
+        parts.next().is_some_and(|k| {
+            k == s.as_str()
+                || (k.starts_with('*')
+                    && k[1..] == *s.strip_prefix(s.trim_end_matches("[]")).unwrap_or(""))
+        })
+    }) && parts.next().is_none()
+}
+
+/// Sorted string keys: a set's, or a map's.
+trait SortedKeys {
+    /// The key equal to `key`.
+    fn get_key(&self, key: &str) -> Option<&String>;
+    /// The keys from `start` on, in order.
+    fn from<'k>(&'k self, start: &str) -> Box<dyn Iterator<Item = &'k String> + 'k>;
+}
+
+impl SortedKeys for std::collections::BTreeSet<String> {
+    fn get_key(&self, key: &str) -> Option<&String> {
+        self.get(key)
+    }
+
+    fn from<'k>(&'k self, start: &str) -> Box<dyn Iterator<Item = &'k String> + 'k> {
+        Box::new(
+            self.range::<str, _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded)),
+        )
+    }
+}
+
+impl<V> SortedKeys for BTreeMap<String, V> {
+    fn get_key(&self, key: &str) -> Option<&String> {
+        self.get_key_value(key).map(|(k, _)| k)
+    }
+
+    fn from<'k>(&'k self, start: &str) -> Box<dyn Iterator<Item = &'k String> + 'k> {
+        Box::new(
+            self.range::<str, _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded))
+                .map(|(k, _)| k),
+        )
     }
 }
 
