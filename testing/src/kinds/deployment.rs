@@ -66,6 +66,23 @@ pub(super) fn containers(obj: &Value, field: &str) -> Value {
     json!(list.join(","))
 }
 
+/// The `Ready` column of Deployments and StatefulSets: ready replicas of those wanted.
+pub(super) fn ready_column() -> Column {
+    Column::new(
+        "Ready",
+        "string",
+        0,
+        Box::new(|o, _| {
+            json!(format!(
+                "{}/{}",
+                o["status"]["readyReplicas"].as_i64().unwrap_or(0),
+                o["spec"]["replicas"].as_i64().unwrap_or(0)
+            ))
+        }),
+    )
+    .described("Number of the pod with ready state")
+}
+
 impl Strategy for Deployments {
     fn go_type(&self) -> Option<&'static gotypes::Struct> {
         Some(*GO_TYPE)
@@ -142,19 +159,7 @@ impl Strategy for Deployments {
         let status = "io.k8s.api.apps.v1.DeploymentStatus";
         vec![
             Column::name(),
-            Column::new(
-                "Ready",
-                "string",
-                0,
-                Box::new(|o, _| {
-                    json!(format!(
-                        "{}/{}",
-                        o["status"]["readyReplicas"].as_i64().unwrap_or(0),
-                        o["spec"]["replicas"].as_i64().unwrap_or(0)
-                    ))
-                }),
-            )
-            .described("Number of the pod with ready state"),
+            ready_column(),
             Column::new(
                 "Up-to-date",
                 "string",

@@ -405,21 +405,7 @@ impl Strategy for Workloads {
                 columns.push(selector_column(RS_SELECTOR));
             }
             Workloads::StatefulSets => {
-                columns.push(
-                    Column::new(
-                        "Ready",
-                        "string",
-                        0,
-                        Box::new(|o, _| {
-                            json!(format!(
-                                "{}/{}",
-                                o["status"]["readyReplicas"].as_i64().unwrap_or(0),
-                                o["spec"]["replicas"].as_i64().unwrap_or(0)
-                            ))
-                        }),
-                    )
-                    .described("Number of the pod with ready state"),
-                );
+                columns.push(super::deployment::ready_column());
                 columns.push(Column::age());
                 columns.extend(container_columns());
             }

@@ -340,19 +340,21 @@ fn status_rules(status: &Value, old: Option<&Value>) -> Vec<FieldError> {
             "cannot be greater than readyReplicas",
         ));
     }
-    if let Some(old) = old
-        && let Some(before) = old["collisionCount"].as_i64()
-        && status["collisionCount"]
-            .as_i64()
-            .is_none_or(|now| now < before)
-    {
-        errs.push(FieldError::invalid_value(
-            "status.collisionCount",
-            &json!(count("collisionCount")),
-            "cannot be decremented",
-        ));
-    }
+    errs.extend(collision_count_rule(status, old));
     errs
+}
+
+/// A workload status's `collisionCount` is never decremented (`old`: the stored status).
+pub(crate) fn collision_count_rule(status: &Value, old: Option<&Value>) -> Option<FieldError> {
+    let before = old?["collisionCount"].as_i64()?;
+    let now = status["collisionCount"].as_i64();
+    now.is_none_or(|now| now < before).then(|| {
+        FieldError::invalid_value(
+            "status.collisionCount",
+            &json!(now.unwrap_or(0)),
+            "cannot be decremented",
+        )
+    })
 }
 
 // Label selectors (`metav1.LabelSelector`).

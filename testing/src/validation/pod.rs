@@ -596,7 +596,7 @@ fn port_rules(ports: &Value, path: &str) -> Vec<FieldError> {
 }
 
 /// `validation.IsValidPortName`.
-fn port_name_problems(name: &str) -> Vec<&'static str> {
+pub(crate) fn port_name_problems(name: &str) -> Vec<&'static str> {
     let mut errs = Vec::new();
     if name.len() > 15 {
         errs.push("must be no more than 15 characters");

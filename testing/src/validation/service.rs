@@ -3,6 +3,7 @@
 //! `ValidateServiceClusterIPsRelatedFields` and `ValidateEndpoints`
 //! (`pkg/apis/core/validation/validation.go`), with upstream's messages.
 
+use super::pod::port_name_problems;
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
@@ -976,30 +977,6 @@ pub(crate) fn endpoints_rules(obj: &Value, old: Option<&Value>) -> Vec<FieldErro
     }
     if !errs.is_empty() && old.is_some_and(|o| o["subsets"] == obj["subsets"]) {
         errs.clear();
-    }
-    errs
-}
-
-/// `validation.IsValidPortName`.
-fn port_name_problems(name: &str) -> Vec<&'static str> {
-    let mut errs = Vec::new();
-    if name.len() > 15 {
-        errs.push("must be no more than 15 characters");
-    }
-    if !name
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
-        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
-    }
-    if name.contains("--") {
-        errs.push("must not contain consecutive hyphens");
-    }
-    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
-        errs.push("must contain at least one letter (a-z)");
-    }
-    if name.starts_with('-') || name.ends_with('-') {
-        errs.push("must not begin or end with a hyphen");
     }
     errs
 }

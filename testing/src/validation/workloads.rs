@@ -651,18 +651,8 @@ fn status_rules(kind: Workload, status: &Value, old: Option<&Value>) -> Vec<Fiel
             ready_message,
         ));
     }
-    if kind != Workload::ReplicaSet
-        && let Some(old) = old
-        && let Some(before) = old["collisionCount"].as_i64()
-        && status["collisionCount"]
-            .as_i64()
-            .is_none_or(|now| now < before)
-    {
-        errs.push(FieldError::invalid_value(
-            "status.collisionCount",
-            &json!(count("collisionCount")),
-            "cannot be decremented",
-        ));
+    if kind != Workload::ReplicaSet {
+        errs.extend(super::apps::collision_count_rule(status, old));
     }
     errs
 }
