@@ -2,6 +2,8 @@
 //! admission adds, the update rules, status vs main writes, `binding` (as a scheduler binds),
 //! graceful deletion (as a kubelet finishes it), `eviction`, field selectors and tables.
 
+mod apiserver_support;
+
 use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
 use kube::api::{Api, DeleteParams, EvictParams, ListParams, Patch, PatchParams, PostParams};
 use kubeward_testing::ApiServer;
@@ -239,17 +241,7 @@ async fn kubectl_get_pods_shows_upstreams_columns() {
     let (server, api) = pods().await;
     create(&api, "shop").await;
     let client = server.client().unwrap();
-    let request = http::Request::get("/api/v1/namespaces/default/pods")
-        .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-        .body(Vec::new())
-        .unwrap();
-    let table: Value = client.request(request).await.unwrap();
-    let names: Vec<&str> = table["columnDefinitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let (table, names) = apiserver_support::table(&client, "/api/v1/namespaces/default/pods").await;
     assert_eq!(
         names,
         [

@@ -342,17 +342,8 @@ async fn tables_show_kubectls_columns() {
     .await
     .unwrap();
     let client = server.client().unwrap();
-    let request = http::Request::get("/api/v1/namespaces/default/services")
-        .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-        .body(Vec::new())
-        .unwrap();
-    let table: Value = client.request(request).await.unwrap();
-    let names: Vec<&str> = table["columnDefinitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let (table, names) =
+        apiserver_support::table(&client, "/api/v1/namespaces/default/services").await;
     assert_eq!(
         names,
         [

@@ -327,17 +327,11 @@ async fn a_controller_revisions_data_is_immutable_and_its_controller_printed() {
     assert_eq!(r.revision, 2);
 
     // `kubectl get controllerrevisions`'s columns.
-    let request = http::Request::get("/apis/apps/v1/namespaces/default/controllerrevisions")
-        .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-        .body(Vec::new())
-        .unwrap();
-    let table: Value = server.client().unwrap().request(request).await.unwrap();
-    let columns: Vec<&str> = table["columnDefinitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|c| c["name"].as_str())
-        .collect();
+    let (table, columns) = apiserver_support::table(
+        &server.client().unwrap(),
+        "/apis/apps/v1/namespaces/default/controllerrevisions",
+    )
+    .await;
     assert_eq!(columns, ["Name", "Controller", "Revision", "Age"]);
     let cells = &table["rows"][0]["cells"];
     assert_eq!(cells[0], "w-1");

@@ -141,6 +141,20 @@ pub async fn raw_bytes(
     )
 }
 
+/// The Table `kubectl get` reads of the list at `path`, and its column names.
+pub async fn table(client: &Client, path: &str) -> (Value, Vec<String>) {
+    let (status, table) =
+        raw_accept(client, path, "application/json;as=Table;v=v1;g=meta.k8s.io").await;
+    assert_eq!(status, 200, "{table}");
+    let names = table["columnDefinitions"]
+        .as_array()
+        .expect("columnDefinitions")
+        .iter()
+        .map(|c| c["name"].as_str().expect("a column's name").to_owned())
+        .collect();
+    (table, names)
+}
+
 /// A raw GET with an `Accept` header: the HTTP status and the JSON body.
 pub async fn raw_accept(client: &Client, path: &str, accept: &str) -> (u16, Value) {
     let req = http::Request::builder()
