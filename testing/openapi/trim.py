@@ -60,6 +60,20 @@ ROOTS = [
     "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
     "io.k8s.api.authentication.v1.SelfSubjectReview",
     "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+] + [
+    f"io.k8s.api.{group}.{k}{suffix}"
+    for group, kinds in [
+        ("core.v1", ["PersistentVolumeClaim", "PersistentVolume", "Node", "ResourceQuota", "LimitRange"]),
+        ("batch.v1", ["Job", "CronJob"]),
+        ("discovery.v1", ["EndpointSlice"]),
+        ("policy.v1", ["PodDisruptionBudget"]),
+        ("networking.v1", ["Ingress", "IngressClass", "NetworkPolicy"]),
+        ("autoscaling.v2", ["HorizontalPodAutoscaler"]),
+        ("autoscaling.v1", ["HorizontalPodAutoscaler"]),
+        ("storage.v1", ["StorageClass"]),
+    ]
+    for k in kinds
+    for suffix in ["", "List"]
 ]
 
 PREFIX = "#/definitions/"
