@@ -207,6 +207,31 @@
 //!   ControllerRevisions) with each kind's status rules; the scale subresource of ReplicaSets
 //!   and StatefulSets; a StatefulSet's `maxUnavailable` dropped (its feature gate is off in
 //!   v1.34).
+//! - **batch/v1 Jobs and CronJobs** (`pkg/registry/batch/{job,cronjob}`): discovery (category
+//!   `all`; `cj`), OpenAPI, `kubectl get` columns (a Job's `STATUS`, `COMPLETIONS`, `DURATION`;
+//!   a CronJob's `SCHEDULE`, `TIMEZONE`, `SUSPEND`, `ACTIVE`, `LAST SCHEDULE`; wide: containers,
+//!   images, selector), a Job's `status.successful` field label; upstream's defaulting (a Job's
+//!   completions and parallelism 1, `backoffLimit` 6 (MaxInt32 with a per-index limit),
+//!   `completionMode` NonIndexed, `suspend` false, `manualSelector` false,
+//!   `podReplacementPolicy` TerminatingOrFailed (Failed with a pod failure policy), its
+//!   template's labels copied to a Job without labels; a CronJob's `concurrencyPolicy` Allow,
+//!   `suspend` false, history limits 3 and 1; the pod template's) and a Job's generated
+//!   selector (`batch.kubernetes.io/controller-uid`) and template labels (`controller-uid`,
+//!   `job-name` and their `batch.kubernetes.io/` forms), owned by no field manager; validation
+//!   with upstream's messages (restart policy `OnFailure` or `Never`; the generated selector
+//!   and labels, or a manual selector matching the template; the counts; indexed Jobs'
+//!   completions, parallelism, per-index limits and pod hostnames; pod failure and success
+//!   policies; `managedBy`; the template (but the scheduling directives of a suspended Job that
+//!   never started), selector, completions (but an indexed Job's scaled with its parallelism),
+//!   completion mode and policies immutable; a CronJob's schedule as robfig/cron parses it,
+//!   `TZ=`/`CRON_TZ=` refused, its time zone loaded from the system's zoneinfo as Go's
+//!   `time.LoadLocation` does, its concurrency policy, history limits, name length and job
+//!   template); `generation` bumped by a spec change only; the status
+//!   subresource (a status write keeps the spec, a main write the status) with a Job's status
+//!   rules (counters, conditions, times, indexes and their transitions, as under the
+//!   `JobManagedBy` gate); a Job's DELETE without a propagation policy orphans its dependents
+//!   (the `orphan` finalizer, batch/v1's default), the garbage collector then removes it; the
+//!   create warnings (a name that is not a DNS label, an indexed Job too large to track).
 //! - **core/v1 Services and Endpoints** (`pkg/registry/core/service`, `endpoint`): discovery
 //!   (`svc`, category `all`; `ep`), OpenAPI, `kubectl get svc` columns (`TYPE`, `CLUSTER-IP`,
 //!   `EXTERNAL-IP`, `PORT(S)`; wide: selector) and `kubectl get ep`'s (`ENDPOINTS`), the field
@@ -232,6 +257,50 @@
 //!   policies, load balancer fields, the create warnings of `GetWarningsForService`); the
 //!   status subresource (load balancer ingress rules, `ipMode` defaulted); Endpoints' subsets,
 //!   addresses and ports rules, and the deprecation warning on every request to them.
+//! - **networking.k8s.io/v1 Ingresses, IngressClasses and NetworkPolicies**
+//!   (`pkg/registry/networking/{ingress,ingressclass,networkpolicy}`): discovery (`ing` with
+//!   its `status` subresource; IngressClasses cluster-scoped; `netpol`), OpenAPI, the printers'
+//!   columns (`CLASS`, `HOSTS`, `ADDRESS`, `PORTS`; `CONTROLLER`, `PARAMETERS`; `POD-SELECTOR`),
+//!   generation bumped by a change of the spec, an Ingress's status isolation both ways;
+//!   defaulting (a NetworkPolicy's `policyTypes` and ports' `TCP`, an IngressClass's parameters
+//!   scope; an Ingress path's `pathType` has none and is required); validation with upstream's
+//!   messages (an Ingress's rules, hosts and wildcards, paths by `pathType`, backends (service
+//!   xor resource, port name xor number), TLS, `ingressClassName` and the class annotation,
+//!   with its deprecation warning; an IngressClass's controller format, immutable, and
+//!   parameters; a NetworkPolicy's selectors, ports and `endPort`, peers, ipBlock CIDRs and
+//!   their exceptions, policy types).
+//! - **autoscaling HorizontalPodAutoscalers** (`pkg/registry/autoscaling/horizontalpodautoscaler`)
+//!   in autoscaling/v2 (stored) and autoscaling/v1 (converted both ways as
+//!   `pkg/apis/autoscaling/v1/conversion.go` does: `targetCPUUtilizationPercentage`, v1's 80 %
+//!   CPU default, and the other metrics, current metrics, behavior and conditions kept in the
+//!   `autoscaling.alpha.kubernetes.io/*` annotations, encoded byte for byte as Go writes them):
+//!   discovery (`hpa`, category `all`, `status`), OpenAPI, columns (`REFERENCE`, `TARGETS`,
+//!   `MINPODS`, `MAXPODS`, `REPLICAS`), v2 defaulting (`minReplicas`, the CPU metric, the
+//!   behavior's scale-up and scale-down rules), status isolation both ways, the disabled
+//!   `tolerance` dropped, validation with upstream's messages (scale target, replica bounds,
+//!   each metric type and target, behavior rules and policies, status replica counts).
+//! - **core/v1 PersistentVolumeClaims, PersistentVolumes and Nodes, storage.k8s.io/v1
+//!   StorageClasses** (`pkg/registry/core/{persistentvolumeclaim,persistentvolume,node}`,
+//!   `pkg/registry/storage/storageclass`): discovery (`pvc`; `pv`, `no` and `sc`
+//!   cluster-scoped; the `status` subresource of all but StorageClasses), OpenAPI, the printers'
+//!   columns (`STATUS`, `VOLUME`, `CAPACITY`, `ACCESS MODES`, `STORAGECLASS`,
+//!   `VOLUMEATTRIBUTESCLASS`, wide `VOLUMEMODE`; a volume's `RECLAIM POLICY`, `CLAIM`,
+//!   `REASON`; a node's `STATUS`, `ROLES`, `VERSION`, wide `INTERNAL-IP`, `EXTERNAL-IP`,
+//!   `OS-IMAGE`, `KERNEL-VERSION`, `CONTAINER-RUNTIME`; a class's `PROVISIONER`,
+//!   `RECLAIMPOLICY`, `VOLUMEBINDINGMODE`, `ALLOWVOLUMEEXPANSION` and its `(default)` marker),
+//!   a node's `spec.unschedulable` field label; defaulting (`volumeMode` Filesystem, phase
+//!   Pending, a volume's `Retain` and its sources' defaults, a node's allocatable resources
+//!   from its capacity, a class's `Delete` and `Immediate`); status isolation both ways (a
+//!   node's create keeps the status the kubelet registers it with; a volume's
+//!   `lastPhaseTransitionTime`); the `StorageObjectInUseProtection` finalizers and the
+//!   `TaintNodesByCondition` not-ready taint; validation with upstream's messages (access
+//!   modes, the storage request, class names, a claim's spec immutable but for a bound claim's
+//!   requests (with upstream's diff), volume sources (exactly one; hostPath, local with its
+//!   node affinity, NFS, CSI), capacity, node selector terms; a node's taints, pod CIDRs,
+//!   resource quantities, addresses, provider ID and pod CIDRs set once; a class's
+//!   provisioner, parameters, policies and their immutability) and upstream's warnings on
+//!   create (deprecated annotations and volume plugins, fractional byte requests,
+//!   `externalID`).
 //! - **core/v1 Pods** (`pkg/registry/core/pod`): discovery (`po`, category `all`; subresources
 //!   `status`, `binding`, `eviction`), OpenAPI, `kubectl get po` columns (`READY`, `STATUS` as
 //!   the printer derives it from phase, reason and container states, `RESTARTS` with the last
@@ -258,12 +327,37 @@
 //!   rules: `nodeName` unchanged, `nominatedNodeName`, `observedGeneration`, an immutable QoS
 //!   class); `generation` bumped by spec changes only; `binding` (`BindingREST`: `nodeName` and
 //!   the `PodScheduled` condition; a bound, deleting or gated pod refused with upstream's 409);
-//!   `eviction` (`EvictionREST` without PodDisruptionBudgets: the `DisruptionTarget` condition,
-//!   then a DELETE with the eviction's options); graceful deletion (`CheckGracefulDelete`: a
+//!   `eviction` (`EvictionREST`: a terminal, pending or deleting pod is deleted at
+//!   once; otherwise the one PodDisruptionBudget selecting it decides — more than one is
+//!   upstream's 500, a budget not yet observed or without allowed disruptions the 429 with its
+//!   `DisruptionBudget` cause, an unready pod goes when the budget is healthy or its
+//!   `unhealthyPodEvictionPolicy` is `AlwaysAllow`, else one disruption is taken and recorded
+//!   in the budget's status (`disruptionsAllowed`, `disruptedPods`, the `DisruptionAllowed`
+//!   condition) by `kube-apiserver`'s status write; then the `DisruptionTarget` condition and a
+//!   DELETE with the eviction's options); graceful deletion (`CheckGracefulDelete`: a
 //!   pod bound to a node gets `deletionTimestamp` its grace period ahead and
 //!   `deletionGracePeriodSeconds`, and stays until a DELETE with a shorter period — a kubelet's
 //!   `gracePeriodSeconds=0` — or its finalizers' removal once that period is 0; an unbound or
 //!   finished pod is deleted at once; the deleted pod is answered, `ReturnDeletedObject`).
+//! - **core/v1 ResourceQuotas and LimitRanges, policy/v1 PodDisruptionBudgets,
+//!   discovery.k8s.io/v1 EndpointSlices** (`pkg/registry/core/{resourcequota,limitrange}`,
+//!   `pkg/registry/policy/poddisruptionbudget`, `pkg/registry/discovery/endpointslice`):
+//!   discovery (`quota` with its `status`, `limits`, `pdb` with its `status`, endpointslices
+//!   without a short name), OpenAPI, `kubectl get` columns (`REQUEST` and `LIMIT` as used/hard;
+//!   a limit range's `CREATED AT`; `MIN AVAILABLE`, `MAX UNAVAILABLE`, `ALLOWED DISRUPTIONS`;
+//!   `ADDRESSTYPE`, `PORTS`, `ENDPOINTS` with `+ N more...`); defaulting (quantities in
+//!   canonical form, a container limit's `default` from `max` and `defaultRequest` from
+//!   `default` or `min`, a slice port's `TCP` and empty name); validation with upstream's
+//!   messages (quota resource names, integer and non-negative quantities, scopes, their
+//!   conflicts and resources, scope selectors, scopes immutable; limit types, resource names
+//!   per type, min ≤ defaultRequest ≤ default ≤ max, ratios, a claim limit's storage bound;
+//!   a budget's exclusive `minAvailable`/`maxUnavailable`, percentages, selector, eviction
+//!   policy, status counts and conditions; a slice's address type (immutable), addresses per
+//!   type, ports, hostnames, node names, hints, endpoints' problems kept by an update that
+//!   leaves them unchanged); the status subresource of quotas and budgets (each write keeps
+//!   the other half); `generation` of budgets (spec changes) and slices (any change but the
+//!   metadata's, or the labels'); a PUT of a budget must name its resourceVersion; the
+//!   FQDN-slice deprecation warning.
 //! - **Built-ins**: namespaces (`default`, `kube-system`, `kube-public`, `kube-node-lease` exist;
 //!   creating in a missing namespace is 404), configmaps, secrets, serviceaccounts, leases,
 //!   events in `events.k8s.io/v1` and `v1` from one store (validation of each version, the core
@@ -308,11 +402,15 @@
 //! - **Content types**: JSON everywhere; YAML request bodies for creates, updates and apply
 //!   patches, read as go-yaml v2 reads them (YAML 1.1: `yes`, `on`, `y` are booleans, keys too;
 //!   the last duplicate key wins, each reported as `line 7: key "a" already set in map` — a
-//!   warning, or under `Strict` a 400; syntax errors in go-yaml's words); protobuf request bodies for ConfigMap, Secret, Namespace, ServiceAccount and Service (what
-//!   `kubectl create configmap|secret|namespace|serviceaccount|service` sends), Endpoints, Lease and both Event
-//!   versions (client-go's leader election and event recorders), the RBAC kinds (`kubectl create
-//!   role|clusterrole|rolebinding|clusterrolebinding`) and the self reviews, decoded as the Go types do
-//!   (empty strings and zero values their JSON omits are not stored, so no `generateName: ""`).
+//!   warning, or under `Strict` a 400; syntax errors in go-yaml's words); protobuf request
+//!   bodies of every built-in kind of the served groups (what client-go's typed clients send:
+//!   `kubectl create deployment|job|cronjob|configmap|secret|service|quota|pdb|ingress|role|...`,
+//!   leader election, event recorders, any Go controller), decoded by one table-driven decoder
+//!   (`testing/protobuf/messages.json`, generated from upstream's `generated.proto` files and Go
+//!   types) into the JSON client-go sends for the same Go object (`omitempty`, `omitzero`,
+//!   pointers, `null` for nil slices and maps, structs always written); a body of another kind
+//!   than the resource's, of a kind no served group registers, or without the `k8s\0` envelope
+//!   is the codec's 400 in upstream's words, a custom resource's 415.
 //!   `Accept` is negotiated as the apiserver does (quality order, `as=Table`/
 //!   `as=PartialObjectMetadata[List]` with `g=meta.k8s.io` and `v=v1`/`v1beta1`, Tables only as
 //!   JSON or YAML, custom resources not as protobuf); nothing acceptable is 406 NotAcceptable
@@ -347,8 +445,13 @@
 //! - Watch caches' consistency rules beyond the above (a list at a resourceVersion older than
 //!   the watch history is served from the latest state; continue tokens expire (410) only
 //!   across [`ApiServer::compact`], not by the history limit),
-//!   protobuf request bodies of other kinds (415), YAML or protobuf responses (a client that
+//!   YAML or protobuf responses (a client that
 //!   negotiates them gets JSON), `/api/v1/watch/...` legacy paths, aggregated discovery.
+//! - Of protobuf request bodies: a body of the resource's kind at another version of its group
+//!   (an autoscaling/v1 HorizontalPodAutoscaler sent to autoscaling/v2) is refused as its JSON
+//!   is, where upstream converts it; a malformed message (truncated, a wrong wire type) is a 400
+//!   in the decoder's own words, not gogo-protobuf's; quantities are kept as sent, where upstream
+//!   parses them while decoding; a DELETE's `DeleteOptions` body is read as JSON only.
 //! - Of access control: client certificates not issued by the server (and more than one
 //!   organization per certificate); service-account tokens issued by the server
 //!   (TokenRequest) — tokens are configured or minted by the test; ClusterRole aggregation
@@ -360,12 +463,49 @@
 //!   tolerations, topology spread, DNS config, host aliases, readiness and scheduling gates,
 //!   each volume source's own fields, `envFrom`, ephemeral containers and resize policies (all
 //!   accepted as valid); the warnings `GetWarningsForPodTemplate` adds; the zero times of a
-//!   status condition the Go encoder writes as `null`; protobuf bodies; no controller acts on a
+//!   status condition the Go encoder writes as `null`; no controller acts on a
 //!   Deployment (its status is what a test writes).
-//! - Kinds not served yet (404, as a server without them): batch/v1 Jobs and CronJobs,
-//!   discovery.k8s.io EndpointSlices, PersistentVolumeClaims and PersistentVolumes, Nodes,
-//!   ResourceQuotas, LimitRanges, policy/v1 PodDisruptionBudgets, networking.k8s.io Ingresses,
-//!   IngressClasses and NetworkPolicies, HorizontalPodAutoscalers, StorageClasses.
+//! - Of ResourceQuotas, LimitRanges, PodDisruptionBudgets and EndpointSlices: the
+//!   `ResourceQuota` admission (creates over a quota are not refused, and no controller writes
+//!   a quota's `status.used`) and the `LimitRanger` admission (a pod's containers get no
+//!   requests or limits from a LimitRange, nor are they checked against its bounds); a
+//!   LimitRange created without a name (upstream's strategy names it with a UUID; here it is
+//!   refused as any nameless object); an EndpointSlice's `deprecatedTopology`
+//!   is dropped from every v1 write, the node name upstream derives from it on an update is not;
+//!   the warnings of IPs in non-canonical forms in a slice; no disruption controller writes a
+//!   budget's status (an eviction reads what a test wrote there), and an eviction a budget
+//!   refuses is not retried against a conflicting write (there is none: writes are serial).
+//! - Of PersistentVolumeClaims, PersistentVolumes, Nodes and StorageClasses: a claim's
+//!   `allocatedResourceStatuses`, and its data sources' normalisation on an update recorded as
+//!   the writer's in managedFields; the inner rules of the volume sources other than
+//!   `hostPath`, `local`, `nfs` and `csi` (one source is still required), and the diff of their
+//!   immutability refusal; a StorageClass's `allowedTopologies`; the node-label deprecation
+//!   warnings; the `PersistentVolumeClaimResize` admission (a bound claim's expansion is not
+//!   checked against its class's `allowVolumeExpansion`); the `nodes/proxy` subresource and the
+//!   deprecated `configSource`/`status.config` rules; a volume's phase transition time on a
+//!   /status write is the wall clock's, not the injected clock's. `StorageObjectInUseProtection`
+//!   adds its finalizers, `DefaultStorageClass` the default class and `TaintNodesByCondition`
+//!   its taint, but no controller removes them (a deleted claim or volume stays `Terminating`,
+//!   as on a cluster without kube-controller-manager) and nothing binds claims to volumes.
+//! - Of Ingresses, IngressClasses, NetworkPolicies and HorizontalPodAutoscalers: the warnings of
+//!   IPs and CIDRs in non-canonical forms (a NetworkPolicy's ipBlocks, an Ingress's load
+//!   balancer status); an empty list and an absent one are not told apart where upstream's
+//!   rules do (an Ingress's `rules: []` is reported as `null`, an HPA behavior's `policies: []`
+//!   is defaulted); a v1 write takes the fields it changed away from the managers of v2 only
+//!   where the v1 forms differ (upstream compares in each manager's version); a server-side
+//!   apply through v1 that names `targetCPUUtilizationPercentage` is refused 500 (it is typed
+//!   as v2); a v1 Table's rows are built from the v1 view (the CPU metric listed last, the
+//!   conversion's annotations in the rows' metadata); a v1 write is decoded as v2 (no
+//!   unknown-field errors of its own); the HPAConfigurableTolerance and HPAScaleToZero gates
+//!   are off, as kube-apiserver's defaults; no controller acts on these kinds (no load
+//!   balancer status, no scaling).
+//! - Of Jobs and CronJobs: what Deployments leave out of the pod template; the value printed in
+//!   a Job's `spec.template: ... field is immutable` (upstream prints the internal Go struct);
+//!   the wording of an unsupported Job field label; the warnings of
+//!   `GetWarningsForPodTemplate`, of updates (a large indexed Job's, a `TZ` in a schedule) and
+//!   of a Job's DELETE without a propagation policy; `managedBy`'s path after its domain; the
+//!   64 KiB limit of a success policy's indexes; a schedule's `TZ=` without a space, on which
+//!   upstream panics.
 //! - Of ReplicaSets, StatefulSets, DaemonSets and ControllerRevisions: what Deployments leave out
 //!   of the pod template; of claim templates, `dataSource`/`dataSourceRef` and the storage and
 //!   volume attributes class names; the warnings of `GetWarningsForPodTemplate` and of claim
@@ -373,7 +513,7 @@
 //!   template generation annotation is kept in its Table rows and PartialObjectMetadata (upstream
 //!   drops it there), and a write leaving it out is not recorded as owning it; the order of the
 //!   volumes a StatefulSet's claim templates add when a template volume's rule fails (upstream
-//!   iterates a Go map); protobuf bodies; no controller acts on these kinds (no pods, no
+//!   iterates a Go map); no controller acts on these kinds (no pods, no
 //!   revisions, no status).
 //! - Of Services: the `kubernetes` Service and its Endpoints in `default` (its address is only
 //!   kept free); dual-stack and IPv6 service CIDRs (the server is single-stack IPv4, and
@@ -388,13 +528,11 @@
 //!   after `pod updates may not change fields other than ...` is a unified diff of the v1
 //!   spec's JSON, where upstream diffs its internal Go struct; the subresources `attach`,
 //!   `exec`, `log`, `portforward`, `proxy`, `ephemeralcontainers` and `resize` (neither listed
-//!   in discovery nor served: 404); PodDisruptionBudgets (not served: an eviction always
-//!   deletes, never answers 429); pod-level resources (`spec.resources`) and their defaults;
+//!   in discovery nor served: 404); pod-level resources (`spec.resources`) and their defaults;
 //!   PriorityClasses (only the two built-in ones are known); mountable-secret enforcement
 //!   and the Pod Security admission levels (every namespace is `privileged`); the
 //!   `conditions` (`Completed`, `Failed`) a Table row of a finished pod carries; a pod
-//!   condition's zero times, written as `null`, are not owned by the field manager; protobuf
-//!   bodies (415); no
+//!   condition's zero times, written as `null`, are not owned by the field manager; no
 //!   scheduler or kubelet acts on a pod (it stays `Pending` until a test binds it and writes
 //!   its status).
 //! - Strategic merge patch: the merged object of a built-in kind is stored as merged, where

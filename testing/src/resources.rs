@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::schema::Structural;
 use super::status::{ApiError, Qualified};
 use super::store::StorageKey;
+use crate::apply::ApplySchema;
 
 /// How a resource's objects are presented relative to their stored form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +59,8 @@ pub(crate) struct ResourceInfo {
     pub printer_columns: Vec<Value>,
     /// The OpenAPI v3 schema (CRDs), which tells server-side apply the list and map types.
     pub schema: Option<Value>,
+    /// What the field manager reads of `schema`, read once when the CRD is.
+    pub apply: Option<Arc<ApplySchema>>,
     /// The same schema read for validation, defaulting and pruning (CRDs).
     pub structural: Option<Arc<Structural>>,
 }
@@ -115,6 +118,37 @@ pub(crate) fn storage_version_hash_of(group: &str, version: &str, kind: &str) ->
     crate::validation::base64::encode(&digest.as_ref()[..8])
 }
 
+/// apimachinery `version.CompareKubeAwareVersionStrings`, highest priority first: GA before
+/// beta before alpha, then the higher major and minor numbers (`v2`, `v1`, `v2beta1`,
+/// `v1alpha1`); names not of that form last, in lexical order. Discovery lists a group's
+/// versions in this order, the first preferred (autoscaling: `v2`, then `v1`).
+fn kube_aware_order(a: &str, b: &str) -> std::cmp::Ordering {
+    /// (stability: 2 GA, 1 beta, 0 alpha; major; minor), `None` for other names.
+    fn parse(v: &str) -> Option<(u8, u64, u64)> {
+        let rest = v.strip_prefix('v')?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let major: u64 = rest[..digits].parse().ok()?;
+        let (stability, minor) = match &rest[digits..] {
+            "" => (2, 0),
+            tail => {
+                let (stability, number) = if let Some(n) = tail.strip_prefix("beta") {
+                    (1, n)
+                } else {
+                    (0, tail.strip_prefix("alpha")?)
+                };
+                (stability, number.parse().ok()?)
+            }
+        };
+        Some((stability, major, minor))
+    }
+    match (parse(a), parse(b)) {
+        (Some(x), Some(y)) => y.cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
 /// All served resources, keyed by (group, version, plural).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Registry {
@@ -148,6 +182,7 @@ impl Registry {
                 view: View::Native,
                 printer_columns: vec![],
                 schema: None,
+                apply: None,
                 structural: None,
             };
         let mut ns = b("", "v1", "Namespace", "namespaces", false);
@@ -219,12 +254,103 @@ impl Registry {
             "controllerrevisions",
             true,
         ));
+        let networking = "networking.k8s.io";
+        let mut ingress = b(networking, "v1", "Ingress", "ingresses", true);
+        ingress.status_subresource = true;
+        ingress.tracks_generation = true;
+        ingress.short_names = vec!["ing".into()];
+        r.insert(ingress);
+        let mut ingress_class = b(networking, "v1", "IngressClass", "ingressclasses", false);
+        ingress_class.tracks_generation = true;
+        r.insert(ingress_class);
+        let mut netpol = b(networking, "v1", "NetworkPolicy", "networkpolicies", true);
+        netpol.tracks_generation = true;
+        netpol.short_names = vec!["netpol".into()];
+        r.insert(netpol);
+        // HorizontalPodAutoscalers are stored as autoscaling/v2 and served as v1 too (a view
+        // its strategy converts); discovery's hash is the storage version's.
+        let hpa_hash = storage_version_hash_of("autoscaling", "v2", "HorizontalPodAutoscaler");
+        for version in ["v2", "v1"] {
+            let mut hpa = b(
+                "autoscaling",
+                version,
+                "HorizontalPodAutoscaler",
+                "horizontalpodautoscalers",
+                true,
+            );
+            hpa.status_subresource = true;
+            hpa.short_names = vec!["hpa".into()];
+            hpa.categories = vec!["all".into()];
+            hpa.storage_version_hash = Some(hpa_hash.clone());
+            r.insert(hpa);
+        }
         let mut pods = b("", "v1", "Pod", "pods", true);
         pods.status_subresource = true;
         pods.tracks_generation = true;
         pods.short_names = vec!["po".into()];
         pods.categories = vec!["all".into()];
         r.insert(pods);
+        // ResourceQuotas, LimitRanges, PodDisruptionBudgets and EndpointSlices.
+        let mut quota = b("", "v1", "ResourceQuota", "resourcequotas", true);
+        quota.status_subresource = true;
+        quota.short_names = vec!["quota".into()];
+        r.insert(quota);
+        let mut limits = b("", "v1", "LimitRange", "limitranges", true);
+        limits.short_names = vec!["limits".into()];
+        r.insert(limits);
+        let mut pdb = b(
+            "policy",
+            "v1",
+            "PodDisruptionBudget",
+            "poddisruptionbudgets",
+            true,
+        );
+        pdb.status_subresource = true;
+        pdb.tracks_generation = true;
+        pdb.short_names = vec!["pdb".into()];
+        r.insert(pdb);
+        let mut slices = b(
+            "discovery.k8s.io",
+            "v1",
+            "EndpointSlice",
+            "endpointslices",
+            true,
+        );
+        slices.tracks_generation = true;
+        r.insert(slices);
+        // batch/v1 Jobs and CronJobs.
+        for (kind, plural, short) in [("Job", "jobs", None), ("CronJob", "cronjobs", Some("cj"))] {
+            let mut batch = b("batch", "v1", kind, plural, true);
+            batch.status_subresource = true;
+            batch.tracks_generation = true;
+            batch.short_names = short.into_iter().map(Into::into).collect();
+            batch.categories = vec!["all".into()];
+            r.insert(batch);
+        }
+        for (kind, plural, short, namespaced) in [
+            (
+                "PersistentVolumeClaim",
+                "persistentvolumeclaims",
+                "pvc",
+                true,
+            ),
+            ("PersistentVolume", "persistentvolumes", "pv", false),
+            ("Node", "nodes", "no", false),
+        ] {
+            let mut storage = b("", "v1", kind, plural, namespaced);
+            storage.status_subresource = true;
+            storage.short_names = vec![short.into()];
+            r.insert(storage);
+        }
+        let mut sc = b(
+            "storage.k8s.io",
+            "v1",
+            "StorageClass",
+            "storageclasses",
+            false,
+        );
+        sc.short_names = vec!["sc".into()];
+        r.insert(sc);
         let rbac = "rbac.authorization.k8s.io";
         r.insert(b(rbac, "v1", "Role", "roles", true));
         r.insert(b(rbac, "v1", "ClusterRole", "clusterroles", false));
@@ -291,6 +417,9 @@ impl Registry {
             if !versions.contains(v) {
                 versions.push(v.clone());
             }
+        }
+        for versions in out.values_mut() {
+            versions.sort_by(|a, b| kube_aware_order(a, b));
         }
         out
     }

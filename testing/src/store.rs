@@ -48,10 +48,11 @@ pub(crate) struct Change {
     pub kind: ChangeType,
     /// Which store.
     pub storage: StorageKey,
-    /// The object after the write (for a deletion: the last state, stamped with `rv`).
-    pub object: Value,
+    /// The object after the write (for a deletion: the last state, stamped with `rv`): the
+    /// stored object itself, shared with the store (and with the next change's `previous`).
+    pub object: Arc<Value>,
     /// The object before the write, if any (for selector transitions in watches).
-    pub previous: Option<Value>,
+    pub previous: Option<Arc<Value>>,
 }
 
 /// The changes a watch replays, and the receiver of those after them.
@@ -60,10 +61,11 @@ pub(crate) type Replay = (Vec<Arc<Change>>, broadcast::Receiver<Arc<Change>>);
 /// Namespace and name of an object.
 pub(crate) type ObjectKey = (String, String);
 
-/// The store.
+/// The store. An object is held once: the map, its change in the history and the next
+/// change's `previous` share one `Arc`.
 #[derive(Debug)]
 pub(crate) struct Store {
-    objects: BTreeMap<StorageKey, BTreeMap<ObjectKey, Value>>,
+    objects: BTreeMap<StorageKey, BTreeMap<ObjectKey, Arc<Value>>>,
     rv: u64,
     history: VecDeque<Arc<Change>>,
     history_limit: usize,
@@ -106,6 +108,7 @@ impl Store {
         self.objects
             .get(key)?
             .get(&(namespace.to_string(), name.to_string()))
+            .map(Arc::as_ref)
     }
 
     /// Objects of a store, in one namespace or all, ordered by namespace then name.
@@ -119,7 +122,7 @@ impl Store {
             .into_iter()
             .flat_map(|m| m.iter())
             .filter(move |((ns, _), _)| namespace.is_none_or(|n| n == ns))
-            .map(|(_, v)| v)
+            .map(|(_, v)| v.as_ref())
     }
 
     /// Like [`Store::list`], starting after `after` (exclusive), with each object's key.
@@ -139,6 +142,7 @@ impl Store {
             .into_iter()
             .flat_map(move |m| m.range((lower.clone(), Bound::Unbounded)))
             .filter(move |((ns, _), _)| namespace.is_none_or(|n| n == ns))
+            .map(|(k, v)| (k, v.as_ref()))
     }
 
     /// The objects of a store (in one namespace or all, after `after`, in key order) as they
@@ -162,7 +166,7 @@ impl Store {
                 break;
             }
             if change.storage == *key {
-                then.insert(object_key(&change.object), change.previous.as_ref());
+                then.insert(object_key(&change.object), change.previous.as_deref());
             }
         }
         if then.is_empty() {
@@ -185,23 +189,25 @@ impl Store {
         Some(objects.into_iter().map(|(k, v)| (k, v.clone())).collect())
     }
 
-    /// Stores `object` (whose metadata names it) with a new resourceVersion and records the change.
-    pub(crate) fn put(&mut self, key: &StorageKey, mut object: Value) -> Value {
+    /// Stores `object` (whose metadata names it) with a new resourceVersion and records the
+    /// change; returns the stored object.
+    pub(crate) fn put(&mut self, key: &StorageKey, mut object: Value) -> Arc<Value> {
         self.rv += 1;
         object["metadata"]["resourceVersion"] = Value::String(self.rv.to_string());
         let id = object_key(&object);
+        let stored = Arc::new(object);
         let previous = self
             .objects
             .entry(key.clone())
             .or_default()
-            .insert(id, object.clone());
+            .insert(id, stored.clone());
         let kind = if previous.is_some() {
             ChangeType::Modified
         } else {
             ChangeType::Added
         };
-        self.record(key, kind, object.clone(), previous);
-        object
+        self.record(key, kind, stored.clone(), previous);
+        stored
     }
 
     /// Removes an object, recording a deletion stamped with a new resourceVersion.
@@ -216,9 +222,14 @@ impl Store {
             .get_mut(key)?
             .remove(&(namespace.to_string(), name.to_string()))?;
         self.rv += 1;
-        let mut object = previous.clone();
+        let mut object = Value::clone(&previous);
         object["metadata"]["resourceVersion"] = Value::String(self.rv.to_string());
-        self.record(key, ChangeType::Deleted, object.clone(), Some(previous));
+        self.record(
+            key,
+            ChangeType::Deleted,
+            Arc::new(object.clone()),
+            Some(previous),
+        );
         Some(object)
     }
 
@@ -226,8 +237,8 @@ impl Store {
         &mut self,
         key: &StorageKey,
         kind: ChangeType,
-        object: Value,
-        previous: Option<Value>,
+        object: Arc<Value>,
+        previous: Option<Arc<Value>>,
     ) {
         let change = Arc::new(Change {
             rv: self.rv,

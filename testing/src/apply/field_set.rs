@@ -66,6 +66,49 @@ impl FieldSet {
         out
     }
 
+    /// Adds the members of `other` (`union`, in place).
+    pub(super) fn absorb(&mut self, other: &FieldSet) {
+        self.member |= other.member;
+        for (k, v) in &other.children {
+            match self.children.get_mut(k) {
+                Some(mine) => mine.absorb(v),
+                None => {
+                    self.children.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+
+    /// Removes the members of `other` (`difference`, in place).
+    pub(super) fn remove(&mut self, other: &FieldSet) {
+        self.member &= !other.member;
+        for (k, o) in &other.children {
+            if let Some(mine) = self.children.get_mut(k) {
+                mine.remove(o);
+                if mine.is_empty() {
+                    self.children.remove(k);
+                }
+            }
+        }
+    }
+
+    /// Removes every path that is a member of `other` or lies below one (`RecursiveDifference`,
+    /// in place).
+    pub(super) fn remove_recursive(&mut self, other: &FieldSet) {
+        if other.member {
+            *self = FieldSet::default();
+            return;
+        }
+        for (k, o) in &other.children {
+            if let Some(mine) = self.children.get_mut(k) {
+                mine.remove_recursive(o);
+                if mine.is_empty() {
+                    self.children.remove(k);
+                }
+            }
+        }
+    }
+
     /// Members of `self` that are not members of `other` (not recursive, like `Set.Difference`).
     pub(super) fn difference(&self, other: &FieldSet) -> FieldSet {
         let mut out = FieldSet {
@@ -95,27 +138,6 @@ impl FieldSet {
                 if !child.is_empty() {
                     out.children.insert(k.clone(), child);
                 }
-            }
-        }
-        out
-    }
-
-    /// Removes every path that is a member of `other` or lies below one (`RecursiveDifference`).
-    pub(super) fn recursive_difference(&self, other: &FieldSet) -> FieldSet {
-        if other.member {
-            return FieldSet::default();
-        }
-        let mut out = FieldSet {
-            member: self.member,
-            children: BTreeMap::new(),
-        };
-        for (k, v) in &self.children {
-            let child = match other.children.get(k) {
-                Some(o) => v.recursive_difference(o),
-                None => v.clone(),
-            };
-            if !child.is_empty() {
-                out.children.insert(k.clone(), child);
             }
         }
         out

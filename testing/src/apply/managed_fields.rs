@@ -135,14 +135,12 @@ pub(super) fn without_managed_fields(obj: &Value) -> Value {
 }
 
 /// `Comparison.FilterFields` plus the stripped fields.
-pub(super) fn filtered(c: Comparison, ignored: &FieldSet) -> Comparison {
-    let strip = stripped();
-    let f = |s: FieldSet| s.recursive_difference(ignored).difference(&strip);
-    Comparison {
-        added: f(c.added),
-        modified: f(c.modified),
-        removed: f(c.removed),
+pub(super) fn filtered(mut c: Comparison, ignored: &FieldSet) -> Comparison {
+    for set in [&mut c.added, &mut c.modified, &mut c.removed] {
+        set.remove_recursive(ignored);
+        set.remove(stripped());
     }
+    c
 }
 
 /// `Updater.update`: other entries lose the fields the change took (conflicts unless `force`)
@@ -153,26 +151,32 @@ pub(super) fn take_from_others(
     c: &Comparison,
     force: bool,
 ) -> Result<(), ApplyError> {
-    let changed = c.modified.union(&c.added);
-    let mut conflicts = Vec::new();
-    for (i, e) in entries.iter().enumerate() {
-        if Some(i) == skip {
-            continue;
-        }
-        let conflict = e.set.intersection(&changed);
-        for p in conflict.paths() {
-            conflicts.push((e.printed(), path_string(&p)));
-        }
+    if entries.iter().enumerate().all(|(i, _)| Some(i) == skip) {
+        return Ok(());
     }
-    if !force && !conflicts.is_empty() {
-        conflicts.sort();
-        return Err(ApplyError::Conflict { conflicts });
+    let changed = c.modified.union(&c.added);
+    if !force {
+        let mut conflicts = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            if Some(i) == skip {
+                continue;
+            }
+            let conflict = e.set.intersection(&changed);
+            for p in conflict.paths() {
+                conflicts.push((e.printed(), path_string(&p)));
+            }
+        }
+        if !conflicts.is_empty() {
+            conflicts.sort();
+            return Err(ApplyError::Conflict { conflicts });
+        }
     }
     for (i, e) in entries.iter_mut().enumerate() {
         if Some(i) == skip {
             continue;
         }
-        e.set = e.set.difference(&changed).difference(&c.removed);
+        e.set.remove(&changed);
+        e.set.remove(&c.removed);
         e.set.compact();
     }
     Ok(())

@@ -60,7 +60,8 @@ pub(super) struct Comparison {
     pub(super) removed: FieldSet,
 }
 
-/// `TypedValue.Compare`: what changed from `lhs` to `rhs`.
+/// `TypedValue.Compare`: what changed from `lhs` to `rhs` (`metadata.managedFields` left out,
+/// so callers compare the objects as stored, without a copy stripped of them).
 pub(super) fn compare(sc: &ApplySchema, lhs: &Value, rhs: &Value) -> Comparison {
     let mut c = Comparison::default();
     compare_at(sc, Some(lhs), Some(rhs), &mut Vec::new(), &mut c);
@@ -119,6 +120,10 @@ pub(super) fn compare_at(
         keys.sort();
         keys.dedup();
         for k in keys {
+            // managedFields are the record of ownership, never owned: not compared.
+            if k == "managedFields" && path.len() == 1 && path[0] == "f:metadata" {
+                continue;
+            }
             path.push(field_pe(k));
             compare_at(sc, l.get(k), r.get(k), path, c);
             path.pop();

@@ -180,11 +180,6 @@ pub(crate) struct Endpoint<'a> {
     pub schema: &'a ApplySchema,
 }
 
-fn default_schema() -> &'static ApplySchema {
-    static DEFAULT: std::sync::OnceLock<ApplySchema> = std::sync::OnceLock::new();
-    DEFAULT.get_or_init(ApplySchema::default)
-}
-
 /// Server-side apply at an [`Endpoint`]: the general form of [`server_side_apply`].
 pub(crate) fn apply_at(
     live: Option<&Value>,
@@ -250,9 +245,9 @@ pub(crate) fn apply_at(
 
     let mut merged = merge(sc, Some(&live_clean), &config, &mut Vec::new()).unwrap_or(json!({}));
 
-    let new_set = to_field_set(sc, &config)
-        .recursive_difference(&ignored)
-        .difference(&stripped());
+    let mut new_set = to_field_set(sc, &config);
+    new_set.remove_recursive(&ignored);
+    new_set.remove(stripped());
     let me = entries
         .iter()
         .position(|e| e.same_identity(manager, "Apply", api_version, sub));
@@ -332,7 +327,7 @@ pub(crate) fn record_update(
         api_version,
         subresource,
         reset_fields: &[],
-        schema: default_schema(),
+        schema: ApplySchema::builtin_default(),
     };
     update_at(old, new, manager, &at, now);
 }
@@ -368,10 +363,10 @@ pub(crate) fn update_at(
             return;
         }
     }
-    let old_clean = old.map(without_managed_fields).unwrap_or_else(|| json!({}));
-    let new_clean = without_managed_fields(new);
-    let ignored = ignored_set(&[&old_clean, &new_clean], subresource, reset);
-    let c = filtered(compare(sc, &old_clean, &new_clean), &ignored);
+    let none = json!({});
+    let old = old.unwrap_or(&none);
+    let ignored = ignored_set(&[old, new], subresource, reset);
+    let c = filtered(compare(sc, old, new), &ignored);
     // current-operation is a fresh manager: it takes from everyone (force), then merges into
     // the manager's previous entry.
     let _ = take_from_others(&mut entries, None, &c, true);
@@ -385,7 +380,7 @@ pub(crate) fn update_at(
             .find(|e| e.same_identity(manager, "Update", api_version, sub))
         {
             Some(e) => {
-                e.set = e.set.union(&took);
+                e.set.absorb(&took);
                 e.time = time;
             }
             None => entries.push(Entry {

@@ -43,7 +43,44 @@ pub(crate) struct ApplySchema {
     /// Fields a built-in's zero value holds (value structs, lists without `omitempty`): an
     /// Update that finds them set does not own them as added (`.`).
     pub(super) zero_valued: std::collections::BTreeSet<String>,
+    /// What [`ApplySchema::properties`] found, by schema key.
+    pub(super) found: FoundCache,
 }
+
+/// What the schema says of one field: every lookup of the field manager at once.
+#[derive(Debug, Clone)]
+pub(super) struct Properties {
+    list_type: ListType,
+    atomic: bool,
+    zero_valued: bool,
+    map: bool,
+}
+
+/// A cache of [`Properties`] by schema key (`spec.containers[].ports`): the field manager asks for
+/// every field of every write, and the lookups of the sorted keys allocate. Bounded (cleared when
+/// full); a clone starts empty and caches compare equal, as they only remember the schema.
+#[derive(Debug, Default)]
+pub(super) struct FoundCache(std::sync::RwLock<std::collections::HashMap<String, Properties>>);
+
+impl FoundCache {
+    /// The most keys kept: far more than a kind's schema has, fewer than the map keys (labels,
+    /// annotations, data) many objects would add.
+    const LIMIT: usize = 4096;
+}
+
+impl Clone for FoundCache {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for FoundCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for FoundCache {}
 
 impl Default for ApplySchema {
     fn default() -> Self {
@@ -73,6 +110,12 @@ impl Default for ApplySchema {
 }
 
 impl ApplySchema {
+    /// [`ApplySchema::default`], built once.
+    pub(crate) fn builtin_default() -> &'static ApplySchema {
+        static DEFAULT: std::sync::OnceLock<ApplySchema> = std::sync::OnceLock::new();
+        DEFAULT.get_or_init(ApplySchema::default)
+    }
+
     /// Only ObjectMeta's rules: `metadata.finalizers` a set, `metadata.ownerReferences` a map
     /// keyed by `uid`, `metadata.labels` and `metadata.annotations` maps; every other list
     /// atomic, every other object a struct.
@@ -83,6 +126,7 @@ impl ApplySchema {
             atomics: Default::default(),
             unstructured: false,
             zero_valued: Default::default(),
+            found: FoundCache::default(),
         }
         .with_list("metadata.finalizers", ListType::Set)
         .with_list(
@@ -154,6 +198,10 @@ impl ApplySchema {
     ) {
         // The workloads' types nest about 12 deep; recursive types (none there) stop here.
         const MAX_DEPTH: usize = 24;
+        // A property may override its referenced type's map type (a PersistentVolume's
+        // `claimRef`, an `ObjectReference`, is `granular` there).
+        let granular =
+            schema.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("granular");
         let schema = match schema
             .get("$ref")
             .and_then(Value::as_str)
@@ -170,6 +218,7 @@ impl ApplySchema {
         }
         let key = path.join(".");
         if !path.is_empty()
+            && !granular
             && schema.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic")
         {
             self.atomics.insert(key);
@@ -299,25 +348,58 @@ impl ApplySchema {
         exact.into_iter().chain(wildcards).min()
     }
 
+    /// Everything the schema says of the field at `path`, looked up once per schema key.
+    fn properties(&self, path: &[Pe]) -> Properties {
+        let mut key = String::new();
+        for pe in path {
+            match pe.strip_prefix("f:") {
+                Some(name) => {
+                    if !key.is_empty() {
+                        key.push('.');
+                    }
+                    key.push_str(name);
+                }
+                None if !key.is_empty() => key.push_str("[]"),
+                None => {}
+            }
+        }
+        if let Some(found) = self.found.0.read().ok().and_then(|f| f.get(&key).cloned()) {
+            return found;
+        }
+        let found = Properties {
+            list_type: Self::find(&self.lists, path)
+                .and_then(|k| self.lists.get(k).cloned())
+                .unwrap_or(ListType::Atomic),
+            atomic: Self::find(&self.atomics, path).is_some(),
+            zero_valued: Self::find(&self.zero_valued, path).is_some(),
+            map: Self::find(&self.maps, path).is_some(),
+        };
+        if let Ok(mut cache) = self.found.0.write() {
+            if cache.len() >= FoundCache::LIMIT {
+                cache.clear();
+            }
+            cache.insert(key, found.clone());
+        }
+        found
+    }
+
     pub(super) fn list_type(&self, path: &[Pe]) -> ListType {
-        Self::find(&self.lists, path)
-            .and_then(|k| self.lists.get(k).cloned())
-            .unwrap_or(ListType::Atomic)
+        self.properties(path).list_type
     }
 
     /// Atomic structs: owned, compared and merged as one value.
     pub(super) fn is_atomic(&self, path: &[Pe]) -> bool {
-        !path.is_empty() && Self::find(&self.atomics, path).is_some()
+        !path.is_empty() && self.properties(path).atomic
     }
 
     /// Whether the field is in the Go type's zero value (see `zero_valued`).
     pub(super) fn is_zero_valued(&self, path: &[Pe]) -> bool {
-        Self::find(&self.zero_valued, path).is_some()
+        self.properties(path).zero_valued
     }
 
     /// Maps (as opposed to structs): an Update that adds one owns the map itself.
     pub(super) fn is_map(&self, path: &[Pe]) -> bool {
-        Self::find(&self.maps, path).is_some()
+        self.properties(path).map
     }
 }
 
@@ -425,7 +507,12 @@ pub(super) fn item_elements(kind: &ListType, items: &[Value]) -> Option<Vec<Pe>>
 }
 
 /// The paths the server never tracks (`stripMetaManager`), as a set.
-pub(super) fn stripped() -> FieldSet {
+pub(super) fn stripped() -> &'static FieldSet {
+    static STRIPPED: std::sync::LazyLock<FieldSet> = std::sync::LazyLock::new(stripped_fields);
+    &STRIPPED
+}
+
+fn stripped_fields() -> FieldSet {
     let mut s = FieldSet::default();
     for p in [
         &["f:apiVersion"][..],

@@ -769,7 +769,7 @@ pub(super) fn server_side_apply_with_reset(
         api_version,
         subresource,
         reset_fields: reset,
-        schema: default_schema(),
+        schema: ApplySchema::builtin_default(),
     };
     apply_at(live, applied, manager, force, &at, now)
 }

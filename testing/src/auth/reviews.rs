@@ -131,7 +131,9 @@ pub(crate) fn serve(
         return Err(ApiError::method_not_allowed());
     }
     let decoded = match media_type {
-        Some("application/vnd.kubernetes.protobuf") => crate::protobuf::decode(body),
+        Some("application/vnd.kubernetes.protobuf") => {
+            crate::protobuf::decode(body).map_err(|e| e.to_string())
+        }
         _ => serde_json::from_slice(body).map_err(|e| e.to_string()),
     };
     let mut object = decoded

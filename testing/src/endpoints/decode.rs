@@ -16,6 +16,11 @@ use crate::schema::duplicates::duplicate_fields;
 use crate::schema::{Decoding, FieldValidation};
 use crate::status::ApiError;
 
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// The media types a write's body may have.
+const MEDIA_TYPES: &[&str] = &["application/json", "application/yaml", PROTOBUF];
+
 pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
     headers
         .get(header::CONTENT_TYPE)
@@ -64,7 +69,20 @@ pub(super) fn decode_object(
     body: &Bytes,
     info: &crate::resources::ResourceInfo,
 ) -> Result<Value, ApiError> {
+    let protobuf = media_type(headers).as_deref() == Some(PROTOBUF);
+    if protobuf && info.custom {
+        // Custom resources are served as JSON and YAML only.
+        return Err(ApiError::unsupported_media_type(PROTOBUF, MEDIA_TYPES));
+    }
     let object = decode_body(headers, body, &info.kind)?;
+    if protobuf && object["kind"].as_str() != Some(info.kind.as_str()) {
+        let version = object["apiVersion"]
+            .as_str()
+            .and_then(|v| v.rsplit('/').next())
+            .unwrap_or_default();
+        let kind = object["kind"].as_str().unwrap_or_default();
+        return Err(crate::registry::unknown_conversion(info, version, kind));
+    }
     if info.custom && object.is_object() && object["kind"].as_str().is_none_or(str::is_empty) {
         let why = format!(
             "Object 'Kind' is missing in '{}'",
@@ -85,27 +103,23 @@ pub(super) fn decode_body(
         Some("application/yaml") => {
             return crate::yaml::decode(body).map_err(|e| unrecognized(kind, &e, body));
         }
-        Some("application/vnd.kubernetes.protobuf") => {
-            return protobuf::decode(body).map_err(|e| {
-                ApiError::unsupported_media_type(
-                    &e,
-                    &[
-                        "application/json",
-                        "application/yaml",
-                        "application/vnd.kubernetes.protobuf",
-                    ],
-                )
+        Some(PROTOBUF) => {
+            return protobuf::decode(body).map_err(|e| match &e {
+                protobuf::DecodeError::NotRegistered {
+                    api_version,
+                    kind: theirs,
+                } => {
+                    let version = api_version.rsplit('/').next().unwrap_or_default();
+                    ApiError::bad_request(format!(
+                        "{theirs} in version {} cannot be handled as a {kind}: {e}",
+                        crate::go::fmt::go_quote(version)
+                    ))
+                }
+                _ => unrecognized(kind, &e.to_string(), body),
             });
         }
         Some(other) => {
-            return Err(ApiError::unsupported_media_type(
-                other,
-                &[
-                    "application/json",
-                    "application/yaml",
-                    "application/vnd.kubernetes.protobuf",
-                ],
-            ));
+            return Err(ApiError::unsupported_media_type(other, MEDIA_TYPES));
         }
     }
     // The serializer reads the body's apiVersion and kind first (`couldn't get version/kind`):

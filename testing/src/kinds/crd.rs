@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::{Strategy, Upkeep};
+use crate::apply::ApplySchema;
 use crate::resources::{ResourceInfo, View, storage_version_hash_of};
 use crate::scale::ScalePaths;
 use crate::schema::Structural;
@@ -121,6 +122,11 @@ pub(crate) fn infos_from_crd(crd: &Value) -> Result<Vec<ResourceInfo>, Vec<Field
             schema: v["schema"]["openAPIV3Schema"]
                 .as_object()
                 .map(|o| Value::Object(o.clone())),
+            apply: v["schema"]["openAPIV3Schema"].is_object().then(|| {
+                Arc::new(ApplySchema::from_openapi_v3(
+                    &v["schema"]["openAPIV3Schema"],
+                ))
+            }),
             structural,
         })
         .collect())

@@ -136,10 +136,11 @@ impl Strategy for Deployments {
         new: &Value,
         subresource: Option<&str>,
     ) -> Option<bool> {
+        // The stored `old` was defaulted when it was written.
         Some(
             subresource != Some("status")
-                && (defaulted(new)["spec"] != defaulted(old)["spec"]
-                    || new["metadata"]["annotations"] != old["metadata"]["annotations"]),
+                && (new["metadata"]["annotations"] != old["metadata"]["annotations"]
+                    || defaulted(new)["spec"] != old["spec"]),
         )
     }
 

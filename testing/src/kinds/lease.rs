@@ -21,4 +21,10 @@ impl Strategy for Leases {
     fn field_rules(&self, new: &Value, _old: Option<&Value>) -> Vec<FieldError> {
         builtins::lease_rules(new)
     }
+
+    /// `leaseStrategy.AllowUnconditionalUpdate` is false: a PUT must carry the
+    /// resourceVersion it replaces.
+    fn allows_unconditional_update(&self) -> bool {
+        false
+    }
 }

@@ -12,24 +12,40 @@
 //! - [`pod`]: core/v1 Pods (their `binding` and `eviction` subresources are the registry's);
 //! - [`workloads`]: apps/v1 ReplicaSets, StatefulSets, DaemonSets and ControllerRevisions;
 //! - [`service`]: core/v1 Services (cluster IPs and node ports allocated) and Endpoints;
+//! - [`quota`]: core/v1 ResourceQuotas and LimitRanges; [`disruption`]: policy/v1
+//!   PodDisruptionBudgets; [`endpoint_slice`]: discovery.k8s.io/v1 EndpointSlices;
+//! - [`networking`]: networking.k8s.io/v1 Ingresses, IngressClasses and NetworkPolicies;
+//! - [`autoscaling`]: HorizontalPodAutoscalers, stored as autoscaling/v2 and served as v1 too;
+//! - [`batch`]: batch/v1 Jobs (their generated selector) and CronJobs;
+//! - [`node`]: core/v1 Nodes (status kept on create, the not-ready taint);
+//! - [`storage`]: core/v1 PersistentVolumeClaims and PersistentVolumes, storage.k8s.io/v1
+//!   StorageClasses;
 //! - `config_map`, `secret`, `lease`, `service_account`, `rbac`: the other built-ins.
 //!
 //! A strategy names its kind's rules; the rules themselves are written once in
 //! [`crate::validation`] (as upstream's `pkg/apis/*/validation`, which the registries' strategies
 //! call), and the table columns are made of [`crate::table::column`]s.
 
+pub(crate) mod autoscaling;
+mod batch;
 mod config_map;
 pub(crate) mod crd;
 mod custom;
 pub(crate) mod deployment;
+mod disruption;
+mod endpoint_slice;
 pub(crate) mod events;
 mod lease;
 pub(crate) mod namespace;
+mod networking;
+mod node;
 pub(crate) mod pod;
+mod quota;
 mod rbac;
 mod secret;
 pub(crate) mod service;
 mod service_account;
+pub(crate) mod storage;
 pub(crate) mod workloads;
 
 use http::Method;
@@ -166,6 +182,12 @@ pub(crate) trait Strategy: Sync {
         Ok(())
     }
 
+    /// The warnings an update of `new` (through `subresource`) earns (`WarningsOnUpdate`), once
+    /// it is valid.
+    fn warnings_on_update(&self, _new: &Value, _subresource: Option<&str>) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether a PUT may leave out the resourceVersion it replaces (`AllowUnconditionalUpdate`).
     fn allows_unconditional_update(&self) -> bool {
         true
@@ -177,6 +199,12 @@ pub(crate) trait Strategy: Sync {
     }
 
     // Preparation for storage.
+
+    /// Whether a create keeps the status it was given (a Node's `PrepareForCreate` does not
+    /// reset it, where every other kind with a status subresource does).
+    fn keeps_status_on_create(&self) -> bool {
+        false
+    }
 
     /// The parts of `PrepareForCreate` that run after the field manager recorded the request,
     /// so that what they set is owned by no one.
@@ -376,6 +404,23 @@ pub(crate) fn strategy(info: &ResourceInfo) -> &'static dyn Strategy {
         ("apps", "statefulsets", _) => &workloads::Workloads::StatefulSets,
         ("apps", "daemonsets", _) => &workloads::Workloads::DaemonSets,
         ("apps", "controllerrevisions", _) => &workloads::Workloads::ControllerRevisions,
+        ("", "resourcequotas", _) => &quota::ResourceQuotas,
+        ("", "limitranges", _) => &quota::LimitRanges,
+        ("policy", "poddisruptionbudgets", _) => &disruption::PodDisruptionBudgets,
+        ("discovery.k8s.io", "endpointslices", _) => &endpoint_slice::EndpointSlices,
+        ("networking.k8s.io", "ingresses", _) => &networking::Networking::Ingresses,
+        ("networking.k8s.io", "ingressclasses", _) => &networking::Networking::IngressClasses,
+        ("networking.k8s.io", "networkpolicies", _) => &networking::Networking::NetworkPolicies,
+        ("autoscaling", "horizontalpodautoscalers", _) if info.version == "v1" => {
+            &autoscaling::Autoscalers::V1
+        }
+        ("autoscaling", "horizontalpodautoscalers", _) => &autoscaling::Autoscalers::V2,
+        ("batch", "jobs", _) => &batch::Batch::Jobs,
+        ("batch", "cronjobs", _) => &batch::Batch::CronJobs,
+        ("", "nodes", _) => &node::Nodes,
+        ("", "persistentvolumeclaims", _) => &storage::Storage::Claims,
+        ("", "persistentvolumes", _) => &storage::Storage::Volumes,
+        ("storage.k8s.io", "storageclasses", _) => &storage::Storage::Classes,
         _ => &Generic,
     }
 }

@@ -112,7 +112,7 @@ impl Graph {
         let namespace = obj["metadata"]["namespace"].as_str().unwrap_or_default();
         for r in owner_refs(obj)
             .into_iter()
-            .chain(change.previous.iter().flat_map(owner_refs))
+            .chain(change.previous.as_deref().into_iter().flat_map(owner_refs))
         {
             work.owners.push((namespace.to_string(), r));
         }

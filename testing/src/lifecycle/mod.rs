@@ -167,7 +167,7 @@ mod tests {
                 group: String::new(),
                 resource: resource.into(),
             },
-            object,
+            object: std::sync::Arc::new(object),
             previous: None,
         }
     }

@@ -101,6 +101,7 @@ impl State {
             meta.remove("generation");
         }
         if info.status_subresource
+            && !kinds::strategy(info).keeps_status_on_create()
             && let Some(m) = obj.as_object_mut()
         {
             m.remove("status");
@@ -132,10 +133,19 @@ impl State {
             // The mutating admission a cluster runs on every new pod.
             self.admit_pod_create(&mut obj)?;
         }
+        if info.group.is_empty() && info.plural == "persistentvolumeclaims" {
+            // DefaultStorageClass, a mutating admission after the field manager.
+            kinds::storage::admit_claim_create(&self.store, &mut obj);
+        }
         self.admit(info, None, &obj, None, opts)?;
         let (ns, name) = crate::store::object_key(&obj);
-        if self.store.get(&info.storage, &ns, &name).is_some() {
-            return Err(ApiError::already_exists(info.qualified_resource(), &name));
+        if let Some(existing) = self.store.get(&info.storage, &ns, &name) {
+            let mut err = ApiError::already_exists(info.qualified_resource(), &name);
+            // The generic store's Create names an existing object that waits on finalizers.
+            if !existing["metadata"]["deletionTimestamp"].is_null() {
+                err.message = format!("object is being deleted: {}", err.message);
+            }
+            return Err(err);
         }
         if opts.dry_run {
             return Ok(Self::to_view(info, &obj));

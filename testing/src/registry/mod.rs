@@ -5,6 +5,7 @@
 mod admission;
 mod create;
 mod delete;
+mod disruption;
 mod list;
 mod patch;
 mod pods;
@@ -285,17 +286,7 @@ impl State {
         {
             // The decoder reads the body as the kind it names and cannot convert it to this
             // resource's internal type.
-            let internal = match info.group.as_str() {
-                "" | "events.k8s.io" => "core",
-                "coordination.k8s.io" => "coordination",
-                "rbac.authorization.k8s.io" => "rbac",
-                "apiextensions.k8s.io" => "apiextensions",
-                group => group.split('.').next().unwrap_or(group),
-            };
-            return Err(ApiError::bad_request(format!(
-                "{kind} in version {:?} cannot be handled as a {}: converting ({}.{kind}) to ({internal}.{}): unknown conversion",
-                info.version, info.kind, info.version, info.kind
-            )));
+            return Err(unknown_conversion(info, &info.version, kind));
         }
         if let Some(kind) = body["kind"].as_str()
             && kind != info.kind
@@ -383,4 +374,20 @@ impl State {
     ) -> Option<Arc<ResourceInfo>> {
         self.registry.get(group, version, plural)
     }
+}
+
+/// The codec's refusal of a body the decoder read as `kind` of `version` (another kind than the
+/// resource's): it has no conversion to the resource's internal type.
+pub(crate) fn unknown_conversion(info: &ResourceInfo, version: &str, kind: &str) -> ApiError {
+    let internal = match info.group.as_str() {
+        "" | "events.k8s.io" => "core",
+        "coordination.k8s.io" => "coordination",
+        "rbac.authorization.k8s.io" => "rbac",
+        "apiextensions.k8s.io" => "apiextensions",
+        group => group.split('.').next().unwrap_or(group),
+    };
+    ApiError::bad_request(format!(
+        "{kind} in version {version:?} cannot be handled as a {}: converting ({version}.{kind}) to ({internal}.{}): unknown conversion",
+        info.kind, info.kind
+    ))
 }

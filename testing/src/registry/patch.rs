@@ -200,7 +200,7 @@ impl State {
             api_version: &api_version,
             subresource,
             reset_fields: reset_fields(info, subresource),
-            schema: &schema,
+            schema,
         };
         let Some(old) = old else {
             if patch_type != PatchType::Apply {

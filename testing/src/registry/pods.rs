@@ -1,7 +1,7 @@
 //! What the pod registry (`pkg/registry/core/pod/storage`) adds to the generic store: graceful
 //! deletion (`rest.BeforeDelete` with a kind's `CheckGracefulDelete`, and the store's
 //! `updateForGracefulDeletionAndFinalizers`), the `binding` subresource (`BindingREST`), the
-//! `eviction` subresource (`EvictionREST`, without PodDisruptionBudgets: none is served), and the
+//! `eviction` subresource (`EvictionREST`, its PodDisruptionBudgets' part in [`super::disruption`]), and the
 //! `ServiceAccount` admission plugin on a new pod (it reads the store), with the
 //! `SchedulingGated` condition `PrepareForCreate` sets.
 
@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::State;
 use super::delete::is_dry_run;
+use super::disruption::{self, Verdict};
 use crate::kinds;
 use crate::lifecycle::propagation::{Propagation, deletion_finalizers};
 use crate::object::{finalizers, generate_name, meta_mut, meta_str, rfc3339};
@@ -137,7 +138,7 @@ impl State {
         let gone = self
             .store
             .remove(&info.storage, &ns, &name)
-            .unwrap_or(stored);
+            .unwrap_or_else(|| Value::clone(&stored));
         self.after_delete(&gone, info);
         Ok(Some(success(&gone)))
     }
@@ -348,12 +349,14 @@ impl State {
         Ok(created_status())
     }
 
-    /// POST of an `Eviction` to `pods/<name>/eviction` (`EvictionREST.Create`) where no
-    /// PodDisruptionBudget exists (none is served): the pod gets the `DisruptionTarget`
-    /// condition and is deleted with the eviction's `deleteOptions`, answered by a `Status`.
+    /// POST of an `Eviction` to `pods/<name>/eviction` (`EvictionREST.Create`): once the pod's
+    /// PodDisruptionBudget allows it ([`State::consult_budgets`]), the pod gets the
+    /// `DisruptionTarget` condition and is deleted with the eviction's `deleteOptions`,
+    /// answered by a `Status`.
     ///
     /// # Errors
-    /// 400 for a body naming another pod, 404 for a missing pod, the deletion's errors.
+    /// 400 for a body naming another pod, 404 for a missing pod, the budget's refusal (429,
+    /// 500 for several budgets), the deletion's errors.
     pub(crate) fn evict_pod(
         &mut self,
         ns: &str,
@@ -383,6 +386,17 @@ impl State {
         let Some(info) = self.pods_info() else {
             return Err(ApiError::internal("pods are not served"));
         };
+        if !disruption::ignores_budgets(&old)
+            && let Verdict::DeleteAsRead = self.consult_budgets(&old, is_dry_run(&options))?
+            && options["preconditions"]["resourceVersion"].is_null()
+        {
+            // An unready pod goes only as it was read, not once it became ready.
+            if !options["preconditions"].is_object() {
+                options["preconditions"] = json!({});
+            }
+            options["preconditions"]["resourceVersion"] =
+                json!(meta_str(&old, "resourceVersion").unwrap_or_default());
+        }
         if !is_dry_run(&options) {
             // The preconditions are checked against the latest pod first.
             let pod_kind = Qualified {

@@ -29,15 +29,16 @@ pub(crate) fn reset_fields(
     }
 }
 
-/// The list and map types server-side apply merges by: from a CRD's schema, or the defaults.
-pub(crate) fn apply_schema(info: &ResourceInfo) -> ApplySchema {
+/// The list and map types server-side apply merges by: the kind's own, or its CRD's schema's,
+/// or the defaults (each built once).
+pub(crate) fn apply_schema(info: &ResourceInfo) -> &ApplySchema {
     if let Some(schema) = kinds::strategy(info).apply_schema() {
-        return schema.clone();
+        return schema;
     }
-    info.schema
-        .as_ref()
-        .map(ApplySchema::from_openapi_v3)
-        .unwrap_or_default()
+    match &info.apply {
+        Some(schema) => schema,
+        None => ApplySchema::builtin_default(),
+    }
 }
 
 /// Records a non-apply write by `manager` in `new`'s managedFields.
@@ -55,8 +56,17 @@ pub(crate) fn track_update(
         api_version: &api_version,
         subresource,
         reset_fields: reset_fields(info, subresource),
-        schema: &schema,
+        schema,
     };
+    if let Some((view, schema)) = kinds::autoscaling::field_manager_view(info) {
+        // An autoscaling/v1 write's fields are owned as v1 names them (stored as v2 here).
+        let at = Endpoint { schema, ..at };
+        let old_view = old.map(view);
+        let mut new_view = view(new);
+        update_at(old_view.as_ref(), &mut new_view, manager, &at, now);
+        new["metadata"]["managedFields"] = new_view["metadata"]["managedFields"].take();
+        return;
+    }
     if info.view == View::CoreEvent {
         // A core/v1 Event's fields are owned as the request's version names them (stored in
         // the events.k8s.io form here): compared in the core form, from the Go type's zero
@@ -276,6 +286,8 @@ impl State {
         let strategy = kinds::strategy(info);
         validate::validate_update(info, strategy, &mut new, old)?;
         strategy.validate_update(info, &name, &mut new, old, subresource)?;
+        opts.warnings
+            .extend(strategy.warnings_on_update(&new, subresource));
         if track {
             let now = rfc3339(self.now());
             match status_write_metadata {

@@ -418,7 +418,7 @@ pub(super) fn selector_rules(selector: &Value, path: &str) -> Vec<FieldError> {
 
 /// Whether `LabelSelectorAsSelector` accepts the selector (a missing one is the empty
 /// selector's `Nothing`).
-pub(super) fn selector_converts(selector: &Value) -> bool {
+pub(crate) fn selector_converts(selector: &Value) -> bool {
     let labels_ok = selector["matchLabels"]
         .as_object()
         .into_iter()
@@ -457,7 +457,7 @@ fn selector_is_empty(selector: &Value) -> bool {
 }
 
 /// Whether `labels` satisfy every requirement of `selector`.
-fn selector_matches(selector: &Value, labels: &Value) -> bool {
+pub(crate) fn selector_matches(selector: &Value, labels: &Value) -> bool {
     if selector.is_null() {
         return false;
     }

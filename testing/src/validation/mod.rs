@@ -15,25 +15,44 @@
 //! - [`workloads`]: ReplicaSets', StatefulSets', DaemonSets' and ControllerRevisions' defaulting
 //!   and rules.
 //! - [`service`]: core/v1 Services' and Endpoints' defaulting and rules.
+//! - [`networking`]: Ingresses', IngressClasses' and NetworkPolicies' defaulting and rules.
+//! - [`autoscaling`]: HorizontalPodAutoscalers' v2 defaulting, rules and v1 ↔ v2 conversion.
+//! - [`batch`]: Jobs' and CronJobs' defaulting and rules; [`cron`]: a CronJob's schedule and
+//!   time zone.
+//! - [`node`]: core/v1 Nodes' defaulting, rules and warnings.
+//! - [`storage`]: PersistentVolumeClaims', PersistentVolumes' and StorageClasses' defaulting,
+//!   rules and warnings.
 //! - [`quantity`]: `resource.Quantity` parsing, canonical form and comparison.
+//! - [`quota`]: ResourceQuotas' and LimitRanges' defaulting and rules.
+//! - [`disruption`]: PodDisruptionBudgets' rules.
+//! - [`endpoint_slice`]: EndpointSlices' defaulting and rules.
 //!
 //! Events (`kinds::events`) and CRD schemas (`kinds::crd`, `schema`) keep their own rules; the
 //! metadata rules here apply to them too. Which rules are a kind's is its strategy's to say
 //! (`crate::kinds`); the registry runs them.
 
 pub(crate) mod apps;
+pub(crate) mod autoscaling;
 pub(crate) mod base64;
+pub(crate) mod batch;
 pub(crate) mod builtins;
 pub(crate) mod crd;
+pub(crate) mod cron;
+pub(crate) mod disruption;
+pub(crate) mod endpoint_slice;
 pub(crate) mod field;
 pub(crate) mod gotypes;
 pub(crate) mod meta;
 pub(crate) mod names;
+pub(crate) mod networking;
+pub(crate) mod node;
 pub(crate) mod pod;
 pub(crate) mod pods;
 pub(crate) mod quantity;
+pub(crate) mod quota;
 pub(crate) mod rbac;
 pub(crate) mod service;
+pub(crate) mod storage;
 pub(crate) mod workloads;
 
 use serde_json::Value;

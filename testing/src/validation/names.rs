@@ -18,7 +18,7 @@ const DNS1123_SUBDOMAIN_FMT: &str =
     "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 
 /// apimachinery `validation.RegexError`: the message, examples and the regex.
-fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
+pub(crate) fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     let mut out = msg.to_owned();
     if examples.is_empty() {
         return format!("{out} (regex used for validation is '{fmt}')");
@@ -74,6 +74,51 @@ pub(crate) fn is_dns1123_subdomain(value: &str) -> Vec<String> {
             DNS1123_SUBDOMAIN_ERR_MSG,
             DNS1123_SUBDOMAIN_FMT,
             &["example.com"],
+        ));
+    }
+    errs
+}
+
+/// apimachinery `validation.IsWildcardDNS1123Subdomain`: `*.` then a DNS-1123 subdomain.
+pub(crate) fn is_wildcard_dns1123_subdomain(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
+        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
+    }
+    if !value
+        .strip_prefix("*.")
+        .is_some_and(is_dns1123_subdomain_syntax)
+    {
+        errs.push(regex_error(
+            "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character",
+            &format!("\\*\\.{DNS1123_SUBDOMAIN_FMT}"),
+            &["*.example.com"],
+        ));
+    }
+    errs
+}
+
+/// apimachinery `validation.IsDomainPrefixedPath`'s problems as (value shown, message) pairs:
+/// `acme.io/foo`, its host a DNS-1123 subdomain and its path of URL path characters.
+pub(crate) fn domain_prefixed_path_problems(value: &str) -> Vec<(String, String)> {
+    let Some((host, path)) = value
+        .split_once('/')
+        .filter(|(h, p)| !h.is_empty() && !p.is_empty())
+    else {
+        return vec![(
+            value.to_owned(),
+            "must be a domain-prefixed path (such as \"acme.io/foo\")".to_owned(),
+        )];
+    };
+    let mut errs: Vec<(String, String)> = is_dns1123_subdomain(host)
+        .into_iter()
+        .map(|m| (host.to_owned(), m))
+        .collect();
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "/-._~%!$&'()*+,;=:".contains(c);
+    if !path.chars().all(path_char) {
+        errs.push((
+            path.to_owned(),
+            regex_error("Invalid path", "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+", &[]),
         ));
     }
     errs

@@ -417,7 +417,7 @@ pub(crate) fn update_rules(new: &Value, old: &Value) -> Vec<FieldError> {
 }
 
 /// `json.MarshalIndent(v, "", " ")`.
-fn pretty(value: &Value) -> String {
+pub(super) fn pretty(value: &Value) -> String {
     let mut out = Vec::new();
     let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
     let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
@@ -426,7 +426,7 @@ fn pretty(value: &Value) -> String {
 }
 
 /// A unified diff (3 lines of context, no file headers) of `a` to `b`, as go-difflib writes it.
-fn unified_diff(a: &str, b: &str) -> String {
+pub(super) fn unified_diff(a: &str, b: &str) -> String {
     let a: Vec<&str> = a.lines().collect();
     let b: Vec<&str> = b.lines().collect();
     // The longest common subsequence, by dynamic programming.

@@ -150,6 +150,14 @@ impl Quantity {
         self.mantissa < 0
     }
 
+    /// `MilliValue()`: the value in thousandths, rounded up (saturating).
+    pub(crate) fn milli_value(&self) -> i128 {
+        let mut q = *self;
+        q.round_up(-3);
+        let shift = u32::try_from(q.scale + 3).unwrap_or(0);
+        q.mantissa.saturating_mul(10_i128.saturating_pow(shift))
+    }
+
     /// The value as an integer, if it is one.
     fn integer(&self) -> Option<i128> {
         if self.scale < 0 {

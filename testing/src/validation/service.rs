@@ -129,7 +129,7 @@ pub(crate) fn default_ip_modes(obj: &mut Value) {
 }
 
 /// `IsValidIPForLegacyField` (not strict).
-fn ip_rules(path: &str, value: &str, old: &[String]) -> Vec<FieldError> {
+pub(crate) fn ip_rules(path: &str, value: &str, old: &[String]) -> Vec<FieldError> {
     if old.iter().any(|o| o == value) || parse_ip(value).is_some() {
         return Vec::new();
     }
@@ -141,7 +141,7 @@ fn ip_rules(path: &str, value: &str, old: &[String]) -> Vec<FieldError> {
 }
 
 /// `IsValidCIDRForLegacyField` (not strict): `netutils.ParseCIDRSloppy`.
-fn cidr_rules(path: &str, value: &str, old: &[String]) -> Vec<FieldError> {
+pub(crate) fn cidr_rules(path: &str, value: &str, old: &[String]) -> Vec<FieldError> {
     if old.iter().any(|o| o == value) {
         return Vec::new();
     }
@@ -166,7 +166,7 @@ fn cidr_rules(path: &str, value: &str, old: &[String]) -> Vec<FieldError> {
 }
 
 /// `ValidateEndpointIP`.
-fn endpoint_ip_rules(path: &str, value: &str) -> Vec<FieldError> {
+pub(crate) fn endpoint_ip_rules(path: &str, value: &str) -> Vec<FieldError> {
     let Some(ip) = parse_ip(value) else {
         return vec![FieldError::invalid(
             path,

@@ -413,7 +413,7 @@ fn items(list: &Value) -> &[Value] {
 
 /// `ValidatePersistentVolumeClaimSpec` of a claim template (the ported part: access modes,
 /// selector, the storage request, the volume mode).
-fn claim_spec_rules(spec: &Value, path: &str) -> Vec<FieldError> {
+pub(super) fn claim_spec_rules(spec: &Value, path: &str) -> Vec<FieldError> {
     const MODES: &[&str] = &[
         "ReadOnlyMany",
         "ReadWriteMany",

@@ -20,6 +20,7 @@
 
 mod access;
 mod apply;
+mod batch;
 mod builtins;
 mod clients;
 mod corpus;
@@ -28,8 +29,12 @@ mod deployments;
 mod events;
 mod lifecycle;
 mod lists;
+mod networking;
 mod pods;
+mod policy;
+mod protobuf;
 mod services;
+mod storage;
 mod validation;
 mod watch;
 mod workloads;
@@ -59,8 +64,14 @@ fn cases() -> Vec<Case> {
         lifecycle::cases(),
         clients::cases(),
         workloads::cases(),
+        batch::cases(),
         // After the watch cases: what runs before them ages the real watch cache's history.
         services::cases(),
+        protobuf::cases(),
+        policy::cases(),
+        networking::cases(),
+        // Last: its default StorageClass, deleted at once, would default the claims after it.
+        storage::cases(),
     ]
     .into_iter()
     .flatten()
@@ -164,6 +175,7 @@ async fn send_once(
     let path = substitute(&step.path, ns, bindings, true);
     let body = match &step.body {
         None => Vec::new(),
+        Some(Value::String(hex)) if step.content_type == corpus::PROTOBUF => corpus::unhex(hex),
         Some(Value::String(raw)) => substitute(raw, ns, bindings, false).into_bytes(),
         Some(value) => {
             substitute(&serde_json::to_string(value).unwrap(), ns, bindings, false).into_bytes()
