@@ -210,7 +210,8 @@
 //! - **batch/v1 Jobs and CronJobs** (`pkg/registry/batch/{job,cronjob}`): discovery (category
 //!   `all`; `cj`), OpenAPI, `kubectl get` columns (a Job's `STATUS`, `COMPLETIONS`, `DURATION`;
 //!   a CronJob's `SCHEDULE`, `TIMEZONE`, `SUSPEND`, `ACTIVE`, `LAST SCHEDULE`; wide: containers,
-//!   images, selector), a Job's `status.successful` field label; upstream's defaulting (a Job's
+//!   images, selector), a Job's `status.successful` field label (others refused in batch/v1's
+//!   words); upstream's defaulting (a Job's
 //!   completions and parallelism 1, `backoffLimit` 6 (MaxInt32 with a per-index limit),
 //!   `completionMode` NonIndexed, `suspend` false, `manualSelector` false,
 //!   `podReplacementPolicy` TerminatingOrFailed (Failed with a pod failure policy), its
@@ -225,12 +226,14 @@
 //!   never started), selector, completions (but an indexed Job's scaled with its parallelism),
 //!   completion mode and policies immutable; a CronJob's schedule as robfig/cron parses it,
 //!   `TZ=`/`CRON_TZ=` refused, its time zone loaded from the system's zoneinfo as Go's
-//!   `time.LoadLocation` does, its concurrency policy, history limits, name length and job
+//!   `time.LoadLocation` does, then from the embedded copy kube-apiserver carries, its
+//!   concurrency policy, history limits, name length and job
 //!   template); `generation` bumped by a spec change only; the status
 //!   subresource (a status write keeps the spec, a main write the status) with a Job's status
 //!   rules (counters, conditions, times, indexes and their transitions, as under the
 //!   `JobManagedBy` gate); a Job's DELETE without a propagation policy orphans its dependents
-//!   (the `orphan` finalizer, batch/v1's default), the garbage collector then removes it; the
+//!   (the `orphan` finalizer, batch/v1's default) and warns so, the garbage collector then
+//!   removes it; the
 //!   create warnings (a name that is not a DNS label, an indexed Job too large to track).
 //! - **core/v1 Services and Endpoints** (`pkg/registry/core/service`, `endpoint`): discovery
 //!   (`svc`, category `all`; `ep`), OpenAPI, `kubectl get svc` columns (`TYPE`, `CLUSTER-IP`,
@@ -501,9 +504,8 @@
 //!   balancer status, no scaling).
 //! - Of Jobs and CronJobs: what Deployments leave out of the pod template; the value printed in
 //!   a Job's `spec.template: ... field is immutable` (upstream prints the internal Go struct);
-//!   the wording of an unsupported Job field label; the warnings of
-//!   `GetWarningsForPodTemplate`, of updates (a large indexed Job's, a `TZ` in a schedule) and
-//!   of a Job's DELETE without a propagation policy; `managedBy`'s path after its domain; the
+//!   the warnings of `GetWarningsForPodTemplate` and of updates (a large indexed Job's, a `TZ`
+//!   in a schedule); `managedBy`'s path after its domain; the
 //!   64 KiB limit of a success policy's indexes; a schedule's `TZ=` without a space, on which
 //!   upstream panics.
 //! - Of ReplicaSets, StatefulSets, DaemonSets and ControllerRevisions: what Deployments leave out
@@ -537,9 +539,11 @@
 //!   its status).
 //! - Strategic merge patch: the merged object of a built-in kind is stored as merged, where
 //!   upstream decodes it into the Go type (dropping unknown fields, e.g. a `$setElementOrder`
-//!   key inside a subtree the patch adds whole); server-side apply of built-in kinds does not
-//!   read the definitions' list types for kinds other than the apps/v1 ones and Pods (it keeps its own
-//!   metadata and condition rules).
+//!   key inside a subtree the patch adds whole); server-side apply reads the definitions' list
+//!   types of the workload kinds, Pods, Services, Endpoints and the kinds served since (batch,
+//!   storage, policy, networking, autoscaling), not of the older built-ins (ConfigMaps, Secrets,
+//!   ServiceAccounts, Namespaces, Leases, Events, RBAC), which keep its own metadata and
+//!   condition rules.
 
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]

@@ -46,9 +46,16 @@ pub(crate) struct WatchConfig {
     pub bookmark_interval: Duration,
 }
 
+/// One watch event's JSON line, `{"object":...,"type":...}`, written from the object itself (a
+/// `json!` would first copy it).
 fn line(event_type: &str, object: &Value) -> Bytes {
-    let mut s =
-        serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
+    #[derive(serde::Serialize)]
+    struct Event<'a> {
+        object: &'a Value,
+        #[serde(rename = "type")]
+        event_type: &'a str,
+    }
+    let mut s = serde_json::to_vec(&Event { object, event_type }).unwrap_or_default();
     s.push(b'\n');
     Bytes::from(s)
 }

@@ -6,79 +6,52 @@
 
 mod apiserver_support;
 
+use apiserver_support::{Object, assert_invalid, create, default_api as api, refusal, with_spec};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, ListParams};
 use kubeward_testing::ApiServer;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 /// A Job `w` running one container that restarts `Never`, with `spec` merged into its spec.
 fn job(spec: Value) -> Value {
-    let mut object = json!({
+    with_spec(
+        json!({
         "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "w"},
         "spec": {"template": {"spec": {"restartPolicy": "Never",
-            "containers": [{"name": "work", "image": "busybox:1.36"}]}}}});
-    for (key, value) in spec.as_object().cloned().unwrap_or_default() {
-        object["spec"][key] = value;
-    }
-    object
+            "containers": [{"name": "work", "image": "busybox:1.36"}]}}}}),
+        spec,
+    )
 }
 
 /// A CronJob `w` running [`job`]'s template every five minutes, with `spec` merged into its
 /// spec.
 fn cron_job(spec: Value) -> Value {
-    let mut object = json!({
+    with_spec(
+        json!({
         "apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "w"},
         "spec": {"schedule": "*/5 * * * *",
-                 "jobTemplate": {"spec": job(json!({}))["spec"].clone()}}});
-    for (key, value) in spec.as_object().cloned().unwrap_or_default() {
-        object["spec"][key] = value;
-    }
-    object
+                 "jobTemplate": {"spec": job(json!({}))["spec"].clone()}}}),
+        spec,
+    )
 }
 
-fn api<K>(server: &ApiServer) -> Api<K>
-where
-    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
-{
-    Api::namespaced(server.client().unwrap(), "default")
+/// A merge patch of `w`.
+async fn merge<K: Object>(api: &Api<K>, patch: Value) -> Result<Value, kube::Error> {
+    apiserver_support::merge(api, "w", patch).await
 }
 
-async fn create<K>(api: &Api<K>, object: Value) -> Result<Value, kube::Error>
-where
-    K: kube::Resource + Clone + DeserializeOwned + serde::Serialize + std::fmt::Debug,
-{
-    let object: K = serde_json::from_value(object).unwrap();
-    let created = api.create(&PostParams::default(), &object).await?;
-    Ok(serde_json::to_value(created).unwrap())
+/// A merge patch of `w`'s status.
+async fn merge_status<K: Object>(api: &Api<K>, patch: Value) -> Result<Value, kube::Error> {
+    apiserver_support::merge_status(api, "w", patch).await
 }
 
-async fn merge<K>(api: &Api<K>, patch: Value) -> Result<Value, kube::Error>
-where
-    K: kube::Resource + Clone + DeserializeOwned + serde::Serialize + std::fmt::Debug,
-{
-    let patched = api
-        .patch("w", &PatchParams::default(), &Patch::Merge(&patch))
-        .await?;
-    Ok(serde_json::to_value(patched).unwrap())
-}
-
-async fn merge_status<K>(api: &Api<K>, patch: Value) -> Result<Value, kube::Error>
-where
-    K: kube::Resource + Clone + DeserializeOwned + serde::Serialize + std::fmt::Debug,
-{
-    let patched = api
-        .patch_status("w", &PatchParams::default(), &Patch::Merge(&patch))
-        .await?;
-    Ok(serde_json::to_value(patched).unwrap())
-}
-
-/// The status code and message of the API error `result` must be.
-fn refusal<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> (u16, String) {
-    match result.unwrap_err() {
-        kube::Error::Api(status) => (status.code, status.message),
-        other => panic!("not an API error: {other}"),
-    }
+/// Merges `pod_spec` into `w`'s pod template, which must be refused as invalid (422): the
+/// message.
+async fn refused_template(jobs: &Api<Job>, pod_spec: Value) -> String {
+    let patch = json!({"spec": {"template": {"spec": pod_spec}}});
+    let (code, message) = refusal(merge(jobs, patch).await);
+    assert_eq!(code, 422);
+    message
 }
 
 #[tokio::test]
@@ -128,12 +101,9 @@ async fn a_jobs_refusals_carry_upstreams_messages() {
     let jobs = api::<Job>(&server);
     let always = job(json!({"template": {"spec": {"restartPolicy": "Always",
         "containers": [{"name": "work", "image": "busybox"}]}}}));
-    assert_eq!(
-        refusal(create(&jobs, always).await),
-        (
-            422,
-            "Job.batch \"w\" is invalid: spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"".to_owned()
-        )
+    assert_invalid(
+        create(&jobs, always).await,
+        "Job.batch \"w\" is invalid: spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"",
     );
     let indexed = job(json!({"completionMode": "Indexed", "parallelism": -1}));
     assert_eq!(
@@ -154,15 +124,12 @@ async fn a_jobs_refusals_carry_upstreams_messages() {
         refusal(merge(&jobs, json!({"spec": {"completions": 3}})).await).1,
         "Job.batch \"w\" is invalid: spec.completions: Invalid value: 3: field is immutable"
     );
-    let (code, message) = refusal(
-        merge(
-            &jobs,
-            json!({"spec": {"template": {"spec": {"containers": [
-                {"name": "work", "image": "busybox:1.37"}]}}}}),
-        )
-        .await,
-    );
-    assert_eq!(code, 422);
+    let message = refused_template(
+        &jobs,
+        json!({"containers": [
+        {"name": "work", "image": "busybox:1.37"}]}),
+    )
+    .await;
     assert!(
         message.starts_with("Job.batch \"w\" is invalid: spec.template: Invalid value: ")
             && message.ends_with(": field is immutable"),
@@ -228,25 +195,13 @@ async fn generation_counts_spec_changes_and_status_is_written_apart() {
 
     // `kubectl get jobs`, and the field selector upstream supports.
     let client = server.client().unwrap();
-    let (table, columns) =
-        apiserver_support::table(&client, "/apis/batch/v1/namespaces/default/jobs").await;
-    assert_eq!(
-        columns,
-        [
-            "Name",
-            "Status",
-            "Completions",
-            "Duration",
-            "Age",
-            "Containers",
-            "Images",
-            "Selector"
-        ]
-    );
-    let cells = &table["rows"][0]["cells"];
-    assert_eq!(cells[1], "Complete");
-    assert_eq!(cells[2], "1/1");
-    assert_eq!(cells[3], "65s");
+    apiserver_support::assert_table(
+        &client,
+        "/apis/batch/v1/namespaces/default/jobs",
+        "Name, Status, Completions, Duration, Age, Containers, Images, Selector",
+        &[(1, json!("Complete")), (2, json!("1/1")), (3, json!("65s"))],
+    )
+    .await;
     let done = jobs
         .list(&ListParams::default().fields("status.successful=1"))
         .await
@@ -300,9 +255,9 @@ async fn a_cron_job_reads_back_with_its_defaults_and_refuses_bad_schedules() {
     for (spec, message) in refused {
         let mut object = cron_job(spec);
         object["metadata"]["name"] = json!("bad");
-        assert_eq!(
-            refusal(create(&cron_jobs, object).await),
-            (422, format!("CronJob.batch \"bad\" is invalid: {message}"))
+        assert_invalid(
+            create(&cron_jobs, object).await,
+            &format!("CronJob.batch \"bad\" is invalid: {message}"),
         );
     }
 
@@ -318,32 +273,19 @@ async fn a_cron_job_reads_back_with_its_defaults_and_refuses_bad_schedules() {
     .await
     .unwrap();
     assert_eq!(status["spec"]["schedule"], "*/5 * * * *");
-    let (table, columns) = apiserver_support::table(
+    apiserver_support::assert_table(
         &server.client().unwrap(),
         "/apis/batch/v1/namespaces/default/cronjobs",
+        "Name, Schedule, Timezone, Suspend, Active, Last Schedule, Age, Containers, Images, Selector",
+        &[
+            (1, json!("*/5 * * * *")),
+            (2, json!("Europe/Berlin")),
+            (3, json!("True")),
+            (4, json!(1)),
+            (5, json!("<none>")),
+        ],
     )
     .await;
-    assert_eq!(
-        columns,
-        [
-            "Name",
-            "Schedule",
-            "Timezone",
-            "Suspend",
-            "Active",
-            "Last Schedule",
-            "Age",
-            "Containers",
-            "Images",
-            "Selector"
-        ]
-    );
-    let cells = &table["rows"][0]["cells"];
-    assert_eq!(cells[1], "*/5 * * * *");
-    assert_eq!(cells[2], "Europe/Berlin");
-    assert_eq!(cells[3], "True");
-    assert_eq!(cells[4], 1);
-    assert_eq!(cells[5], "<none>");
 }
 
 #[tokio::test]
@@ -355,13 +297,7 @@ async fn discovery_lists_jobs_and_cron_jobs() {
         .unwrap();
     let list: Value = client.request(request).await.unwrap();
     let resource = |name: &str| {
-        list["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["name"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("{name} in {list}"))
+        apiserver_support::discovered(&list, name).unwrap_or_else(|| panic!("{name} in {list}"))
     };
     assert_eq!(resource("cronjobs")["shortNames"], json!(["cj"]));
     assert!(resource("jobs")["shortNames"].is_null());
@@ -431,27 +367,17 @@ async fn a_suspended_job_that_never_started_may_be_rescheduled() {
     );
     assert_eq!(placed["metadata"]["generation"], 2);
     // Its containers stay as they are; once resumed, so does its placement.
-    let (code, message) = refusal(
-        merge(
-            &jobs,
-            json!({"spec": {"template": {"spec": {"containers": [
-                {"name": "work", "image": "busybox:1.37"}]}}}}),
-        )
-        .await,
-    );
-    assert_eq!(code, 422);
+    let message = refused_template(
+        &jobs,
+        json!({"containers": [
+        {"name": "work", "image": "busybox:1.37"}]}),
+    )
+    .await;
     assert!(message.ends_with(": field is immutable"), "{message}");
     merge(&jobs, json!({"spec": {"suspend": false}}))
         .await
         .unwrap();
-    let (code, message) = refusal(
-        merge(
-            &jobs,
-            json!({"spec": {"template": {"spec": {"nodeSelector": {"pool": "other"}}}}}),
-        )
-        .await,
-    );
-    assert_eq!(code, 422);
+    let message = refused_template(&jobs, json!({"nodeSelector": {"pool": "other"}})).await;
     assert!(
         message.starts_with("Job.batch \"w\" is invalid: spec.template: Invalid value: "),
         "{message}"

@@ -124,11 +124,7 @@ async fn namespaces_do_not_serve_or_advertise_deletecollection() {
     let (code, core) = raw(&client, "GET", "/api/v1", None, None).await;
     assert_eq!(code, 200);
     let verbs = |plural: &str| -> Vec<String> {
-        core["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["name"] == plural)
+        apiserver_support::discovered(&core, plural)
             .map(|r| serde_json::from_value(r["verbs"].clone()).unwrap())
             .unwrap()
     };

@@ -4,7 +4,7 @@
 
 mod apiserver_support;
 
-use apiserver_support::{raw_accept, rollout_crd_json};
+use apiserver_support::{kubectl_ok as ok, raw_accept, rollout_crd_json};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
 use kubeward_testing::ApiServer;
@@ -19,18 +19,6 @@ fn kubectl(server: &ApiServer, name: &str) -> Kubectl {
     let kubeconfig = dir.join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).unwrap();
     Kubectl::new(&kubeconfig)
-}
-
-/// Runs kubectl off the async runtime (the server answers on it), asserting success.
-async fn ok(k: &Kubectl, args: &[&str]) -> String {
-    let k = k.clone();
-    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        k.ok(&args)
-    })
-    .await
-    .unwrap()
 }
 
 /// The rollouts CRD with a documented schema (`spec.replicas`, `spec.image`).

@@ -5,7 +5,7 @@
 
 mod apiserver_support;
 
-use apiserver_support::{raw, table};
+use apiserver_support::{assert_table, causes, discovered, raw, raw_merge, table, with_spec};
 use k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler as HpaV1;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler as HpaV2;
 use k8s_openapi::api::networking::v1::{Ingress, NetworkPolicy};
@@ -18,7 +18,6 @@ const POLICIES: &str = "/apis/networking.k8s.io/v1/namespaces/default/networkpol
 const CLASSES: &str = "/apis/networking.k8s.io/v1/ingressclasses";
 const HPAS_V2: &str = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers";
 const HPAS_V1: &str = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers";
-const MERGE: &str = "application/merge-patch+json";
 
 fn ingress(spec: Value) -> Value {
     json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
@@ -31,30 +30,13 @@ fn shop_rules() -> Value {
 }
 
 fn hpa_v2(spec: Value) -> Value {
-    let mut object = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+    with_spec(
+        json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
         "metadata": {"name": "web"},
         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                 "maxReplicas": 10}});
-    for (key, value) in spec.as_object().cloned().unwrap_or_default() {
-        object["spec"][key] = value;
-    }
-    object
-}
-
-/// The causes' `field: message` of a 422.
-fn causes(body: &Value) -> Vec<String> {
-    body["details"]["causes"]
-        .as_array()
-        .expect("causes")
-        .iter()
-        .map(|c| {
-            format!(
-                "{}: {}",
-                c["field"].as_str().unwrap(),
-                c["message"].as_str().unwrap()
-            )
-        })
-        .collect()
+                 "maxReplicas": 10}}),
+        spec,
+    )
 }
 
 #[tokio::test]
@@ -71,44 +53,41 @@ async fn an_ingress_is_served_with_its_rules_status_and_columns() {
     assert_eq!(created.metadata.generation, Some(1));
     let one = format!("{INGRESSES}/shop");
     // A main write keeps the status; a status write keeps the spec.
-    let (code, body) = raw(
+    let (code, body) = raw_merge(
         &client,
-        "PATCH",
         &one,
-        Some(MERGE),
-        Some(json!({
+        json!({
         "spec": {"ingressClassName": "traefik"},
-        "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}})),
+        "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}}),
     )
     .await;
     assert_eq!(code, 200, "{body}");
     assert_eq!(body["metadata"]["generation"], 2);
     assert_eq!(body["status"], json!({"loadBalancer": {}}));
-    let (code, body) = raw(
+    let (code, body) = raw_merge(
         &client,
-        "PATCH",
         &format!("{one}/status"),
-        Some(MERGE),
-        Some(json!({
+        json!({
         "spec": {"ingressClassName": "other"},
-        "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}})),
+        "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}}),
     )
     .await;
     assert_eq!(code, 200, "{body}");
     assert_eq!(body["spec"]["ingressClassName"], "traefik");
     assert_eq!(body["metadata"]["generation"], 2);
-    let (table, names) = table(&client, INGRESSES).await;
-    assert_eq!(names, ["Name", "Class", "Hosts", "Address", "Ports", "Age"]);
-    assert_eq!(
-        table["rows"][0]["cells"].as_array().unwrap()[..5],
-        [
-            json!("shop"),
-            json!("traefik"),
-            json!("shop.example.com"),
-            json!("192.0.2.1"),
-            json!("80, 443")
-        ]
-    );
+    assert_table(
+        &client,
+        INGRESSES,
+        "Name, Class, Hosts, Address, Ports, Age",
+        &[
+            (0, json!("shop")),
+            (1, json!("traefik")),
+            (2, json!("shop.example.com")),
+            (3, json!("192.0.2.1")),
+            (4, json!("80, 443")),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -156,12 +135,10 @@ async fn an_ingress_class_is_cluster_scoped_with_an_immutable_controller() {
     assert_eq!(code, 201, "{body}");
     assert_eq!(body["spec"]["parameters"]["scope"], "Cluster");
     assert!(body["metadata"].get("namespace").is_none());
-    let (code, body) = raw(
+    let (code, body) = raw_merge(
         &client,
-        "PATCH",
         &format!("{CLASSES}/nginx"),
-        Some(MERGE),
-        Some(json!({"spec": {"controller": "example.com/other"}})),
+        json!({"spec": {"controller": "example.com/other"}}),
     )
     .await;
     assert_eq!(code, 422);
@@ -169,9 +146,13 @@ async fn an_ingress_class_is_cluster_scoped_with_an_immutable_controller() {
         causes(&body),
         ["spec.controller: Invalid value: \"example.com/other\": field is immutable"]
     );
-    let (table, names) = table(&client, CLASSES).await;
-    assert_eq!(names, ["Name", "Controller", "Parameters", "Age"]);
-    assert_eq!(table["rows"][0]["cells"][2], "Params.k8s.example.com/lb");
+    assert_table(
+        &client,
+        CLASSES,
+        "Name, Controller, Parameters, Age",
+        &[(2, json!("Params.k8s.example.com/lb"))],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -260,30 +241,20 @@ async fn an_hpa_is_served_in_v2_and_v1_with_upstreams_conversion() {
         annotations["autoscaling.alpha.kubernetes.io/behavior"],
         r#"{"ScaleUp":{"StabilizationWindowSeconds":0,"SelectPolicy":"Max","Policies":[{"Type":"Pods","Value":4,"PeriodSeconds":15},{"Type":"Percent","Value":100,"PeriodSeconds":15}],"Tolerance":null},"ScaleDown":{"StabilizationWindowSeconds":300,"SelectPolicy":"Max","Policies":[{"Type":"Percent","Value":100,"PeriodSeconds":15}],"Tolerance":null}}"#
     );
-    let (table, names) = table(&client, HPAS_V2).await;
-    assert_eq!(
-        names,
-        [
-            "Name",
-            "Reference",
-            "Targets",
-            "MinPods",
-            "MaxPods",
-            "Replicas",
-            "Age"
-        ]
-    );
-    assert_eq!(
-        table["rows"][0]["cells"].as_array().unwrap()[..6],
-        [
-            json!("web"),
-            json!("Deployment/web"),
-            json!("cpu: <unknown>/70%, memory: <unknown>/1536Mi"),
-            json!("1"),
-            json!(10),
-            json!(0)
-        ]
-    );
+    assert_table(
+        &client,
+        HPAS_V2,
+        "Name, Reference, Targets, MinPods, MaxPods, Replicas, Age",
+        &[
+            (0, json!("web")),
+            (1, json!("Deployment/web")),
+            (2, json!("cpu: <unknown>/70%, memory: <unknown>/1536Mi")),
+            (3, json!("1")),
+            (4, json!(10)),
+            (5, json!(0)),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -312,25 +283,21 @@ async fn a_v1_hpa_defaults_to_80_percent_cpu_and_keeps_its_status_apart() {
         v2["status"],
         json!({"desiredReplicas": 0, "currentMetrics": null})
     );
-    let (code, body) = raw(
+    let (code, body) = raw_merge(
         &client,
-        "PATCH",
         &format!("{one_v2}/status"),
-        Some(MERGE),
-        Some(json!({
-        "spec": {"maxReplicas": 9}, "status": {"currentReplicas": 2, "desiredReplicas": 3}})),
+        json!({
+        "spec": {"maxReplicas": 9}, "status": {"currentReplicas": 2, "desiredReplicas": 3}}),
     )
     .await;
     assert_eq!(code, 200, "{body}");
     assert_eq!(body["spec"]["maxReplicas"], 4);
     assert_eq!(body["status"]["desiredReplicas"], 3);
-    let (code, body) = raw(
+    let (code, body) = raw_merge(
         &client,
-        "PATCH",
         &one_v2,
-        Some(MERGE),
-        Some(json!({
-        "spec": {"minReplicas": 5, "maxReplicas": 3}})),
+        json!({
+        "spec": {"minReplicas": 5, "maxReplicas": 3}}),
     )
     .await;
     assert_eq!(code, 422);
@@ -345,15 +312,7 @@ async fn discovery_lists_the_kinds_with_their_short_names() {
     let server = ApiServer::start().await.unwrap();
     let client = server.client().unwrap();
     let (_, networking) = raw(&client, "GET", "/apis/networking.k8s.io/v1", None, None).await;
-    let find = |list: &Value, name: &str| {
-        list["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["name"] == name)
-            .cloned()
-            .unwrap()
-    };
+    let find = |list: &Value, name: &str| discovered(list, name).unwrap();
     assert_eq!(find(&networking, "ingresses")["shortNames"], json!(["ing"]));
     assert_eq!(
         find(&networking, "networkpolicies")["shortNames"],

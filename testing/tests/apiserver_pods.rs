@@ -4,6 +4,7 @@
 
 mod apiserver_support;
 
+use apiserver_support::api_error;
 use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
 use kube::api::{Api, DeleteParams, EvictParams, ListParams, Patch, PatchParams, PostParams};
 use kubeward_testing::ApiServer;
@@ -42,13 +43,6 @@ async fn bind(api: &Api<Pod>, name: &str, node: &str) -> Result<(), kube::Error>
         .create_subresource("binding", name, &PostParams::default(), &binding)
         .await?;
     Ok(())
-}
-
-fn code(err: kube::Error) -> (u16, String) {
-    match err {
-        kube::Error::Api(e) => (e.code, e.message),
-        other => panic!("not an API error: {other}"),
-    }
 }
 
 #[tokio::test]
@@ -104,7 +98,7 @@ async fn a_pod_without_its_service_account_is_forbidden() {
     let server = ApiServer::start().await.unwrap();
     let api: Api<Pod> = Api::namespaced(server.client().unwrap(), "default");
     let pod: Pod = serde_json::from_value(manifest("shop")).unwrap();
-    let (status, message) = code(api.create(&PostParams::default(), &pod).await.unwrap_err());
+    let (status, message) = api_error(api.create(&PostParams::default(), &pod).await.unwrap_err());
     assert_eq!(status, 403);
     assert_eq!(
         message,
@@ -127,7 +121,7 @@ async fn only_images_and_the_like_may_change() {
     );
     assert_eq!(updated.metadata.generation, Some(2));
     let restart = json!({"spec": {"restartPolicy": "Never"}});
-    let (status, message) = code(
+    let (status, message) = api_error(
         api.patch("shop", &PatchParams::default(), &Patch::Merge(&restart))
             .await
             .unwrap_err(),
@@ -172,7 +166,7 @@ async fn binding_assigns_a_node_once() {
     let scheduled = &pod["status"]["conditions"][0];
     assert_eq!(scheduled["type"], "PodScheduled");
     assert_eq!(scheduled["status"], "True");
-    let (status, message) = code(bind(&api, "shop", "node-2").await.unwrap_err());
+    let (status, message) = api_error(bind(&api, "shop", "node-2").await.unwrap_err());
     assert_eq!(status, 409);
     assert_eq!(
         message,
@@ -241,25 +235,17 @@ async fn kubectl_get_pods_shows_upstreams_columns() {
     let (server, api) = pods().await;
     create(&api, "shop").await;
     let client = server.client().unwrap();
-    let (table, names) = apiserver_support::table(&client, "/api/v1/namespaces/default/pods").await;
-    assert_eq!(
-        names,
-        [
-            "Name",
-            "Ready",
-            "Status",
-            "Restarts",
-            "Age",
-            "IP",
-            "Node",
-            "Nominated Node",
-            "Readiness Gates"
-        ]
-    );
-    let cells = &table["rows"][0]["cells"];
-    assert_eq!(cells[0], "shop");
-    assert_eq!(cells[1], "0/1");
-    assert_eq!(cells[2], "Pending");
-    assert_eq!(cells[3], "0");
-    assert_eq!(cells[5], "<none>");
+    apiserver_support::assert_table(
+        &client,
+        "/api/v1/namespaces/default/pods",
+        "Name, Ready, Status, Restarts, Age, IP, Node, Nominated Node, Readiness Gates",
+        &[
+            (0, json!("shop")),
+            (1, json!("0/1")),
+            (2, json!("Pending")),
+            (3, json!("0")),
+            (5, json!("<none>")),
+        ],
+    )
+    .await;
 }

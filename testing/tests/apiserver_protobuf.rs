@@ -5,7 +5,7 @@
 
 mod apiserver_support;
 
-use apiserver_support::{kubectl_for, raw_bytes, rollout_server};
+use apiserver_support::{kubectl_for, kubectl_ok, raw_bytes, rollout_server};
 use kubeward_testing::ApiServer;
 use serde_json::{Value, json};
 
@@ -13,14 +13,7 @@ const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
 /// Runs `kubectl args` against `server` (on a blocking thread) and returns its output.
 async fn kubectl(server: &ApiServer, args: &[&str]) -> String {
-    let (k, _) = kubectl_for(server);
-    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        k.ok(&args)
-    })
-    .await
-    .unwrap()
+    kubectl_ok(&kubectl_for(server).0, args).await
 }
 
 /// The Content-Type of the POST to `collection` the server recorded.

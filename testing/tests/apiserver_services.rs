@@ -6,7 +6,7 @@
 
 mod apiserver_support;
 
-use apiserver_support::kubectl_for;
+use apiserver_support::{api_error, kubectl_for, with_spec};
 use k8s_openapi::api::core::v1::{Endpoints, Service};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kubeward_testing::ApiServer;
@@ -17,12 +17,9 @@ async fn services(server: &ApiServer) -> Api<Service> {
 }
 
 fn service(name: &str, spec: Value) -> Service {
-    let mut body = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+    let body = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
         "spec": {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80}]}});
-    for (k, v) in spec.as_object().unwrap() {
-        body["spec"][k] = v.clone();
-    }
-    serde_json::from_value(body).unwrap()
+    serde_json::from_value(with_spec(body, spec)).unwrap()
 }
 
 async fn create(api: &Api<Service>, name: &str, spec: Value) -> Result<Value, kube::Error> {
@@ -31,11 +28,10 @@ async fn create(api: &Api<Service>, name: &str, spec: Value) -> Result<Value, ku
         .map(|s| serde_json::to_value(s).unwrap())
 }
 
+/// `code message` of the API error `err`.
 fn message(err: kube::Error) -> String {
-    match err {
-        kube::Error::Api(status) => format!("{} {}", status.code, status.message),
-        other => panic!("not an API error: {other}"),
-    }
+    let (code, message) = api_error(err);
+    format!("{code} {message}")
 }
 
 #[tokio::test]
@@ -342,27 +338,20 @@ async fn tables_show_kubectls_columns() {
     .await
     .unwrap();
     let client = server.client().unwrap();
-    let (table, names) =
-        apiserver_support::table(&client, "/api/v1/namespaces/default/services").await;
-    assert_eq!(
-        names,
-        [
-            "Name",
-            "Type",
-            "Cluster-IP",
-            "External-IP",
-            "Port(s)",
-            "Age",
-            "Selector"
-        ]
-    );
-    let cells = &table["rows"][0]["cells"];
-    assert_eq!(cells[0], "web");
-    assert_eq!(cells[1], "NodePort");
-    assert_eq!(cells[2], "10.0.0.2");
-    assert_eq!(cells[3], "<none>");
-    assert_eq!(cells[4], "80:30080/TCP");
-    assert_eq!(cells[6], "app=web");
+    apiserver_support::assert_table(
+        &client,
+        "/api/v1/namespaces/default/services",
+        "Name, Type, Cluster-IP, External-IP, Port(s), Age, Selector",
+        &[
+            (0, json!("web")),
+            (1, json!("NodePort")),
+            (2, json!("10.0.0.2")),
+            (3, json!("<none>")),
+            (4, json!("80:30080/TCP")),
+            (6, json!("app=web")),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,69 +6,29 @@
 
 mod apiserver_support;
 
+use apiserver_support::{create, merge, merge_status, refusal, with_spec};
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::storage::v1::StorageClass;
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, ListParams};
 use kubeward_testing::ApiServer;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-async fn create<K>(api: &Api<K>, object: Value) -> Result<Value, kube::Error>
-where
-    K: kube::Resource + Clone + DeserializeOwned + serde::Serialize + std::fmt::Debug,
-{
-    let object: K = serde_json::from_value(object).unwrap();
-    let created = api.create(&PostParams::default(), &object).await?;
-    Ok(serde_json::to_value(created).unwrap())
-}
-
-async fn merge<K>(api: &Api<K>, name: &str, body: Value) -> Result<Value, kube::Error>
-where
-    K: kube::Resource + Clone + DeserializeOwned + serde::Serialize + std::fmt::Debug,
-{
-    let patched = api
-        .patch(name, &PatchParams::default(), &Patch::Merge(&body))
-        .await?;
-    Ok(serde_json::to_value(patched).unwrap())
-}
-
-async fn merge_status<K>(api: &Api<K>, name: &str, body: Value) -> Value
-where
-    K: kube::Resource + Clone + DeserializeOwned + serde::Serialize + std::fmt::Debug,
-{
-    let patched = api
-        .patch_status(name, &PatchParams::default(), &Patch::Merge(&body))
-        .await
-        .unwrap();
-    serde_json::to_value(patched).unwrap()
-}
-
-/// The message of the API error `result` must be.
-fn refusal<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> (u16, String) {
-    match result.unwrap_err() {
-        kube::Error::Api(status) => (status.code, status.message),
-        other => panic!("not an API error: {other}"),
-    }
-}
-
 fn claim(name: &str, spec: Value) -> Value {
-    let mut object = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+    with_spec(
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
         "metadata": {"name": name},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
-    for (key, value) in spec.as_object().cloned().unwrap_or_default() {
-        object["spec"][key] = value;
-    }
-    object
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
+        spec,
+    )
 }
 
 fn volume(name: &str, spec: Value) -> Value {
-    let mut object = json!({"apiVersion": "v1", "kind": "PersistentVolume",
+    with_spec(
+        json!({"apiVersion": "v1", "kind": "PersistentVolume",
         "metadata": {"name": name},
-        "spec": {"capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"]}});
-    for (key, value) in spec.as_object().cloned().unwrap_or_default() {
-        object["spec"][key] = value;
-    }
-    object
+        "spec": {"capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"]}}),
+        spec,
+    )
 }
 
 fn kubelet_node(name: &str) -> Value {
@@ -160,7 +120,8 @@ async fn a_claims_status_and_spec_are_written_apart() {
                "status": {"phase": "Bound", "accessModes": ["ReadWriteOnce"],
                           "capacity": {"storage": "10Gi"}}}),
     )
-    .await;
+    .await
+    .unwrap();
     assert_eq!(status["spec"]["accessModes"], json!(["ReadWriteOnce"]));
     assert_eq!(status["status"]["phase"], "Bound");
     let main = merge(&claims, "data", json!({"status": {"phase": "Lost"}}))
@@ -182,29 +143,19 @@ async fn a_claims_status_and_spec_are_written_apart() {
         "PersistentVolumeClaim \"data\" is invalid: spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"
     );
 
-    let (table, columns) =
-        apiserver_support::table(&client, "/api/v1/namespaces/default/persistentvolumeclaims")
-            .await;
-    assert_eq!(
-        columns,
-        [
-            "Name",
-            "Status",
-            "Volume",
-            "Capacity",
-            "Access Modes",
-            "StorageClass",
-            "VolumeAttributesClass",
-            "Age",
-            "VolumeMode"
-        ]
-    );
-    let cells = &table["rows"][0]["cells"];
-    assert_eq!(cells[1], "Bound");
-    assert_eq!(cells[3], "10Gi");
-    assert_eq!(cells[4], "RWO");
-    assert_eq!(cells[6], "<unset>");
-    assert_eq!(cells[8], "Filesystem");
+    apiserver_support::assert_table(
+        &client,
+        "/api/v1/namespaces/default/persistentvolumeclaims",
+        "Name, Status, Volume, Capacity, Access Modes, StorageClass, VolumeAttributesClass, Age, VolumeMode",
+        &[
+            (1, json!("Bound")),
+            (3, json!("10Gi")),
+            (4, json!("RWO")),
+            (6, json!("<unset>")),
+            (8, json!("Filesystem")),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -257,28 +208,18 @@ async fn a_volume_reads_back_defaults_and_needs_one_source() {
         "{message}"
     );
 
-    let (table, columns) = apiserver_support::table(&client, "/api/v1/persistentvolumes").await;
-    assert_eq!(
-        columns,
-        [
-            "Name",
-            "Capacity",
-            "Access Modes",
-            "Reclaim Policy",
-            "Status",
-            "Claim",
-            "StorageClass",
-            "VolumeAttributesClass",
-            "Reason",
-            "Age",
-            "VolumeMode"
-        ]
-    );
-    let cells = &table["rows"][0]["cells"];
-    assert_eq!(cells[1], "5Gi");
-    assert_eq!(cells[2], "RWO");
-    assert_eq!(cells[3], "Retain");
-    assert_eq!(cells[4], "Pending");
+    apiserver_support::assert_table(
+        &client,
+        "/api/v1/persistentvolumes",
+        "Name, Capacity, Access Modes, Reclaim Policy, Status, Claim, StorageClass, VolumeAttributesClass, Reason, Age, VolumeMode",
+        &[
+            (1, json!("5Gi")),
+            (2, json!("RWO")),
+            (3, json!("Retain")),
+            (4, json!("Pending")),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -306,7 +247,8 @@ async fn a_node_keeps_the_status_it_registers_with() {
         json!({"spec": {"unschedulable": true},
                "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady"}]}}),
     )
-    .await;
+    .await
+    .unwrap();
     assert_eq!(status["spec"].get("unschedulable"), None);
     assert_eq!(status["status"]["conditions"][0]["status"], "False");
     let main = merge(
@@ -358,29 +300,20 @@ async fn a_node_keeps_the_status_it_registers_with() {
         .collect();
     assert_eq!(names, ["worker-1"]);
 
-    let (table, columns) = apiserver_support::table(&client, "/api/v1/nodes").await;
-    assert_eq!(
-        columns,
-        [
-            "Name",
-            "Status",
-            "Roles",
-            "Age",
-            "Version",
-            "Internal-IP",
-            "External-IP",
-            "OS-Image",
-            "Kernel-Version",
-            "Container-Runtime"
-        ]
-    );
-    let cells = &table["rows"][0]["cells"];
-    assert_eq!(cells[1], "NotReady,SchedulingDisabled");
-    assert_eq!(cells[2], "worker");
-    assert_eq!(cells[4], "v1.34.12");
-    assert_eq!(cells[5], "172.18.0.2");
-    assert_eq!(cells[6], "<none>");
-    assert_eq!(cells[9], "containerd://2.0.2");
+    apiserver_support::assert_table(
+        &client,
+        "/api/v1/nodes",
+        "Name, Status, Roles, Age, Version, Internal-IP, External-IP, OS-Image, Kernel-Version, Container-Runtime",
+        &[
+            (1, json!("NotReady,SchedulingDisabled")),
+            (2, json!("worker")),
+            (4, json!("v1.34.12")),
+            (5, json!("172.18.0.2")),
+            (6, json!("<none>")),
+            (9, json!("containerd://2.0.2")),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -435,21 +368,15 @@ async fn a_storage_class_is_defaulted_and_its_provisioning_immutable() {
         "StorageClass.storage.k8s.io \"bad\" is invalid: [provisioner: Required value, volumeBindingMode: Unsupported value: \"Later\": supported values: \"Immediate\", \"WaitForFirstConsumer\"]"
     );
 
-    let (table, columns) =
-        apiserver_support::table(&client, "/apis/storage.k8s.io/v1/storageclasses").await;
-    assert_eq!(
-        columns,
-        [
-            "Name",
-            "Provisioner",
-            "ReclaimPolicy",
-            "VolumeBindingMode",
-            "AllowVolumeExpansion",
-            "Age"
-        ]
-    );
-    let cells = &table["rows"][0]["cells"];
-    assert_eq!(cells[0], "standard (default)");
-    assert_eq!(cells[1], "rancher.io/local-path");
-    assert_eq!(cells[4], false);
+    apiserver_support::assert_table(
+        &client,
+        "/apis/storage.k8s.io/v1/storageclasses",
+        "Name, Provisioner, ReclaimPolicy, VolumeBindingMode, AllowVolumeExpansion, Age",
+        &[
+            (0, json!("standard (default)")),
+            (1, json!("rancher.io/local-path")),
+            (4, json!(false)),
+        ],
+    )
+    .await;
 }

@@ -7,25 +7,23 @@
 
 mod apiserver_support;
 
-use apiserver_support::kubectl_for;
+use apiserver_support::{create, default_api as api, kubectl_for, refusal, with_spec};
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, ReplicaSet, StatefulSet};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams};
 use kube::core::ObjectList;
 use kubeward_testing::ApiServer;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 /// A `kind` named `w` selecting `app: w`, one container, with `extra` merged into its spec.
 fn workload(kind: &str, spec: Value) -> Value {
-    let mut object = json!({
+    with_spec(
+        json!({
         "apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "w"},
         "spec": {"selector": {"matchLabels": {"app": "w"}},
                  "template": {"metadata": {"labels": {"app": "w"}},
-                              "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}}}});
-    for (key, value) in spec.as_object().cloned().unwrap_or_default() {
-        object["spec"][key] = value;
-    }
-    object
+                              "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}}}}),
+        spec,
+    )
 }
 
 fn postgres() -> Value {
@@ -40,35 +38,11 @@ fn postgres() -> Value {
     )
 }
 
-async fn api<K>(server: &ApiServer) -> Api<K>
-where
-    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
-{
-    Api::namespaced(server.client().unwrap(), "default")
-}
-
-async fn create<K>(api: &Api<K>, object: Value) -> Result<Value, kube::Error>
-where
-    K: kube::Resource + Clone + DeserializeOwned + serde::Serialize + std::fmt::Debug,
-{
-    let object: K = serde_json::from_value(object).unwrap();
-    let created = api.create(&PostParams::default(), &object).await?;
-    Ok(serde_json::to_value(created).unwrap())
-}
-
-/// The message of the API error `result` must be.
-fn refusal<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> (u16, String) {
-    match result.unwrap_err() {
-        kube::Error::Api(status) => (status.code, status.message),
-        other => panic!("not an API error: {other}"),
-    }
-}
-
 #[tokio::test]
 async fn each_kind_reads_back_with_upstreams_defaults() {
     let server = ApiServer::start().await.unwrap();
     let rs = create(
-        &api::<ReplicaSet>(&server).await,
+        &api::<ReplicaSet>(&server),
         workload("ReplicaSet", json!({})),
     )
     .await
@@ -81,7 +55,7 @@ async fn each_kind_reads_back_with_upstreams_defaults() {
         "IfNotPresent"
     );
 
-    let sts = create(&api::<StatefulSet>(&server).await, postgres())
+    let sts = create(&api::<StatefulSet>(&server), postgres())
         .await
         .unwrap();
     let spec = &sts["spec"];
@@ -101,12 +75,9 @@ async fn each_kind_reads_back_with_upstreams_defaults() {
     assert_eq!(claim["spec"]["volumeMode"], "Filesystem");
     assert_eq!(claim["status"], json!({"phase": "Pending"}));
 
-    let ds = create(
-        &api::<DaemonSet>(&server).await,
-        workload("DaemonSet", json!({})),
-    )
-    .await
-    .unwrap();
+    let ds = create(&api::<DaemonSet>(&server), workload("DaemonSet", json!({})))
+        .await
+        .unwrap();
     assert_eq!(
         ds["spec"]["updateStrategy"],
         json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
@@ -124,7 +95,7 @@ async fn each_kind_reads_back_with_upstreams_defaults() {
 
     let revision = json!({"apiVersion": "apps/v1", "kind": "ControllerRevision",
         "metadata": {"name": "w-1"}, "revision": 1, "data": {"spec": {"replicas": 3}}});
-    let cr = create(&api::<ControllerRevision>(&server).await, revision)
+    let cr = create(&api::<ControllerRevision>(&server), revision)
         .await
         .unwrap();
     assert_eq!(cr["data"], json!({"spec": {"replicas": 3}}));
@@ -134,7 +105,7 @@ async fn each_kind_reads_back_with_upstreams_defaults() {
 #[tokio::test]
 async fn upstreams_rules_refuse_what_kube_apiserver_refuses() {
     let server = ApiServer::start().await.unwrap();
-    let rs = api::<ReplicaSet>(&server).await;
+    let rs = api::<ReplicaSet>(&server);
     let (code, message) = refusal(
         create(
             &rs,
@@ -151,7 +122,7 @@ async fn upstreams_rules_refuse_what_kube_apiserver_refuses() {
         "ReplicaSet.apps \"w\" is invalid: spec.template.metadata.labels: Invalid value: {\"app\":\"w\"}: `selector` does not match template `labels`"
     );
 
-    let ds = api::<DaemonSet>(&server).await;
+    let ds = api::<DaemonSet>(&server);
     let never = workload(
         "DaemonSet",
         json!({"template": {"metadata": {"labels": {"app": "w"}}, "spec": {
@@ -172,7 +143,7 @@ async fn upstreams_rules_refuse_what_kube_apiserver_refuses() {
         "{message}"
     );
 
-    let sts = api::<StatefulSet>(&server).await;
+    let sts = api::<StatefulSet>(&server);
     let mut no_storage = postgres();
     no_storage["spec"]["volumeClaimTemplates"][0]["spec"] = json!({});
     let (_, message) = refusal(create(&sts, no_storage).await);
@@ -181,7 +152,7 @@ async fn upstreams_rules_refuse_what_kube_apiserver_refuses() {
         "StatefulSet.apps \"w\" is invalid: [spec.volumeClaimTemplates[0].spec.accessModes: Required value: at least 1 access mode is required, spec.volumeClaimTemplates[0].spec.resources[storage]: Required value]"
     );
 
-    let cr = api::<ControllerRevision>(&server).await;
+    let cr = api::<ControllerRevision>(&server);
     let no_data = json!({"apiVersion": "apps/v1", "kind": "ControllerRevision",
         "metadata": {"name": "w-1"}, "revision": 1});
     let (_, message) = refusal(create(&cr, no_data).await);
@@ -194,7 +165,7 @@ async fn upstreams_rules_refuse_what_kube_apiserver_refuses() {
 #[tokio::test]
 async fn a_statefulset_changes_only_its_mutable_fields() {
     let server = ApiServer::start().await.unwrap();
-    let sts = api::<StatefulSet>(&server).await;
+    let sts = api::<StatefulSet>(&server);
     create(&sts, postgres()).await.unwrap();
     let renamed = json!({"spec": {"serviceName": "other"}});
     let (code, message) = refusal(
@@ -221,7 +192,7 @@ async fn a_statefulset_changes_only_its_mutable_fields() {
 #[tokio::test]
 async fn status_writes_keep_the_spec_and_main_writes_keep_the_status() {
     let server = ApiServer::start().await.unwrap();
-    let rs = api::<ReplicaSet>(&server).await;
+    let rs = api::<ReplicaSet>(&server);
     create(&rs, workload("ReplicaSet", json!({})))
         .await
         .unwrap();
@@ -265,7 +236,7 @@ async fn status_writes_keep_the_spec_and_main_writes_keep_the_status() {
 #[tokio::test]
 async fn a_daemonsets_template_change_bumps_its_template_generation() {
     let server = ApiServer::start().await.unwrap();
-    let ds = api::<DaemonSet>(&server).await;
+    let ds = api::<DaemonSet>(&server);
     create(&ds, workload("DaemonSet", json!({}))).await.unwrap();
     let generation = |d: &DaemonSet| {
         (
@@ -302,9 +273,9 @@ async fn a_daemonsets_template_change_bumps_its_template_generation() {
 #[tokio::test]
 async fn a_controller_revisions_data_is_immutable_and_its_controller_printed() {
     let server = ApiServer::start().await.unwrap();
-    let sts = api::<StatefulSet>(&server).await;
+    let sts = api::<StatefulSet>(&server);
     let owner = create(&sts, postgres()).await.unwrap();
-    let cr = api::<ControllerRevision>(&server).await;
+    let cr = api::<ControllerRevision>(&server);
     let revision = json!({"apiVersion": "apps/v1", "kind": "ControllerRevision",
         "metadata": {"name": "w-1", "ownerReferences": [{"apiVersion": "apps/v1",
             "kind": "StatefulSet", "name": "w", "uid": owner["metadata"]["uid"], "controller": true}]},
@@ -327,16 +298,17 @@ async fn a_controller_revisions_data_is_immutable_and_its_controller_printed() {
     assert_eq!(r.revision, 2);
 
     // `kubectl get controllerrevisions`'s columns.
-    let (table, columns) = apiserver_support::table(
+    apiserver_support::assert_table(
         &server.client().unwrap(),
         "/apis/apps/v1/namespaces/default/controllerrevisions",
+        "Name, Controller, Revision, Age",
+        &[
+            (0, json!("w-1")),
+            (1, json!("statefulset.apps/w")),
+            (2, json!(2)),
+        ],
     )
     .await;
-    assert_eq!(columns, ["Name", "Controller", "Revision", "Age"]);
-    let cells = &table["rows"][0]["cells"];
-    assert_eq!(cells[0], "w-1");
-    assert_eq!(cells[1], "statefulset.apps/w");
-    assert_eq!(cells[2], 2);
 }
 
 #[tokio::test]
@@ -368,17 +340,12 @@ async fn discovery_lists_the_kinds_with_their_short_names_and_subresources() {
     }
     assert!(!names.contains(&"daemonsets/scale"));
     let short = |plural: &str| {
-        list["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["name"] == plural)
-            .map(|r| r["shortNames"].clone())
+        apiserver_support::discovered(&list, plural).map(|r| r["shortNames"].clone())
     };
     assert_eq!(short("replicasets"), Some(json!(["rs"])));
     assert_eq!(short("statefulsets"), Some(json!(["sts"])));
     assert_eq!(short("daemonsets"), Some(json!(["ds"])));
-    let rs = api::<ReplicaSet>(&server).await;
+    let rs = api::<ReplicaSet>(&server);
     create(&rs, workload("ReplicaSet", json!({})))
         .await
         .unwrap();
@@ -389,7 +356,7 @@ async fn discovery_lists_the_kinds_with_their_short_names_and_subresources() {
 #[tokio::test]
 async fn kubectl_gets_and_explains_the_workloads() {
     let server = ApiServer::start().await.unwrap();
-    create(&api::<StatefulSet>(&server).await, postgres())
+    create(&api::<StatefulSet>(&server), postgres())
         .await
         .unwrap();
     let daemon = workload(
@@ -398,9 +365,7 @@ async fn kubectl_gets_and_explains_the_workloads() {
             "nodeSelector": {"kubernetes.io/os": "linux"},
             "containers": [{"name": "agent", "image": "fluent-bit:3"}]}}}),
     );
-    create(&api::<DaemonSet>(&server).await, daemon)
-        .await
-        .unwrap();
+    create(&api::<DaemonSet>(&server), daemon).await.unwrap();
     let (k, _) = kubectl_for(&server);
     let out = tokio::task::spawn_blocking(move || {
         (

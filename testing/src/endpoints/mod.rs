@@ -221,7 +221,7 @@ fn answer(
             (
                 200,
                 as_meta_version(
-                    represent(&info, &obj, None, representation, state.clock.now())?,
+                    represent(&info, obj, false, representation, state.clock.now())?,
                     v1beta1,
                 ),
             )
@@ -278,16 +278,9 @@ fn answer(
             }
             let list = state.list(&info, ns, &list_params)?;
             let now = state.clock.now();
-            let items = list["items"]
-                .as_array()
-                .map(Vec::as_slice)
-                .unwrap_or_default();
             (
                 200,
-                as_meta_version(
-                    represent(&info, &list, Some(items), representation, now)?,
-                    v1beta1,
-                ),
+                as_meta_version(represent(&info, list, true, representation, now)?, v1beta1),
             )
         }
         (&Method::POST, None) if r.subresource.is_none() => {
@@ -342,6 +335,8 @@ fn answer(
         }
         (&Method::DELETE, Some(name)) if r.subresource.is_none() => {
             let options = delete_options(body, query, opts.dry_run)?;
+            opts.warnings
+                .extend(kinds::strategy(&info).delete_warnings(&options));
             let deleted = state.delete(&info, ns, name, &options)?;
             // apiserver's delete handler: 202 Accepted for `orphanDependents: false` when the
             // object was not deleted at once (it waits for finalizers).
@@ -355,6 +350,8 @@ fn answer(
         }
         (&Method::DELETE, None) if kinds::strategy(&info).deletes_collections() => {
             let options = delete_options(body, query, opts.dry_run)?;
+            opts.warnings
+                .extend(kinds::strategy(&info).delete_warnings(&options));
             (
                 200,
                 state.delete_collection(&info, ns, &list_params, &options)?,

@@ -8,19 +8,20 @@ use crate::negotiation::Representation;
 use crate::status::ApiError;
 use crate::table;
 
-/// A response object (an object, or with `items` a list) in the negotiated representation.
+/// A response object (an object, or a `list` with `items`) in the negotiated representation,
+/// taken by value: the object itself is answered as it is.
 pub(super) fn represent(
     info: &crate::resources::ResourceInfo,
-    value: &Value,
-    items: Option<&[Value]>,
+    value: Value,
+    list: bool,
     representation: Representation,
     now: jiff::Timestamp,
 ) -> Result<Value, ApiError> {
-    Ok(match (representation, items) {
+    Ok(match (representation, list) {
         // kube-apiserver encodes a list of a built-in kind from its Go types, whose items carry
         // no apiVersion and kind; items of custom resources keep theirs.
-        (Representation::Object, Some(_)) if !info.custom => {
-            let mut list = value.clone();
+        (Representation::Object, true) if !info.custom => {
+            let mut list = value;
             for item in list["items"].as_array_mut().into_iter().flatten() {
                 if let Some(item) = item.as_object_mut() {
                     item.remove("apiVersion");
@@ -29,18 +30,18 @@ pub(super) fn represent(
             }
             list
         }
-        (Representation::Object, _) => value.clone(),
-        (Representation::PartialObjectMetadata { list: false }, None) => table::partial(value),
-        (Representation::PartialObjectMetadata { list: true }, Some(_)) => {
-            table::partial_list(value)
+        (Representation::Object, _) => value,
+        (Representation::PartialObjectMetadata { list: false }, false) => table::partial(&value),
+        (Representation::PartialObjectMetadata { list: true }, true) => table::partial_list(&value),
+        (Representation::PartialObjectMetadata { list: asked }, list) => {
+            return Err(partial_mismatch(info, asked, list));
         }
-        (Representation::PartialObjectMetadata { list }, items) => {
-            return Err(partial_mismatch(info, list, items.is_some()));
-        }
-        (Representation::Table(include), items) => {
-            let (objects, list_meta) = match items {
-                None => (std::slice::from_ref(value), None),
-                Some(items) => (items, Some(&value["metadata"])),
+        (Representation::Table(include), list) => {
+            let (objects, list_meta) = if list {
+                let items = value["items"].as_array().map(Vec::as_slice);
+                (items.unwrap_or_default(), Some(&value["metadata"]))
+            } else {
+                (std::slice::from_ref(&value), None)
             };
             let columns = kinds::strategy(info).columns(info);
             table::table(&columns, objects, list_meta, include, true, now)

@@ -156,7 +156,7 @@ impl Strategy for Autoscalers {
         new: &Value,
         subresource: Option<&str>,
     ) -> Option<bool> {
-        Some(subresource != Some("status") && defaulted(new)["spec"] != defaulted(old)["spec"])
+        super::spec_changed(defaulted, old, new, subresource)
     }
 
     /// The served version's: server-side apply merges the served form.

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use super::deployment::{containers, description};
 use super::{Deletion, Strategy};
 use crate::apply::ApplySchema;
+use crate::go::fmt::go_quote;
 use crate::lifecycle::propagation::{FOREGROUND, ORPHAN, Propagation, deletion_finalizers};
 use crate::object::finalizers;
 use crate::resources::ResourceInfo;
@@ -290,10 +291,7 @@ impl Strategy for Batch {
         new: &Value,
         subresource: Option<&str>,
     ) -> Option<bool> {
-        Some(
-            subresource != Some("status")
-                && self.defaulted(new)["spec"] != self.defaulted(old)["spec"],
-        )
+        super::spec_changed(|o| self.defaulted(o), old, new, subresource)
     }
 
     fn apply_schema(&self) -> Option<&'static ApplySchema> {
@@ -312,6 +310,28 @@ impl Strategy for Batch {
             Batch::Jobs => &["status.successful"],
             Batch::CronJobs => &[],
         }
+    }
+
+    /// A Job's REST storage (`pkg/registry/batch/job/storage/storage.go` `Delete`,
+    /// `DeleteCollection`): a DELETE that names no propagation policy orphans the pods, and
+    /// says so.
+    fn delete_warnings(&self, options: &Value) -> Vec<String> {
+        let unset = |field: &str| options.get(field).is_none_or(Value::is_null);
+        if matches!(self, Batch::Jobs) && unset("propagationPolicy") && unset("orphanDependents") {
+            vec![
+                "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"
+                    .to_owned(),
+            ]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// batch/v1's conversion of a Job's field labels (`pkg/apis/batch/v1/conversion.go`); a
+    /// CronJob has none.
+    fn unsupported_field_label(&self, field: &str) -> Option<String> {
+        matches!(self, Batch::Jobs)
+            .then(|| format!("field label {} not supported for Job", go_quote(field)))
     }
 
     fn field_values(&self) -> Option<fn(&Value, &str) -> Option<String>> {

@@ -30,7 +30,7 @@ impl Strategy for CustomResources {
     /// The custom resource field-label conversion: `field label not supported: x` for a field
     /// other than `metadata.name` and `metadata.namespace` (a definition's `selectableFields`
     /// are not served).
-    fn converts_field_labels(&self) -> bool {
-        true
+    fn unsupported_field_label(&self, field: &str) -> Option<String> {
+        super::core_field_label_error(field)
     }
 }

@@ -296,11 +296,11 @@ pub(crate) trait Strategy: Sync {
         &[]
     }
 
-    /// Whether the kind has a field-label conversion of its own, which words an unsupported
-    /// label `field label not supported: x`, rather than apimachinery's
-    /// `DefaultMetaV1FieldSelectorConversion`.
-    fn converts_field_labels(&self) -> bool {
-        false
+    /// The message of the kind's own field-label conversion for a label it does not support;
+    /// `None`: the kind has none, and apimachinery's `DefaultMetaV1FieldSelectorConversion`
+    /// words it.
+    fn unsupported_field_label(&self, _field: &str) -> Option<String> {
+        None
     }
 
     /// How the kind reads a field label's value from an object (in its served view), where it
@@ -339,6 +339,12 @@ pub(crate) trait Strategy: Sync {
         true
     }
 
+    /// The warnings a DELETE (of one object or a collection) with these `DeleteOptions` earns
+    /// from the kind's REST storage, before anything is deleted.
+    fn delete_warnings(&self, _options: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The kind's part of a DELETE of `old` with `policy`, at `now`.
     ///
     /// # Errors
@@ -372,6 +378,23 @@ fn served_as(info: &ResourceInfo, mut obj: Value) -> Value {
     obj["apiVersion"] = Value::String(info.api_version());
     obj["kind"] = Value::String(info.kind.clone());
     obj
+}
+
+/// `PrepareForUpdate`'s generation rule of most built-in kinds: a write of the main resource
+/// whose spec, both sides `defaulted`, differs.
+fn spec_changed(
+    defaulted: impl Fn(&Value) -> Value,
+    old: &Value,
+    new: &Value,
+    subresource: Option<&str>,
+) -> Option<bool> {
+    Some(subresource != Some("status") && defaulted(new)["spec"] != defaulted(old)["spec"])
+}
+
+/// The refusal of core/v1's field-label conversions (and custom resources'):
+/// `field label not supported: x`.
+fn core_field_label_error(field: &str) -> Option<String> {
+    Some(format!("field label not supported: {field}"))
 }
 
 /// The generic registry, unchanged.

@@ -232,10 +232,7 @@ impl Strategy for Networking {
         new: &Value,
         subresource: Option<&str>,
     ) -> Option<bool> {
-        Some(
-            subresource != Some("status")
-                && self.defaulted(new)["spec"] != self.defaulted(old)["spec"],
-        )
+        super::spec_changed(|o| self.defaulted(o), old, new, subresource)
     }
 
     fn apply_schema(&self) -> Option<&'static ApplySchema> {

@@ -250,8 +250,8 @@ impl Strategy for Nodes {
         &["spec.unschedulable"]
     }
 
-    fn converts_field_labels(&self) -> bool {
-        true
+    fn unsupported_field_label(&self, field: &str) -> Option<String> {
+        super::core_field_label_error(field)
     }
 
     fn field_values(&self) -> Option<fn(&Value, &str) -> Option<String>> {

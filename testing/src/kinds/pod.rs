@@ -372,7 +372,7 @@ impl Strategy for Pods {
             let _ = pods::default_pod(&mut v);
             v
         };
-        Some(subresource != Some("status") && defaulted(new)["spec"] != defaulted(old)["spec"])
+        super::spec_changed(defaulted, old, new, subresource)
     }
 
     fn apply_schema(&self) -> Option<&'static ApplySchema> {
@@ -387,8 +387,8 @@ impl Strategy for Pods {
         FIELD_LABELS
     }
 
-    fn converts_field_labels(&self) -> bool {
-        true
+    fn unsupported_field_label(&self, field: &str) -> Option<String> {
+        super::core_field_label_error(field)
     }
 
     fn field_values(&self) -> Option<fn(&Value, &str) -> Option<String>> {

@@ -32,8 +32,8 @@ impl Strategy for Secrets {
         &["type"]
     }
 
-    fn converts_field_labels(&self) -> bool {
-        true
+    fn unsupported_field_label(&self, field: &str) -> Option<String> {
+        super::core_field_label_error(field)
     }
 
     fn columns(&self, _info: &ResourceInfo) -> Vec<Column> {

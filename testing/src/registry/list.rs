@@ -22,16 +22,16 @@ fn selectable_fields(info: &ResourceInfo) -> Vec<&'static str> {
 }
 
 /// The 400 message for a field selector naming `field`, which `info`'s kind does not support:
-/// kinds with a field-label conversion of their own say `field label not supported: x`; the
-/// others use apimachinery's `DefaultMetaV1FieldSelectorConversion`.
+/// its own field-label conversion's words, or apimachinery's
+/// `DefaultMetaV1FieldSelectorConversion`'s.
 fn unsupported_field_label(info: &ResourceInfo, field: &str) -> String {
-    if kinds::strategy(info).converts_field_labels() {
-        format!("field label not supported: {field}")
-    } else {
-        format!(
-            "{field:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
-        )
-    }
+    kinds::strategy(info)
+        .unsupported_field_label(field)
+        .unwrap_or_else(|| {
+            format!(
+                "{field:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+            )
+        })
 }
 
 /// Parsed list/watch filters.
@@ -224,7 +224,8 @@ impl State {
             "kind": format!("{}List", info.kind),
             "apiVersion": info.api_version(),
             "metadata": metadata,
-            "items": items,
+            // Moved in: `json!` would copy a `Vec` through serialization.
+            "items": Value::Array(items),
         }))
     }
 }

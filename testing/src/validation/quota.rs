@@ -658,70 +658,52 @@ fn bound_rules(
     let mut errs = Vec::new();
     let path = |field: &str| key(&format!("{at}.{field}"), k);
     let s = |q: &Quantity| q.canonical();
-    if let (Some(min), Some(max)) = (min, max)
-        && min > max
-    {
-        errs.push(FieldError::invalid(
-            &path("min"),
-            &s(min),
-            &format!("min value {} is greater than max value {}", s(min), s(max)),
-        ));
-    }
-    if let Some(request) = request {
-        if let Some(min) = min.filter(|m| *m > request) {
+    // Upstream's checks in its order: (the field reported, its value shown, the smaller bound
+    // and the larger, each with its name in the message); each pair out of order is an error.
+    let orders = [
+        ("min", min, ("min value", min), ("max value", max)),
+        (
+            "defaultRequest",
+            request,
+            ("min value", min),
+            ("default request value", request),
+        ),
+        (
+            "defaultRequest",
+            request,
+            ("default request value", request),
+            ("max value", max),
+        ),
+        (
+            "defaultRequest",
+            request,
+            ("default request value", request),
+            ("default limit value", default),
+        ),
+        (
+            "default",
+            min,
+            ("min value", min),
+            ("default value", default),
+        ),
+        (
+            "default",
+            max,
+            ("default value", default),
+            ("max value", max),
+        ),
+    ];
+    for (field, shown, (low_name, low), (high_name, high)) in orders {
+        if let (Some(shown), Some(low), Some(high)) = (shown, low, high)
+            && low > high
+        {
             errs.push(FieldError::invalid(
-                &path("defaultRequest"),
-                &s(request),
+                &path(field),
+                &s(shown),
                 &format!(
-                    "min value {} is greater than default request value {}",
-                    s(min),
-                    s(request)
-                ),
-            ));
-        }
-        if let Some(max) = max.filter(|m| request > *m) {
-            errs.push(FieldError::invalid(
-                &path("defaultRequest"),
-                &s(request),
-                &format!(
-                    "default request value {} is greater than max value {}",
-                    s(request),
-                    s(max)
-                ),
-            ));
-        }
-        if let Some(default) = default.filter(|d| request > *d) {
-            errs.push(FieldError::invalid(
-                &path("defaultRequest"),
-                &s(request),
-                &format!(
-                    "default request value {} is greater than default limit value {}",
-                    s(request),
-                    s(default)
-                ),
-            ));
-        }
-    }
-    if let Some(default) = default {
-        if let Some(min) = min.filter(|m| *m > default) {
-            errs.push(FieldError::invalid(
-                &path("default"),
-                &s(min),
-                &format!(
-                    "min value {} is greater than default value {}",
-                    s(min),
-                    s(default)
-                ),
-            ));
-        }
-        if let Some(max) = max.filter(|m| default > *m) {
-            errs.push(FieldError::invalid(
-                &path("default"),
-                &s(max),
-                &format!(
-                    "default value {} is greater than max value {}",
-                    s(default),
-                    s(max)
+                    "{low_name} {} is greater than {high_name} {}",
+                    s(low),
+                    s(high)
                 ),
             ));
         }

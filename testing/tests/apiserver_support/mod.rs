@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::PostParams;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Client, client::Body};
 use kubeward_testing::ApiServer;
 use kubeward_testing::kubectl::Kubectl;
@@ -203,4 +203,140 @@ pub fn kubectl_for(server: &ApiServer) -> (Kubectl, std::path::PathBuf) {
     let kubeconfig = dir.join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
     (Kubectl::new(&kubeconfig), dir)
+}
+
+/// What the typed helpers below need of a kind: an object `Api<K>` reads and writes.
+pub trait Object:
+    kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug
+{
+}
+
+impl<K> Object for K where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug
+{
+}
+
+/// The `K`s of `default`, through `server`'s client.
+pub fn default_api<K>(server: &ApiServer) -> Api<K>
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
+{
+    Api::namespaced(server.client().expect("client"), "default")
+}
+
+/// Creates `object` (a `K` as JSON) through `api`: the created object as JSON.
+pub async fn create<K: Object>(api: &Api<K>, object: Value) -> Result<Value, kube::Error> {
+    let object: K = serde_json::from_value(object).expect("a valid object of the kind");
+    let created = api.create(&PostParams::default(), &object).await?;
+    Ok(serde_json::to_value(created).expect("json"))
+}
+
+/// A merge patch of `name`'s main resource through `api`: the patched object as JSON.
+pub async fn merge<K: Object>(api: &Api<K>, name: &str, body: Value) -> Result<Value, kube::Error> {
+    let patched = api
+        .patch(name, &PatchParams::default(), &Patch::Merge(&body))
+        .await?;
+    Ok(serde_json::to_value(patched).expect("json"))
+}
+
+/// A merge patch of `name`'s status subresource through `api`: the patched object as JSON.
+pub async fn merge_status<K: Object>(
+    api: &Api<K>,
+    name: &str,
+    body: Value,
+) -> Result<Value, kube::Error> {
+    let patched = api
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&body))
+        .await?;
+    Ok(serde_json::to_value(patched).expect("json"))
+}
+
+/// The status code and message of the API error `err`.
+pub fn api_error(err: kube::Error) -> (u16, String) {
+    match err {
+        kube::Error::Api(status) => (status.code, status.message),
+        other => panic!("not an API error: {other}"),
+    }
+}
+
+/// The status code and message of the API error `result` must be.
+pub fn refusal<T: std::fmt::Debug>(result: Result<T, kube::Error>) -> (u16, String) {
+    api_error(result.unwrap_err())
+}
+
+/// `object` with the fields of `spec` set in its spec (each replacing the field it names).
+pub fn with_spec(mut object: Value, spec: Value) -> Value {
+    for (key, value) in spec.as_object().cloned().unwrap_or_default() {
+        object["spec"][key] = value;
+    }
+    object
+}
+
+/// The causes' `field: message` of a 422's body.
+pub fn causes(body: &Value) -> Vec<String> {
+    body["details"]["causes"]
+        .as_array()
+        .expect("causes")
+        .iter()
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c["field"].as_str().unwrap(),
+                c["message"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// The resource `name` of a discovery document's `resources`, if listed.
+pub fn discovered(list: &Value, name: &str) -> Option<Value> {
+    list["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .find(|r| r["name"] == name)
+        .cloned()
+}
+
+/// Asserts `result` is the API error 422 (Unprocessable Entity) with `message`.
+#[track_caller]
+pub fn assert_invalid<T: std::fmt::Debug>(result: Result<T, kube::Error>, message: &str) {
+    assert_eq!(refusal(result), (422, message.to_owned()));
+}
+
+/// Runs `k args` off the async runtime (the server answers on it), asserting success: its
+/// output.
+pub async fn kubectl_ok(k: &Kubectl, args: &[&str]) -> String {
+    let k = k.clone();
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        k.ok(&args)
+    })
+    .await
+    .expect("kubectl's thread")
+}
+
+/// Asserts the Table `kubectl get` reads of the list at `path`: its column names are `columns`
+/// (separated by `", "`) and the cells of its first row at the given indices hold the given
+/// values.
+pub async fn assert_table(client: &Client, path: &str, columns: &str, cells: &[(usize, Value)]) {
+    let (table, names) = table(client, path).await;
+    assert_eq!(names, columns.split(", ").collect::<Vec<_>>());
+    let row = &table["rows"][0]["cells"];
+    for (index, value) in cells {
+        assert_eq!(&row[*index], value, "cell {index} of {row}");
+    }
+}
+
+/// A raw JSON merge patch of `path` with `body`: the HTTP status and the JSON body.
+pub async fn raw_merge(client: &Client, path: &str, body: Value) -> (u16, Value) {
+    raw(
+        client,
+        "PATCH",
+        path,
+        Some("application/merge-patch+json"),
+        Some(body),
+    )
+    .await
 }

@@ -6,7 +6,7 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, config_map, patch, step};
+use crate::corpus::{Case, Step, config_map, get, patch, post, step};
 
 const ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/namespaces/NS/roles";
 const BINDINGS: &str = "/apis/rbac.authorization.k8s.io/v1/namespaces/NS/rolebindings";
@@ -32,19 +32,17 @@ fn user(name: &str) -> Value {
 /// Grants `u-NS` `verbs` on `resources` (core group) in the case's namespace.
 fn grant(verbs: Value, resources: Value) -> Vec<Step> {
     vec![
-        step(
-            Method::POST,
+        post(
             ROLES,
-            Some(role(
+            role(
                 "Role",
                 "r",
                 json!([{"apiGroups": [""], "resources": resources, "verbs": verbs}]),
-            )),
+            ),
         ),
-        step(
-            Method::POST,
+        post(
             BINDINGS,
-            Some(binding("RoleBinding", "b", "Role", "r", user(USER))),
+            binding("RoleBinding", "b", "Role", "r", user(USER)),
         ),
     ]
 }
@@ -104,7 +102,7 @@ pub fn cases() -> Vec<Case> {
     ] {
         cases.push(Case::new(
             format!("rbac role: {label}"),
-            vec![step(Method::POST, ROLES, Some(role("Role", "r", rules)))],
+            vec![post(ROLES, role("Role", "r", rules))],
         ));
     }
     for (label, rules) in [
@@ -127,21 +125,13 @@ pub fn cases() -> Vec<Case> {
     ] {
         cases.push(Case::new(
             format!("rbac clusterrole: {label}"),
-            vec![step(
-                Method::POST,
-                CLUSTER_ROLES,
-                Some(role("ClusterRole", "cr-NS", rules)),
-            )],
+            vec![post(CLUSTER_ROLES, role("ClusterRole", "cr-NS", rules))],
         ));
     }
     cases.push(Case::new(
         "rbac clusterrole: aggregationRule",
-        vec![step(
-            Method::POST,
-            CLUSTER_ROLES,
-            Some(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "agg-NS"},
-                "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"agg": "NS"}}]}})),
-        )],
+        vec![post(CLUSTER_ROLES, json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "agg-NS"},
+                "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"agg": "NS"}}]}}))],
     ));
     for (label, role_kind, role_name, subjects) in [
         ("valid", "Role", "r", user("alice")),
@@ -200,20 +190,18 @@ pub fn cases() -> Vec<Case> {
     ] {
         cases.push(Case::new(
             format!("rbac rolebinding: {label}"),
-            vec![step(
-                Method::POST,
+            vec![post(
                 BINDINGS,
-                Some(binding("RoleBinding", "b", role_kind, role_name, subjects)),
+                binding("RoleBinding", "b", role_kind, role_name, subjects),
             )],
         ));
     }
     cases.push(Case::new(
         "rbac rolebinding: roleRef is immutable",
         vec![
-            step(
-                Method::POST,
+            post(
                 BINDINGS,
-                Some(binding("RoleBinding", "b", "Role", "r", user("alice"))),
+                binding("RoleBinding", "b", "Role", "r", user("alice")),
             ),
             Step {
                 content_type: "application/merge-patch+json",
@@ -228,27 +216,19 @@ pub fn cases() -> Vec<Case> {
     cases.push(Case::new(
         "rbac clusterrolebinding: valid and to a Role",
         vec![
-            step(
-                Method::POST,
+            post(
                 CLUSTER_BINDINGS,
-                Some(binding(
+                binding(
                     "ClusterRoleBinding",
                     "crb-NS",
                     "ClusterRole",
                     "view",
                     user("u-NS"),
-                )),
+                ),
             ),
-            step(
-                Method::POST,
+            post(
                 CLUSTER_BINDINGS,
-                Some(binding(
-                    "ClusterRoleBinding",
-                    "crb2-NS",
-                    "Role",
-                    "r",
-                    user("u-NS"),
-                )),
+                binding("ClusterRoleBinding", "crb2-NS", "Role", "r", user("u-NS")),
             ),
         ],
     ));
@@ -365,7 +345,7 @@ pub fn cases() -> Vec<Case> {
             None,
         ),
     ] {
-        let mut steps = vec![step(Method::POST, CMS, Some(config_map("a", json!({}))))];
+        let mut steps = vec![post(CMS, config_map("a", json!({})))];
         steps.extend(grant(verbs, json!(["configmaps"])));
         steps.push(step(method, path, body).as_user(USER));
         cases.push(Case::new(format!("permitted: {label}"), steps));
@@ -382,7 +362,7 @@ pub fn cases() -> Vec<Case> {
     ] {
         let mut steps = Vec::new();
         if existing {
-            steps.push(step(Method::POST, CMS, Some(config_map("a", json!({})))));
+            steps.push(post(CMS, config_map("a", json!({}))));
         }
         steps.extend(grant(verbs, json!(["configmaps"])));
         steps.push(
@@ -398,52 +378,45 @@ pub fn cases() -> Vec<Case> {
     cases.push(Case::new(
         "permitted: resourceNames",
         vec![
-            step(Method::POST, CMS, Some(config_map("a", json!({})))),
-            step(Method::POST, CMS, Some(config_map("b", json!({})))),
-            step(
-                Method::POST,
-                ROLES,
-                Some(role("Role", "r", json!([{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["a"], "verbs": ["get"]}]))),
-            ),
-            step(Method::POST, BINDINGS, Some(binding("RoleBinding", "b", "Role", "r", user(USER)))),
-            step(Method::GET, format!("{CMS}/a"), None).as_user(USER),
-            step(Method::GET, format!("{CMS}/b"), None).as_user(USER),
+            post(CMS, config_map("a", json!({}))),
+            post(CMS, config_map("b", json!({}))),
+            post(ROLES, role("Role", "r", json!([{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["a"], "verbs": ["get"]}]))),
+            post(BINDINGS, binding("RoleBinding", "b", "Role", "r", user(USER))),
+            get(format!("{CMS}/a")).as_user(USER),
+            get(format!("{CMS}/b")).as_user(USER),
         ],
     ));
     cases.push(Case::new(
         "forbidden: binding to a missing role",
         vec![
-            step(
-                Method::POST,
+            post(
                 BINDINGS,
-                Some(binding("RoleBinding", "b", "Role", "absent", user(USER))),
+                binding("RoleBinding", "b", "Role", "absent", user(USER)),
             ),
-            step(Method::GET, format!("{CMS}/a"), None).as_user(USER),
+            get(format!("{CMS}/a")).as_user(USER),
         ],
     ));
     // Escalation.
     let writer = |verbs: Value| {
         vec![
-            step(
-                Method::POST,
+            post(
                 CLUSTER_ROLES,
-                Some(role(
+                role(
                     "ClusterRole",
                     "writer-NS",
                     json!([{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"], "verbs": verbs},
                            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]),
-                )),
+                ),
             ),
-            step(
-                Method::POST,
+            post(
                 BINDINGS,
-                Some(binding(
+                binding(
                     "RoleBinding",
                     "writer",
                     "ClusterRole",
                     "writer-NS",
                     user(USER),
-                )),
+                ),
             ),
         ]
     };
@@ -477,7 +450,7 @@ pub fn cases() -> Vec<Case> {
         ),
     ] {
         let mut steps = writer(verbs);
-        steps.push(step(Method::POST, ROLES, Some(body)).as_user(USER));
+        steps.push(post(ROLES, body).as_user(USER));
         cases.push(Case::new(format!("escalation: {label}"), steps));
     }
     for (label, verbs, role_name) in [
@@ -499,16 +472,15 @@ pub fn cases() -> Vec<Case> {
     ] {
         let mut steps = writer(verbs);
         steps.push(
-            step(
-                Method::POST,
+            post(
                 BINDINGS,
-                Some(binding(
+                binding(
                     "RoleBinding",
                     "new",
                     "ClusterRole",
                     role_name,
                     user("someone"),
-                )),
+                ),
             )
             .as_user(USER),
         );
@@ -565,54 +537,39 @@ pub fn cases() -> Vec<Case> {
     }
     cases.push(Case::new(
         "impersonate: as a user that may not impersonate",
-        vec![
-            step(Method::GET, CMS, None)
-                .as_user(USER)
-                .header("Impersonate-User", "other"),
-        ],
+        vec![get(CMS).as_user(USER).header("Impersonate-User", "other")],
     ));
     cases.push(Case::new(
         "impersonate: a service account with a role",
         vec![
-            step(
-                Method::POST,
+            post(
                 ROLES,
-                Some(role(
+                role(
                     "Role",
                     "r",
                     json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}]),
-                )),
+                ),
             ),
-            step(
-                Method::POST,
+            post(
                 BINDINGS,
-                Some(binding(
+                binding(
                     "RoleBinding",
                     "b",
                     "Role",
                     "r",
                     json!([{"kind": "ServiceAccount", "name": "robot", "namespace": "NS"}]),
-                )),
+                ),
             ),
-            step(Method::GET, CMS, None).as_user("system:serviceaccount:NS:robot"),
-            step(Method::GET, "/api/v1/namespaces/NS/secrets", None)
-                .as_user("system:serviceaccount:NS:robot"),
+            get(CMS).as_user("system:serviceaccount:NS:robot"),
+            get("/api/v1/namespaces/NS/secrets").as_user("system:serviceaccount:NS:robot"),
         ],
     ));
     cases.push(Case::new(
         "impersonate: the service accounts group bound",
         vec![
-            step(
-                Method::POST,
-                ROLES,
-                Some(role("Role", "r", json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}]))),
-            ),
-            step(
-                Method::POST,
-                BINDINGS,
-                Some(binding("RoleBinding", "b", "Role", "r", json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:serviceaccounts:NS"}]))),
-            ),
-            step(Method::GET, CMS, None).as_user("system:serviceaccount:NS:anyone"),
+            post(ROLES, role("Role", "r", json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}]))),
+            post(BINDINGS, binding("RoleBinding", "b", "Role", "r", json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:serviceaccounts:NS"}]))),
+            get(CMS).as_user("system:serviceaccount:NS:anyone"),
         ],
     ));
     // Reviews.
@@ -656,11 +613,7 @@ pub fn cases() -> Vec<Case> {
             true,
         ),
     ] {
-        let s = step(
-            Method::POST,
-            SSAR,
-            Some(review("SelfSubjectAccessReview", spec)),
-        );
+        let s = post(SSAR, review("SelfSubjectAccessReview", spec));
         cases.push(Case::new(
             format!("ssar: {label}"),
             vec![if as_user { s.as_user(USER) } else { s }],
@@ -670,21 +623,11 @@ pub fn cases() -> Vec<Case> {
         "ssar: user granted",
         [
             grant(json!(["get"]), json!(["configmaps"])),
-            vec![
-                step(
-                    Method::POST,
-                    SSAR,
-                    Some(review("SelfSubjectAccessReview", resource.clone())),
-                )
-                .as_user(USER),
-            ],
+            vec![post(SSAR, review("SelfSubjectAccessReview", resource.clone())).as_user(USER)],
         ]
         .concat(),
     ));
-    cases.push(Case::new(
-        "ssar: get is 405",
-        vec![step(Method::GET, SSAR, None)],
-    ));
+    cases.push(Case::new("ssar: get is 405", vec![get(SSAR)]));
     for (label, spec) in [
         (
             "user allowed",
@@ -706,11 +649,7 @@ pub fn cases() -> Vec<Case> {
     ] {
         cases.push(Case::new(
             format!("sar: {label}"),
-            vec![step(
-                Method::POST,
-                SAR,
-                Some(review("SubjectAccessReview", spec)),
-            )],
+            vec![post(SAR, review("SubjectAccessReview", spec))],
         ));
     }
     for (label, spec) in [
@@ -725,20 +664,13 @@ pub fn cases() -> Vec<Case> {
     ] {
         let mut body = review("LocalSubjectAccessReview", spec);
         body["metadata"] = json!({"namespace": "NS"});
-        cases.push(Case::new(
-            format!("lsar: {label}"),
-            vec![step(Method::POST, LSAR, Some(body))],
-        ));
+        cases.push(Case::new(format!("lsar: {label}"), vec![post(LSAR, body)]));
     }
     for (label, spec, as_user) in [
         ("user without grants", json!({"namespace": "NS"}), true),
         ("no namespace", json!({}), true),
     ] {
-        let s = step(
-            Method::POST,
-            SSRR,
-            Some(review("SelfSubjectRulesReview", spec)),
-        );
+        let s = post(SSRR, review("SelfSubjectRulesReview", spec));
         cases.push(Case::new(
             format!("ssrr: {label}"),
             vec![if as_user { s.as_user(USER) } else { s }],
@@ -749,10 +681,9 @@ pub fn cases() -> Vec<Case> {
         [
             grant(json!(["get", "list"]), json!(["configmaps", "secrets"])),
             vec![
-                step(
-                    Method::POST,
+                post(
                     SSRR,
-                    Some(review("SelfSubjectRulesReview", json!({"namespace": "NS"}))),
+                    review("SelfSubjectRulesReview", json!({"namespace": "NS"})),
                 )
                 .as_user(USER),
             ],
@@ -761,7 +692,7 @@ pub fn cases() -> Vec<Case> {
     ));
     cases.push(Case::new(
         "whoami: as a user",
-        vec![step(Method::POST, SSR, Some(whoami())).as_user(USER)],
+        vec![post(SSR, whoami()).as_user(USER)],
     ));
     cases.extend(owner_reference_cases());
     cases
@@ -772,9 +703,8 @@ pub fn cases() -> Vec<Case> {
 /// in one case, delete them); and a create that is invalid as well as forbidden (the strategy's
 /// 422 comes before admission's 403).
 fn owner_reference_cases() -> Vec<Case> {
-    let owner = step(Method::POST, CMS, Some(config_map("owner", json!({}))))
-        .remember("$OWNER", "/metadata/uid");
-    let child = step(Method::POST, CMS, Some(config_map("child", json!({}))));
+    let owner = post(CMS, config_map("owner", json!({}))).remember("$OWNER", "/metadata/uid");
+    let child = post(CMS, config_map("child", json!({})));
     let reference = |block: bool| {
         json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "$OWNER",
             "controller": true, "blockOwnerDeletion": block})
@@ -831,10 +761,7 @@ fn owner_reference_cases() -> Vec<Case> {
         );
         let steps = [
             grant(json!(["create", "get", "delete"]), json!(["configmaps"])),
-            vec![
-                owner.clone(),
-                step(Method::POST, CMS, Some(body)).as_user(USER),
-            ],
+            vec![owner.clone(), post(CMS, body).as_user(USER)],
         ]
         .concat();
         cases.push(Case::new(format!("owner references: {label}"), steps));

@@ -2,13 +2,11 @@
 //! lists merged by their list type (sets, maps by key), `fieldManager` rules, apply on a custom
 //! resource and on its status.
 
-use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, config_map, patch, step};
+use crate::corpus::{APPLY, Case, Step, config_map, get, patch, post};
 use crate::crds::Fixture;
 
-const APPLY: &str = "application/apply-patch+yaml";
 const CMS: &str = "/api/v1/namespaces/NS/configmaps";
 
 /// An apply of `body` to `path` as `manager` (with `force`).
@@ -26,7 +24,7 @@ fn apply_cm(manager: &str, force: bool, extra: Value) -> Step {
 }
 
 fn get_cm() -> Step {
-    step(Method::GET, format!("{CMS}/a"), None)
+    get(format!("{CMS}/a"))
 }
 
 pub fn cases() -> Vec<Case> {
@@ -49,12 +47,8 @@ pub fn cases() -> Vec<Case> {
     add(
         "manager from the User-Agent",
         vec![
-            step(
-                Method::POST,
-                CMS,
-                Some(config_map("a", json!({"data": {"k": "v"}}))),
-            )
-            .header("User-Agent", "kubectl/v1.34.0 (linux/amd64) kubernetes/abc"),
+            post(CMS, config_map("a", json!({"data": {"k": "v"}})))
+                .header("User-Agent", "kubectl/v1.34.0 (linux/amd64) kubernetes/abc"),
         ],
     );
     add(
@@ -167,10 +161,9 @@ pub fn cases() -> Vec<Case> {
     add(
         "conflict with an update",
         vec![
-            step(
-                Method::POST,
+            post(
                 format!("{CMS}?fieldManager=creator"),
-                Some(config_map("a", json!({"data": {"k": "v"}}))),
+                config_map("a", json!({"data": {"k": "v"}})),
             ),
             apply_cm("a", false, json!({"data": {"k": "w"}})),
         ],
@@ -223,7 +216,7 @@ pub fn cases() -> Vec<Case> {
     // Owners that exist: a reference to a missing uid has the garbage collector delete the
     // dependent at a moment of its own, between the steps or not.
     let owner = |name: &str, uid: &'static str| {
-        step(Method::POST, CMS, Some(config_map(name, json!({})))).remember(uid, "/metadata/uid")
+        post(CMS, config_map(name, json!({}))).remember(uid, "/metadata/uid")
     };
     add(
         "owner references keyed by uid",
@@ -266,7 +259,7 @@ pub fn cases() -> Vec<Case> {
     add(
         "force on a merge patch",
         vec![
-            step(Method::POST, CMS, Some(config_map("a", json!({})))),
+            post(CMS, config_map("a", json!({}))),
             patch(
                 format!("{CMS}/a?fieldManager=m&force=true"),
                 "application/merge-patch+json",
@@ -419,7 +412,7 @@ pub fn cases() -> Vec<Case> {
                 false,
                 with_status(json!({"size": 9}), json!({"ready": true})),
             ),
-            step(Method::GET, w.clone(), None),
+            get(w.clone()),
         ],
     );
     cr(

@@ -6,15 +6,9 @@
 //! apply of containers, tables, field selectors and discovery; real-world manifests (the pi Job
 //! of the Kubernetes docs, a nightly database backup CronJob).
 
-use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, merge, patch, step};
-
-const APPLY: &str = "application/apply-patch+yaml";
-const SMP: &str = "application/strategic-merge-patch+json";
-const MERGE: &str = "application/merge-patch+json";
-const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
+use crate::corpus::{APPLY, Case, Resource, SMP, Step, delete, get, merge, patch, post, put};
 
 /// One of the kinds: its resource and a valid object `w` of it.
 #[derive(Clone, Copy)]
@@ -32,20 +26,9 @@ const CRON: Kind = Kind {
     plural: "cronjobs",
 };
 
-impl Kind {
+impl Resource for Kind {
     fn collection(self) -> String {
         format!("/apis/batch/v1/namespaces/NS/{}", self.plural)
-    }
-
-    fn one(self) -> String {
-        format!("{}/w", self.collection())
-    }
-
-    /// The pod template every object runs: one container `work`, restarting `Never`.
-    fn template() -> Value {
-        json!({"spec": {"restartPolicy": "Never",
-                        "containers": [{"name": "work", "image": "busybox:1.36",
-                                        "command": ["sh", "-c", "echo done"]}]}})
     }
 
     /// A valid object `w`, with `extra` merged in.
@@ -61,6 +44,15 @@ impl Kind {
         merge(&mut object, extra);
         object
     }
+}
+
+impl Kind {
+    /// The pod template every object runs: one container `work`, restarting `Never`.
+    fn template() -> Value {
+        json!({"spec": {"restartPolicy": "Never",
+                        "containers": [{"name": "work", "image": "busybox:1.36",
+                                        "command": ["sh", "-c", "echo done"]}]}})
+    }
 
     /// `object` with its job spec's fields `extra` merged in (a CronJob's job template's).
     fn with_spec(self, extra: Value) -> Value {
@@ -74,38 +66,6 @@ impl Kind {
     /// `object` with its pod spec's fields `extra` merged in.
     fn with_pod(self, extra: Value) -> Value {
         self.with_spec(json!({"template": {"spec": extra}}))
-    }
-
-    fn create(self, body: Value) -> Step {
-        step(Method::POST, self.collection(), Some(body))
-    }
-
-    fn created(self) -> Step {
-        self.create(self.object(json!({})))
-    }
-
-    fn get(self) -> Step {
-        step(Method::GET, self.one(), None)
-    }
-
-    fn merge_patch(self, body: Value) -> Step {
-        patch(self.one(), MERGE, body)
-    }
-
-    fn status(self, body: Value) -> Step {
-        patch(format!("{}/status", self.one()), MERGE, body)
-    }
-
-    fn apply(self, manager: &str, body: Value) -> Step {
-        patch(
-            format!("{}?fieldManager={manager}", self.one()),
-            APPLY,
-            body,
-        )
-    }
-
-    fn table(self) -> Step {
-        step(Method::GET, self.collection(), None).header("Accept", TABLE)
     }
 }
 
@@ -226,12 +186,11 @@ fn shared_cases(k: Kind, l: &str, add: &mut dyn FnMut(String, Vec<Step>)) {
     add(
         format!("{l}: dry run create"),
         vec![
-            step(
-                Method::POST,
+            post(
                 format!("{}?dryRun=All", k.collection()),
-                Some(k.object(json!({}))),
+                k.object(json!({})),
             ),
-            step(Method::GET, k.collection(), None),
+            get(k.collection()),
         ],
     );
     add(
@@ -312,62 +271,67 @@ fn job_cases(add: &mut dyn FnMut(String, Vec<Step>)) {
         "job: parallelism only".into(),
         vec![k.create(k.with_spec(json!({"parallelism": 3}))), k.table()],
     );
-    add(
-        "job: completions only".into(),
-        vec![k.create(k.with_spec(json!({"completions": 4})))],
-    );
-    add(
-        "job: template labels copied".into(),
-        vec![k.create(k.with_spec(json!({"template": {"metadata": {"labels": {"app": "w"}}}})))],
-    );
-    add(
-        "job: own labels kept".into(),
-        vec![
-            k.create(k.object(json!({"metadata": {"labels": {"team": "a"}},
-            "spec": {"template": {"metadata": {"labels": {"app": "w"}}}}}))),
-        ],
-    );
+    for (label, body) in [
+        (
+            "job: completions only",
+            k.with_spec(json!({"completions": 4})),
+        ),
+        (
+            "job: template labels copied",
+            k.with_spec(json!({"template": {"metadata": {"labels": {"app": "w"}}}})),
+        ),
+        (
+            "job: own labels kept",
+            k.object(json!({"metadata": {"labels": {"team": "a"}},
+            "spec": {"template": {"metadata": {"labels": {"app": "w"}}}}})),
+        ),
+    ] {
+        add(label.into(), vec![k.create(body)]);
+    }
     add(
         "job: generateName".into(),
-        vec![step(
-            Method::POST,
+        vec![post(
             k.collection(),
-            Some(k.object(json!({"metadata": {"name": null, "generateName": "w-"}}))),
+            k.object(json!({"metadata": {"name": null, "generateName": "w-"}})),
         )],
     );
-    add(
-        "job: manual selector".into(),
-        vec![k.create(k.with_spec(json!({"manualSelector": true,
+    for (label, body) in [
+        (
+            "job: manual selector",
+            k.with_spec(json!({"manualSelector": true,
             "selector": {"matchLabels": {"app": "w"}},
-            "template": {"metadata": {"labels": {"app": "w"}}}})))],
-    );
-    add(
-        "job: manual selector missing".into(),
-        vec![k.create(k.with_spec(json!({"manualSelector": true})))],
-    );
-    add(
-        "job: manual selector not matching".into(),
-        vec![k.create(k.with_spec(json!({"manualSelector": true,
+            "template": {"metadata": {"labels": {"app": "w"}}}})),
+        ),
+        (
+            "job: manual selector missing",
+            k.with_spec(json!({"manualSelector": true})),
+        ),
+        (
+            "job: manual selector not matching",
+            k.with_spec(json!({"manualSelector": true,
             "selector": {"matchLabels": {"app": "other"}},
-            "template": {"metadata": {"labels": {"app": "w"}}}})))],
-    );
-    add(
-        "job: selector without manualSelector".into(),
-        vec![k.create(k.with_spec(json!({
+            "template": {"metadata": {"labels": {"app": "w"}}}})),
+        ),
+        (
+            "job: selector without manualSelector",
+            k.with_spec(json!({
             "selector": {"matchLabels": {"app": "w"}},
-            "template": {"metadata": {"labels": {"app": "w"}}}})))],
-    );
-    add(
-        "job: template job-name label set".into(),
-        vec![k.create(k.with_spec(json!({
-            "template": {"metadata": {"labels": {"job-name": "other"}}}})))],
-    );
-    add(
-        "job: selector bad operator".into(),
-        vec![k.create(k.with_spec(json!({"manualSelector": true,
+            "template": {"metadata": {"labels": {"app": "w"}}}})),
+        ),
+        (
+            "job: template job-name label set",
+            k.with_spec(json!({
+            "template": {"metadata": {"labels": {"job-name": "other"}}}})),
+        ),
+        (
+            "job: selector bad operator",
+            k.with_spec(json!({"manualSelector": true,
             "selector": {"matchExpressions": [{"key": "app", "operator": "Near", "values": ["w"]}]},
-            "template": {"metadata": {"labels": {"app": "w"}}}})))],
-    );
+            "template": {"metadata": {"labels": {"app": "w"}}}})),
+        ),
+    ] {
+        add(label.into(), vec![k.create(body)]);
+    }
     add(
         "job: indexed".into(),
         vec![
@@ -377,132 +341,64 @@ fn job_cases(add: &mut dyn FnMut(String, Vec<Step>)) {
             k.table(),
         ],
     );
-    add(
-        "job: indexed without completions".into(),
-        vec![k.create(k.with_spec(json!({"completionMode": "Indexed", "parallelism": 2})))],
-    );
-    add(
-        "job: indexed name too long".into(),
-        vec![
-            k.create(k.object(json!({"metadata": {"name": "a".repeat(62)},
+    for (label, body) in [
+        ("job: indexed without completions", k.with_spec(json!({"completionMode": "Indexed", "parallelism": 2}))),
+        ("job: indexed name too long", k.object(json!({"metadata": {"name": "a".repeat(62)},
             "spec": {"completionMode": "Indexed", "completions": 10}}))),
-        ],
-    );
-    add(
-        "job: indexed parallelism too high".into(),
-        vec![k.create(
-            k.with_spec(json!({"completionMode": "Indexed", "completions": 5,
-            "parallelism": 100001})),
-        )],
-    );
-    add(
-        "job: indexed with high completions warns".into(),
-        vec![k.create(
-            k.with_spec(json!({"completionMode": "Indexed", "completions": 200000,
-            "parallelism": 20000})),
-        )],
-    );
-    add(
-        "job: indexed high completions per index".into(),
-        vec![k.create(
-            k.with_spec(json!({"completionMode": "Indexed", "completions": 200000,
-            "parallelism": 20000, "backoffLimitPerIndex": 1, "maxFailedIndexes": 20000})),
-        )],
-    );
-    add(
-        "job: backoff limit per index".into(),
-        vec![k.create(
-            k.with_spec(json!({"completionMode": "Indexed", "completions": 4,
-            "backoffLimitPerIndex": 1, "maxFailedIndexes": 2})),
-        )],
-    );
-    add(
-        "job: backoff limit per index not indexed".into(),
-        vec![k.create(k.with_spec(json!({"backoffLimitPerIndex": 1, "maxFailedIndexes": 1})))],
-    );
-    add(
-        "job: max failed indexes alone".into(),
-        vec![k.create(
-            k.with_spec(json!({"completionMode": "Indexed", "completions": 2,
-            "maxFailedIndexes": 3})),
-        )],
-    );
-    add(
-        "job: pod failure policy".into(),
-        vec![k.create(k.with_spec(json!({"podFailurePolicy": {"rules": [
+        ("job: indexed parallelism too high", k.with_spec(json!({"completionMode": "Indexed", "completions": 5,
+            "parallelism": 100001}))),
+        ("job: indexed with high completions warns", k.with_spec(json!({"completionMode": "Indexed", "completions": 200000,
+            "parallelism": 20000}))),
+        ("job: indexed high completions per index", k.with_spec(json!({"completionMode": "Indexed", "completions": 200000,
+            "parallelism": 20000, "backoffLimitPerIndex": 1, "maxFailedIndexes": 20000}))),
+        ("job: backoff limit per index", k.with_spec(json!({"completionMode": "Indexed", "completions": 4,
+            "backoffLimitPerIndex": 1, "maxFailedIndexes": 2}))),
+        ("job: backoff limit per index not indexed", k.with_spec(json!({"backoffLimitPerIndex": 1, "maxFailedIndexes": 1}))),
+        ("job: max failed indexes alone", k.with_spec(json!({"completionMode": "Indexed", "completions": 2,
+            "maxFailedIndexes": 3}))),
+        ("job: pod failure policy", k.with_spec(json!({"podFailurePolicy": {"rules": [
             {"action": "FailJob", "onExitCodes": {"containerName": "work", "operator": "In", "values": [42]}},
-            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}})))],
-    );
-    add(
-        "job: pod failure policy with OnFailure".into(),
-        vec![k.create(k.with_spec(json!({"podFailurePolicy": {"rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}}))),
+        ("job: pod failure policy with OnFailure", k.with_spec(json!({"podFailurePolicy": {"rules": [
             {"action": "Count", "onExitCodes": {"operator": "NotIn", "values": [0]}}]},
-            "template": {"spec": {"restartPolicy": "OnFailure"}}})))],
-    );
-    add(
-        "job: pod failure policy rule errors".into(),
-        vec![k.create(k.with_spec(json!({"podFailurePolicy": {"rules": [
+            "template": {"spec": {"restartPolicy": "OnFailure"}}}))),
+        ("job: pod failure policy rule errors", k.with_spec(json!({"podFailurePolicy": {"rules": [
             {"onExitCodes": {"containerName": "nope", "operator": "Within", "values": [3, 1, 1]}},
             {"action": "Retry", "onExitCodes": {"operator": "In", "values": [0]},
              "onPodConditions": [{"type": "DisruptionTarget", "status": "Maybe"}]},
             {"action": "FailIndex", "onExitCodes": {"operator": "In", "values": []}},
-            {"action": "Count"}]}})))],
-    );
-    add(
-        "job: pod failure policy replacement".into(),
-        vec![k.create(
-            k.with_spec(json!({"podReplacementPolicy": "TerminatingOrFailed",
+            {"action": "Count"}]}}))),
+        ("job: pod failure policy replacement", k.with_spec(json!({"podReplacementPolicy": "TerminatingOrFailed",
             "podFailurePolicy": {"rules": [
-                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}})),
-        )],
-    );
-    add(
-        "job: success policy".into(),
-        vec![k.create(k.with_spec(json!({"completionMode": "Indexed", "completions": 5,
-            "parallelism": 5, "successPolicy": {"rules": [{"succeededIndexes": "0,2-3", "succeededCount": 2}]}})))],
-    );
-    add(
-        "job: success policy not indexed".into(),
-        vec![k.create(k.with_spec(json!({"successPolicy": {"rules": [{"succeededCount": 1}]}})))],
-    );
-    add(
-        "job: success policy rule errors".into(),
-        vec![k.create(
-            k.with_spec(json!({"completionMode": "Indexed", "completions": 3,
+                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}}))),
+        ("job: success policy", k.with_spec(json!({"completionMode": "Indexed", "completions": 5,
+            "parallelism": 5, "successPolicy": {"rules": [{"succeededIndexes": "0,2-3", "succeededCount": 2}]}}))),
+        ("job: success policy not indexed", k.with_spec(json!({"successPolicy": {"rules": [{"succeededCount": 1}]}}))),
+        ("job: success policy rule errors", k.with_spec(json!({"completionMode": "Indexed", "completions": 3,
             "successPolicy": {"rules": [{"succeededIndexes": "2,1"}, {"succeededCount": 4},
-                {"succeededIndexes": "0-1", "succeededCount": 3}, {}]}})),
-        )],
-    );
-    add(
-        "job: managedBy".into(),
-        vec![k.create(k.with_spec(json!({"managedBy": "kueue.x-k8s.io/multikueue"})))],
-    );
-    add(
-        "job: managedBy not a path".into(),
-        vec![k.create(k.with_spec(json!({"managedBy": "kueue"})))],
-    );
-    add(
-        "job: template immutable".into(),
-        vec![
-            k.created(),
-            k.merge_patch(json!({"spec": {"template": {"spec": {"containers": [
-                {"name": "work", "image": "busybox:1.37"}]}}}})),
-        ],
-    );
-    add(
-        "job: completions immutable".into(),
-        vec![
-            k.created(),
-            k.merge_patch(json!({"spec": {"completions": 3}})),
-        ],
-    );
-    add(
-        "job: selector immutable".into(),
-        vec![
-            k.created(),
-            k.merge_patch(json!({"spec": {"selector": {"matchLabels": {"extra": "x"}}}})),
-        ],
-    );
+                {"succeededIndexes": "0-1", "succeededCount": 3}, {}]}}))),
+        ("job: managedBy", k.with_spec(json!({"managedBy": "kueue.x-k8s.io/multikueue"}))),
+        ("job: managedBy not a path", k.with_spec(json!({"managedBy": "kueue"}))),
+    ] {
+        add(label.into(), vec![k.create(body)]);
+    }
+    for (label, body) in [
+        (
+            "job: template immutable",
+            json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "work", "image": "busybox:1.37"}]}}}}),
+        ),
+        (
+            "job: completions immutable",
+            json!({"spec": {"completions": 3}}),
+        ),
+        (
+            "job: selector immutable",
+            json!({"spec": {"selector": {"matchLabels": {"extra": "x"}}}}),
+        ),
+    ] {
+        add(label.into(), vec![k.created(), k.merge_patch(body)]);
+    }
     add(
         "job: completionMode immutable".into(),
         vec![
@@ -553,14 +449,13 @@ fn job_cases(add: &mut dyn FnMut(String, Vec<Step>)) {
         "job: put with the generated labels".into(),
         vec![
             k.created().remember("$UID", "/metadata/uid"),
-            step(
-                Method::PUT,
+            put(
                 k.one(),
-                Some(k.with_spec(json!({"parallelism": 2,
+                k.with_spec(json!({"parallelism": 2,
                     "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "$UID"}},
                     "template": {"metadata": {"labels": {
                         "batch.kubernetes.io/controller-uid": "$UID", "controller-uid": "$UID",
-                        "batch.kubernetes.io/job-name": "w", "job-name": "w"}}}}))),
+                        "batch.kubernetes.io/job-name": "w", "job-name": "w"}}}})),
             ),
         ],
     );
@@ -585,31 +480,24 @@ fn job_cases(add: &mut dyn FnMut(String, Vec<Step>)) {
             ),
         ],
     );
-    add(
-        "job: status negative".into(),
-        vec![
-            k.created(),
-            k.status(
-                json!({"status": {"active": -1, "succeeded": -1, "failed": -1,
+    for (label, body) in [
+        (
+            "job: status negative",
+            json!({"status": {"active": -1, "succeeded": -1, "failed": -1,
                 "ready": -1, "terminating": -1}}),
-            ),
-        ],
-    );
-    add(
-        "job: status more ready than active".into(),
-        vec![
-            k.created(),
-            k.status(json!({"status": {"active": 1, "ready": 2}})),
-        ],
-    );
-    add(
-        "job: status complete without times".into(),
-        vec![
-            k.created(),
-            k.status(json!({"status": {"conditions": [
-                {"type": "Complete", "status": "True"}]}})),
-        ],
-    );
+        ),
+        (
+            "job: status more ready than active",
+            json!({"status": {"active": 1, "ready": 2}}),
+        ),
+        (
+            "job: status complete without times",
+            json!({"status": {"conditions": [
+                {"type": "Complete", "status": "True"}]}}),
+        ),
+    ] {
+        add(label.into(), vec![k.created(), k.status(body)]);
+    }
     add(
         "job: status complete".into(),
         vec![
@@ -621,11 +509,10 @@ fn job_cases(add: &mut dyn FnMut(String, Vec<Step>)) {
                     {"type": "SuccessCriteriaMet", "status": "True"},
                     {"type": "Complete", "status": "True"}]}})),
             k.table(),
-            step(
-                Method::GET,
-                format!("{}?fieldSelector=status.successful%3D1", k.collection()),
-                None,
-            ),
+            get(format!(
+                "{}?fieldSelector=status.successful%3D1",
+                k.collection()
+            )),
         ],
     );
     add(
@@ -668,52 +555,45 @@ fn job_cases(add: &mut dyn FnMut(String, Vec<Step>)) {
         "job: field selector status.successful".into(),
         vec![
             k.created(),
-            step(
-                Method::GET,
-                format!("{}?fieldSelector=status.successful%3D0", k.collection()),
-                None,
-            ),
-            step(
-                Method::GET,
-                format!("{}?fieldSelector=status.successful%3D1", k.collection()),
-                None,
-            ),
+            get(format!(
+                "{}?fieldSelector=status.successful%3D0",
+                k.collection()
+            )),
+            get(format!(
+                "{}?fieldSelector=status.successful%3D1",
+                k.collection()
+            )),
         ],
     );
     add(
         "job: field selector unsupported".into(),
-        vec![step(
-            Method::GET,
-            format!("{}?fieldSelector=status.active%3D0", k.collection()),
-            None,
-        )],
+        vec![get(format!(
+            "{}?fieldSelector=status.active%3D0",
+            k.collection()
+        ))],
     );
     add(
         "job: delete in the background".into(),
         vec![
             k.created(),
-            step(
-                Method::DELETE,
-                format!("{}?propagationPolicy=Background", k.one()),
-                None,
-            ),
+            delete(format!("{}?propagationPolicy=Background", k.one())),
         ],
     );
     add(
         "job: delete without a propagation policy".into(),
-        vec![k.created(), step(Method::DELETE, k.one(), None)],
+        vec![k.created(), delete(k.one())],
     );
     add(
         "job: dry run delete without a propagation policy".into(),
         vec![
             k.created(),
-            step(Method::DELETE, format!("{}?dryRun=All", k.one()), None),
+            delete(format!("{}?dryRun=All", k.one())),
             k.get(),
         ],
     );
     add(
         "job: discovery of batch/v1".into(),
-        vec![step(Method::GET, "/apis/batch/v1", None)],
+        vec![get("/apis/batch/v1")],
     );
 }
 
@@ -762,36 +642,36 @@ fn cron_job_cases(add: &mut dyn FnMut(String, Vec<Step>)) {
             vec![k.create(k.object(json!({"spec": {"timeZone": zone}})))],
         );
     }
-    add(
-        "cronjob: concurrencyPolicy unknown".into(),
-        vec![k.create(k.object(json!({"spec": {"concurrencyPolicy": "Sometimes"}})))],
-    );
-    add(
-        "cronjob: negative limits".into(),
-        vec![
-            k.create(k.object(json!({"spec": {"startingDeadlineSeconds": -1,
-            "successfulJobsHistoryLimit": -1, "failedJobsHistoryLimit": -1}}))),
-        ],
-    );
-    add(
-        "cronjob: job template selector".into(),
-        vec![k.create(k.with_spec(json!({"selector": {"matchLabels": {"app": "w"}}})))],
-    );
-    add(
-        "cronjob: job template manualSelector".into(),
-        vec![k.create(k.with_spec(json!({"manualSelector": true})))],
-    );
-    add(
-        "cronjob: indexed with high completions warns".into(),
-        vec![k.create(
+    for (label, body) in [
+        (
+            "cronjob: concurrencyPolicy unknown",
+            k.object(json!({"spec": {"concurrencyPolicy": "Sometimes"}})),
+        ),
+        (
+            "cronjob: negative limits",
+            k.object(json!({"spec": {"startingDeadlineSeconds": -1,
+            "successfulJobsHistoryLimit": -1, "failedJobsHistoryLimit": -1}})),
+        ),
+        (
+            "cronjob: job template selector",
+            k.with_spec(json!({"selector": {"matchLabels": {"app": "w"}}})),
+        ),
+        (
+            "cronjob: job template manualSelector",
+            k.with_spec(json!({"manualSelector": true})),
+        ),
+        (
+            "cronjob: indexed with high completions warns",
             k.with_spec(json!({"completionMode": "Indexed", "completions": 200000,
             "parallelism": 20000})),
-        )],
-    );
-    add(
-        "cronjob: name too long".into(),
-        vec![k.create(k.object(json!({"metadata": {"name": "a".repeat(53)}})))],
-    );
+        ),
+        (
+            "cronjob: name too long",
+            k.object(json!({"metadata": {"name": "a".repeat(53)}})),
+        ),
+    ] {
+        add(label.into(), vec![k.create(body)]);
+    }
     add(
         "cronjob: schedule change bumps generation".into(),
         vec![

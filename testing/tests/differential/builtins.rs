@@ -4,7 +4,7 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, config_map, encode, merge, patch, step};
+use crate::corpus::{Case, Step, config_map, delete, encode, get, merge, patch, post, put, step};
 
 /// A case's steps, given the namespace it runs in.
 type StepsOf = Box<dyn Fn(&str) -> Vec<Step>>;
@@ -41,16 +41,15 @@ pub fn cases() -> Vec<Case> {
                 0..=20 => format!("configmap name {name}"),
                 long => format!("configmap name {name:.20} ({long} chars)"),
             },
-            Box::new(move |ns| vec![step(Method::POST, cms(ns), Some(config_map(&n, json!({}))))]),
+            Box::new(move |ns| vec![post(cms(ns), config_map(&n, json!({})))]),
         );
     }
     add(
         "no name".into(),
         Box::new(move |ns| {
-            vec![step(
-                Method::POST,
+            vec![post(
                 cms(ns),
-                Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}})),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}}),
             )]
         }),
     );
@@ -73,13 +72,9 @@ pub fn cases() -> Vec<Case> {
         add(
             format!("label {key:.20}={value:.20}"),
             Box::new(move |ns| {
-                vec![step(
-                    Method::POST,
+                vec![post(
                     cms(ns),
-                    Some(config_map(
-                        "l",
-                        json!({"metadata": {"labels": {k.clone(): v.clone()}}}),
-                    )),
+                    config_map("l", json!({"metadata": {"labels": {k.clone(): v.clone()}}})),
                 )]
             }),
         );
@@ -96,13 +91,9 @@ pub fn cases() -> Vec<Case> {
         add(
             format!("annotation {key:.20}"),
             Box::new(move |ns| {
-                vec![step(
-                    Method::POST,
+                vec![post(
                     cms(ns),
-                    Some(config_map(
-                        "a",
-                        json!({"metadata": {"annotations": {k.clone(): "v"}}}),
-                    )),
+                    config_map("a", json!({"metadata": {"annotations": {k.clone(): "v"}}})),
                 )]
             }),
         );
@@ -110,13 +101,12 @@ pub fn cases() -> Vec<Case> {
     add(
         "annotations over 256 KiB".into(),
         Box::new(move |ns| {
-            vec![step(
-                Method::POST,
+            vec![post(
                 cms(ns),
-                Some(config_map(
+                config_map(
                     "big",
                     json!({"metadata": {"annotations": {"a": "x".repeat(262_144)}}}),
-                )),
+                ),
             )]
         }),
     );
@@ -132,13 +122,9 @@ pub fn cases() -> Vec<Case> {
         add(
             format!("finalizer {finalizer}"),
             Box::new(move |ns| {
-                vec![step(
-                    Method::POST,
+                vec![post(
                     cms(ns),
-                    Some(config_map(
-                        "f",
-                        json!({"metadata": {"finalizers": [f.clone()]}}),
-                    )),
+                    config_map("f", json!({"metadata": {"finalizers": [f.clone()]}})),
                 )]
             }),
         );
@@ -149,12 +135,9 @@ pub fn cases() -> Vec<Case> {
         add(
             format!("generateName {prefix}"),
             Box::new(move |ns| {
-                vec![step(
-                    Method::POST,
+                vec![post(
                     cms(ns),
-                    Some(
-                        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": p.clone()}}),
-                    ),
+                    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": p.clone()}}),
                 )]
             }),
         );
@@ -165,10 +148,9 @@ pub fn cases() -> Vec<Case> {
         add(
             format!("configmap data key {key}"),
             Box::new(move |ns| {
-                vec![step(
-                    Method::POST,
+                vec![post(
                     cms(ns),
-                    Some(config_map("d", json!({"data": {k.clone(): "v"}}))),
+                    config_map("d", json!({"data": {k.clone(): "v"}})),
                 )]
             }),
         );
@@ -176,68 +158,53 @@ pub fn cases() -> Vec<Case> {
     add(
         "key in data and binaryData".into(),
         Box::new(move |ns| {
-            vec![step(
-                Method::POST,
+            vec![post(
                 cms(ns),
-                Some(config_map(
+                config_map(
                     "d",
                     json!({"data": {"k": "v"}, "binaryData": {"k": "dg=="}}),
-                )),
+                ),
             )]
         }),
     );
     add(
         "binaryData not base64".into(),
         Box::new(move |ns| {
-            vec![step(
-                Method::POST,
+            vec![post(
                 cms(ns),
-                Some(config_map("d", json!({"binaryData": {"k": "%%%"}}))),
+                config_map("d", json!({"binaryData": {"k": "%%%"}})),
             )]
         }),
     );
     add(
         "data value a number".into(),
-        Box::new(move |ns| {
-            vec![step(
-                Method::POST,
-                cms(ns),
-                Some(config_map("d", json!({"data": {"k": 1}}))),
-            )]
-        }),
+        Box::new(move |ns| vec![post(cms(ns), config_map("d", json!({"data": {"k": 1}})))]),
     );
     // CRUD sequences.
     add(
         "create twice".into(),
         Box::new(move |ns| {
             let body = config_map("twice", json!({}));
-            vec![
-                step(Method::POST, cms(ns), Some(body.clone())),
-                step(Method::POST, cms(ns), Some(body)),
-            ]
+            vec![post(cms(ns), body.clone()), post(cms(ns), body)]
         }),
     );
     add(
         "get missing".into(),
-        Box::new(move |ns| vec![step(Method::GET, format!("{}/missing", cms(ns)), None)]),
+        Box::new(move |ns| vec![get(format!("{}/missing", cms(ns)))]),
     );
     add(
         "delete missing".into(),
-        Box::new(move |ns| vec![step(Method::DELETE, format!("{}/missing", cms(ns)), None)]),
+        Box::new(move |ns| vec![delete(format!("{}/missing", cms(ns)))]),
     );
     add(
         "create get delete get".into(),
         Box::new(move |ns| {
             let path = format!("{}/c", cms(ns));
             vec![
-                step(
-                    Method::POST,
-                    cms(ns),
-                    Some(config_map("c", json!({"data": {"k": "v"}}))),
-                ),
-                step(Method::GET, path.clone(), None),
-                step(Method::DELETE, path.clone(), None),
-                step(Method::GET, path, None),
+                post(cms(ns), config_map("c", json!({"data": {"k": "v"}}))),
+                get(path.clone()),
+                delete(path.clone()),
+                get(path),
             ]
         }),
     );
@@ -245,14 +212,13 @@ pub fn cases() -> Vec<Case> {
         "put with a stale resourceVersion".into(),
         Box::new(move |ns| {
             vec![
-                step(Method::POST, cms(ns), Some(config_map("p", json!({})))),
-                step(
-                    Method::PUT,
+                post(cms(ns), config_map("p", json!({}))),
+                put(
                     format!("{}/p", cms(ns)),
-                    Some(config_map(
+                    config_map(
                         "p",
                         json!({"metadata": {"resourceVersion": "1"}, "data": {"k": "v"}}),
-                    )),
+                    ),
                 ),
             ]
         }),
@@ -261,11 +227,10 @@ pub fn cases() -> Vec<Case> {
         "put without resourceVersion".into(),
         Box::new(move |ns| {
             vec![
-                step(Method::POST, cms(ns), Some(config_map("p", json!({})))),
-                step(
-                    Method::PUT,
+                post(cms(ns), config_map("p", json!({}))),
+                put(
                     format!("{}/p", cms(ns)),
-                    Some(config_map("p", json!({"data": {"k": "v"}}))),
+                    config_map("p", json!({"data": {"k": "v"}})),
                 ),
             ]
         }),
@@ -274,14 +239,13 @@ pub fn cases() -> Vec<Case> {
         "put with resourceVersion 0".into(),
         Box::new(move |ns| {
             vec![
-                step(Method::POST, cms(ns), Some(config_map("p", json!({})))),
-                step(
-                    Method::PUT,
+                post(cms(ns), config_map("p", json!({}))),
+                put(
                     format!("{}/p", cms(ns)),
-                    Some(config_map(
+                    config_map(
                         "p",
                         json!({"metadata": {"resourceVersion": "0"}, "data": {"k": "v"}}),
-                    )),
+                    ),
                 ),
             ]
         }),
@@ -290,55 +254,39 @@ pub fn cases() -> Vec<Case> {
         "put with a different name".into(),
         Box::new(move |ns| {
             vec![
-                step(Method::POST, cms(ns), Some(config_map("p", json!({})))),
-                step(
-                    Method::PUT,
-                    format!("{}/p", cms(ns)),
-                    Some(config_map("q", json!({}))),
-                ),
+                post(cms(ns), config_map("p", json!({}))),
+                put(format!("{}/p", cms(ns)), config_map("q", json!({}))),
             ]
         }),
     );
     add(
         "put of a missing object".into(),
         Box::new(move |ns| {
-            vec![step(
-                Method::PUT,
+            vec![put(
                 format!("{}/absent", cms(ns)),
-                Some(config_map("absent", json!({}))),
+                config_map("absent", json!({})),
             )]
         }),
     );
     add(
         "create in another namespace than the path".into(),
         Box::new(move |ns| {
-            vec![step(
-                Method::POST,
+            vec![post(
                 cms(ns),
-                Some(config_map(
-                    "x",
-                    json!({"metadata": {"namespace": "elsewhere"}}),
-                )),
+                config_map("x", json!({"metadata": {"namespace": "elsewhere"}})),
             )]
         }),
     );
     add(
         "create in a missing namespace".into(),
-        Box::new(move |_| {
-            vec![step(
-                Method::POST,
-                cms("does-not-exist"),
-                Some(config_map("x", json!({}))),
-            )]
-        }),
+        Box::new(move |_| vec![post(cms("does-not-exist"), config_map("x", json!({})))]),
     );
     add(
         "wrong kind in body".into(),
         Box::new(move |ns| {
-            vec![step(
-                Method::POST,
+            vec![post(
                 cms(ns),
-                Some(json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}})),
+                json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}}),
             )]
         }),
     );
@@ -414,11 +362,7 @@ pub fn cases() -> Vec<Case> {
             format!("patch: {label}"),
             Box::new(move |ns| {
                 vec![
-                    step(
-                        Method::POST,
-                        cms(ns),
-                        Some(config_map("m", json!({"data": {"k": "v"}}))),
-                    ),
+                    post(cms(ns), config_map("m", json!({"data": {"k": "v"}}))),
                     patch(format!("{}/m", cms(ns)), content_type, body.clone()),
                 ]
             }),
@@ -440,16 +384,15 @@ pub fn cases() -> Vec<Case> {
         Box::new(move |ns| {
             let path = format!("{}/held", cms(ns));
             vec![
-                step(
-                    Method::POST,
+                post(
                     cms(ns),
-                    Some(config_map(
+                    config_map(
                         "held",
                         json!({"metadata": {"finalizers": ["example.com/hold"]}}),
-                    )),
+                    ),
                 ),
-                step(Method::DELETE, path.clone(), None),
-                step(Method::GET, path.clone(), None),
+                delete(path.clone()),
+                get(path.clone()),
                 patch(
                     path.clone(),
                     "application/merge-patch+json",
@@ -460,7 +403,7 @@ pub fn cases() -> Vec<Case> {
                     "application/merge-patch+json",
                     json!({"metadata": {"finalizers": null}}),
                 ),
-                step(Method::GET, path, None),
+                get(path),
             ]
         }),
     );
@@ -468,7 +411,7 @@ pub fn cases() -> Vec<Case> {
         "delete with a uid precondition that fails".into(),
         Box::new(move |ns| {
             vec![
-                step(Method::POST, cms(ns), Some(config_map("pre", json!({})))),
+                post(cms(ns), config_map("pre", json!({}))),
                 step(
                     Method::DELETE,
                     format!("{}/pre", cms(ns)),
@@ -483,7 +426,7 @@ pub fn cases() -> Vec<Case> {
         "delete with an unknown propagation policy".into(),
         Box::new(move |ns| {
             vec![
-                step(Method::POST, cms(ns), Some(config_map("pp", json!({})))),
+                post(cms(ns), config_map("pp", json!({}))),
                 step(
                     Method::DELETE,
                     format!("{}/pp", cms(ns)),
@@ -498,13 +441,12 @@ pub fn cases() -> Vec<Case> {
     add(
         "owner reference without uid".into(),
         Box::new(move |ns| {
-            vec![step(
-                Method::POST,
+            vec![post(
                 cms(ns),
-                Some(config_map(
+                config_map(
                     "o",
                     json!({"metadata": {"ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": ""}]}}),
-                )),
+                ),
             )]
         }),
     );
@@ -512,13 +454,12 @@ pub fn cases() -> Vec<Case> {
         "two controller owner references".into(),
         Box::new(move |ns| {
             let r = |u: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": u, "controller": true});
-            vec![step(
-                Method::POST,
+            vec![post(
                 cms(ns),
-                Some(config_map(
+                config_map(
                     "o",
                     json!({"metadata": {"ownerReferences": [r("1"), r("2")]}}),
-                )),
+                ),
             )]
         }),
     );
@@ -539,27 +480,15 @@ pub fn cases() -> Vec<Case> {
             format!("list labelSelector {selector}"),
             Box::new(move |ns| {
                 vec![
-                    step(
-                        Method::POST,
+                    post(
                         cms(ns),
-                        Some(config_map(
-                            "s1",
-                            json!({"metadata": {"labels": {"app": "web"}}}),
-                        )),
+                        config_map("s1", json!({"metadata": {"labels": {"app": "web"}}})),
                     ),
-                    step(
-                        Method::POST,
+                    post(
                         cms(ns),
-                        Some(config_map(
-                            "s2",
-                            json!({"metadata": {"labels": {"app": "db"}}}),
-                        )),
+                        config_map("s2", json!({"metadata": {"labels": {"app": "db"}}})),
                     ),
-                    step(
-                        Method::GET,
-                        format!("{}?labelSelector={}", cms(ns), encode(&s)),
-                        None,
-                    ),
+                    get(format!("{}?labelSelector={}", cms(ns), encode(&s))),
                 ]
             }),
         );
@@ -575,12 +504,8 @@ pub fn cases() -> Vec<Case> {
             format!("list fieldSelector {selector}"),
             Box::new(move |ns| {
                 vec![
-                    step(Method::POST, cms(ns), Some(config_map("s1", json!({})))),
-                    step(
-                        Method::GET,
-                        format!("{}?fieldSelector={}", cms(ns), encode(&s)),
-                        None,
-                    ),
+                    post(cms(ns), config_map("s1", json!({}))),
+                    get(format!("{}?fieldSelector={}", cms(ns), encode(&s))),
                 ]
             }),
         );
@@ -589,21 +514,11 @@ pub fn cases() -> Vec<Case> {
         "list with limit and continue".into(),
         Box::new(move |ns| {
             let mut steps: Vec<Step> = (0..3)
-                .map(|i| {
-                    step(
-                        Method::POST,
-                        cms(ns),
-                        Some(config_map(&format!("page{i}"), json!({}))),
-                    )
-                })
+                .map(|i| post(cms(ns), config_map(&format!("page{i}"), json!({}))))
                 .collect();
-            steps.push(step(Method::GET, format!("{}?limit=2", cms(ns)), None));
-            steps.push(step(Method::GET, format!("{}?limit=-1", cms(ns)), None));
-            steps.push(step(
-                Method::GET,
-                format!("{}?continue=garbage", cms(ns)),
-                None,
-            ));
+            steps.push(get(format!("{}?limit=2", cms(ns))));
+            steps.push(get(format!("{}?limit=-1", cms(ns))));
+            steps.push(get(format!("{}?continue=garbage", cms(ns))));
             steps
         }),
     );
@@ -613,12 +528,9 @@ pub fn cases() -> Vec<Case> {
         add(
             format!("namespace name {name:.20}"),
             Box::new(move |_| {
-                vec![step(
-                    Method::POST,
+                vec![post(
                     "/api/v1/namespaces",
-                    Some(
-                        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": format!("{n}")}}),
-                    ),
+                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": format!("{n}")}}),
                 )]
             }),
         );
@@ -641,7 +553,7 @@ pub fn cases() -> Vec<Case> {
                     json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}});
                 merge(&mut secret, body.clone());
                 let path = format!("/api/v1/namespaces/{ns}/secrets");
-                let mut steps = vec![step(Method::POST, path.clone(), Some(secret))];
+                let mut steps = vec![post(path.clone(), secret)];
                 if label == "secret type change" {
                     steps.push(patch(
                         format!("{path}/s"),
@@ -656,27 +568,15 @@ pub fn cases() -> Vec<Case> {
     // Discovery.
     add(
         "discovery core".into(),
-        Box::new(move |_| vec![step(Method::GET, "/api", None)]),
+        Box::new(move |_| vec![get("/api")]),
     );
     add(
         "unknown resource".into(),
-        Box::new(move |ns| {
-            vec![step(
-                Method::GET,
-                format!("/api/v1/namespaces/{ns}/widgets"),
-                None,
-            )]
-        }),
+        Box::new(move |ns| vec![get(format!("/api/v1/namespaces/{ns}/widgets"))]),
     );
     add(
         "unknown group".into(),
-        Box::new(move |_| {
-            vec![step(
-                Method::GET,
-                "/apis/nothing.example.com/v1/things",
-                None,
-            )]
-        }),
+        Box::new(move |_| vec![get("/apis/nothing.example.com/v1/things")]),
     );
     cases
         .into_iter()

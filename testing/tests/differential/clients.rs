@@ -5,22 +5,14 @@
 use http::Method;
 use serde_json::json;
 
-use crate::corpus::{Case, Step, config_map, patch, step};
+use crate::corpus::{Case, Step, config_map, delete, get, patch, post, step};
 
 const CMS: &str = "/api/v1/namespaces/NS/configmaps";
 
-fn get(path: &str) -> Step {
-    step(Method::GET, path, None)
-}
-
 fn with_cm(steps: Vec<Step>) -> Vec<Step> {
-    let mut all = vec![step(
-        Method::POST,
+    let mut all = vec![post(
         CMS,
-        Some(config_map(
-            "a",
-            json!({"metadata": {"labels": {"app": "web"}}}),
-        )),
+        config_map("a", json!({"metadata": {"labels": {"app": "web"}}})),
     )];
     all.extend(steps);
     all
@@ -68,7 +60,7 @@ pub fn cases() -> Vec<Case> {
     ] {
         cases.push(Case::new(
             format!("client: {label}"),
-            with_cm(vec![get(&format!("{CMS}?{query}"))]),
+            with_cm(vec![get(format!("{CMS}?{query}"))]),
         ));
     }
     // Headers.
@@ -97,18 +89,14 @@ pub fn cases() -> Vec<Case> {
     ] {
         cases.push(Case::new(
             format!("client header: {label}"),
-            with_cm(vec![get(&format!("{CMS}/a")).header(name, value)]),
+            with_cm(vec![get(format!("{CMS}/a")).header(name, value)]),
         ));
     }
     // Writes as the clients send them.
     cases.push(Case::new(
         "client: kubectl client-side apply",
         vec![
-            step(
-                Method::POST,
-                format!("{CMS}?fieldManager=kubectl-client-side-apply&fieldValidation=Strict"),
-                Some(config_map("a", json!({"metadata": {"annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}}}))),
-            ),
+            post(format!("{CMS}?fieldManager=kubectl-client-side-apply&fieldValidation=Strict"), config_map("a", json!({"metadata": {"annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}}}))),
             patch(
                 format!("{CMS}/a?fieldManager=kubectl-client-side-apply&fieldValidation=Strict"),
                 "application/strategic-merge-patch+json",
@@ -126,26 +114,23 @@ pub fn cases() -> Vec<Case> {
     ));
     cases.push(Case::new(
         "client: fieldManager too long",
-        vec![step(
-            Method::POST,
+        vec![post(
             format!("{CMS}?fieldManager={}", "m".repeat(129)),
-            Some(config_map("a", json!({}))),
+            config_map("a", json!({})),
         )],
     ));
     cases.push(Case::new(
         "client: fieldValidation unknown",
-        vec![step(
-            Method::POST,
+        vec![post(
             format!("{CMS}?fieldValidation=Loose"),
-            Some(config_map("a", json!({}))),
+            config_map("a", json!({})),
         )],
     ));
     cases.push(Case::new(
         "client: strict with an unknown field",
-        vec![step(
-            Method::POST,
+        vec![post(
             format!("{CMS}?fieldValidation=Strict"),
-            Some(config_map("a", json!({"spec": {"x": 1}}))),
+            config_map("a", json!({"spec": {"x": 1}})),
         )],
     ));
     for (label, path, body) in [
@@ -200,7 +185,7 @@ pub fn cases() -> Vec<Case> {
             // The collector's work on the object is its own time: the case waits for the end.
             with_cm(vec![
                 step(Method::DELETE, path, body),
-                get(&format!("{CMS}/a")).until(|status, _| status != 200),
+                get(format!("{CMS}/a")).until(|status, _| status != 200),
             ]),
         ));
     }
@@ -213,12 +198,8 @@ pub fn cases() -> Vec<Case> {
         cases.push(Case::new(
             format!("client delete: orphanDependents={value} in the query"),
             with_cm(vec![
-                step(
-                    Method::DELETE,
-                    format!("{CMS}/a?orphanDependents={value}"),
-                    None,
-                ),
-                get(&format!("{CMS}/a")).until(|status, _| status != 200),
+                delete(format!("{CMS}/a?orphanDependents={value}")),
+                get(format!("{CMS}/a")).until(|status, _| status != 200),
             ]),
         ));
     }

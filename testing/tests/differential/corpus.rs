@@ -91,6 +91,116 @@ pub fn step(method: Method, path: impl Into<String>, body: Option<Value>) -> Ste
     }
 }
 
+/// The media type of a server-side apply patch.
+pub const APPLY: &str = "application/apply-patch+yaml";
+/// The media type of a strategic merge patch.
+pub const SMP: &str = "application/strategic-merge-patch+json";
+/// The media type of a JSON merge patch.
+pub const MERGE: &str = "application/merge-patch+json";
+/// The media type of a JSON patch.
+pub const JSON_PATCH: &str = "application/json-patch+json";
+/// The `Accept` of a meta.k8s.io/v1 Table.
+pub const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
+
+/// A GET of `path`.
+pub fn get(path: impl Into<String>) -> Step {
+    step(Method::GET, path, None)
+}
+
+/// A POST of `body` to `path`.
+pub fn post(path: impl Into<String>, body: Value) -> Step {
+    step(Method::POST, path, Some(body))
+}
+
+/// A PUT of `body` to `path`.
+pub fn put(path: impl Into<String>, body: Value) -> Step {
+    step(Method::PUT, path, Some(body))
+}
+
+/// A DELETE of `path`.
+pub fn delete(path: impl Into<String>) -> Step {
+    step(Method::DELETE, path, None)
+}
+
+/// A GET of `path` as a Table.
+pub fn table(path: impl Into<String>) -> Step {
+    get(path).header("Accept", TABLE)
+}
+
+/// A JSON merge patch of the object at `path`.
+pub fn merge_patch(path: impl Into<String>, body: Value) -> Step {
+    patch(path, MERGE, body)
+}
+
+/// A merge patch of the status subresource of the object at `one`.
+pub fn status_patch(one: &str, body: Value) -> Step {
+    merge_patch(format!("{one}/status"), body)
+}
+
+/// A server-side apply of `body` to the object at `one` as field manager `manager`.
+pub fn apply_as(one: &str, manager: &str, body: Value) -> Step {
+    patch(format!("{one}?fieldManager={manager}"), APPLY, body)
+}
+
+/// The namespace's `default` ServiceAccount, which mounts no token (no service-account
+/// controller runs on either tier).
+pub fn service_account() -> Step {
+    post(
+        "/api/v1/namespaces/NS/serviceaccounts",
+        json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": "default"}, "automountServiceAccountToken": false}),
+    )
+}
+
+/// A kind whose cases write one object `w` in its collection: the requests of it.
+pub trait Resource: Copy {
+    /// The path of the kind's objects (in `NS` where namespaced).
+    fn collection(self) -> String;
+
+    /// A valid object `w`, with `extra` merged in.
+    fn object(self, extra: Value) -> Value;
+
+    /// The path of `w`.
+    fn one(self) -> String {
+        format!("{}/w", self.collection())
+    }
+
+    fn create(self, body: Value) -> Step {
+        post(self.collection(), body)
+    }
+
+    /// Creates the valid object `w`.
+    fn created(self) -> Step {
+        self.create(self.object(json!({})))
+    }
+
+    fn get(self) -> Step {
+        get(self.one())
+    }
+
+    fn put(self, body: Value) -> Step {
+        put(self.one(), body)
+    }
+
+    fn merge_patch(self, body: Value) -> Step {
+        merge_patch(self.one(), body)
+    }
+
+    /// A merge patch of `w`'s status subresource.
+    fn status(self, body: Value) -> Step {
+        status_patch(&self.one(), body)
+    }
+
+    fn apply(self, manager: &str, body: Value) -> Step {
+        apply_as(&self.one(), manager, body)
+    }
+
+    /// The kind's objects as a Table.
+    fn table(self) -> Step {
+        table(self.collection())
+    }
+}
+
 /// The media type of a protobuf body.
 pub const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
@@ -124,7 +234,14 @@ pub fn patch(path: impl Into<String>, content_type: &'static str, body: Value) -
 
 /// A ConfigMap named `name`, with `extra` merged into it.
 pub fn config_map(name: &str, extra: Value) -> Value {
-    let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+    merged(
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}),
+        extra,
+    )
+}
+
+/// `object` with `extra` merged in (see [`merge`]).
+pub fn merged(mut object: Value, extra: Value) -> Value {
     merge(&mut object, extra);
     object
 }

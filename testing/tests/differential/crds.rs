@@ -7,10 +7,9 @@
 //! cluster-scoped names are unique per case; a case waits for it to be served before it writes
 //! custom resources.
 
-use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, merge, patch, step};
+use crate::corpus::{Case, Step, delete, get, merge, patch, post, put};
 
 /// The CRD's collection path.
 pub const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
@@ -61,13 +60,8 @@ fn crd_with_versions(versions: Value) -> Value {
 pub fn install(crd: Value) -> Vec<Step> {
     let group = crd["spec"]["group"].as_str().unwrap_or_default().to_owned();
     vec![
-        step(Method::POST, CRDS, Some(crd)),
-        step(
-            Method::GET,
-            format!("/apis/{group}/v1/namespaces/NS/widgets"),
-            None,
-        )
-        .until(|status, _| status == 200),
+        post(CRDS, crd),
+        get(format!("/apis/{group}/v1/namespaces/NS/widgets")).until(|status, _| status == 200),
     ]
 }
 
@@ -118,11 +112,7 @@ impl Fixture {
 
     /// POSTs a widget named `name` with `spec`.
     pub fn create(&self, name: &str, spec: Value) -> Step {
-        step(
-            Method::POST,
-            self.collection(),
-            Some(self.widget(name, spec)),
-        )
+        post(self.collection(), self.widget(name, spec))
     }
 }
 
@@ -209,10 +199,7 @@ fn definition_cases() -> Vec<Case> {
     let mut named = |label: &str, edit: Value| {
         let mut crd = widget_crd(object.clone(), json!({}));
         merge(&mut crd, edit);
-        cases.push(Case::new(
-            format!("crd: {label}"),
-            vec![step(Method::POST, CRDS, Some(crd))],
-        ));
+        cases.push(Case::new(format!("crd: {label}"), vec![post(CRDS, crd)]));
     };
     named("valid", json!({}));
     named(
@@ -254,7 +241,7 @@ fn definition_cases() -> Vec<Case> {
     let mut versions = |label: &str, versions: Value| {
         cases.push(Case::new(
             format!("crd: {label}"),
-            vec![step(Method::POST, CRDS, Some(crd_with_versions(versions)))],
+            vec![post(CRDS, crd_with_versions(versions))],
         ));
     };
     versions(
@@ -492,13 +479,12 @@ fn definition_cases() -> Vec<Case> {
     ] {
         cases.push(Case::new(
             format!("crd: {label}"),
-            vec![step(
-                Method::POST,
+            vec![post(
                 CRDS,
-                Some(crd_with_versions(json!([{
+                crd_with_versions(json!([{
                     "name": "v1", "served": true, "storage": true,
                     "schema": {"openAPIV3Schema": schema},
-                }]))),
+                }])),
             )],
         ));
     }
@@ -809,7 +795,7 @@ fn behaviour_cases() -> Vec<Shared> {
     let object = |f: &Fixture, body: Value| {
         let mut w = f.widget("w", json!({}));
         merge(&mut w, body);
-        step(Method::POST, f.collection(), Some(w))
+        post(f.collection(), w)
     };
     cases.push(Shared::new(
         "cr unknown top-level field",
@@ -850,9 +836,9 @@ fn behaviour_cases() -> Vec<Shared> {
         vec![
             f.create("a", json!({p: 1})),
             f.create("b", json!({})),
-            step(Method::GET, f.collection(), None),
-            step(Method::GET, format!("{}/a", f.collection()), None),
-            step(Method::GET, format!("{}/missing", f.collection()), None),
+            get(f.collection()),
+            get(format!("{}/a", f.collection())),
+            get(format!("{}/missing", f.collection())),
         ]
     }));
     cases.push(Shared::new(
@@ -861,10 +847,9 @@ fn behaviour_cases() -> Vec<Shared> {
         |f, p| {
             vec![
                 f.create("p", json!({})),
-                step(
-                    Method::PUT,
+                put(
                     format!("{}/p", f.collection()),
-                    Some(f.widget("p", json!({p: 1}))),
+                    f.widget("p", json!({p: 1})),
                 ),
             ]
         },
@@ -877,17 +862,13 @@ fn behaviour_cases() -> Vec<Shared> {
             zero["metadata"]["resourceVersion"] = json!("0");
             vec![
                 f.create("z", json!({})),
-                step(Method::PUT, format!("{}/z", f.collection()), Some(zero)),
+                put(format!("{}/z", f.collection()), zero),
             ]
         },
     ));
     cases.push(Shared::new("cr delete answers the object", None, |f, _| {
         let path = format!("{}/d", f.collection());
-        vec![
-            f.create("d", json!({})),
-            step(Method::DELETE, path.clone(), None),
-            step(Method::GET, path, None),
-        ]
+        vec![f.create("d", json!({})), delete(path.clone()), get(path)]
     }));
     cases.push(Shared::new(
         "cr strategic merge patch",
@@ -1085,7 +1066,7 @@ fn cel_cases() -> Vec<Shared> {
                     "application/merge-patch+json",
                     json!({"spec": spec(&update)}),
                 ),
-                step(Method::GET, path, None),
+                get(path),
             ]
         }));
     }
@@ -1105,10 +1086,9 @@ fn subresource_cases() -> Vec<Shared> {
         "subresource: create drops status",
         string(),
         move |f, p| {
-            vec![step(
-                Method::POST,
+            vec![post(
                 f.collection(),
-                Some(with_status(f, json!({p: "a"}), json!({"replicas": 1}))),
+                with_status(f, json!({p: "a"}), json!({"replicas": 1})),
             )]
         },
     ));
@@ -1142,10 +1122,9 @@ fn subresource_cases() -> Vec<Shared> {
         move |f, _| {
             vec![
                 f.create("s", json!({})),
-                step(
-                    Method::PUT,
+                put(
                     format!("{}/s/status", f.collection()),
-                    Some(with_status(f, json!({}), json!({"replicas": 3}))),
+                    with_status(f, json!({}), json!({"replicas": 3})),
                 ),
             ]
         },
@@ -1164,7 +1143,7 @@ fn subresource_cases() -> Vec<Shared> {
     cases.push(Shared::new("subresource: status get", None, |f, _| {
         vec![
             f.create("s", json!({})),
-            step(Method::GET, format!("{}/s/status", f.collection()), None),
+            get(format!("{}/s/status", f.collection())),
         ]
     }));
     cases.push(Shared::new(
@@ -1190,15 +1169,11 @@ fn subresource_cases() -> Vec<Shared> {
     cases.push(Shared::new("subresource: scale get", None, |f, _| {
         vec![
             f.create("s", json!({"replicas": 2})),
-            step(Method::GET, format!("{}/s/scale", f.collection()), None),
+            get(format!("{}/s/scale", f.collection())),
         ]
     }));
     cases.push(Shared::new("subresource: scale discovery", None, |f, _| {
-        vec![step(
-            Method::GET,
-            f.collection().replace("/namespaces/NS/widgets", ""),
-            None,
-        )]
+        vec![get(f.collection().replace("/namespaces/NS/widgets", ""))]
     }));
     // A widget with one replica, then one write of it (a PATCH of `path`, relative to the
     // widget), then a GET of its scale when `then_scale`.
@@ -1233,7 +1208,7 @@ fn subresource_cases() -> Vec<Shared> {
                 patch(format!("{path}/{subresource}"), content_type, body.clone()),
             ];
             if then_scale {
-                steps.push(step(Method::GET, format!("{path}/scale"), None));
+                steps.push(get(format!("{path}/scale")));
             }
             steps
         }));
@@ -1241,13 +1216,7 @@ fn subresource_cases() -> Vec<Shared> {
     cases.push(Shared::new(
         "subresource: scale of a missing object",
         None,
-        |f, _| {
-            vec![step(
-                Method::GET,
-                format!("{}/missing/scale", f.collection()),
-                None,
-            )]
-        },
+        |f, _| vec![get(format!("{}/missing/scale", f.collection()))],
     ));
     cases.push(Shared::new("subresource: scale patch", None, |f, _| {
         let path = format!("{}/s", f.collection());
@@ -1258,7 +1227,7 @@ fn subresource_cases() -> Vec<Shared> {
                 "application/merge-patch+json",
                 json!({"spec": {"replicas": 5}}),
             ),
-            step(Method::GET, path, None),
+            get(path),
         ]
     }));
     cases
@@ -1275,43 +1244,36 @@ fn own_crd_cases() -> Vec<Case> {
     vec![
         Case::new(
             "cr cluster-scoped",
-            vec![step(
-                Method::POST,
+            vec![post(
                 "/apis/NS.example.com/v1/widgets",
-                Some(json!({"apiVersion": "NS.example.com/v1", "kind": "Widget",
-                            "metadata": {"name": "c", "namespace": "NS"}})),
+                json!({"apiVersion": "NS.example.com/v1", "kind": "Widget",
+                            "metadata": {"name": "c", "namespace": "NS"}}),
             )],
         )
         .after(vec![
-            step(Method::POST, CRDS, Some(cluster_scoped)),
-            step(Method::GET, "/apis/NS.example.com/v1/widgets", None)
-                .until(|status, _| status == 200),
+            post(CRDS, cluster_scoped),
+            get("/apis/NS.example.com/v1/widgets").until(|status, _| status == 200),
         ]),
         // CustomResourceDefinitions do not allow unconditional updates either (the CRD
         // strategy's and its status strategy's AllowUnconditionalUpdate).
         Case::new(
             "crd put without resourceVersion",
-            vec![step(
-                Method::PUT,
-                format!("{CRDS}/widgets.NS.example.com"),
-                Some(plain()),
-            )],
+            vec![put(format!("{CRDS}/widgets.NS.example.com"), plain())],
         )
         .after(install(plain())),
         Case::new(
             "crd status put without resourceVersion",
-            vec![step(
-                Method::PUT,
+            vec![put(
                 format!("{CRDS}/widgets.NS.example.com/status"),
-                Some(plain()),
+                plain(),
             )],
         )
         .after(install(plain())),
         Case::new(
             "subresource: none, status kept",
             vec![
-                step(Method::POST, WIDGETS, Some(without_status)),
-                step(Method::GET, format!("{WIDGETS}/s/status"), None),
+                post(WIDGETS, without_status),
+                get(format!("{WIDGETS}/s/status")),
             ],
         )
         .after(install(plain())),

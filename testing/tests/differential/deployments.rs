@@ -4,28 +4,26 @@
 //! subresource, strategic merge patches and server-side apply by the OpenAPI's merge keys,
 //! tables and discovery.
 
-use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, merge, patch, step};
+use crate::corpus::{
+    self, APPLY, Case, JSON_PATCH, SMP, Step, delete, merge_patch, merged, patch, post,
+    status_patch, table,
+};
 
 const DEPLOYS: &str = "/apis/apps/v1/namespaces/NS/deployments";
 const D: &str = "/apis/apps/v1/namespaces/NS/deployments/d";
-const APPLY: &str = "application/apply-patch+yaml";
-const SMP: &str = "application/strategic-merge-patch+json";
-const MERGE: &str = "application/merge-patch+json";
-const JSON_PATCH: &str = "application/json-patch+json";
-const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
 
 /// A valid Deployment `d` (one container `web`, selector `app: d`), with `extra` merged in.
 fn deployment(extra: Value) -> Value {
-    let mut object = json!({
+    merged(
+        json!({
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
         "spec": {"selector": {"matchLabels": {"app": "d"}},
                  "template": {"metadata": {"labels": {"app": "d"}},
-                              "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}}}});
-    merge(&mut object, extra);
-    object
+                              "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}}}}),
+        extra,
+    )
 }
 
 /// `deployment` with its containers replaced by `containers`.
@@ -39,15 +37,15 @@ fn with_pod(extra: Value) -> Value {
 }
 
 fn create(body: Value) -> Step {
-    step(Method::POST, DEPLOYS, Some(body))
+    post(DEPLOYS, body)
 }
 
 fn get() -> Step {
-    step(Method::GET, D, None)
+    corpus::get(D)
 }
 
 fn put(body: Value) -> Step {
-    step(Method::PUT, D, Some(body))
+    corpus::put(D, body)
 }
 
 fn apply(manager: &str, force: bool, body: Value) -> Step {
@@ -126,57 +124,53 @@ pub fn cases() -> Vec<Case> {
             ))],
         );
     }
-    add(
-        "recreate",
-        vec![create(deployment(
-            json!({"spec": {"strategy": {"type": "Recreate"}}}),
-        ))],
-    );
-    add(
-        "rolling update given",
-        vec![create(deployment(
-            json!({"spec": {"replicas": 0, "strategy": {"rollingUpdate": {"maxSurge": 1}}}}),
-        ))],
-    );
-    add(
-        "probes",
-        vec![create(with_containers(
-            json!([{"name": "web", "image": "nginx",
+    for (label, body) in [
+        (
+            "recreate",
+            deployment(json!({"spec": {"strategy": {"type": "Recreate"}}})),
+        ),
+        (
+            "rolling update given",
+            deployment(
+                json!({"spec": {"replicas": 0, "strategy": {"rollingUpdate": {"maxSurge": 1}}}}),
+            ),
+        ),
+        (
+            "probes",
+            with_containers(json!([{"name": "web", "image": "nginx",
             "livenessProbe": {"exec": {"command": ["true"]}},
             "readinessProbe": {"grpc": {"port": 9000}},
             "startupProbe": {"httpGet": {"port": 8080}, "failureThreshold": 30},
-            "lifecycle": {"preStop": {"httpGet": {"port": 8080, "path": "/stop"}}}}]),
-        ))],
-    );
-    add(
-        "volume sources",
-        vec![create(deployment(json!({"spec": {"template": {"spec": {
+            "lifecycle": {"preStop": {"httpGet": {"port": 8080, "path": "/stop"}}}}])),
+        ),
+        (
+            "volume sources",
+            deployment(json!({"spec": {"template": {"spec": {
             "containers": [{"name": "web", "image": "nginx", "volumeMounts": [{"name": "a", "mountPath": "/a"}]}],
             "volumes": [{"name": "a"},
                         {"name": "b", "hostPath": {"path": "/b"}},
                         {"name": "c", "downwardAPI": {"items": [{"path": "l", "fieldRef": {"fieldPath": "metadata.labels"}}]}},
                         {"name": "e", "projected": {"sources": [{"serviceAccountToken": {"path": "t"}}]}},
-                        {"name": "f", "persistentVolumeClaim": {"claimName": "data"}}]}}}})))],
-    );
-    add(
-        "init containers",
-        vec![create(deployment(json!({"spec": {"template": {"spec": {
-            "initContainers": [{"name": "init", "image": "busybox:1.36", "command": ["true"]}]}}}})))],
-    );
-    add(
-        "quantities",
-        vec![create(with_containers(
-            json!([{"name": "web", "image": "nginx",
+                        {"name": "f", "persistentVolumeClaim": {"claimName": "data"}}]}}}})),
+        ),
+        (
+            "init containers",
+            deployment(json!({"spec": {"template": {"spec": {
+            "initContainers": [{"name": "init", "image": "busybox:1.36", "command": ["true"]}]}}}})),
+        ),
+        (
+            "quantities",
+            with_containers(json!([{"name": "web", "image": "nginx",
             "resources": {"requests": {"cpu": "0.5", "memory": "1024Mi", "ephemeral-storage": "1G"},
-                          "limits": {"cpu": 2, "memory": "2Gi"}}}]),
-        ))],
-    );
-    add(
-        "template without labels metadata",
-        vec![create(deployment(
-            json!({"spec": {"template": {"metadata": {"annotations": {"a": "b"}}}}}),
-        ))],
-    );
+                          "limits": {"cpu": 2, "memory": "2Gi"}}}])),
+        ),
+        (
+            "template without labels metadata",
+            deployment(json!({"spec": {"template": {"metadata": {"annotations": {"a": "b"}}}}})),
+        ),
+    ] {
+        add(label, vec![create(body)]);
+    }
 
     // Validation, one rule family at a time.
     let invalid: Vec<(&str, Value)> = vec![
@@ -438,10 +432,9 @@ pub fn cases() -> Vec<Case> {
     );
     add(
         "unknown field strict",
-        vec![step(
-            Method::POST,
+        vec![post(
             format!("{DEPLOYS}?fieldValidation=Strict"),
-            Some(deployment(json!({"spec": {"paused": true, "pause": true}}))),
+            deployment(json!({"spec": {"paused": true, "pause": true}})),
         )],
     );
     add(
@@ -467,9 +460,8 @@ pub fn cases() -> Vec<Case> {
         "selector immutable by merge patch",
         vec![
             created(),
-            patch(
+            merge_patch(
                 D,
-                MERGE,
                 json!({"spec": {"selector": {"matchLabels": {"app": "e"}},
                 "template": {"metadata": {"labels": {"app": "e"}}}}}),
             ),
@@ -487,18 +479,14 @@ pub fn cases() -> Vec<Case> {
         "label change keeps generation",
         vec![
             created(),
-            patch(D, MERGE, json!({"metadata": {"labels": {"tier": "web"}}})),
+            merge_patch(D, json!({"metadata": {"labels": {"tier": "web"}}})),
         ],
     );
     add(
         "annotation change bumps generation",
         vec![
             created(),
-            patch(
-                D,
-                MERGE,
-                json!({"metadata": {"annotations": {"note": "x"}}}),
-            ),
+            merge_patch(D, json!({"metadata": {"annotations": {"note": "x"}}})),
         ],
     );
     add(
@@ -529,68 +517,46 @@ pub fn cases() -> Vec<Case> {
         "status write",
         vec![
             created(),
-            step(
-                Method::PUT,
+            corpus::put(
                 format!("{D}/status"),
-                Some(deployment(json!({
+                deployment(json!({
                     "metadata": {"labels": {"ignored": "yes"}, "annotations": {"kept": "yes"}},
                     "spec": {"replicas": 7},
                     "status": {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1,
                                "observedGeneration": 1, "conditions": [{"type": "Available",
                                "status": "True", "reason": "MinimumReplicasAvailable",
-                               "message": "Deployment has minimum availability."}]}}))),
+                               "message": "Deployment has minimum availability."}]}})),
             ),
             get(),
         ],
     );
-    add(
-        "status merge patch",
-        vec![
-            created(),
-            patch(
-                format!("{D}/status"),
-                MERGE,
-                json!({"status": {"replicas": 2, "updatedReplicas": 2}}),
-            ),
-        ],
-    );
-    add(
-        "status negative",
-        vec![
-            created(),
-            patch(
-                format!("{D}/status"),
-                MERGE,
-                json!({"status": {"replicas": -1}}),
-            ),
-        ],
-    );
-    add(
-        "status counts inconsistent",
-        vec![
-            created(),
-            patch(
-                format!("{D}/status"),
-                MERGE,
-                json!({"status": {"replicas": 1, "readyReplicas": 2, "availableReplicas": 3}}),
-            ),
-        ],
-    );
+    for (label, body) in [
+        (
+            "status merge patch",
+            json!({"status": {"replicas": 2, "updatedReplicas": 2}}),
+        ),
+        ("status negative", json!({"status": {"replicas": -1}})),
+        (
+            "status counts inconsistent",
+            json!({"status": {"replicas": 1, "readyReplicas": 2, "availableReplicas": 3}}),
+        ),
+    ] {
+        add(label, vec![created(), status_patch(D, body)]);
+    }
 
     // Scale.
     add(
         "scale get",
-        vec![created(), step(Method::GET, format!("{D}/scale"), None)],
+        vec![created(), corpus::get(format!("{D}/scale"))],
     );
     add(
         "scale put",
         vec![
             created(),
-            step(
-                Method::PUT,
+            corpus::put(
                 format!("{D}/scale"),
-                Some(json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
-                    "metadata": {"name": "d"}, "spec": {"replicas": 5}})),
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                    "metadata": {"name": "d"}, "spec": {"replicas": 5}}),
             ),
             get(),
         ],
@@ -599,11 +565,7 @@ pub fn cases() -> Vec<Case> {
         "scale merge patch",
         vec![
             created(),
-            patch(
-                format!("{D}/scale"),
-                MERGE,
-                json!({"spec": {"replicas": 0}}),
-            ),
+            merge_patch(format!("{D}/scale"), json!({"spec": {"replicas": 0}})),
             get(),
         ],
     );
@@ -629,28 +591,23 @@ pub fn cases() -> Vec<Case> {
         "scale negative",
         vec![
             created(),
-            patch(
-                format!("{D}/scale"),
-                MERGE,
-                json!({"spec": {"replicas": -1}}),
-            ),
+            merge_patch(format!("{D}/scale"), json!({"spec": {"replicas": -1}})),
         ],
     );
     add(
         "scale stale resourceVersion",
         vec![
             created(),
-            step(
-                Method::PUT,
+            corpus::put(
                 format!("{D}/scale"),
-                Some(json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
-                    "metadata": {"name": "d", "resourceVersion": "1"}, "spec": {"replicas": 5}})),
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                    "metadata": {"name": "d", "resourceVersion": "1"}, "spec": {"replicas": 5}}),
             ),
         ],
     );
     add(
         "scale of a missing deployment",
-        vec![step(Method::GET, format!("{D}/scale"), None)],
+        vec![corpus::get(format!("{D}/scale"))],
     );
     add(
         "scale selector expressions",
@@ -660,7 +617,7 @@ pub fn cases() -> Vec<Case> {
                 {"key": "tier", "operator": "NotIn", "values": ["db", "cache"]},
                 {"key": "app", "operator": "Exists"}]}}}),
             )),
-            step(Method::GET, format!("{D}/scale"), None),
+            corpus::get(format!("{D}/scale")),
         ],
     );
 
@@ -671,66 +628,35 @@ pub fn cases() -> Vec<Case> {
              "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]},
             {"name": "side", "image": "busybox"}])))
     };
-    add(
-        "smp container image by name",
-        vec![
-            two(),
-            patch(
-                D,
-                SMP,
-                json!({"spec": {"template": {"spec": {"containers": [
+    for (label, body) in [
+        (
+            "smp container image by name",
+            json!({"spec": {"template": {"spec": {"containers": [
                 {"name": "side", "image": "busybox:1.36"}]}}}}),
-            ),
-        ],
-    );
-    add(
-        "smp container added",
-        vec![
-            two(),
-            patch(
-                D,
-                SMP,
-                json!({"spec": {"template": {"spec": {"containers": [
+        ),
+        (
+            "smp container added",
+            json!({"spec": {"template": {"spec": {"containers": [
                 {"name": "third", "image": "redis"}]}}}}),
-            ),
-        ],
-    );
-    add(
-        "smp container deleted",
-        vec![
-            two(),
-            patch(
-                D,
-                SMP,
-                json!({"spec": {"template": {"spec": {"containers": [
+        ),
+        (
+            "smp container deleted",
+            json!({"spec": {"template": {"spec": {"containers": [
                 {"name": "side", "$patch": "delete"}]}}}}),
-            ),
-        ],
-    );
-    add(
-        "smp env by name",
-        vec![
-            two(),
-            patch(
-                D,
-                SMP,
-                json!({"spec": {"template": {"spec": {"containers": [
+        ),
+        (
+            "smp env by name",
+            json!({"spec": {"template": {"spec": {"containers": [
                 {"name": "web", "env": [{"name": "B", "value": "two"}, {"name": "C", "value": "3"}]}]}}}}),
-            ),
-        ],
-    );
-    add(
-        "smp ports by containerPort",
-        vec![
-            two(),
-            patch(
-                D,
-                SMP,
-                json!({"spec": {"template": {"spec": {"containers": [
+        ),
+        (
+            "smp ports by containerPort",
+            json!({"spec": {"template": {"spec": {"containers": [
                 {"name": "web", "ports": [{"containerPort": 443, "name": "https"}]}]}}}}),
-            ),
-        ],
-    );
+        ),
+    ] {
+        add(label, vec![two(), patch(D, SMP, body)]);
+    }
     add(
         "smp retainKeys strategy",
         vec![
@@ -747,9 +673,8 @@ pub fn cases() -> Vec<Case> {
         "merge patch replaces containers",
         vec![
             two(),
-            patch(
+            merge_patch(
                 D,
-                MERGE,
                 json!({"spec": {"template": {"spec": {"containers": [
                 {"name": "only", "image": "redis"}]}}}}),
             ),
@@ -830,43 +755,25 @@ pub fn cases() -> Vec<Case> {
     );
 
     // Reads: tables, selectors, delete, discovery.
-    add(
-        "table",
-        vec![
-            create(helm_chart()),
-            step(Method::GET, DEPLOYS, None).header("Accept", TABLE),
-        ],
-    );
+    add("table", vec![create(helm_chart()), table(DEPLOYS)]);
     add(
         "table of one with the object",
-        vec![
-            created(),
-            step(Method::GET, format!("{D}?includeObject=Object"), None).header("Accept", TABLE),
-        ],
+        vec![created(), table(format!("{D}?includeObject=Object"))],
     );
     add(
         "field selector name",
         vec![
             created(),
-            step(
-                Method::GET,
-                format!("{DEPLOYS}?fieldSelector=metadata.name%3Dd"),
-                None,
-            ),
+            corpus::get(format!("{DEPLOYS}?fieldSelector=metadata.name%3Dd")),
         ],
     );
     add(
         "field selector unsupported",
-        vec![step(
-            Method::GET,
-            format!("{DEPLOYS}?fieldSelector=spec.replicas%3D1"),
-            None,
-        )],
+        vec![corpus::get(format!(
+            "{DEPLOYS}?fieldSelector=spec.replicas%3D1"
+        ))],
     );
-    add("delete", vec![created(), step(Method::DELETE, D, None)]);
-    add(
-        "discovery of apps",
-        vec![step(Method::GET, "/apis/apps", None)],
-    );
+    add("delete", vec![created(), delete(D)]);
+    add("discovery of apps", vec![corpus::get("/apis/apps")]);
     cases
 }

@@ -5,7 +5,7 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, encode, merge, step};
+use crate::corpus::{Case, Step, encode, get, merge, post, put, step};
 
 const NEW_EVENTS: &str = "/apis/events.k8s.io/v1/namespaces/NS/events";
 const CORE_EVENTS: &str = "/api/v1/namespaces/NS/events";
@@ -52,11 +52,11 @@ fn drop_nulls(value: &mut Value) {
 }
 
 fn create_new(name: &str, extra: Value) -> Step {
-    step(Method::POST, NEW_EVENTS, Some(new_event(name, extra)))
+    post(NEW_EVENTS, new_event(name, extra))
 }
 
 fn create_core(name: &str, extra: Value) -> Step {
-    step(Method::POST, CORE_EVENTS, Some(core_event(name, extra)))
+    post(CORE_EVENTS, core_event(name, extra))
 }
 
 pub fn cases() -> Vec<Case> {
@@ -218,23 +218,20 @@ pub fn cases() -> Vec<Case> {
                 "e",
                 json!({"series": {"count": 2, "lastObservedTime": "2024-05-01T10:00:05.000000Z"}}),
             ),
-            step(Method::GET, format!("{CORE_EVENTS}/e"), None),
+            get(format!("{CORE_EVENTS}/e")),
         ],
     ));
     cases.push(Case::new(
         "events mapping: core read as new",
-        vec![
-            create_core("e", json!({})),
-            step(Method::GET, format!("{NEW_EVENTS}/e"), None),
-        ],
+        vec![create_core("e", json!({})), get(format!("{NEW_EVENTS}/e"))],
     ));
     cases.push(Case::new(
         "events mapping: core list read as new",
         vec![
             create_core("e1", json!({})),
             create_new("e2", json!({})),
-            step(Method::GET, NEW_EVENTS, None),
-            step(Method::GET, CORE_EVENTS, None),
+            get(NEW_EVENTS),
+            get(CORE_EVENTS),
         ],
     ));
     cases.push(Case::new(
@@ -265,11 +262,7 @@ pub fn cases() -> Vec<Case> {
     ));
     cases.push(Case::new(
         "events: put of a missing event creates it",
-        vec![step(
-            Method::PUT,
-            format!("{CORE_EVENTS}/e"),
-            Some(core_event("e", json!({}))),
-        )],
+        vec![put(format!("{CORE_EVENTS}/e"), core_event("e", json!({})))],
     ));
     // Field selectors.
     for selector in [
@@ -297,11 +290,7 @@ pub fn cases() -> Vec<Case> {
                 vec![
                     create_core("e1", json!({})),
                     create_core("e2", json!({"involvedObject": {"name": "b"}, "type": "Warning", "reason": "Failed"})),
-                    step(
-                        Method::GET,
-                        format!("{path}?fieldSelector={}", encode(selector)),
-                        None,
-                    ),
+                    get(format!("{path}?fieldSelector={}", encode(selector))),
                 ],
             ));
         }
@@ -311,11 +300,7 @@ pub fn cases() -> Vec<Case> {
             format!("events fieldSelector (events.k8s.io) {selector}"),
             vec![
                 create_core("e1", json!({})),
-                step(
-                    Method::GET,
-                    format!("{NEW_EVENTS}?fieldSelector={}", encode(selector)),
-                    None,
-                ),
+                get(format!("{NEW_EVENTS}?fieldSelector={}", encode(selector))),
             ],
         ));
     }

@@ -6,7 +6,7 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, config_map, patch, step};
+use crate::corpus::{Case, Step, config_map, delete, get, patch, post, put, step};
 
 const CMS: &str = "/api/v1/namespaces/NS/configmaps";
 
@@ -15,13 +15,9 @@ fn dependent(name: &str, owner: &str, extra: Value) -> Step {
     let mut reference =
         json!({"apiVersion": "v1", "kind": "ConfigMap", "name": owner, "uid": "$OWNER"});
     crate::corpus::merge(&mut reference, extra);
-    step(
-        Method::POST,
+    post(
         CMS,
-        Some(config_map(
-            name,
-            json!({"metadata": {"ownerReferences": [reference]}}),
-        )),
+        config_map(name, json!({"metadata": {"ownerReferences": [reference]}})),
     )
 }
 
@@ -31,17 +27,13 @@ fn owner(finalizers: Value) -> Step {
         true => json!({"metadata": {"finalizers": finalizers}}),
         false => json!({}),
     };
-    step(Method::POST, CMS, Some(config_map("owner", extra))).remember("$OWNER", "/metadata/uid")
+    post(CMS, config_map("owner", extra)).remember("$OWNER", "/metadata/uid")
 }
 
 fn delete_with(path: &str, options: Value) -> Step {
     let mut body = json!({"kind": "DeleteOptions", "apiVersion": "v1"});
     crate::corpus::merge(&mut body, options);
     step(Method::DELETE, path, Some(body))
-}
-
-fn get(path: &str) -> Step {
-    step(Method::GET, path, None)
 }
 
 fn gone(status: u16, _: &Value) -> bool {
@@ -93,7 +85,7 @@ pub fn cases() -> Vec<Case> {
                 owner(json!([])),
                 dependent("d1", "owner", json!({})),
                 dependent("d2", "owner", json!({"blockOwnerDeletion": true})),
-                step(Method::POST, CMS, Some(config_map("unrelated", json!({})))),
+                post(CMS, config_map("unrelated", json!({}))),
                 delete_with(&owner_path, options),
                 get(&owner_path).until(gone),
                 get(CMS).until(wait),
@@ -104,15 +96,11 @@ pub fn cases() -> Vec<Case> {
         "gc: foreground holds the owner while a blocking dependent stays",
         vec![
             owner(json!([])),
-            step(
-                Method::POST,
-                CMS,
-                Some(config_map("d", json!({"metadata": {
+            post(CMS, config_map("d", json!({"metadata": {
                     "finalizers": ["example.com/hold"],
                     "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "$OWNER", "blockOwnerDeletion": true}]}}))),
-            ),
             delete_with(&owner_path, json!({"propagationPolicy": "Foreground"})),
-            get(&format!("{CMS}/d")).until(|_, a| a["metadata"].get("deletionTimestamp").is_some()),
+            get(format!("{CMS}/d")).until(|_, a| a["metadata"].get("deletionTimestamp").is_some()),
             get(&owner_path),
             patch(format!("{CMS}/d"), "application/merge-patch+json", json!({"metadata": {"finalizers": null}})),
             get(&owner_path).until(gone),
@@ -123,11 +111,7 @@ pub fn cases() -> Vec<Case> {
         vec![
             owner(json!([])),
             dependent("d1", "owner", json!({})),
-            step(
-                Method::DELETE,
-                format!("{owner_path}?propagationPolicy=Orphan"),
-                None,
-            ),
+            delete(format!("{owner_path}?propagationPolicy=Orphan")),
             get(&owner_path).until(gone),
             get(CMS).until(unowned),
         ],
@@ -135,32 +119,26 @@ pub fn cases() -> Vec<Case> {
     cases.push(Case::new(
         "gc: an owner that never existed",
         vec![
-            step(
-                Method::POST,
-                CMS,
-                Some(config_map("d", json!({"metadata": {"ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": "00000000-0000-0000-0000-000000000001"}]}}))),
-            ),
-            get(&format!("{CMS}/d")).until(gone),
+            post(CMS, config_map("d", json!({"metadata": {"ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": "00000000-0000-0000-0000-000000000001"}]}}))),
+            get(format!("{CMS}/d")).until(gone),
         ],
     ));
     cases.push(Case::new(
         "gc: one of two owners goes",
         vec![
             owner(json!([])),
-            step(Method::POST, CMS, Some(config_map("other", json!({}))))
-                .remember("$OTHER", "/metadata/uid"),
-            step(
-                Method::POST,
+            post(CMS, config_map("other", json!({}))).remember("$OTHER", "/metadata/uid"),
+            post(
                 CMS,
-                Some(config_map(
+                config_map(
                     "d",
                     json!({"metadata": {"ownerReferences": [
                     {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "$OWNER"},
                     {"apiVersion": "v1", "kind": "ConfigMap", "name": "other", "uid": "$OTHER"}]}}),
-                )),
+                ),
             ),
-            step(Method::DELETE, owner_path.clone(), None),
-            get(&format!("{CMS}/d")).until(|_, a| {
+            delete(owner_path.clone()),
+            get(format!("{CMS}/d")).until(|_, a| {
                 a["metadata"]["ownerReferences"]
                     .as_array()
                     .is_some_and(|r| r.len() == 1)
@@ -172,17 +150,16 @@ pub fn cases() -> Vec<Case> {
         vec![
             owner(json!(["orphan"])),
             dependent("d1", "owner", json!({})),
-            step(Method::DELETE, owner_path.clone(), None),
+            delete(owner_path.clone()),
             get(&owner_path).until(gone),
             get(CMS).until(unowned),
         ],
     ));
     cases.push(Case::new(
         "create with empty finalizers",
-        vec![step(
-            Method::POST,
+        vec![post(
             CMS,
-            Some(config_map("e", json!({"metadata": {"finalizers": []}}))),
+            config_map("e", json!({"metadata": {"finalizers": []}})),
         )],
     ));
     // What DELETE answers.
@@ -264,23 +241,17 @@ pub fn cases() -> Vec<Case> {
         let name = body["metadata"]["name"].as_str().unwrap().to_owned();
         cases.push(Case::new(
             format!("delete answers: {label}"),
-            vec![
-                step(Method::POST, path, Some(body.clone())),
-                step(Method::DELETE, format!("{path}/{name}"), None),
-            ],
+            vec![post(path, body.clone()), delete(format!("{path}/{name}"))],
         ));
     }
     cases.push(Case::new(
         "delete answers: a namespace",
         vec![
-            step(
-                Method::POST,
+            post(
                 "/api/v1/namespaces",
-                Some(
-                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "NS-x"}}),
-                ),
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "NS-x"}}),
             ),
-            step(Method::DELETE, "/api/v1/namespaces/NS-x", None),
+            delete("/api/v1/namespaces/NS-x"),
             get("/api/v1/namespaces/NS-x").until(gone),
         ],
     ));
@@ -288,26 +259,21 @@ pub fn cases() -> Vec<Case> {
     cases.push(Case::new(
         "namespace: terminating refuses creates, then goes",
         vec![
-            step(
-                Method::POST,
+            post(
                 "/api/v1/namespaces",
-                Some(
-                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "NS-t"}}),
-                ),
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "NS-t"}}),
             ),
-            step(
-                Method::POST,
+            post(
                 "/api/v1/namespaces/NS-t/configmaps",
-                Some(config_map(
+                config_map(
                     "held",
                     json!({"metadata": {"finalizers": ["example.com/hold"]}}),
-                )),
+                ),
             ),
-            step(Method::DELETE, "/api/v1/namespaces/NS-t", None),
-            step(
-                Method::POST,
+            delete("/api/v1/namespaces/NS-t"),
+            post(
                 "/api/v1/namespaces/NS-t/configmaps",
-                Some(config_map("new", json!({}))),
+                config_map("new", json!({})),
             ),
             get("/api/v1/namespaces/NS-t/configmaps/held")
                 .until(|_, a| a["metadata"].get("deletionTimestamp").is_some()),
@@ -329,24 +295,20 @@ pub fn cases() -> Vec<Case> {
     cases.push(Case::new(
         "namespace: delete twice",
         vec![
-            step(
-                Method::POST,
+            post(
                 "/api/v1/namespaces",
-                Some(
-                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "NS-d"}}),
-                ),
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "NS-d"}}),
             ),
-            step(
-                Method::POST,
+            post(
                 "/api/v1/namespaces/NS-d/configmaps",
-                Some(config_map(
+                config_map(
                     "held",
                     json!({"metadata": {"finalizers": ["example.com/hold"]}}),
-                )),
+                ),
             ),
-            step(Method::DELETE, "/api/v1/namespaces/NS-d", None),
+            delete("/api/v1/namespaces/NS-d"),
             // Deleted again once the namespace controller reported on it.
-            step(Method::DELETE, "/api/v1/namespaces/NS-d", None).until(|_, a| {
+            delete("/api/v1/namespaces/NS-d").until(|_, a| {
                 a["status"]["conditions"]
                     .as_array()
                     .is_some_and(|c| c.len() == 5)
@@ -362,20 +324,12 @@ pub fn cases() -> Vec<Case> {
     for name in ["default", "kube-system", "kube-public"] {
         cases.push(Case::new(
             format!("namespace: delete {name}"),
-            vec![step(
-                Method::DELETE,
-                format!("/api/v1/namespaces/{name}?dryRun=All"),
-                None,
-            )],
+            vec![delete(format!("/api/v1/namespaces/{name}?dryRun=All"))],
         ));
     }
     cases.push(Case::new(
         "namespace: deletecollection",
-        vec![step(
-            Method::DELETE,
-            "/api/v1/namespaces?labelSelector=none%3Dnone",
-            None,
-        )],
+        vec![delete("/api/v1/namespaces?labelSelector=none%3Dnone")],
     ));
     // dryRun=All on every verb.
     let cm = config_map("dry", json!({"data": {"k": "v"}}));
@@ -383,48 +337,42 @@ pub fn cases() -> Vec<Case> {
         (
             "create",
             vec![
-                step(Method::POST, format!("{CMS}?dryRun=All"), Some(cm.clone())),
-                get(&format!("{CMS}/dry")),
+                post(format!("{CMS}?dryRun=All"), cm.clone()),
+                get(format!("{CMS}/dry")),
             ],
         ),
         (
             "create invalid",
-            vec![step(
-                Method::POST,
+            vec![post(
                 format!("{CMS}?dryRun=All"),
-                Some(config_map("Bad", json!({}))),
+                config_map("Bad", json!({})),
             )],
         ),
         (
             "dryRun unknown value",
-            vec![step(
-                Method::POST,
-                format!("{CMS}?dryRun=Some"),
-                Some(cm.clone()),
-            )],
+            vec![post(format!("{CMS}?dryRun=Some"), cm.clone())],
         ),
         (
             "put",
             vec![
-                step(Method::POST, CMS, Some(cm.clone())),
-                step(
-                    Method::PUT,
+                post(CMS, cm.clone()),
+                put(
                     format!("{CMS}/dry?dryRun=All"),
-                    Some(config_map("dry", json!({"data": {"k": "new"}}))),
+                    config_map("dry", json!({"data": {"k": "new"}})),
                 ),
-                get(&format!("{CMS}/dry")),
+                get(format!("{CMS}/dry")),
             ],
         ),
         (
             "merge patch",
             vec![
-                step(Method::POST, CMS, Some(cm.clone())),
+                post(CMS, cm.clone()),
                 patch(
                     format!("{CMS}/dry?dryRun=All"),
                     "application/merge-patch+json",
                     json!({"data": {"k": "new"}}),
                 ),
-                get(&format!("{CMS}/dry")),
+                get(format!("{CMS}/dry")),
             ],
         ),
         (
@@ -435,55 +383,49 @@ pub fn cases() -> Vec<Case> {
                     "application/apply-patch+yaml",
                     cm.clone(),
                 ),
-                get(&format!("{CMS}/dry")),
+                get(format!("{CMS}/dry")),
             ],
         ),
         (
             "delete",
             vec![
-                step(Method::POST, CMS, Some(cm.clone())),
-                step(Method::DELETE, format!("{CMS}/dry?dryRun=All"), None),
-                get(&format!("{CMS}/dry")),
+                post(CMS, cm.clone()),
+                delete(format!("{CMS}/dry?dryRun=All")),
+                get(format!("{CMS}/dry")),
             ],
         ),
         (
             "delete in the body",
             vec![
-                step(Method::POST, CMS, Some(cm.clone())),
+                post(CMS, cm.clone()),
                 delete_with(&format!("{CMS}/dry"), json!({"dryRun": ["All"]})),
-                get(&format!("{CMS}/dry")),
+                get(format!("{CMS}/dry")),
             ],
         ),
         (
             "deletecollection",
             vec![
-                step(Method::POST, CMS, Some(cm.clone())),
-                step(Method::DELETE, format!("{CMS}?dryRun=All"), None),
-                get(&format!("{CMS}/dry")),
+                post(CMS, cm.clone()),
+                delete(format!("{CMS}?dryRun=All")),
+                get(format!("{CMS}/dry")),
             ],
         ),
         (
             "namespace delete",
             vec![
-                step(
-                    Method::POST,
+                post(
                     "/api/v1/namespaces",
-                    Some(
-                        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "NS-dry"}}),
-                    ),
+                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "NS-dry"}}),
                 ),
-                step(Method::DELETE, "/api/v1/namespaces/NS-dry?dryRun=All", None),
+                delete("/api/v1/namespaces/NS-dry?dryRun=All"),
                 get("/api/v1/namespaces/NS-dry"),
             ],
         ),
         (
             "create with generateName",
-            vec![step(
-                Method::POST,
+            vec![post(
                 format!("{CMS}?dryRun=All"),
-                Some(
-                    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "g-"}}),
-                ),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "g-"}}),
             )],
         ),
     ] {
@@ -491,13 +433,9 @@ pub fn cases() -> Vec<Case> {
     }
     // deletecollection.
     let labelled = |name: &str, app: &str| {
-        step(
-            Method::POST,
+        post(
             CMS,
-            Some(config_map(
-                name,
-                json!({"metadata": {"labels": {"app": app}}}),
-            )),
+            config_map(name, json!({"metadata": {"labels": {"app": app}}})),
         )
     };
     for (label, query) in [
@@ -512,7 +450,7 @@ pub fn cases() -> Vec<Case> {
             vec![
                 labelled("a", "web"),
                 labelled("b", "db"),
-                step(Method::DELETE, format!("{CMS}{query}"), None),
+                delete(format!("{CMS}{query}")),
                 get(CMS),
             ],
         ));
@@ -520,28 +458,26 @@ pub fn cases() -> Vec<Case> {
     cases.push(Case::new(
         "deletecollection: with a finalizer",
         vec![
-            step(
-                Method::POST,
+            post(
                 CMS,
-                Some(config_map(
+                config_map(
                     "held",
                     json!({"metadata": {"finalizers": ["example.com/hold"]}}),
-                )),
+                ),
             ),
             labelled("b", "db"),
-            step(Method::DELETE, CMS, None),
+            delete(CMS),
             get(CMS),
         ],
     ));
     cases.push(Case::new(
         "deletecollection: secrets",
         vec![
-            step(
-                Method::POST,
+            post(
                 "/api/v1/namespaces/NS/secrets",
-                Some(json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}})),
+                json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}}),
             ),
-            step(Method::DELETE, "/api/v1/namespaces/NS/secrets", None),
+            delete("/api/v1/namespaces/NS/secrets"),
             get("/api/v1/namespaces/NS/secrets"),
         ],
     ));

@@ -1,16 +1,14 @@
 //! Lists: paging with `limit` and `continue` (across writes), `resourceVersion` and
 //! `resourceVersionMatch` combinations, Table and `PartialObjectMetadataList` output.
 
-use http::Method;
-
-use crate::corpus::{Case, Step, step};
+use crate::corpus::{Case, Step, TABLE, delete, get};
 use crate::watch::create;
 
 /// The namespace's ConfigMaps.
 const CMS: &str = "/api/v1/namespaces/NS/configmaps";
 
 fn list(query: &str) -> Step {
-    step(Method::GET, format!("{CMS}?{query}"), None)
+    get(format!("{CMS}?{query}"))
 }
 
 /// Three ConfigMaps, `a`, `b` (app=db) and `c`.
@@ -18,7 +16,6 @@ fn three() -> Vec<Step> {
     vec![create("a", "web"), create("b", "db"), create("c", "web")]
 }
 
-const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
 const PARTIAL_LIST: &str = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io";
 const PARTIAL: &str = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io";
 
@@ -44,7 +41,7 @@ pub fn cases() -> Vec<Case> {
             vec![
                 list("limit=2").remember("$CONT", "/metadata/continue"),
                 create("d", "web"),
-                step(Method::DELETE, format!("{CMS}/c"), None),
+                delete(format!("{CMS}/c")),
                 list("limit=2&continue=$CONT"),
             ],
         ]
@@ -231,7 +228,7 @@ pub fn cases() -> Vec<Case> {
             vec![
                 create("a", "web"),
                 create("b", "db"),
-                step(Method::GET, path, None).header("Accept", accept),
+                get(path).header("Accept", accept),
             ],
         ));
     }

@@ -5,15 +5,9 @@
 //! Ingress and IngressClass, a default-deny policy, a CPU and memory HPA), and a v1 read of a
 //! v2-created HPA and the reverse.
 
-use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, merge, patch, step};
-
-const APPLY: &str = "application/apply-patch+yaml";
-const SMP: &str = "application/strategic-merge-patch+json";
-const MERGE: &str = "application/merge-patch+json";
-const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
+use crate::corpus::{APPLY, Case, SMP, delete, get, merge_patch, merged, patch, post, put, table};
 
 const INGRESSES: &str = "/apis/networking.k8s.io/v1/namespaces/NS/ingresses";
 const POLICIES: &str = "/apis/networking.k8s.io/v1/namespaces/NS/networkpolicies";
@@ -21,36 +15,17 @@ const CLASSES: &str = "/apis/networking.k8s.io/v1/ingressclasses";
 const HPAS_V2: &str = "/apis/autoscaling/v2/namespaces/NS/horizontalpodautoscalers";
 const HPAS_V1: &str = "/apis/autoscaling/v1/namespaces/NS/horizontalpodautoscalers";
 
-fn post(path: &str, body: Value) -> Step {
-    step(Method::POST, path, Some(body))
-}
-
-fn get(path: impl Into<String>) -> Step {
-    step(Method::GET, path, None)
-}
-
-fn put(path: impl Into<String>, body: Value) -> Step {
-    step(Method::PUT, path, Some(body))
-}
-
-fn delete(path: impl Into<String>) -> Step {
-    step(Method::DELETE, path, None)
-}
-
-fn table(path: &str) -> Step {
-    get(path).header("Accept", TABLE)
-}
-
 /// An Ingress `w` with one rule for `shop.example.com` to the service `web:80`, `extra`
 /// merged in.
 fn ingress(extra: Value) -> Value {
-    let mut object = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+    merged(
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
         "metadata": {"name": "w"},
         "spec": {"rules": [{"host": "shop.example.com", "http": {"paths": [
             {"path": "/", "pathType": "Prefix",
-             "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}});
-    merge(&mut object, extra);
-    object
+             "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}}),
+        extra,
+    )
 }
 
 /// An Ingress `w` whose spec is `spec`.
@@ -61,45 +36,50 @@ fn ingress_spec(spec: Value) -> Value {
 
 /// An Ingress `w` with one path `path` (its backend the service `web:80` unless given).
 fn ingress_path(path: Value) -> Value {
-    let mut p = json!({"backend": {"service": {"name": "web", "port": {"number": 80}}}});
-    merge(&mut p, path);
+    let p = merged(
+        json!({"backend": {"service": {"name": "web", "port": {"number": 80}}}}),
+        path,
+    );
     ingress_spec(json!({"rules": [{"host": "a.example.com", "http": {"paths": [p]}}]}))
 }
 
 /// An IngressClass `name` of the controller `k8s.io/ingress-nginx`, `extra` merged in.
 fn class(name: &str, extra: Value) -> Value {
-    let mut object = json!({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass",
-        "metadata": {"name": name}, "spec": {"controller": "k8s.io/ingress-nginx"}});
-    merge(&mut object, extra);
-    object
+    merged(
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass",
+        "metadata": {"name": name}, "spec": {"controller": "k8s.io/ingress-nginx"}}),
+        extra,
+    )
 }
 
 /// A NetworkPolicy `w` of pods `app: w`, with `spec` merged in.
 fn policy(spec: Value) -> Value {
-    let mut object = json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-        "metadata": {"name": "w"}, "spec": {"podSelector": {"matchLabels": {"app": "w"}}}});
-    merge(&mut object, json!({"spec": spec}));
-    object
+    merged(
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+        "metadata": {"name": "w"}, "spec": {"podSelector": {"matchLabels": {"app": "w"}}}}),
+        json!({"spec": spec}),
+    )
 }
 
-/// An autoscaling/v2 HPA `w` of the Deployment `web`, 1–10 replicas, `extra` merged in.
+/// An autoscaling/`version` HPA `w` of the Deployment `web`, 1–10 replicas, `extra` merged in.
+fn hpa_of(version: &str, extra: Value) -> Value {
+    merged(
+        json!({"apiVersion": format!("autoscaling/{version}"), "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "w"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                 "maxReplicas": 10}}),
+        extra,
+    )
+}
+
+/// An autoscaling/v2 HPA `w` ([`hpa_of`]).
 fn hpa(extra: Value) -> Value {
-    let mut object = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": "w"},
-        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                 "maxReplicas": 10}});
-    merge(&mut object, extra);
-    object
+    hpa_of("v2", extra)
 }
 
-/// An autoscaling/v1 HPA `w` of the Deployment `web`, 1–10 replicas, `extra` merged in.
+/// An autoscaling/v1 HPA `w` ([`hpa_of`]).
 fn hpa_v1(extra: Value) -> Value {
-    let mut object = json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": "w"},
-        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                 "maxReplicas": 10}});
-    merge(&mut object, extra);
-    object
+    hpa_of("v1", extra)
 }
 
 /// An HPA `w` (v2) with the metrics `metrics`.
@@ -254,19 +234,13 @@ fn ingress_cases() -> Vec<Case> {
             "ingress: generation and status isolation",
             vec![
                 post(INGRESSES, ingress(json!({}))),
-                patch(
+                merge_patch(one.clone(), json!({"metadata": {"labels": {"a": "b"}}})),
+                merge_patch(
                     one.clone(),
-                    MERGE,
-                    json!({"metadata": {"labels": {"a": "b"}}}),
-                ),
-                patch(
-                    one.clone(),
-                    MERGE,
                     json!({"spec": {"ingressClassName": "nginx"}, "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}}),
                 ),
-                patch(
+                merge_patch(
                     status.clone(),
-                    MERGE,
                     json!({"spec": {"ingressClassName": "other"}, "status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.7"}, {"hostname": "lb.example.com"}]}}}),
                 ),
                 get(one.clone()),
@@ -277,9 +251,8 @@ fn ingress_cases() -> Vec<Case> {
             "ingress: status rules",
             vec![
                 post(INGRESSES, ingress(json!({}))),
-                patch(
+                merge_patch(
                     status.clone(),
-                    MERGE,
                     json!({"status": {"loadBalancer": {"ingress": [{"ip": "300.1.1.1"}, {"hostname": "1.2.3.4"}, {"hostname": "Bad_Host"}]}}}),
                 ),
             ],
@@ -300,9 +273,8 @@ fn ingress_cases() -> Vec<Case> {
             "ingress: update to invalid",
             vec![
                 post(INGRESSES, ingress(json!({}))),
-                patch(
+                merge_patch(
                     one.clone(),
-                    MERGE,
                     json!({"spec": {"rules": [{"host": "a.example.com", "http": {"paths": [{"path": "/", "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}}),
                 ),
             ],
@@ -335,7 +307,7 @@ fn ingress_cases() -> Vec<Case> {
         Case::new(
             "ingress: unknown field strict",
             vec![post(
-                &format!("{INGRESSES}?fieldValidation=Strict"),
+                format!("{INGRESSES}?fieldValidation=Strict"),
                 ingress(
                     json!({"spec": {"rules": [{"host": "a.example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"serviceName": "web"}}]}}]}}),
                 ),
@@ -379,7 +351,7 @@ fn ingress_class_cases() -> Vec<Case> {
                     ),
                 ),
                 get(one("ic-nginx")),
-                table(&one("ic-nginx")),
+                table(one("ic-nginx")),
                 delete(one("ic-nginx")),
             ],
         ),
@@ -393,7 +365,7 @@ fn ingress_class_cases() -> Vec<Case> {
                         json!({"spec": {"parameters": {"apiGroup": "k8s.example.com", "kind": "IngressParameters", "name": "external-lb"}}}),
                     ),
                 ),
-                table(&one("ic-params")),
+                table(one("ic-params")),
                 delete(one("ic-params")),
             ],
         ),
@@ -464,14 +436,12 @@ fn ingress_class_cases() -> Vec<Case> {
             "ingressclass: controller immutable",
             vec![
                 post(CLASSES, class("ic-imm", json!({}))),
-                patch(
+                merge_patch(
                     one("ic-imm"),
-                    MERGE,
                     json!({"spec": {"controller": "example.com/other"}}),
                 ),
-                patch(
+                merge_patch(
                     one("ic-imm"),
-                    MERGE,
                     json!({"metadata": {"labels": {"a": "b"}}, "spec": {"parameters": {"kind": "K", "name": "n"}}}),
                 ),
                 delete(one("ic-imm")),
@@ -586,21 +556,12 @@ fn network_policy_cases() -> Vec<Case> {
             "networkpolicy: generation",
             vec![
                 post(POLICIES, policy(json!({}))),
-                patch(
+                merge_patch(one.clone(), json!({"metadata": {"labels": {"a": "b"}}})),
+                merge_patch(
                     one.clone(),
-                    MERGE,
-                    json!({"metadata": {"labels": {"a": "b"}}}),
-                ),
-                patch(
-                    one.clone(),
-                    MERGE,
                     json!({"spec": {"ingress": [{"ports": [{"port": 443}]}]}}),
                 ),
-                patch(
-                    one.clone(),
-                    MERGE,
-                    json!({"spec": {"policyTypes": ["Ingress"]}}),
-                ),
+                merge_patch(one.clone(), json!({"spec": {"policyTypes": ["Ingress"]}})),
                 get(one.clone()),
             ],
         ),
@@ -639,9 +600,8 @@ fn network_policy_cases() -> Vec<Case> {
             "networkpolicy: no status subresource",
             vec![
                 post(POLICIES, policy(json!({}))),
-                patch(
+                merge_patch(
                     format!("{one}/status"),
-                    MERGE,
                     json!({"metadata": {"labels": {"a": "b"}}}),
                 ),
             ],
@@ -653,9 +613,8 @@ fn network_policy_cases() -> Vec<Case> {
                     POLICIES,
                     policy(json!({"ingress": [{"from": [{"ipBlock": {"cidr": "10.0.0.0/8"}}]}]})),
                 ),
-                patch(
+                merge_patch(
                     one.clone(),
-                    MERGE,
                     json!({"spec": {"ingress": [{"from": [{"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16", "11.0.0.0/16"]}}]}]}}),
                 ),
             ],
@@ -780,9 +739,8 @@ fn hpa_cases() -> Vec<Case> {
             "hpa: status write read as v1",
             vec![
                 post(HPAS_V2, hpa(json!({}))),
-                patch(
+                merge_patch(
                     format!("{one_v2}/status"),
-                    MERGE,
                     json!({"status": {"currentReplicas": 3, "desiredReplicas": 4,
                     "lastScaleTime": "2026-01-01T00:00:00Z",
                     "currentMetrics": [{"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 93, "averageValue": "466m"}}}],
@@ -799,9 +757,8 @@ fn hpa_cases() -> Vec<Case> {
                     HPAS_V1,
                     hpa_v1(json!({"spec": {"targetCPUUtilizationPercentage": 50}})),
                 ),
-                patch(
+                merge_patch(
                     format!("{one_v1}/status"),
-                    MERGE,
                     json!({"status": {"currentReplicas": 2, "desiredReplicas": 2, "currentCPUUtilizationPercentage": 42}}),
                 ),
                 get(one_v2.clone()),
@@ -811,14 +768,12 @@ fn hpa_cases() -> Vec<Case> {
             "hpa: status isolation",
             vec![
                 post(HPAS_V2, hpa(json!({}))),
-                patch(
+                merge_patch(
                     one_v2.clone(),
-                    MERGE,
                     json!({"spec": {"maxReplicas": 5}, "status": {"desiredReplicas": 9}}),
                 ),
-                patch(
+                merge_patch(
                     format!("{one_v2}/status"),
-                    MERGE,
                     json!({"spec": {"maxReplicas": 7}, "status": {"desiredReplicas": 3}}),
                 ),
                 get(one_v2.clone()),
@@ -828,9 +783,8 @@ fn hpa_cases() -> Vec<Case> {
             "hpa: status rules",
             vec![
                 post(HPAS_V2, hpa(json!({}))),
-                patch(
+                merge_patch(
                     format!("{one_v2}/status"),
-                    MERGE,
                     json!({"status": {"currentReplicas": -1, "desiredReplicas": -2}}),
                 ),
             ],
@@ -941,9 +895,8 @@ fn hpa_cases() -> Vec<Case> {
                     resource_metric("memory", json!({"type": "Utilization", "averageUtilization": 80}))],
                     "behavior": {"scaleDown": {"stabilizationWindowSeconds": 120}}}})),
                 ),
-                patch(
+                merge_patch(
                     one_v1.clone(),
-                    MERGE,
                     json!({"spec": {"maxReplicas": 20, "targetCPUUtilizationPercentage": 55}}),
                 ),
                 get(one_v2.clone()),

@@ -8,26 +8,24 @@
 //! (no service-account controller runs on either tier, and the `ServiceAccount` admission plugin
 //! refuses a pod whose account does not exist).
 
-use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, merge, patch, step};
+use crate::corpus::{
+    self, APPLY, Case, JSON_PATCH, SMP, Step, delete, merge, merge_patch, merged, patch, post,
+    service_account, table,
+};
 
 const PODS: &str = "/api/v1/namespaces/NS/pods";
 const P: &str = "/api/v1/namespaces/NS/pods/p";
-const APPLY: &str = "application/apply-patch+yaml";
-const SMP: &str = "application/strategic-merge-patch+json";
-const MERGE: &str = "application/merge-patch+json";
-const JSON_PATCH: &str = "application/json-patch+json";
-const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
 
 /// A valid Pod `p` (one container `web`), with `extra` merged in.
 fn pod(extra: Value) -> Value {
-    let mut object = json!({
+    merged(
+        json!({
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"app": "p"}},
-        "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}});
-    merge(&mut object, extra);
-    object
+        "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}}),
+        extra,
+    )
 }
 
 /// `pod` with its containers replaced by `containers`.
@@ -41,35 +39,22 @@ fn with_spec(extra: Value) -> Value {
 }
 
 fn create(body: Value) -> Step {
-    step(Method::POST, PODS, Some(body))
+    post(PODS, body)
 }
 
 fn get() -> Step {
-    step(Method::GET, P, None)
+    corpus::get(P)
 }
 
 fn put(body: Value) -> Step {
-    step(Method::PUT, P, Some(body))
-}
-
-/// The namespace's `default` ServiceAccount, which mounts no token.
-fn service_account() -> Step {
-    step(
-        Method::POST,
-        "/api/v1/namespaces/NS/serviceaccounts",
-        Some(json!({"apiVersion": "v1", "kind": "ServiceAccount",
-            "metadata": {"name": "default"}, "automountServiceAccountToken": false})),
-    )
+    corpus::put(P, body)
 }
 
 fn binding(node: &str) -> Step {
-    step(
-        Method::POST,
+    post(
         format!("{P}/binding"),
-        Some(
-            json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+        json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node}}),
-        ),
     )
 }
 
@@ -77,11 +62,11 @@ fn eviction(extra: Value) -> Step {
     let mut body = json!({"apiVersion": "policy/v1", "kind": "Eviction",
         "metadata": {"name": "p"}});
     merge(&mut body, extra);
-    step(Method::POST, format!("{P}/eviction"), Some(body))
+    post(format!("{P}/eviction"), body)
 }
 
 fn status_patch(status: Value) -> Step {
-    patch(format!("{P}/status"), MERGE, json!({"status": status}))
+    merge_patch(format!("{P}/status"), json!({"status": status}))
 }
 
 pub fn cases() -> Vec<Case> {
@@ -111,35 +96,32 @@ pub fn cases() -> Vec<Case> {
             get(),
         ],
     );
-    add(
-        "qos guaranteed",
-        vec![create(with_containers(
-            json!([{"name": "web", "image": "nginx:1",
-            "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]),
-        ))],
-    );
-    add(
-        "qos burstable",
-        vec![create(with_containers(
-            json!([{"name": "web", "image": "nginx:1",
-            "resources": {"requests": {"cpu": "100m"}}}]),
-        ))],
-    );
-    add(
-        "host network ports",
-        vec![create(with_spec(json!({"hostNetwork": true,
-            "containers": [{"name": "web", "image": "nginx:1", "ports": [{"containerPort": 8080}]}]})))],
-    );
-    add(
-        "not-ready toleration kept",
-        vec![create(with_spec(json!({"tolerations": [
+    for (label, body) in [
+        (
+            "qos guaranteed",
+            with_containers(json!([{"name": "web", "image": "nginx:1",
+            "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}])),
+        ),
+        (
+            "qos burstable",
+            with_containers(json!([{"name": "web", "image": "nginx:1",
+            "resources": {"requests": {"cpu": "100m"}}}])),
+        ),
+        (
+            "host network ports",
+            with_spec(json!({"hostNetwork": true,
+            "containers": [{"name": "web", "image": "nginx:1", "ports": [{"containerPort": 8080}]}]})),
+        ),
+        (
+            "not-ready toleration kept",
+            with_spec(json!({"tolerations": [
             {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
-             "tolerationSeconds": 10}]})))],
-    );
-    add(
-        "priority given",
-        vec![create(with_spec(json!({"priority": 5})))],
-    );
+             "tolerationSeconds": 10}]})),
+        ),
+        ("priority given", with_spec(json!({"priority": 5}))),
+    ] {
+        add(label, vec![create(body)]);
+    }
     add(
         "scheduling gated",
         vec![
@@ -149,20 +131,22 @@ pub fn cases() -> Vec<Case> {
             binding("n1"),
         ],
     );
-    add(
-        "generate name",
-        vec![create(pod(
-            json!({"metadata": {"name": null, "generateName": "p-"}}),
-        ))],
-    );
-    add(
-        "name not a DNS label",
-        vec![create(pod(json!({"metadata": {"name": "p.q"}})))],
-    );
-    add(
-        "missing service account",
-        vec![create(with_spec(json!({"serviceAccountName": "nobody"})))],
-    );
+    for (label, body) in [
+        (
+            "generate name",
+            pod(json!({"metadata": {"name": null, "generateName": "p-"}})),
+        ),
+        (
+            "name not a DNS label",
+            pod(json!({"metadata": {"name": "p.q"}})),
+        ),
+        (
+            "missing service account",
+            with_spec(json!({"serviceAccountName": "nobody"})),
+        ),
+    ] {
+        add(label, vec![create(body)]);
+    }
 
     add(
         "invalid pod without its service account",
@@ -172,81 +156,65 @@ pub fn cases() -> Vec<Case> {
     );
 
     // Rule families.
-    add("no containers", vec![create(with_containers(json!([])))]);
-    add(
-        "container name and image",
-        vec![create(with_containers(
-            json!([{"name": "Web_1"}, {"name": "Web_1", "image": "x"}]),
-        ))],
-    );
-    add(
-        "ports",
-        vec![create(with_containers(
-            json!([{"name": "web", "image": "x", "ports": [
+    for (label, body) in [
+        ("no containers", with_containers(json!([]))),
+        (
+            "container name and image",
+            with_containers(json!([{"name": "Web_1"}, {"name": "Web_1", "image": "x"}])),
+        ),
+        (
+            "ports",
+            with_containers(json!([{"name": "web", "image": "x", "ports": [
             {"containerPort": 0}, {"containerPort": 70000, "name": "too-long-port-name-x"},
-            {"containerPort": 80, "protocol": "HTTP"}]}]),
-        ))],
-    );
-    add(
-        "env",
-        vec![create(with_containers(
-            json!([{"name": "web", "image": "x", "env": [
+            {"containerPort": 80, "protocol": "HTTP"}]}])),
+        ),
+        (
+            "env",
+            with_containers(json!([{"name": "web", "image": "x", "env": [
             {"name": ""}, {"name": "A=B"},
-            {"name": "C", "value": "v", "valueFrom": {"configMapKeyRef": {"name": "c", "key": ""}}}]}]),
-        ))],
-    );
-    add(
-        "volumes and mounts",
-        vec![create(with_spec(json!({
+            {"name": "C", "value": "v", "valueFrom": {"configMapKeyRef": {"name": "c", "key": ""}}}]}])),
+        ),
+        (
+            "volumes and mounts",
+            with_spec(json!({
             "volumes": [{"name": "a", "emptyDir": {}, "configMap": {"name": "c"}}, {"name": "Bad"}],
             "containers": [{"name": "web", "image": "x",
-                "volumeMounts": [{"name": "missing", "mountPath": "/m"}, {"name": "Bad", "mountPath": "/m"}]}]})))],
-    );
-    add(
-        "resources",
-        vec![create(with_containers(
-            json!([{"name": "web", "image": "x", "resources": {
-            "limits": {"cpu": "1"}, "requests": {"cpu": "2"}}}]),
-        ))],
-    );
-    add(
-        "resource names",
-        vec![create(with_containers(
-            json!([{"name": "web", "image": "x", "resources": {
-            "requests": {"widgets": "1"}}}]),
-        ))],
-    );
-    add(
-        "bad quantity",
-        vec![create(with_containers(
-            json!([{"name": "web", "image": "x",
-            "resources": {"limits": {"cpu": "lots"}}}]),
-        ))],
-    );
-    add(
-        "policies",
-        vec![create(with_spec(
-            json!({"restartPolicy": "Sometimes", "dnsPolicy": "Mine",
-            "containers": [{"name": "web", "image": "x", "imagePullPolicy": "Maybe"}]}),
-        ))],
-    );
-    add(
-        "active deadline",
-        vec![create(with_spec(json!({"activeDeadlineSeconds": 0})))],
-    );
-    add(
-        "node name",
-        vec![create(with_spec(json!({"nodeName": "Not_A_Node"})))],
-    );
-    add(
-        "ephemeral containers on create",
-        vec![create(with_spec(json!({"ephemeralContainers": [
-            {"name": "debug", "image": "busybox"}]})))],
-    );
-    add(
-        "unknown field",
-        vec![create(with_spec(json!({"bogus": true})))],
-    );
+                "volumeMounts": [{"name": "missing", "mountPath": "/m"}, {"name": "Bad", "mountPath": "/m"}]}]})),
+        ),
+        (
+            "resources",
+            with_containers(json!([{"name": "web", "image": "x", "resources": {
+            "limits": {"cpu": "1"}, "requests": {"cpu": "2"}}}])),
+        ),
+        (
+            "resource names",
+            with_containers(json!([{"name": "web", "image": "x", "resources": {
+            "requests": {"widgets": "1"}}}])),
+        ),
+        (
+            "bad quantity",
+            with_containers(json!([{"name": "web", "image": "x",
+            "resources": {"limits": {"cpu": "lots"}}}])),
+        ),
+        (
+            "policies",
+            with_spec(json!({"restartPolicy": "Sometimes", "dnsPolicy": "Mine",
+            "containers": [{"name": "web", "image": "x", "imagePullPolicy": "Maybe"}]})),
+        ),
+        (
+            "active deadline",
+            with_spec(json!({"activeDeadlineSeconds": 0})),
+        ),
+        ("node name", with_spec(json!({"nodeName": "Not_A_Node"}))),
+        (
+            "ephemeral containers on create",
+            with_spec(json!({"ephemeralContainers": [
+            {"name": "debug", "image": "busybox"}]})),
+        ),
+        ("unknown field", with_spec(json!({"bogus": true}))),
+    ] {
+        add(label, vec![create(body)]);
+    }
 
     // Updates.
     add(
@@ -264,7 +232,7 @@ pub fn cases() -> Vec<Case> {
         "forbidden update",
         vec![
             create(pod(json!({}))),
-            patch(P, MERGE, json!({"spec": {"restartPolicy": "Never"}})),
+            merge_patch(P, json!({"spec": {"restartPolicy": "Never"}})),
         ],
     );
     add(
@@ -283,8 +251,8 @@ pub fn cases() -> Vec<Case> {
         "active deadline raised",
         vec![
             create(with_spec(json!({"activeDeadlineSeconds": 10}))),
-            patch(P, MERGE, json!({"spec": {"activeDeadlineSeconds": 20}})),
-            patch(P, MERGE, json!({"spec": {"activeDeadlineSeconds": 5}})),
+            merge_patch(P, json!({"spec": {"activeDeadlineSeconds": 20}})),
+            merge_patch(P, json!({"spec": {"activeDeadlineSeconds": 5}})),
         ],
     );
     add(
@@ -308,7 +276,7 @@ pub fn cases() -> Vec<Case> {
         "labels update",
         vec![
             create(pod(json!({}))),
-            patch(P, MERGE, json!({"metadata": {"labels": {"tier": "web"}}})),
+            merge_patch(P, json!({"metadata": {"labels": {"tier": "web"}}})),
         ],
     );
     add(
@@ -316,9 +284,8 @@ pub fn cases() -> Vec<Case> {
         vec![
             create(pod(json!({}))),
             status_patch(json!({"phase": "Running", "podIP": "10.1.0.5"})),
-            patch(
+            merge_patch(
                 P,
-                MERGE,
                 json!({"metadata": {"labels": {"x": "1"}},
                 "status": {"phase": "Failed"}}),
             ),
@@ -335,7 +302,7 @@ pub fn cases() -> Vec<Case> {
                 {"type": "Ready", "status": "True"}],
                 "containerStatuses": [{"name": "web", "image": "nginx:1.25", "imageID": "",
                     "ready": true, "restartCount": 0, "state": {"running": {}}}]})),
-            step(Method::GET, P, None).header("Accept", TABLE),
+            table(P),
         ],
     );
     // What a kubelet writes: a strategic merge patch of the status, conditions by type.
@@ -373,16 +340,11 @@ pub fn cases() -> Vec<Case> {
         Case::new(
             "pod: running pod read back",
             vec![
-                step(Method::GET, format!("{P}?includeObject=None"), None).header("Accept", TABLE),
-                step(
-                    Method::GET,
-                    format!(
-                        "{PODS}?includeObject=None&fieldSelector={}",
-                        crate::corpus::encode("status.podIP=10.244.0.5,status.phase=Running")
-                    ),
-                    None,
-                )
-                .header("Accept", TABLE),
+                table(format!("{P}?includeObject=None")),
+                table(format!(
+                    "{PODS}?includeObject=None&fieldSelector={}",
+                    crate::corpus::encode("status.podIP=10.244.0.5,status.phase=Running")
+                )),
             ],
         )
         .after(vec![
@@ -396,9 +358,8 @@ pub fn cases() -> Vec<Case> {
         "status write ignores spec",
         vec![
             create(pod(json!({}))),
-            patch(
+            merge_patch(
                 format!("{P}/status"),
-                MERGE,
                 json!({"spec": {"nodeName": "n1"},
                 "metadata": {"labels": {"s": "1"}}}),
             ),
@@ -421,13 +382,10 @@ pub fn cases() -> Vec<Case> {
         "binding name mismatch",
         vec![
             create(pod(json!({}))),
-            step(
-                Method::POST,
+            post(
                 format!("{P}/binding"),
-                Some(
-                    json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "q"},
+                json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "q"},
                     "target": {"name": "n1"}}),
-                ),
             ),
         ],
     );
@@ -435,13 +393,10 @@ pub fn cases() -> Vec<Case> {
         "binding without a target",
         vec![
             create(pod(json!({}))),
-            step(
-                Method::POST,
+            post(
                 format!("{P}/binding"),
-                Some(
-                    json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+                json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
                     "target": {"kind": "Pod"}}),
-                ),
             ),
         ],
     );
@@ -467,12 +422,9 @@ pub fn cases() -> Vec<Case> {
         "eviction name mismatch",
         vec![
             create(pod(json!({}))),
-            step(
-                Method::POST,
+            post(
                 format!("{P}/eviction"),
-                Some(
-                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "q"}}),
-                ),
+                json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "q"}}),
             ),
         ],
     );
@@ -481,7 +433,7 @@ pub fn cases() -> Vec<Case> {
         vec![
             create(pod(json!({}))),
             binding("n1"),
-            step(Method::DELETE, format!("{P}?dryRun=All"), None),
+            delete(format!("{P}?dryRun=All")),
             get(),
         ],
     );
@@ -499,17 +451,17 @@ pub fn cases() -> Vec<Case> {
     );
     add(
         "delete unbound",
-        vec![create(pod(json!({}))), step(Method::DELETE, P, None), get()],
+        vec![create(pod(json!({}))), delete(P), get()],
     );
     add(
         "delete bound",
         vec![
             create(pod(json!({}))),
             binding("n1"),
-            step(Method::DELETE, P, None),
-            step(Method::DELETE, P, None),
-            step(Method::DELETE, format!("{P}?gracePeriodSeconds=5"), None),
-            step(Method::DELETE, format!("{P}?gracePeriodSeconds=0"), None),
+            delete(P),
+            delete(P),
+            delete(format!("{P}?gracePeriodSeconds=5")),
+            delete(format!("{P}?gracePeriodSeconds=0")),
             get(),
         ],
     );
@@ -520,7 +472,7 @@ pub fn cases() -> Vec<Case> {
                 json!({"metadata": {"finalizers": ["example.com/hold"]}}),
             )),
             binding("n1"),
-            step(Method::DELETE, format!("{P}?gracePeriodSeconds=0"), None),
+            delete(format!("{P}?gracePeriodSeconds=0")),
             patch(
                 P,
                 JSON_PATCH,
@@ -535,35 +487,30 @@ pub fn cases() -> Vec<Case> {
         vec![
             create(pod(json!({}))).remember("$RV", "/metadata/resourceVersion"),
             binding("n1"),
-            step(Method::DELETE, P, None),
-            step(Method::DELETE, format!("{P}?gracePeriodSeconds=0"), None),
-            step(
-                Method::GET,
-                format!("{PODS}?watch=true&timeoutSeconds=1&resourceVersion=$RV"),
-                None,
-            ),
+            delete(P),
+            delete(format!("{P}?gracePeriodSeconds=0")),
+            corpus::get(format!(
+                "{PODS}?watch=true&timeoutSeconds=1&resourceVersion=$RV"
+            )),
         ],
     );
     add(
         "watch of an unbound deletion",
         vec![
             create(pod(json!({}))).remember("$RV", "/metadata/resourceVersion"),
-            step(Method::DELETE, P, None),
-            step(
-                Method::GET,
-                format!("{PODS}?watch=true&timeoutSeconds=1&resourceVersion=$RV"),
-                None,
-            ),
+            delete(P),
+            corpus::get(format!(
+                "{PODS}?watch=true&timeoutSeconds=1&resourceVersion=$RV"
+            )),
         ],
     );
 
     // Field selectors and tables.
     let list = |selector: &str| {
-        step(
-            Method::GET,
-            format!("{PODS}?fieldSelector={}", crate::corpus::encode(selector)),
-            None,
-        )
+        corpus::get(format!(
+            "{PODS}?fieldSelector={}",
+            crate::corpus::encode(selector)
+        ))
     };
     add(
         "field selectors",
@@ -585,8 +532,8 @@ pub fn cases() -> Vec<Case> {
         "table",
         vec![
             create(pod(json!({}))),
-            step(Method::GET, PODS, None).header("Accept", TABLE),
-            step(Method::GET, format!("{PODS}?includeObject=None"), None).header("Accept", TABLE),
+            table(PODS),
+            table(format!("{PODS}?includeObject=None")),
         ],
     );
 

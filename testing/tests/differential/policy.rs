@@ -11,15 +11,12 @@
 //! policy, after kube-apiserver's `Retry-After` of 10 s) for minutes; `apiserver_policy.rs`
 //! asserts them with a client that does not retry.
 
-use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, merge, patch, step};
-
-const APPLY: &str = "application/apply-patch+yaml";
-const SMP: &str = "application/strategic-merge-patch+json";
-const MERGE: &str = "application/merge-patch+json";
-const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
+use crate::corpus::{
+    Case, SMP, Step, apply_as, get, merge, merge_patch, merged, patch, post, put, service_account,
+    status_patch, table,
+};
 
 /// One of the kinds: where its objects are, and a valid object `x` of it.
 #[derive(Clone, Copy)]
@@ -62,46 +59,39 @@ impl Kind {
 
     /// An object `x` with `extra` merged in.
     fn object(self, extra: Value) -> Value {
-        let mut object = json!({"apiVersion": self.api_version, "kind": self.kind,
-            "metadata": {"name": "x"}});
-        merge(&mut object, extra);
-        object
+        merged(
+            json!({"apiVersion": self.api_version, "kind": self.kind,
+            "metadata": {"name": "x"}}),
+            extra,
+        )
     }
 
     fn create(self, extra: Value) -> Step {
-        step(Method::POST, self.collection, Some(self.object(extra)))
+        post(self.collection, self.object(extra))
     }
 
     fn get(self) -> Step {
-        step(Method::GET, self.one(), None)
+        get(self.one())
     }
 
     fn put(self, extra: Value) -> Step {
-        step(Method::PUT, self.one(), Some(self.object(extra)))
+        put(self.one(), self.object(extra))
     }
 
     fn merge_patch(self, body: Value) -> Step {
-        patch(self.one(), MERGE, body)
+        merge_patch(self.one(), body)
     }
 
     fn status(self, status: Value) -> Step {
-        patch(
-            format!("{}/status", self.one()),
-            MERGE,
-            json!({"status": status}),
-        )
+        status_patch(&self.one(), json!({"status": status}))
     }
 
     fn apply(self, manager: &str, extra: Value) -> Step {
-        patch(
-            format!("{}?fieldManager={manager}", self.one()),
-            APPLY,
-            self.object(extra),
-        )
+        apply_as(&self.one(), manager, self.object(extra))
     }
 
     fn table(self) -> Step {
-        step(Method::GET, self.collection, None).header("Accept", TABLE)
+        table(self.collection)
     }
 }
 
@@ -202,9 +192,8 @@ fn quota_cases(add: &mut dyn FnMut(Kind, &str, Vec<Step>)) {
             k.create(hard(json!({"pods": "10", "limits.memory": "1Gi"}))),
             k.status(json!({"hard": {"pods": "10", "limits.memory": "1Gi"},
                 "used": {"pods": "3", "limits.memory": "512Mi"}})),
-            patch(
+            merge_patch(
                 format!("{}/status", k.one()),
-                MERGE,
                 json!({"spec": {"hard": {"pods": "99"}}}),
             ),
             k.get(),
@@ -366,17 +355,13 @@ fn limit_range_cases(add: &mut dyn FnMut(Kind, &str, Vec<Step>)) {
 fn running_pod(ready: bool) -> Vec<Step> {
     let pods = "/api/v1/namespaces/NS/pods";
     vec![
-        step(
-            Method::POST,
+        post(
             pods,
-            Some(
-                json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"app": "p"}},
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"app": "p"}},
                 "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}}),
-            ),
         ),
-        patch(
+        merge_patch(
             format!("{pods}/p/status"),
-            MERGE,
             json!({"status": {"phase": "Running", "conditions": [
                 {"type": "Ready", "status": if ready { "True" } else { "False" }}]}}),
         ),
@@ -389,15 +374,14 @@ fn eviction(dry_run: bool) -> Step {
     } else {
         "/api/v1/namespaces/NS/pods/p/eviction"
     };
-    step(
-        Method::POST,
+    post(
         path,
-        Some(json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p"}})),
+        json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p"}}),
     )
 }
 
 fn get_pod() -> Step {
-    step(Method::GET, "/api/v1/namespaces/NS/pods/p", None)
+    get("/api/v1/namespaces/NS/pods/p")
 }
 
 /// Adds an eviction case: its label, and whether its pod is ready with the case's steps.
@@ -408,7 +392,7 @@ fn budget(name: &str, spec: Value) -> Step {
     let mut object = PDB.object(json!({"metadata": {"name": name},
         "spec": {"selector": {"matchLabels": {"app": "p"}}}}));
     merge(&mut object, json!({"spec": spec}));
-    step(Method::POST, PDB.collection, Some(object))
+    post(PDB.collection, object)
 }
 
 /// The status a disruption controller would write for `x`.
@@ -491,9 +475,8 @@ fn pdb_cases(add: &mut dyn FnMut(Kind, &str, Vec<Step>), evict: &mut Evict<'_>) 
         "status write keeps spec",
         vec![
             k.create(spec(json!({"minAvailable": 1, "selector": selector}))),
-            patch(
+            merge_patch(
                 format!("{}/status", k.one()),
-                MERGE,
                 json!({"spec": {"minAvailable": 5}, "status": {"observedGeneration": 1,
                     "disruptionsAllowed": 1, "currentHealthy": 2, "desiredHealthy": 1,
                     "expectedPods": 2, "conditions": [{"type": "DisruptionAllowed",
@@ -540,18 +523,10 @@ fn pdb_cases(add: &mut dyn FnMut(Kind, &str, Vec<Step>), evict: &mut Evict<'_>) 
         vec![
             budget("a", json!({"minAvailable": 1})),
             budget("b", json!({"minAvailable": 1})),
-            step(
-                Method::GET,
-                format!("{}?fieldSelector=metadata.name%3Db", k.collection),
-                None,
-            ),
+            get(format!("{}?fieldSelector=metadata.name%3Db", k.collection)),
         ],
     );
-    add(
-        k,
-        "discovery",
-        vec![step(Method::GET, "/apis/policy/v1", None)],
-    );
+    add(k, "discovery", vec![get("/apis/policy/v1")]);
 
     // Evictions.
     evict(
@@ -627,11 +602,10 @@ fn pdb_cases(add: &mut dyn FnMut(Kind, &str, Vec<Step>), evict: &mut Evict<'_>) 
         (
             true,
             vec![
-                step(
-                    Method::POST,
+                post(
                     PDB.collection,
-                    Some(PDB.object(json!({"spec": {"minAvailable": 1,
-                        "selector": {"matchLabels": {"app": "other"}}}}))),
+                    PDB.object(json!({"spec": {"minAvailable": 1,
+                        "selector": {"matchLabels": {"app": "other"}}}})),
                 ),
                 eviction(false),
             ],
@@ -642,11 +616,12 @@ fn pdb_cases(add: &mut dyn FnMut(Kind, &str, Vec<Step>), evict: &mut Evict<'_>) 
 fn slice_cases(add: &mut dyn FnMut(Kind, &str, Vec<Step>)) {
     let k = SLICE;
     let v4 = |extra: Value| {
-        let mut body = json!({"addressType": "IPv4",
+        merged(
+            json!({"addressType": "IPv4",
             "ports": [{"name": "http", "port": 80}],
-            "endpoints": [{"addresses": ["10.1.2.3"]}]});
-        merge(&mut body, extra);
-        body
+            "endpoints": [{"addresses": ["10.1.2.3"]}]}),
+            extra,
+        )
     };
     add(k, "minimal", vec![k.create(v4(json!({}))), k.get()]);
     add(
@@ -810,21 +785,7 @@ fn slice_cases(add: &mut dyn FnMut(Kind, &str, Vec<Step>)) {
             k.table(),
         ],
     );
-    add(
-        k,
-        "discovery",
-        vec![step(Method::GET, "/apis/discovery.k8s.io/v1", None)],
-    );
-}
-
-/// The namespace's `default` ServiceAccount, which mounts no token.
-fn service_account() -> Step {
-    step(
-        Method::POST,
-        "/api/v1/namespaces/NS/serviceaccounts",
-        Some(json!({"apiVersion": "v1", "kind": "ServiceAccount",
-            "metadata": {"name": "default"}, "automountServiceAccountToken": false})),
-    )
+    add(k, "discovery", vec![get("/apis/discovery.k8s.io/v1")]);
 }
 
 pub(crate) fn cases() -> Vec<Case> {

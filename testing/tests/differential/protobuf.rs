@@ -10,9 +10,7 @@ use http::Method;
 
 use serde_json::json;
 
-use crate::corpus::{Case, Step, patch, protobuf, step};
-
-const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
+use crate::corpus::{APPLY, Case, SMP, Step, delete, get, patch, post, protobuf, table};
 
 /// A fixture: its file name, the collection it is written to, the object's name, and whether
 /// it is cluster-scoped (then each case deletes it again: names are shared across cases).
@@ -163,7 +161,7 @@ impl Fixture {
     }
 
     fn get(&self) -> Step {
-        step(Method::GET, self.one(), None)
+        get(self.one())
     }
 
     /// The steps that remove a cluster-scoped object again (none for a namespaced one: its
@@ -172,7 +170,7 @@ impl Fixture {
     /// gap, not protobuf's); a PersistentVolume stays terminating either way.
     fn cleanup(&self) -> Vec<Step> {
         if self.cluster && self.file != "storageclass" {
-            vec![step(Method::DELETE, self.one(), None)]
+            vec![delete(self.one())]
         } else {
             Vec::new()
         }
@@ -183,11 +181,7 @@ impl Fixture {
         if self.file == "pod" {
             let account = serde_json::json!({"apiVersion": "v1", "kind": "ServiceAccount",
                 "metadata": {"name": "shop"}});
-            vec![step(
-                Method::POST,
-                "/api/v1/namespaces/NS/serviceaccounts",
-                Some(account),
-            )]
+            vec![post("/api/v1/namespaces/NS/serviceaccounts", account)]
         } else {
             Vec::new()
         }
@@ -246,8 +240,6 @@ pub(crate) fn cases() -> Vec<Case> {
 /// server-side apply of its containers (merge key `name`), a status write, the scale
 /// subresource, a field selector.
 fn after_create() -> Vec<Case> {
-    const SMP: &str = "application/strategic-merge-patch+json";
-    const APPLY: &str = "application/apply-patch+yaml";
     let web: &[u8] = include_bytes!("../fixtures/protobuf/deployment-kubectl.pb");
     let nginx: &[u8] = include_bytes!("../fixtures/protobuf/pod-kubectl.pb");
     let deployments = format!("{APPS}/deployments");
@@ -293,29 +285,23 @@ fn after_create() -> Vec<Case> {
             "protobuf: scale",
             vec![
                 create(),
-                step(Method::GET, format!("{one}/scale"), None),
+                get(format!("{one}/scale")),
                 patch(
                     format!("{one}/scale"),
                     "application/merge-patch+json",
                     json!({"spec": {"replicas": 4}}),
                 ),
-                step(Method::GET, &one, None),
+                get(&one),
             ],
         ),
         Case::new(
             "protobuf: field selector of pods",
             vec![
                 protobuf(Method::POST, "/api/v1/namespaces/NS/pods", nginx),
-                step(
-                    Method::GET,
+                get(
                     "/api/v1/namespaces/NS/pods?fieldSelector=metadata.name%3Dnginx,status.phase%3DPending",
-                    None,
                 ),
-                step(
-                    Method::GET,
-                    "/api/v1/namespaces/NS/pods?fieldSelector=spec.restartPolicy%3DNever",
-                    None,
-                ),
+                get("/api/v1/namespaces/NS/pods?fieldSelector=spec.restartPolicy%3DNever"),
             ],
         ),
     ]
@@ -343,13 +329,8 @@ fn tables() -> Vec<Case> {
         .map(|f| {
             let mut steps = vec![
                 f.create(),
-                step(Method::GET, f.one(), None).header("Accept", TABLE),
-                step(
-                    Method::GET,
-                    format!("{}?includeObject=None", f.collection),
-                    None,
-                )
-                .header("Accept", TABLE),
+                table(f.one()),
+                table(format!("{}?includeObject=None", f.collection)),
             ];
             steps.extend(f.cleanup());
             Case::new(format!("protobuf: table of {}", f.file), steps).after(f.setup())

@@ -8,26 +8,22 @@
 //! case deletes the Services it allocated for, so that an address a later case asks for is
 //! free on both servers.
 
-use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, merge, patch, step};
+use crate::corpus::{self, APPLY, Case, SMP, Step, merged, patch, post, put, status_patch, table};
 
 const SVCS: &str = "/api/v1/namespaces/NS/services";
 const S: &str = "/api/v1/namespaces/NS/services/s";
 const EPS: &str = "/api/v1/namespaces/NS/endpoints";
-const APPLY: &str = "application/apply-patch+yaml";
-const SMP: &str = "application/strategic-merge-patch+json";
-const MERGE: &str = "application/merge-patch+json";
-const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
 
 /// A Service `name` (selector `app: s`, port 80), with `extra` merged in.
 fn named(name: &str, extra: Value) -> Value {
-    let mut object = json!({
+    merged(
+        json!({
         "apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
-        "spec": {"selector": {"app": "s"}, "ports": [{"port": 80}]}});
-    merge(&mut object, extra);
-    object
+        "spec": {"selector": {"app": "s"}, "ports": [{"port": 80}]}}),
+        extra,
+    )
 }
 
 fn service(extra: Value) -> Value {
@@ -40,25 +36,26 @@ fn with_spec(spec: Value) -> Value {
 }
 
 fn create(body: Value) -> Step {
-    step(Method::POST, SVCS, Some(body))
+    post(SVCS, body)
 }
 
 fn get() -> Step {
-    step(Method::GET, S, None)
+    corpus::get(S)
 }
 
 fn delete(name: &str) -> Step {
-    step(Method::DELETE, format!("{SVCS}/{name}"), None)
+    corpus::delete(format!("{SVCS}/{name}"))
 }
 
 fn merge_patch(body: Value) -> Step {
-    patch(S, MERGE, body)
+    corpus::merge_patch(S, body)
 }
 
 fn endpoints(extra: Value) -> Value {
-    let mut object = json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "e"}});
-    merge(&mut object, extra);
-    object
+    merged(
+        json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "e"}}),
+        extra,
+    )
 }
 
 pub fn cases() -> Vec<Case> {
@@ -214,36 +211,34 @@ pub fn cases() -> Vec<Case> {
             delete("a"),
         ],
     );
-    add(
-        "cluster ip of the kubernetes service",
-        vec![create(service(json!({"spec": {"clusterIP": "10.0.0.1"}})))],
-    );
-    add(
-        "cluster ip out of the network",
-        vec![create(service(
-            json!({"spec": {"clusterIP": "192.168.0.10"}}),
-        ))],
-    );
-    add(
-        "cluster ip network address",
-        vec![create(service(json!({"spec": {"clusterIP": "10.0.0.0"}})))],
-    );
-    add(
-        "cluster ip broadcast address",
-        vec![create(service(
-            json!({"spec": {"clusterIP": "10.0.0.255"}}),
-        ))],
-    );
-    add(
-        "cluster ip not an ip",
-        vec![create(service(json!({"spec": {"clusterIP": "nope"}})))],
-    );
-    add(
-        "cluster ips mismatch",
-        vec![create(service(
-            json!({"spec": {"clusterIP": "10.0.0.202", "clusterIPs": ["10.0.0.203"]}}),
-        ))],
-    );
+    for (label, body) in [
+        (
+            "cluster ip of the kubernetes service",
+            service(json!({"spec": {"clusterIP": "10.0.0.1"}})),
+        ),
+        (
+            "cluster ip out of the network",
+            service(json!({"spec": {"clusterIP": "192.168.0.10"}})),
+        ),
+        (
+            "cluster ip network address",
+            service(json!({"spec": {"clusterIP": "10.0.0.0"}})),
+        ),
+        (
+            "cluster ip broadcast address",
+            service(json!({"spec": {"clusterIP": "10.0.0.255"}})),
+        ),
+        (
+            "cluster ip not an ip",
+            service(json!({"spec": {"clusterIP": "nope"}})),
+        ),
+        (
+            "cluster ips mismatch",
+            service(json!({"spec": {"clusterIP": "10.0.0.202", "clusterIPs": ["10.0.0.203"]}})),
+        ),
+    ] {
+        add(label, vec![create(body)]);
+    }
     add(
         "cluster ip freed on delete",
         vec![
@@ -256,10 +251,9 @@ pub fn cases() -> Vec<Case> {
     add(
         "cluster ip dry run holds nothing",
         vec![
-            step(
-                Method::POST,
+            post(
                 format!("{SVCS}?dryRun=All"),
-                Some(service(json!({"spec": {"clusterIP": "10.0.0.205"}}))),
+                service(json!({"spec": {"clusterIP": "10.0.0.205"}})),
             ),
             create(named("t", json!({"spec": {"clusterIP": "10.0.0.205"}}))),
             delete("t"),
@@ -297,24 +291,22 @@ pub fn cases() -> Vec<Case> {
             get(),
         ],
     );
-    add(
-        "headless selectorless",
-        vec![create(with_spec(
-            json!({"clusterIP": "None", "ports": [{"port": 80}]}),
-        ))],
-    );
-    add(
-        "headless without ports",
-        vec![create(with_spec(
-            json!({"clusterIP": "None", "selector": {"app": "s"}}),
-        ))],
-    );
-    add(
-        "headless node port",
-        vec![create(service(
-            json!({"spec": {"clusterIP": "None", "type": "NodePort"}}),
-        ))],
-    );
+    for (label, body) in [
+        (
+            "headless selectorless",
+            with_spec(json!({"clusterIP": "None", "ports": [{"port": 80}]})),
+        ),
+        (
+            "headless without ports",
+            with_spec(json!({"clusterIP": "None", "selector": {"app": "s"}})),
+        ),
+        (
+            "headless node port",
+            service(json!({"spec": {"clusterIP": "None", "type": "NodePort"}})),
+        ),
+    ] {
+        add(label, vec![create(body)]);
+    }
     add(
         "external name",
         vec![
@@ -324,96 +316,83 @@ pub fn cases() -> Vec<Case> {
             get(),
         ],
     );
-    add(
-        "external name missing",
-        vec![create(with_spec(json!({"type": "ExternalName"})))],
-    );
-    add(
-        "external name with cluster ip",
-        vec![create(with_spec(json!({"type": "ExternalName",
-            "externalName": "db.example.com", "clusterIP": "10.0.0.206"})))],
-    );
-    add(
-        "external name invalid",
-        vec![create(with_spec(
-            json!({"type": "ExternalName", "externalName": "Not_A_Name"}),
-        ))],
-    );
+    for (label, body) in [
+        (
+            "external name missing",
+            with_spec(json!({"type": "ExternalName"})),
+        ),
+        (
+            "external name with cluster ip",
+            with_spec(json!({"type": "ExternalName",
+            "externalName": "db.example.com", "clusterIP": "10.0.0.206"})),
+        ),
+        (
+            "external name invalid",
+            with_spec(json!({"type": "ExternalName", "externalName": "Not_A_Name"})),
+        ),
+    ] {
+        add(label, vec![create(body)]);
+    }
 
     // Rule families.
-    add(
-        "no ports",
-        vec![create(with_spec(json!({"selector": {"app": "s"}})))],
-    );
-    add(
-        "ports without names",
-        vec![create(service(
-            json!({"spec": {"ports": [{"port": 80}, {"port": 443}]}}),
-        ))],
-    );
-    add(
-        "duplicate port names",
-        vec![create(service(json!({"spec": {"ports": [
-            {"name": "web", "port": 80}, {"name": "web", "port": 443}]}})))],
-    );
-    add(
-        "duplicate ports",
-        vec![create(service(json!({"spec": {"ports": [
-            {"name": "a", "port": 80}, {"name": "b", "port": 80}]}})))],
-    );
-    add(
-        "port numbers",
-        vec![create(service(json!({"spec": {"ports": [
+    for (label, body) in [
+        ("no ports", with_spec(json!({"selector": {"app": "s"}}))),
+        (
+            "ports without names",
+            service(json!({"spec": {"ports": [{"port": 80}, {"port": 443}]}})),
+        ),
+        (
+            "duplicate port names",
+            service(json!({"spec": {"ports": [
+            {"name": "web", "port": 80}, {"name": "web", "port": 443}]}})),
+        ),
+        (
+            "duplicate ports",
+            service(json!({"spec": {"ports": [
+            {"name": "a", "port": 80}, {"name": "b", "port": 80}]}})),
+        ),
+        (
+            "port numbers",
+            service(json!({"spec": {"ports": [
             {"name": "a", "port": 0}, {"name": "b", "port": 70000, "targetPort": 70000},
-            {"name": "c", "port": 81, "targetPort": "Not_Valid"}]}})))],
-    );
-    add(
-        "port name invalid",
-        vec![create(service(
-            json!({"spec": {"ports": [{"name": "Web_Port", "port": 80}]}}),
-        ))],
-    );
-    add(
-        "protocol unsupported",
-        vec![create(service(
-            json!({"spec": {"ports": [{"port": 80, "protocol": "HTTP"}]}}),
-        ))],
-    );
-    add(
-        "selector invalid",
-        vec![create(service(
-            json!({"spec": {"selector": {"-bad": "not valid!"}}}),
-        ))],
-    );
-    add(
-        "session affinity unsupported",
-        vec![create(service(
-            json!({"spec": {"sessionAffinity": "Sticky"}}),
-        ))],
-    );
-    add(
-        "session affinity timeout",
-        vec![create(service(
-            json!({"spec": {"sessionAffinity": "ClientIP",
-            "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 90000}}}}),
-        ))],
-    );
-    add(
-        "type unsupported",
-        vec![create(service(json!({"spec": {"type": "Ingress"}})))],
-    );
-    add(
-        "external traffic policy on cluster ip",
-        vec![create(service(
-            json!({"spec": {"externalTrafficPolicy": "Local"}}),
-        ))],
-    );
-    add(
-        "internal traffic policy unsupported",
-        vec![create(service(
-            json!({"spec": {"internalTrafficPolicy": "Nearby"}}),
-        ))],
-    );
+            {"name": "c", "port": 81, "targetPort": "Not_Valid"}]}})),
+        ),
+        (
+            "port name invalid",
+            service(json!({"spec": {"ports": [{"name": "Web_Port", "port": 80}]}})),
+        ),
+        (
+            "protocol unsupported",
+            service(json!({"spec": {"ports": [{"port": 80, "protocol": "HTTP"}]}})),
+        ),
+        (
+            "selector invalid",
+            service(json!({"spec": {"selector": {"-bad": "not valid!"}}})),
+        ),
+        (
+            "session affinity unsupported",
+            service(json!({"spec": {"sessionAffinity": "Sticky"}})),
+        ),
+        (
+            "session affinity timeout",
+            service(json!({"spec": {"sessionAffinity": "ClientIP",
+            "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 90000}}}})),
+        ),
+        (
+            "type unsupported",
+            service(json!({"spec": {"type": "Ingress"}})),
+        ),
+        (
+            "external traffic policy on cluster ip",
+            service(json!({"spec": {"externalTrafficPolicy": "Local"}})),
+        ),
+        (
+            "internal traffic policy unsupported",
+            service(json!({"spec": {"internalTrafficPolicy": "Nearby"}})),
+        ),
+    ] {
+        add(label, vec![create(body)]);
+    }
     add(
         "update with a bad label",
         vec![
@@ -424,21 +403,14 @@ pub fn cases() -> Vec<Case> {
     );
     add(
         "put creates",
-        vec![
-            step(
-                Method::PUT,
-                format!("{SVCS}/u"),
-                Some(named("u", json!({}))),
-            ),
-            delete("u"),
-        ],
+        vec![put(format!("{SVCS}/u"), named("u", json!({}))), delete("u")],
     );
     add(
         "delete collection",
         vec![
             create(named("a", json!({}))),
-            step(Method::DELETE, SVCS, None),
-            step(Method::GET, SVCS, None),
+            corpus::delete(SVCS),
+            corpus::get(SVCS),
         ],
     );
     add(
@@ -466,11 +438,7 @@ pub fn cases() -> Vec<Case> {
         "put without cluster ip keeps it",
         vec![
             create(service(json!({"spec": {"clusterIP": "10.0.0.209"}}))),
-            step(
-                Method::PUT,
-                S,
-                Some(service(json!({"spec": {"ports": [{"port": 8080}]}}))),
-            ),
+            put(S, service(json!({"spec": {"ports": [{"port": 8080}]}}))),
             delete("s"),
         ],
     );
@@ -480,11 +448,7 @@ pub fn cases() -> Vec<Case> {
             create(service(
                 json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 30085}]}}),
             )),
-            step(
-                Method::PUT,
-                S,
-                Some(service(json!({"spec": {"type": "NodePort"}}))),
-            ),
+            put(S, service(json!({"spec": {"type": "NodePort"}}))),
             delete("s"),
         ],
     );
@@ -540,20 +504,18 @@ pub fn cases() -> Vec<Case> {
         "status write",
         vec![
             create(service(json!({"spec": {"type": "LoadBalancer"}}))),
-            patch(
-                format!("{S}/status"),
-                MERGE,
+            status_patch(
+                S,
                 json!({"spec": {"type": "ClusterIP"},
                        "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}}),
             ),
-            patch(
-                format!("{S}/status"),
-                MERGE,
+            status_patch(
+                S,
                 json!({"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1", "ipMode": "Proxy"}, {"hostname": "lb.example.com"}]}}}),
             ),
             merge_patch(json!({"metadata": {"labels": {"a": "b"}},
                 "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.9"}]}}})),
-            step(Method::GET, SVCS, None).header("Accept", TABLE),
+            table(SVCS),
             delete("s"),
         ],
     );
@@ -561,9 +523,8 @@ pub fn cases() -> Vec<Case> {
         "status invalid ingress",
         vec![
             create(service(json!({"spec": {"type": "LoadBalancer"}}))),
-            patch(
-                format!("{S}/status"),
-                MERGE,
+            status_patch(
+                S,
                 json!({"status": {"loadBalancer": {"ingress": [{"ip": "nope"}]}}}),
             ),
             delete("s"),
@@ -674,7 +635,7 @@ pub fn cases() -> Vec<Case> {
         "get then put unchanged",
         vec![
             create(service(json!({"spec": {"type": "NodePort"}}))).remember("$SVC", ""),
-            step(Method::PUT, S, Some(Value::String("$SVC".into()))),
+            put(S, Value::String("$SVC".into())),
             delete("s"),
         ],
     );
@@ -731,12 +692,8 @@ pub fn cases() -> Vec<Case> {
                 with_spec(json!({"type": "ExternalName", "externalName": "db.example.com"}))
                     .pipe_name("x"),
             ),
-            step(Method::GET, SVCS, None).header("Accept", TABLE),
-            step(
-                Method::GET,
-                format!("{SVCS}?fieldSelector=spec.type%3DExternalName"),
-                None,
-            ),
+            table(SVCS),
+            corpus::get(format!("{SVCS}?fieldSelector=spec.type%3DExternalName")),
             delete("s"),
         ],
     );
@@ -748,57 +705,44 @@ pub fn cases() -> Vec<Case> {
     add(
         "minimal",
         vec![
-            step(
-                Method::POST,
+            post(
                 EPS,
-                Some(endpoints(json!({"subsets": [{
+                endpoints(json!({"subsets": [{
                 "addresses": [{"ip": "192.0.2.1", "hostname": "a", "nodeName": "node-1"}],
                 "notReadyAddresses": [{"ip": "192.0.2.2"}],
-                "ports": [{"name": "http", "port": 80}, {"name": "dns", "port": 53, "protocol": "UDP"}]}]}))),
+                "ports": [{"name": "http", "port": 80}, {"name": "dns", "port": 53, "protocol": "UDP"}]}]})),
             ),
-            step(Method::GET, format!("{EPS}/e"), None),
-            step(Method::GET, EPS, None).header("Accept", TABLE),
+            corpus::get(format!("{EPS}/e")),
+            table(EPS),
         ],
     );
-    add(
-        "no subsets",
-        vec![step(Method::POST, EPS, Some(endpoints(json!({}))))],
-    );
-    add(
-        "subset without addresses",
-        vec![step(
-            Method::POST,
-            EPS,
-            Some(endpoints(json!({"subsets": [{"ports": [{"port": 80}]}]}))),
-        )],
-    );
-    add(
-        "addresses invalid",
-        vec![step(
-            Method::POST,
-            EPS,
-            Some(endpoints(json!({"subsets": [{
+    for (label, body) in [
+        ("no subsets", endpoints(json!({}))),
+        (
+            "subset without addresses",
+            endpoints(json!({"subsets": [{"ports": [{"port": 80}]}]})),
+        ),
+        (
+            "addresses invalid",
+            endpoints(json!({"subsets": [{
             "addresses": [{"ip": "nope"}, {"ip": "127.0.0.1"}, {"ip": "169.254.1.1"}, {"ip": "0.0.0.0"},
-                          {"ip": "192.0.2.1", "hostname": "Not_Valid"}]}]}))),
-        )],
-    );
-    add(
-        "ports invalid",
-        vec![step(
-            Method::POST,
-            EPS,
-            Some(endpoints(json!({"subsets": [{
+                          {"ip": "192.0.2.1", "hostname": "Not_Valid"}]}]})),
+        ),
+        (
+            "ports invalid",
+            endpoints(json!({"subsets": [{
             "addresses": [{"ip": "192.0.2.1"}],
-            "ports": [{"port": 80}, {"name": "b", "port": 0, "protocol": "HTTP"}]}]}))),
-        )],
-    );
+            "ports": [{"port": 80}, {"name": "b", "port": 0, "protocol": "HTTP"}]}]})),
+        ),
+    ] {
+        add(label, vec![post(EPS, body)]);
+    }
     add(
         "update with a bad label",
         vec![
-            step(Method::POST, EPS, Some(endpoints(json!({})))),
-            patch(
+            post(EPS, endpoints(json!({}))),
+            corpus::merge_patch(
                 format!("{EPS}/e"),
-                MERGE,
                 json!({"metadata": {"labels": {"-bad": "x"}},
                        "subsets": [{"addresses": [{"ip": "192.0.2.1"}]}]}),
             ),
@@ -807,11 +751,10 @@ pub fn cases() -> Vec<Case> {
     add(
         "update, put and delete",
         vec![
-            step(
-                Method::PUT,
+            put(
                 format!("{EPS}/e"),
-                Some(endpoints(json!({"subsets": [{
-                "addresses": [{"ip": "192.0.2.1"}], "ports": [{"port": 80}]}]}))),
+                endpoints(json!({"subsets": [{
+                "addresses": [{"ip": "192.0.2.1"}], "ports": [{"port": 80}]}]})),
             ),
             patch(
                 format!("{EPS}/e"),
@@ -825,20 +768,19 @@ pub fn cases() -> Vec<Case> {
                     json!({"subsets": [{"addresses": [{"ip": "192.0.2.3", "targetRef": {"kind": "Pod", "name": "p"}}]}]}),
                 ),
             ),
-            step(Method::DELETE, format!("{EPS}/e"), None),
+            corpus::delete(format!("{EPS}/e")),
         ],
     );
     add(
         "many addresses table",
         vec![
-            step(
-                Method::POST,
+            post(
                 EPS,
-                Some(endpoints(json!({"subsets": [{
+                endpoints(json!({"subsets": [{
                 "addresses": [{"ip": "192.0.2.1"}, {"ip": "192.0.2.2"}, {"ip": "192.0.2.3"}, {"ip": "192.0.2.4"}],
-                "ports": [{"port": 80}]}]}))),
+                "ports": [{"port": 80}]}]})),
             ),
-            step(Method::GET, EPS, None).header("Accept", TABLE),
+            table(EPS),
         ],
     );
     cases

@@ -6,15 +6,11 @@
 //!
 //! Volumes, nodes and classes are cluster-scoped: each case names its own `NS`.
 
-use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, merge, patch, step};
-
-const APPLY: &str = "application/apply-patch+yaml";
-const SMP: &str = "application/strategic-merge-patch+json";
-const MERGE: &str = "application/merge-patch+json";
-const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
+use crate::corpus::{
+    APPLY, Case, SMP, Step, delete, get, merge_patch, merged, patch, post, put, status_patch, table,
+};
 
 const CLAIMS: &str = "/api/v1/namespaces/NS/persistentvolumeclaims";
 const CLAIM: &str = "/api/v1/namespaces/NS/persistentvolumeclaims/c";
@@ -27,53 +23,41 @@ const CLASS: &str = "/apis/storage.k8s.io/v1/storageclasses/NS";
 
 /// A claim `c` of 1Gi, ReadWriteOnce, with `extra` merged in.
 fn claim(extra: Value) -> Value {
-    let mut object = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+    merged(
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
         "metadata": {"name": "c"},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
-    merge(&mut object, extra);
-    object
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
+        extra,
+    )
 }
 
 /// A hostPath volume `NS` of 5Gi, with `extra` merged in.
 fn volume(extra: Value) -> Value {
-    let mut object = json!({"apiVersion": "v1", "kind": "PersistentVolume",
+    merged(
+        json!({"apiVersion": "v1", "kind": "PersistentVolume",
         "metadata": {"name": "NS"},
         "spec": {"capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"],
-                 "hostPath": {"path": "/data/NS"}}});
-    merge(&mut object, extra);
-    object
+                 "hostPath": {"path": "/data/NS"}}}),
+        extra,
+    )
 }
 
 /// A node `NS` without status, with `extra` merged in.
 fn node(extra: Value) -> Value {
-    let mut object = json!({"apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": "NS", "labels": {"kubernetes.io/hostname": "NS"}}});
-    merge(&mut object, extra);
-    object
+    merged(
+        json!({"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "NS", "labels": {"kubernetes.io/hostname": "NS"}}}),
+        extra,
+    )
 }
 
 /// A storage class `NS`, with `extra` merged in.
 fn class(extra: Value) -> Value {
-    let mut object = json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
-        "metadata": {"name": "NS"}, "provisioner": "example.com/csi"});
-    merge(&mut object, extra);
-    object
-}
-
-fn post(path: &str, body: Value) -> Step {
-    step(Method::POST, path, Some(body))
-}
-
-fn get(path: &str) -> Step {
-    step(Method::GET, path, None)
-}
-
-fn put(path: &str, body: Value) -> Step {
-    step(Method::PUT, path, Some(body))
-}
-
-fn table(path: &str) -> Step {
-    get(path).header("Accept", TABLE)
+    merged(
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "NS"}, "provisioner": "example.com/csi"}),
+        extra,
+    )
 }
 
 /// The status a kubelet reports when it registers its node.
@@ -106,10 +90,9 @@ fn claim_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "pvc: create and read back defaults",
         vec![post(CLAIMS, claim(json!({}))), get(CLAIM)],
     );
-    add(
-        "pvc: chart claim",
-        vec![post(
-            CLAIMS,
+    for (label, body) in [
+        (
+            "pvc: chart claim",
             claim(
                 json!({"metadata": {"labels": {"app.kubernetes.io/name": "gitea"},
                 "annotations": {"helm.sh/resource-policy": "keep"}},
@@ -118,82 +101,57 @@ fn claim_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
                          "selector": {"matchLabels": {"tier": "shared"}},
                          "resources": {"requests": {"storage": "10Gi"}, "limits": {"storage": "20Gi"}}}}),
             ),
-        )],
-    );
-    add(
-        "pvc: access modes required",
-        vec![post(CLAIMS, claim(json!({"spec": {"accessModes": []}})))],
-    );
-    add(
-        "pvc: unsupported access mode",
-        vec![post(
-            CLAIMS,
+        ),
+        (
+            "pvc: access modes required",
+            claim(json!({"spec": {"accessModes": []}})),
+        ),
+        (
+            "pvc: unsupported access mode",
             claim(json!({"spec": {"accessModes": ["ReadWriteSometimes"]}})),
-        )],
-    );
-    add(
-        "pvc: ReadWriteOncePod with another mode",
-        vec![post(
-            CLAIMS,
+        ),
+        (
+            "pvc: ReadWriteOncePod with another mode",
             claim(json!({"spec": {"accessModes": ["ReadWriteOncePod", "ReadOnlyMany"]}})),
-        )],
-    );
-    add(
-        "pvc: storage request required",
-        vec![post(
-            CLAIMS,
+        ),
+        (
+            "pvc: storage request required",
             claim(json!({"spec": {"resources": {"requests": null}}})),
-        )],
-    );
-    add(
-        "pvc: storage request zero",
-        vec![post(
-            CLAIMS,
+        ),
+        (
+            "pvc: storage request zero",
             claim(json!({"spec": {"resources": {"requests": {"storage": "0"}}}})),
-        )],
-    );
-    add(
-        "pvc: invalid class and volume mode",
-        vec![post(
-            CLAIMS,
+        ),
+        (
+            "pvc: invalid class and volume mode",
             claim(json!({"spec": {"storageClassName": "Fast_SSD", "volumeMode": "Raw"}})),
-        )],
-    );
-    add(
-        "pvc: selector with an invalid label",
-        vec![post(
-            CLAIMS,
+        ),
+        (
+            "pvc: selector with an invalid label",
             claim(json!({"spec": {"selector": {"matchLabels": {"tier": "-bad-"}}}})),
-        )],
-    );
-    add(
-        "pvc: clone of a claim",
-        vec![post(
-            CLAIMS,
+        ),
+        (
+            "pvc: clone of a claim",
             claim(
                 json!({"spec": {"dataSource": {"kind": "PersistentVolumeClaim", "name": "src"}}}),
             ),
-        )],
-    );
-    add(
-        "pvc: restore from a snapshot",
-        vec![post(
-            CLAIMS,
+        ),
+        (
+            "pvc: restore from a snapshot",
             claim(
                 json!({"spec": {"dataSourceRef": {"apiGroup": "snapshot.storage.k8s.io",
                 "kind": "VolumeSnapshot", "name": "nightly", "namespace": "other"}}}),
             ),
-        )],
-    );
-    add(
-        "pvc: data source of another kind dropped",
-        vec![post(
-            CLAIMS,
+        ),
+        (
+            "pvc: data source of another kind dropped",
             claim(
                 json!({"spec": {"dataSource": {"apiGroup": "example.com", "kind": "Seed", "name": "s"}}}),
             ),
-        )],
-    );
+        ),
+    ] {
+        add(label, vec![post(CLAIMS, body)]);
+    }
     add(
         "pvc: data source rules",
         vec![
@@ -241,62 +199,46 @@ fn claim_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
                     json!({"metadata": {"annotations": {"volume.beta.kubernetes.io/storage-class": "slow"}}}),
                 ),
             ),
-            patch(CLAIM, MERGE, json!({"metadata": {"labels": {"a": "b"}}})),
-            patch(
-                format!("{CLAIM}/status"),
-                MERGE,
-                json!({"status": {"phase": "Lost"}}),
-            ),
+            merge_patch(CLAIM, json!({"metadata": {"labels": {"a": "b"}}})),
+            status_patch(CLAIM, json!({"status": {"phase": "Lost"}})),
         ],
     );
-    add(
-        "pvc: spec immutable",
-        vec![
-            post(CLAIMS, claim(json!({}))),
-            patch(
-                CLAIM,
-                MERGE,
-                json!({"spec": {"accessModes": ["ReadWriteMany"]}}),
-            ),
-        ],
-    );
-    add(
-        "pvc: unbound request increase refused",
-        vec![
-            post(CLAIMS, claim(json!({}))),
-            patch(
-                CLAIM,
-                MERGE,
-                json!({"spec": {"resources": {"requests": {"storage": "2Gi"}}}}),
-            ),
-        ],
-    );
-    add(
-        "pvc: volume mode immutable",
-        vec![
-            post(CLAIMS, claim(json!({}))),
-            patch(CLAIM, MERGE, json!({"spec": {"volumeMode": "Block"}})),
-        ],
-    );
+    for (label, body) in [
+        (
+            "pvc: spec immutable",
+            json!({"spec": {"accessModes": ["ReadWriteMany"]}}),
+        ),
+        (
+            "pvc: unbound request increase refused",
+            json!({"spec": {"resources": {"requests": {"storage": "2Gi"}}}}),
+        ),
+        (
+            "pvc: volume mode immutable",
+            json!({"spec": {"volumeMode": "Block"}}),
+        ),
+    ] {
+        add(
+            label,
+            vec![post(CLAIMS, claim(json!({}))), merge_patch(CLAIM, body)],
+        );
+    }
     add(
         "pvc: volume name and class set once",
         vec![
             post(CLAIMS, claim(json!({}))),
-            patch(
+            merge_patch(
                 CLAIM,
-                MERGE,
                 json!({"spec": {"volumeName": "pv-1", "storageClassName": "standard"}}),
             ),
-            patch(CLAIM, MERGE, json!({"spec": {"storageClassName": "fast"}})),
+            merge_patch(CLAIM, json!({"spec": {"storageClassName": "fast"}})),
         ],
     );
     add(
         "pvc: status write keeps spec",
         vec![
             post(CLAIMS, claim(json!({}))),
-            patch(
-                format!("{CLAIM}/status"),
-                MERGE,
+            status_patch(
+                CLAIM,
                 json!({"spec": {"accessModes": ["ReadWriteMany"]},
                        "status": {"phase": "Bound", "accessModes": ["ReadWriteOnce"],
                                   "capacity": {"storage": "1Gi"}}}),
@@ -307,9 +249,8 @@ fn claim_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "pvc: main write keeps status",
         vec![
             post(CLAIMS, claim(json!({}))),
-            patch(
+            merge_patch(
                 CLAIM,
-                MERGE,
                 json!({"metadata": {"labels": {"a": "b"}}, "status": {"phase": "Lost"}}),
             ),
         ],
@@ -321,14 +262,12 @@ fn claim_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
                 CLAIMS,
                 claim(json!({"spec": {"resources": {"requests": {"storage": "10Gi"}}}})),
             ),
-            patch(
-                format!("{CLAIM}/status"),
-                MERGE,
+            status_patch(
+                CLAIM,
                 json!({"status": {"phase": "Bound", "capacity": {"storage": "10Gi"}}}),
             ),
-            patch(
+            merge_patch(
                 CLAIM,
-                MERGE,
                 json!({"spec": {"resources": {"requests": {"storage": "5Gi"}}}}),
             ),
         ],
@@ -337,11 +276,7 @@ fn claim_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "pvc: status capacity negative",
         vec![
             post(CLAIMS, claim(json!({}))),
-            patch(
-                format!("{CLAIM}/status"),
-                MERGE,
-                json!({"status": {"capacity": {"storage": "-1"}}}),
-            ),
+            status_patch(CLAIM, json!({"status": {"capacity": {"storage": "-1"}}})),
         ],
     );
     add(
@@ -351,9 +286,8 @@ fn claim_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
                 CLAIMS,
                 claim(json!({"spec": {"volumeName": "pv-9", "storageClassName": "standard"}})),
             ),
-            patch(
-                format!("{CLAIM}/status"),
-                MERGE,
+            status_patch(
+                CLAIM,
                 json!({"status": {"phase": "Bound", "accessModes": ["ReadWriteOnce", "ReadOnlyMany"],
                                   "capacity": {"storage": "8Gi"}}}),
             ),
@@ -366,18 +300,14 @@ fn claim_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
     );
     add(
         "pvc: delete leaves it terminating",
-        vec![
-            post(CLAIMS, claim(json!({}))),
-            step(Method::DELETE, CLAIM, None),
-            table(CLAIM),
-        ],
+        vec![post(CLAIMS, claim(json!({}))), delete(CLAIM), table(CLAIM)],
     );
     add(
         "pvc: field selectors",
         vec![
             post(CLAIMS, claim(json!({}))),
-            get(&format!("{CLAIMS}?fieldSelector=metadata.name%3Dc")),
-            get(&format!("{CLAIMS}?fieldSelector=spec.volumeName%3Dx")),
+            get(format!("{CLAIMS}?fieldSelector=metadata.name%3Dc")),
+            get(format!("{CLAIMS}?fieldSelector=spec.volumeName%3Dx")),
         ],
     );
     add(
@@ -414,72 +344,58 @@ fn volume_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "pv: hostPath defaults",
         vec![post(VOLUMES, volume(json!({}))), get(VOLUME)],
     );
-    add(
-        "pv: nfs volume",
-        vec![post(
-            VOLUMES,
+    for (label, body) in [
+        (
+            "pv: nfs volume",
             volume(
                 json!({"spec": {"hostPath": null, "nfs": {"server": "nfs.example.com", "path": "/exports/NS"},
                 "mountOptions": ["nfsvers=4.1", "hard"], "persistentVolumeReclaimPolicy": "Delete",
                 "storageClassName": "nfs", "accessModes": ["ReadWriteMany"],
                 "claimRef": {"namespace": "NS", "name": "data"}}}),
             ),
-        )],
-    );
-    add(
-        "pv: csi volume",
-        vec![post(
-            VOLUMES,
+        ),
+        (
+            "pv: csi volume",
             volume(
                 json!({"spec": {"hostPath": null, "csi": {"driver": "ebs.csi.aws.com",
                 "volumeHandle": "vol-0a1b2c3d4e5f", "fsType": "ext4",
                 "volumeAttributes": {"storage.kubernetes.io/csiProvisionerIdentity": "1700000000000-8081-ebs.csi.aws.com"}},
                 "storageClassName": "gp3", "volumeMode": "Block"}}),
             ),
-        )],
-    );
-    add(
-        "pv: local volume with node affinity",
-        vec![post(
-            VOLUMES,
+        ),
+        (
+            "pv: local volume with node affinity",
             volume(
                 json!({"spec": {"hostPath": null, "local": {"path": "/mnt/disks/ssd1"},
                 "storageClassName": "local-storage",
                 "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
                     {"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-1"]}]}]}}}}),
             ),
-        )],
-    );
-    add(
-        "pv: local volume without node affinity",
-        vec![post(
-            VOLUMES,
+        ),
+        (
+            "pv: local volume without node affinity",
             volume(json!({"spec": {"hostPath": null, "local": {"path": "/mnt/disks/ssd1"}}})),
-        )],
-    );
-    add(
-        "pv: node affinity rules",
-        vec![post(
-            VOLUMES,
+        ),
+        (
+            "pv: node affinity rules",
             volume(
                 json!({"spec": {"nodeAffinity": {"required": {"nodeSelectorTerms": [
                 {"matchExpressions": [{"key": "zone", "operator": "Near", "values": ["a"]},
                                       {"key": "rack", "operator": "Exists", "values": ["x"]}],
                  "matchFields": [{"key": "spec.nodeName", "operator": "In", "values": ["n"]}]}]}}}}),
             ),
-        )],
-    );
-    add(
-        "pv: no volume source",
-        vec![post(VOLUMES, volume(json!({"spec": {"hostPath": null}})))],
-    );
-    add(
-        "pv: two volume sources",
-        vec![post(
-            VOLUMES,
+        ),
+        (
+            "pv: no volume source",
+            volume(json!({"spec": {"hostPath": null}})),
+        ),
+        (
+            "pv: two volume sources",
             volume(json!({"spec": {"nfs": {"server": "s", "path": "/x"}}})),
-        )],
-    );
+        ),
+    ] {
+        add(label, vec![post(VOLUMES, body)]);
+    }
     add(
         "pv: capacity rules",
         vec![
@@ -528,43 +444,32 @@ fn volume_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
             volume(json!({"spec": {"persistentVolumeReclaimPolicy": "Recycle"}})),
         )],
     );
-    add(
-        "pv: source immutable",
-        vec![
-            post(VOLUMES, volume(json!({}))),
-            patch(
-                VOLUME,
-                MERGE,
-                json!({"spec": {"hostPath": {"path": "/data/other"}}}),
-            ),
-        ],
-    );
-    add(
-        "pv: volume mode immutable",
-        vec![
-            post(VOLUMES, volume(json!({}))),
-            patch(VOLUME, MERGE, json!({"spec": {"volumeMode": "Block"}})),
-        ],
-    );
-    add(
-        "pv: policy and claim updates",
-        vec![
-            post(VOLUMES, volume(json!({}))),
-            patch(
-                VOLUME,
-                MERGE,
-                json!({"spec": {"persistentVolumeReclaimPolicy": "Delete",
+    for (label, body) in [
+        (
+            "pv: source immutable",
+            json!({"spec": {"hostPath": {"path": "/data/other"}}}),
+        ),
+        (
+            "pv: volume mode immutable",
+            json!({"spec": {"volumeMode": "Block"}}),
+        ),
+        (
+            "pv: policy and claim updates",
+            json!({"spec": {"persistentVolumeReclaimPolicy": "Delete",
                     "claimRef": {"kind": "PersistentVolumeClaim", "namespace": "NS", "name": "data"}}}),
-            ),
-        ],
-    );
+        ),
+    ] {
+        add(
+            label,
+            vec![post(VOLUMES, volume(json!({}))), merge_patch(VOLUME, body)],
+        );
+    }
     add(
         "pv: status write keeps spec",
         vec![
             post(VOLUMES, volume(json!({}))),
-            patch(
-                format!("{VOLUME}/status"),
-                MERGE,
+            status_patch(
+                VOLUME,
                 json!({"spec": {"accessModes": ["ReadWriteMany"]},
                        "status": {"phase": "Available", "message": "ready"}}),
             ),
@@ -577,16 +482,15 @@ fn volume_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
                 VOLUMES,
                 volume(json!({"spec": {"persistentVolumeReclaimPolicy": "Recycle"}})),
             ),
-            patch(VOLUME, MERGE, json!({"metadata": {"labels": {"a": "b"}}})),
+            merge_patch(VOLUME, json!({"metadata": {"labels": {"a": "b"}}})),
         ],
     );
     add(
         "pv: main write keeps status",
         vec![
             post(VOLUMES, volume(json!({}))),
-            patch(
+            merge_patch(
                 VOLUME,
-                MERGE,
                 json!({"metadata": {"labels": {"a": "b"}}, "status": {"phase": "Failed"}}),
             ),
         ],
@@ -601,9 +505,8 @@ fn volume_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
                     "claimRef": {"namespace": "NS", "name": "data"}}}),
                 ),
             ),
-            patch(
-                format!("{VOLUME}/status"),
-                MERGE,
+            status_patch(
+                VOLUME,
                 json!({"status": {"phase": "Released", "reason": "ClaimDeleted"}}),
             ),
             table(VOLUME),
@@ -613,15 +516,15 @@ fn volume_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "pv: field selectors",
         vec![
             post(VOLUMES, volume(json!({}))),
-            get(&format!("{VOLUMES}?fieldSelector=metadata.name%3DNS")),
-            get(&format!("{VOLUMES}?fieldSelector=metadata.namespace%3DNS")),
+            get(format!("{VOLUMES}?fieldSelector=metadata.name%3DNS")),
+            get(format!("{VOLUMES}?fieldSelector=metadata.namespace%3DNS")),
         ],
     );
     add(
         "pv: delete leaves it terminating",
         vec![
             post(VOLUMES, volume(json!({}))),
-            step(Method::DELETE, VOLUME, None),
+            delete(VOLUME),
             table(VOLUME),
         ],
     );
@@ -679,9 +582,8 @@ fn node_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "node: main write keeps status",
         vec![
             post(NODES, node(json!({"status": kubelet_status()}))),
-            patch(
+            merge_patch(
                 NODE,
-                MERGE,
                 json!({"spec": {"unschedulable": true}, "status": {"phase": "Running"}}),
             ),
         ],
@@ -690,9 +592,8 @@ fn node_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "node: status write keeps spec",
         vec![
             post(NODES, node(json!({}))),
-            patch(
-                format!("{NODE}/status"),
-                MERGE,
+            status_patch(
+                NODE,
                 json!({"spec": {"unschedulable": true},
                        "status": {"addresses": [{"type": "InternalIP", "address": "10.0.0.9"}]}}),
             ),
@@ -714,9 +615,8 @@ fn node_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "node: taints on update reported twice",
         vec![
             post(NODES, node(json!({}))),
-            patch(
+            merge_patch(
                 NODE,
-                MERGE,
                 json!({"spec": {"taints": [{"key": "a", "effect": "Sometimes"}]}}),
             ),
         ],
@@ -743,9 +643,8 @@ fn node_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
                     json!({"spec": {"podCIDR": "10.244.1.0/24", "podCIDRs": ["10.244.1.0/24", "fd00:10:244:1::/64"]}}),
                 ),
             ),
-            patch(
+            merge_patch(
                 NODE,
-                MERGE,
                 json!({"spec": {"podCIDR": "10.244.2.0/24", "podCIDRs": ["10.244.2.0/24", "fd00:10:244:1::/64"]}}),
             ),
         ],
@@ -767,14 +666,12 @@ fn node_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "node: provider ID set once",
         vec![
             post(NODES, node(json!({}))),
-            patch(
+            merge_patch(
                 NODE,
-                MERGE,
                 json!({"spec": {"providerID": "aws:///us-east-1a/i-1"}}),
             ),
-            patch(
+            merge_patch(
                 NODE,
-                MERGE,
                 json!({"spec": {"providerID": "aws:///us-east-1a/i-2"}}),
             ),
         ],
@@ -783,13 +680,9 @@ fn node_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "node: external ID warns and is immutable",
         vec![
             post(NODES, node(json!({"spec": {"externalID": "i-1"}}))),
-            patch(NODE, MERGE, json!({"metadata": {"labels": {"a": "b"}}})),
-            patch(
-                format!("{NODE}/status"),
-                MERGE,
-                json!({"status": {"phase": "Running"}}),
-            ),
-            patch(NODE, MERGE, json!({"spec": {"externalID": "i-2"}})),
+            merge_patch(NODE, json!({"metadata": {"labels": {"a": "b"}}})),
+            status_patch(NODE, json!({"status": {"phase": "Running"}})),
+            merge_patch(NODE, json!({"spec": {"externalID": "i-2"}})),
         ],
     );
     add(
@@ -810,9 +703,8 @@ fn node_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "node: duplicate addresses",
         vec![
             post(NODES, node(json!({}))),
-            patch(
-                format!("{NODE}/status"),
-                MERGE,
+            status_patch(
+                NODE,
                 json!({"status": {"addresses": [{"type": "InternalIP", "address": "10.0.0.1"},
                                                 {"type": "InternalIP", "address": "10.0.0.1"}]}}),
             ),
@@ -840,14 +732,14 @@ fn node_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "node: field selectors",
         vec![
             post(NODES, node(json!({"spec": {"unschedulable": true}}))),
-            get(&format!(
+            get(format!(
                 "{NODES}?fieldSelector=metadata.name%3DNS,spec.unschedulable%3Dtrue"
             )),
-            get(&format!(
+            get(format!(
                 "{NODES}?fieldSelector=metadata.name%3DNS,spec.unschedulable%3Dfalse"
             )),
-            get(&format!("{NODES}?fieldSelector=metadata.namespace%3DNS")),
-            get(&format!("{NODES}?fieldSelector=status.phase%3DRunning")),
+            get(format!("{NODES}?fieldSelector=metadata.namespace%3DNS")),
+            get(format!("{NODES}?fieldSelector=status.phase%3DRunning")),
         ],
     );
     add(
@@ -871,7 +763,7 @@ fn node_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         vec![
             post(NODES, node(json!({}))).remember("$RV", "/metadata/resourceVersion"),
             put(
-                &format!("{NODE}/status"),
+                format!("{NODE}/status"),
                 node(
                     json!({"metadata": {"resourceVersion": "$RV"}, "spec": {"unschedulable": true},
                     "status": kubelet_status()}),
@@ -900,17 +792,13 @@ fn node_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "node: label selector list",
         vec![
             post(NODES, node(json!({"metadata": {"labels": {"pool": "NS"}}}))),
-            get(&format!("{NODES}?labelSelector=pool%3DNS")),
-            table(&format!("{NODES}?labelSelector=pool%3DNS")),
+            get(format!("{NODES}?labelSelector=pool%3DNS")),
+            table(format!("{NODES}?labelSelector=pool%3DNS")),
         ],
     );
     add(
         "node: delete",
-        vec![
-            post(NODES, node(json!({}))),
-            step(Method::DELETE, NODE, None),
-            get(NODE),
-        ],
+        vec![post(NODES, node(json!({}))), delete(NODE), get(NODE)],
     );
     add(
         "node: put replaces spec",
@@ -926,10 +814,9 @@ fn class_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "storageclass: create and read back defaults",
         vec![post(CLASSES, class(json!({}))), get(CLASS)],
     );
-    add(
-        "storageclass: cloud class",
-        vec![post(
-            CLASSES,
+    for (label, body) in [
+        (
+            "storageclass: cloud class",
             class(json!({"provisioner": "ebs.csi.aws.com",
                 "parameters": {"type": "gp3", "iops": "3000", "encrypted": "true",
                                "csi.storage.k8s.io/fstype": "ext4"},
@@ -937,44 +824,36 @@ fn class_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
                 "volumeBindingMode": "WaitForFirstConsumer", "mountOptions": ["debug"],
                 "allowedTopologies": [{"matchLabelExpressions": [
                     {"key": "topology.ebs.csi.aws.com/zone", "values": ["us-east-1a"]}]}]})),
-        )],
-    );
-    add(
-        "storageclass: provisioner required",
-        vec![post(CLASSES, class(json!({"provisioner": null})))],
-    );
-    add(
-        "storageclass: invalid provisioner",
-        vec![post(
-            CLASSES,
+        ),
+        (
+            "storageclass: provisioner required",
+            class(json!({"provisioner": null})),
+        ),
+        (
+            "storageclass: invalid provisioner",
             class(json!({"provisioner": "not a/valid/name"})),
-        )],
-    );
-    add(
-        "storageclass: unsupported policies",
-        vec![post(
-            CLASSES,
+        ),
+        (
+            "storageclass: unsupported policies",
             class(json!({"reclaimPolicy": "Recycle", "volumeBindingMode": "Later"})),
-        )],
-    );
-    add(
-        "storageclass: empty parameter key",
-        vec![post(CLASSES, class(json!({"parameters": {"": "x"}})))],
-    );
-    add(
-        "storageclass: invalid name",
-        vec![post(
-            CLASSES,
+        ),
+        (
+            "storageclass: empty parameter key",
+            class(json!({"parameters": {"": "x"}})),
+        ),
+        (
+            "storageclass: invalid name",
             class(json!({"metadata": {"name": "Fast_SSD"}})),
-        )],
-    );
+        ),
+    ] {
+        add(label, vec![post(CLASSES, body)]);
+    }
     add(
         "storageclass: immutable fields",
         vec![
             post(CLASSES, class(json!({"parameters": {"type": "gp2"}}))),
-            patch(
+            merge_patch(
                 CLASS,
-                MERGE,
                 json!({"provisioner": "other.example.com", "parameters": {"type": "gp3"},
                        "reclaimPolicy": "Retain", "volumeBindingMode": "WaitForFirstConsumer"}),
             ),
@@ -984,9 +863,8 @@ fn class_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
         "storageclass: expansion and labels may change",
         vec![
             post(CLASSES, class(json!({}))),
-            patch(
+            merge_patch(
                 CLASS,
-                MERGE,
                 json!({"allowVolumeExpansion": true, "metadata": {"labels": {"tier": "fast"}}}),
             ),
             table(CLASS),
@@ -1017,7 +895,7 @@ fn class_cases(add: &mut impl FnMut(&str, Vec<Step>)) {
                 CLAIMS,
                 claim(json!({"metadata": {"name": "none"}, "spec": {"storageClassName": ""}})),
             ),
-            step(Method::DELETE, CLASS, None),
+            delete(CLASS),
         ],
     );
 }

@@ -6,7 +6,7 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, config_map, patch, step};
+use crate::corpus::{Case, Step, config_map, patch, post, put, step};
 use crate::crds::Fixture;
 
 const CMS: &str = "/api/v1/namespaces/NS/configmaps";
@@ -55,18 +55,16 @@ fn field_validation(cases: &mut Vec<Case>) {
         };
         add(
             "unknown top-level field",
-            vec![step(
-                Method::POST,
+            vec![post(
                 format!("{CMS}{q}"),
-                Some(config_map("a", json!({"spec": {"x": 1}, "other": true}))),
+                config_map("a", json!({"spec": {"x": 1}, "other": true})),
             )],
         );
         add(
             "unknown metadata field",
-            vec![step(
-                Method::POST,
+            vec![post(
                 format!("{CMS}{q}"),
-                Some(config_map("a", json!({"metadata": {"colour": "red"}}))),
+                config_map("a", json!({"metadata": {"colour": "red"}})),
             )],
         );
         add(
@@ -90,18 +88,14 @@ fn field_validation(cases: &mut Vec<Case>) {
         add(
             "unknown field in a put",
             vec![
-                step(Method::POST, CMS, Some(config_map("a", json!({})))),
-                step(
-                    Method::PUT,
-                    format!("{CMS}/a{q}"),
-                    Some(config_map("a", json!({"extra": 1}))),
-                ),
+                post(CMS, config_map("a", json!({}))),
+                put(format!("{CMS}/a{q}"), config_map("a", json!({"extra": 1}))),
             ],
         );
         add(
             "unknown field in a merge patch",
             vec![
-                step(Method::POST, CMS, Some(config_map("a", json!({})))),
+                post(CMS, config_map("a", json!({}))),
                 patch(
                     format!("{CMS}/a{q}"),
                     "application/merge-patch+json",
@@ -112,7 +106,7 @@ fn field_validation(cases: &mut Vec<Case>) {
         add(
             "unknown field in a strategic merge patch",
             vec![
-                step(Method::POST, CMS, Some(config_map("a", json!({})))),
+                post(CMS, config_map("a", json!({}))),
                 patch(
                     format!("{CMS}/a{q}"),
                     "application/strategic-merge-patch+json",
@@ -133,13 +127,10 @@ fn field_validation(cases: &mut Vec<Case>) {
         );
         add(
             "unknown field in a lease spec",
-            vec![step(
-                Method::POST,
+            vec![post(
                 format!("{LEASES}{q}"),
-                Some(
-                    json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                             "metadata": {"name": "l"}, "spec": {"holderIdentity": "h", "holder": "x"}}),
-                ),
             )],
         );
         // Custom resources.
@@ -158,24 +149,18 @@ fn field_validation(cases: &mut Vec<Case>) {
         };
         with_crd(
             "unknown spec field",
-            step(
-                Method::POST,
+            post(
                 format!("{widgets}{q}"),
-                Some(
-                    json!({"apiVersion": "validation.corpus.example.com/v1", "kind": "Widget",
+                json!({"apiVersion": "validation.corpus.example.com/v1", "kind": "Widget",
                             "metadata": {"name": "w"}, "spec": {"a": "x", "b": 1, "c": {"d": 2}}}),
-                ),
             ),
         );
         with_crd(
             "unknown metadata field",
-            step(
-                Method::POST,
+            post(
                 format!("{widgets}{q}"),
-                Some(
-                    json!({"apiVersion": "validation.corpus.example.com/v1", "kind": "Widget",
+                json!({"apiVersion": "validation.corpus.example.com/v1", "kind": "Widget",
                             "metadata": {"name": "w", "colour": "red"}}),
-                ),
             ),
         );
         with_crd(
@@ -220,18 +205,16 @@ fn field_validation(cases: &mut Vec<Case>) {
     }
     cases.push(Case::new(
         "fieldValidation unknown directive",
-        vec![step(
-            Method::POST,
+        vec![post(
             format!("{CMS}?fieldValidation=Loose"),
-            Some(config_map("a", json!({}))),
+            config_map("a", json!({})),
         )],
     ));
     cases.push(Case::new(
         "fieldValidation lowercase strict",
-        vec![step(
-            Method::POST,
+        vec![post(
             format!("{CMS}?fieldValidation=strict"),
-            Some(config_map("a", json!({"extra": 1}))),
+            config_map("a", json!({"extra": 1})),
         )],
     ));
 }
@@ -283,7 +266,7 @@ fn decoding(cases: &mut Vec<Case>) {
     ] {
         cases.push(Case::new(
             format!("decode configmap: {label}"),
-            vec![step(Method::POST, CMS, Some(config_map("a", extra)))],
+            vec![post(CMS, config_map("a", extra))],
         ));
     }
     for (label, spec) in [
@@ -317,13 +300,10 @@ fn decoding(cases: &mut Vec<Case>) {
     ] {
         cases.push(Case::new(
             format!("decode lease: {label}"),
-            vec![step(
-                Method::POST,
+            vec![post(
                 LEASES,
-                Some(
-                    json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                             "metadata": {"name": "l"}, "spec": spec}),
-                ),
             )],
         ));
     }
@@ -339,11 +319,7 @@ fn decoding(cases: &mut Vec<Case>) {
         crate::corpus::merge(&mut sa, extra);
         cases.push(Case::new(
             format!("decode serviceaccount: {label}"),
-            vec![step(
-                Method::POST,
-                "/api/v1/namespaces/NS/serviceaccounts",
-                Some(sa),
-            )],
+            vec![post("/api/v1/namespaces/NS/serviceaccounts", sa)],
         ));
     }
     let event = |times: Value| {
@@ -377,37 +353,29 @@ fn decoding(cases: &mut Vec<Case>) {
     ] {
         cases.push(Case::new(
             format!("decode event: {label}"),
-            vec![step(
-                Method::POST,
-                "/api/v1/namespaces/NS/events",
-                Some(event(times)),
-            )],
+            vec![post("/api/v1/namespaces/NS/events", event(times))],
         ));
     }
     cases.push(Case::new(
         "decode events.k8s.io: eventTime with an offset",
-        vec![step(
-            Method::POST,
+        vec![post(
             "/apis/events.k8s.io/v1/namespaces/NS/events",
-            Some(json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+            json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
                 "metadata": {"name": "e"},
                 "eventTime": "2024-01-02T05:04:05.1+02:00",
                 "regarding": {"kind": "ConfigMap", "name": "x", "namespace": "NS"},
                 "reason": "Tested", "note": "n", "type": "Normal", "action": "A",
-                "reportingController": "example.com/c", "reportingInstance": "i"})),
+                "reportingController": "example.com/c", "reportingInstance": "i"}),
         )],
     ));
     cases.push(Case::new(
         "decode deployment: replicas a string",
-        vec![step(
-            Method::POST,
+        vec![post(
             "/apis/apps/v1/namespaces/NS/deployments",
-            Some(
-                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
                 "spec": {"replicas": "3", "selector": {"matchLabels": {"app": "d"}},
                          "template": {"metadata": {"labels": {"app": "d"}},
                                       "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}),
-            ),
         )],
     ));
 }

@@ -9,33 +9,27 @@
 //! stream here holds none — no normalisation is needed, and a case that saw one would fail
 //! loudly rather than pass by accident.
 
-use http::Method;
 use serde_json::json;
 
-use crate::corpus::{Case, Step, config_map, encode, patch, step};
+use crate::corpus::{self, Case, Step, config_map, encode, get, patch, post};
 
 /// The namespace's ConfigMaps.
 const CMS: &str = "/api/v1/namespaces/NS/configmaps";
 
 /// A create of ConfigMap `name` labelled `app=<app>` in the case's namespace.
 pub fn create(name: &str, app: &str) -> Step {
-    step(
-        Method::POST,
+    post(
         CMS,
-        Some(config_map(
+        config_map(
             name,
             json!({"metadata": {"labels": {"app": app}}, "data": {"k": "v"}}),
-        )),
+        ),
     )
 }
 
 /// A one-second watch of the namespace's ConfigMaps with `query` added.
 fn watch(query: &str) -> Step {
-    step(
-        Method::GET,
-        format!("{CMS}?watch=true&timeoutSeconds=1{query}"),
-        None,
-    )
+    get(format!("{CMS}?watch=true&timeoutSeconds=1{query}"))
 }
 
 /// A change of ConfigMap `name`'s data.
@@ -57,7 +51,7 @@ fn relabel(name: &str, app: &str) -> Step {
 }
 
 fn delete(name: &str) -> Step {
-    step(Method::DELETE, format!("{CMS}/{name}"), None)
+    corpus::delete(format!("{CMS}/{name}"))
 }
 
 /// Two ConfigMaps, `a` (app=web) and `b` (app=db), the last remembered as `$RV`'s point: `a`
@@ -179,20 +173,19 @@ pub fn cases() -> Vec<Case> {
         "watch from rv: the current resourceVersion",
         vec![
             create("a", "web"),
-            step(Method::GET, CMS, None).remember("$RV", "/metadata/resourceVersion"),
+            get(CMS).remember("$RV", "/metadata/resourceVersion"),
             watch("&resourceVersion=$RV"),
         ],
     ));
     cases.push(Case::new(
         "watch from rv: a deletion with finalizers",
         vec![
-            step(
-                Method::POST,
+            post(
                 CMS,
-                Some(config_map(
+                config_map(
                     "f",
                     json!({"metadata": {"finalizers": ["example.com/hold"]}}),
-                )),
+                ),
             )
             .remember("$RV", "/metadata/resourceVersion"),
             delete("f"),
@@ -311,58 +304,34 @@ pub fn cases() -> Vec<Case> {
     }
     cases.push(Case::new(
         "watch: watch=maybe",
-        vec![step(
-            Method::GET,
-            format!("{CMS}?watch=maybe&timeoutSeconds=1"),
-            None,
-        )],
+        vec![get(format!("{CMS}?watch=maybe&timeoutSeconds=1"))],
     ));
     // Other scopes and kinds.
     cases.push(Case::new(
         "watch: all namespaces by label",
         vec![
-            step(
-                Method::POST,
+            post(
                 CMS,
-                Some(config_map(
-                    "a",
-                    json!({"metadata": {"labels": {"case": "NS"}}}),
-                )),
+                config_map("a", json!({"metadata": {"labels": {"case": "NS"}}})),
             ),
-            step(
-                Method::GET,
-                format!(
-                    "/api/v1/configmaps?watch=true&timeoutSeconds=1&labelSelector={}",
-                    encode("case=NS")
-                ),
-                None,
-            ),
+            get(format!(
+                "/api/v1/configmaps?watch=true&timeoutSeconds=1&labelSelector={}",
+                encode("case=NS")
+            )),
         ],
     ));
     cases.push(Case::new(
         "watch: the namespace itself",
-        vec![step(
-            Method::GET,
-            format!(
-                "/api/v1/namespaces?watch=true&timeoutSeconds=1&fieldSelector={}",
-                encode("metadata.name=NS")
-            ),
-            None,
-        )],
+        vec![get(format!(
+            "/api/v1/namespaces?watch=true&timeoutSeconds=1&fieldSelector={}",
+            encode("metadata.name=NS")
+        ))],
     ));
     cases.push(Case::new(
         "watch: secrets",
         vec![
-            step(
-                Method::POST,
-                "/api/v1/namespaces/NS/secrets",
-                Some(json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": "v"}})),
-            ),
-            step(
-                Method::GET,
-                "/api/v1/namespaces/NS/secrets?watch=true&timeoutSeconds=1",
-                None,
-            ),
+            post("/api/v1/namespaces/NS/secrets", json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": "v"}})),
+            get("/api/v1/namespaces/NS/secrets?watch=true&timeoutSeconds=1"),
         ],
     ));
     cases.push(Case::new(

@@ -5,16 +5,11 @@
 //! containers, tables and discovery; real-world manifests (a PostgreSQL StatefulSet with
 //! volumeClaimTemplates, a log collector DaemonSet).
 
-use http::Method;
 use serde_json::{Value, json};
 
-use crate::corpus::{Case, Step, merge, patch, step};
-
-const APPLY: &str = "application/apply-patch+yaml";
-const SMP: &str = "application/strategic-merge-patch+json";
-const MERGE: &str = "application/merge-patch+json";
-const JSON_PATCH: &str = "application/json-patch+json";
-const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
+use crate::corpus::{
+    Case, JSON_PATCH, Resource, SMP, Step, delete, get, merge, merge_patch, patch, post, put, table,
+};
 
 /// One of the kinds: its resource and a valid object `w` of it.
 #[derive(Clone, Copy)]
@@ -46,13 +41,9 @@ const CR: Kind = Kind {
     plural: "controllerrevisions",
 };
 
-impl Kind {
+impl Resource for Kind {
     fn collection(self) -> String {
         format!("/apis/apps/v1/namespaces/NS/{}", self.plural)
-    }
-
-    fn one(self) -> String {
-        format!("{}/w", self.collection())
     }
 
     /// A valid object `w` (one container `web`, selector `app: w`), with `extra` merged in.
@@ -72,46 +63,12 @@ impl Kind {
         merge(&mut object, extra);
         object
     }
+}
 
+impl Kind {
     /// `object` with its pod spec's fields `extra` merged in.
     fn with_pod(self, extra: Value) -> Value {
         self.object(json!({"spec": {"template": {"spec": extra}}}))
-    }
-
-    fn create(self, body: Value) -> Step {
-        step(Method::POST, self.collection(), Some(body))
-    }
-
-    fn created(self) -> Step {
-        self.create(self.object(json!({})))
-    }
-
-    fn get(self) -> Step {
-        step(Method::GET, self.one(), None)
-    }
-
-    fn put(self, body: Value) -> Step {
-        step(Method::PUT, self.one(), Some(body))
-    }
-
-    fn merge_patch(self, body: Value) -> Step {
-        patch(self.one(), MERGE, body)
-    }
-
-    fn status(self, body: Value) -> Step {
-        patch(format!("{}/status", self.one()), MERGE, body)
-    }
-
-    fn apply(self, manager: &str, body: Value) -> Step {
-        patch(
-            format!("{}?fieldManager={manager}", self.one()),
-            APPLY,
-            body,
-        )
-    }
-
-    fn table(self) -> Step {
-        step(Method::GET, self.collection(), None).header("Accept", TABLE)
     }
 }
 
@@ -276,13 +233,12 @@ fn template_cases(k: Kind, add: &mut dyn FnMut(String, Vec<Step>)) {
         format!("{l}: status write keeps spec"),
         vec![
             k.created(),
-            step(
-                Method::PUT,
+            put(
                 format!("{}/status", k.one()),
-                Some(k.object(json!({
+                k.object(json!({
                     "metadata": {"labels": {"kept": "yes"}},
                     "spec": {"minReadySeconds": 7},
-                    "status": {"observedGeneration": 1}}))),
+                    "status": {"observedGeneration": 1}})),
             ),
             k.get(),
         ],
@@ -321,11 +277,10 @@ fn template_cases(k: Kind, add: &mut dyn FnMut(String, Vec<Step>)) {
     add(format!("{l}: table"), vec![k.created(), k.table()]);
     add(
         format!("{l}: field selector unsupported"),
-        vec![step(
-            Method::GET,
-            format!("{}?fieldSelector=status.replicas%3D0", k.collection()),
-            None,
-        )],
+        vec![get(format!(
+            "{}?fieldSelector=status.replicas%3D0",
+            k.collection()
+        ))],
     );
 }
 
@@ -335,17 +290,16 @@ fn scale_cases(k: Kind, add: &mut dyn FnMut(String, Vec<Step>)) {
     let scale = format!("{}/scale", k.one());
     add(
         format!("{l}: scale get"),
-        vec![k.created(), step(Method::GET, scale.clone(), None)],
+        vec![k.created(), get(scale.clone())],
     );
     add(
         format!("{l}: scale put"),
         vec![
             k.created(),
-            step(
-                Method::PUT,
+            put(
                 scale.clone(),
-                Some(json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
-                    "metadata": {"name": "w"}, "spec": {"replicas": 5}})),
+                json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                    "metadata": {"name": "w"}, "spec": {"replicas": 5}}),
             ),
             k.get(),
         ],
@@ -365,29 +319,33 @@ fn scale_cases(k: Kind, add: &mut dyn FnMut(String, Vec<Step>)) {
         format!("{l}: scale negative"),
         vec![
             k.created(),
-            patch(scale, MERGE, json!({"spec": {"replicas": -1}})),
+            merge_patch(scale, json!({"spec": {"replicas": -1}})),
         ],
     );
 }
 
 fn replica_set_cases(add: &mut dyn FnMut(String, Vec<Step>)) {
     let k = RS;
-    add(
-        "replicaset: replicas zero and probes".into(),
-        vec![k.create(k.object(
-            json!({"spec": {"replicas": 0, "template": {"spec": {"containers": [
+    for (label, body) in [
+        (
+            "replicaset: replicas zero and probes",
+            k.object(
+                json!({"spec": {"replicas": 0, "template": {"spec": {"containers": [
                 {"name": "web", "image": "nginx", "readinessProbe": {"httpGet": {"port": 80}},
                  "resources": {"requests": {"cpu": "0.5"}}}]}}}}),
-        ))],
-    );
-    add(
-        "replicaset: replicas negative".into(),
-        vec![k.create(k.object(json!({"spec": {"replicas": -1}})))],
-    );
-    add(
-        "replicaset: name not a DNS label".into(),
-        vec![k.create(k.object(json!({"metadata": {"name": "w.v1"}})))],
-    );
+            ),
+        ),
+        (
+            "replicaset: replicas negative",
+            k.object(json!({"spec": {"replicas": -1}})),
+        ),
+        (
+            "replicaset: name not a DNS label",
+            k.object(json!({"metadata": {"name": "w.v1"}})),
+        ),
+    ] {
+        add(label.into(), vec![k.create(body)]);
+    }
     add(
         "replicaset: selector immutable".into(),
         vec![
@@ -431,25 +389,27 @@ fn stateful_set_cases(add: &mut dyn FnMut(String, Vec<Step>)) {
         "statefulset: apply postgres".into(),
         vec![k.apply("helm", postgres()), k.table()],
     );
-    add(
-        "statefulset: OnDelete and Parallel".into(),
-        vec![
-            k.create(k.object(json!({"spec": {"podManagementPolicy": "Parallel",
-            "updateStrategy": {"type": "OnDelete"}}}))),
-        ],
-    );
-    add(
-        "statefulset: rolling update given".into(),
-        vec![k.create(k.object(json!({"spec": {
+    for (label, body) in [
+        (
+            "statefulset: OnDelete and Parallel",
+            k.object(json!({"spec": {"podManagementPolicy": "Parallel",
+            "updateStrategy": {"type": "OnDelete"}}})),
+        ),
+        (
+            "statefulset: rolling update given",
+            k.object(json!({"spec": {
             "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 2}},
             "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete"},
-            "ordinals": {"start": 1}}})))],
-    );
-    add(
-        "statefulset: rolling update type without parameters".into(),
-        vec![k.create(k.object(json!({"spec": {
-            "updateStrategy": {"type": "RollingUpdate"}}})))],
-    );
+            "ordinals": {"start": 1}}})),
+        ),
+        (
+            "statefulset: rolling update type without parameters",
+            k.object(json!({"spec": {
+            "updateStrategy": {"type": "RollingUpdate"}}})),
+        ),
+    ] {
+        add(label.into(), vec![k.create(body)]);
+    }
     add(
         "statefulset: maxUnavailable dropped".into(),
         vec![
@@ -680,10 +640,7 @@ fn daemon_set_cases(add: &mut dyn FnMut(String, Vec<Step>)) {
     );
     add(
         "daemonset: no scale subresource".into(),
-        vec![
-            k.created(),
-            step(Method::GET, format!("{}/scale", k.one()), None),
-        ],
+        vec![k.created(), get(format!("{}/scale", k.one()))],
     );
 }
 
@@ -706,10 +663,9 @@ fn controller_revision_cases(add: &mut dyn FnMut(String, Vec<Step>)) {
     add(
         format!("{l}: owner not a controller"),
         vec![
-            step(
-                Method::POST,
+            post(
                 "/api/v1/namespaces/NS/configmaps",
-                Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
             )
             .remember("cm-uid", "/metadata/uid"),
             k.create(
@@ -771,17 +727,13 @@ fn controller_revision_cases(add: &mut dyn FnMut(String, Vec<Step>)) {
     );
     add(
         format!("{l}: no status subresource"),
-        vec![
-            k.created(),
-            step(Method::GET, format!("{}/status", k.one()), None),
-        ],
+        vec![k.created(), get(format!("{}/status", k.one()))],
     );
     add(
         format!("{l}: unknown field strict"),
-        vec![step(
-            Method::POST,
+        vec![post(
             format!("{}?fieldValidation=Strict", k.collection()),
-            Some(k.object(json!({"spec": {"replicas": 1}}))),
+            k.object(json!({"spec": {"replicas": 1}})),
         )],
     );
     add(
@@ -832,29 +784,21 @@ fn controller_revision_cases(add: &mut dyn FnMut(String, Vec<Step>)) {
     );
     add(
         format!("{l}: table of one"),
-        vec![
-            k.created(),
-            step(Method::GET, k.one(), None).header("Accept", TABLE),
-        ],
+        vec![k.created(), table(k.one())],
     );
     add(
         format!("{l}: field selector name"),
         vec![
             k.created(),
-            step(
-                Method::GET,
-                format!("{}?fieldSelector=metadata.name%3Dw", k.collection()),
-                None,
-            ),
+            get(format!(
+                "{}?fieldSelector=metadata.name%3Dw",
+                k.collection()
+            )),
         ],
     );
     add(
         format!("{l}: list and delete"),
-        vec![
-            k.created(),
-            step(Method::GET, k.collection(), None),
-            step(Method::DELETE, k.one(), None),
-        ],
+        vec![k.created(), get(k.collection()), delete(k.one())],
     );
 }
 
@@ -873,7 +817,7 @@ pub fn cases() -> Vec<Case> {
     controller_revision_cases(&mut add);
     add(
         "apps: discovery of apps/v1".into(),
-        vec![step(Method::GET, "/apis/apps/v1", None)],
+        vec![get("/apis/apps/v1")],
     );
     cases
 }
