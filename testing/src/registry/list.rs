@@ -220,12 +220,13 @@ impl State {
                 metadata["remainingItemCount"] = json!(remaining);
             }
         }
-        Ok(json!({
+        let mut list = json!({
             "kind": format!("{}List", info.kind),
             "apiVersion": info.api_version(),
             "metadata": metadata,
-            // Moved in: `json!` would copy a `Vec` through serialization.
-            "items": Value::Array(items),
-        }))
+        });
+        // Moved in: `json!` would copy them through serialization.
+        list["items"] = Value::Array(items);
+        Ok(list)
     }
 }
