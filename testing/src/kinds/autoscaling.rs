@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use serde_json::{Value, json};
 
-use super::Strategy;
+use super::{Strategy, Typed, typed};
 use crate::apply::ApplySchema;
 use crate::resources::ResourceInfo;
 use crate::status::ApiError;
@@ -22,11 +22,7 @@ const DEFINITION: &str = "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler";
 /// The fields of the v2 Go type that are structs rather than pointers.
 const VALUE_STRUCTS: &[&str] = &["spec", "spec.scaleTargetRef", "status"];
 
-static GO_TYPE: LazyLock<&'static gotypes::Struct> =
-    LazyLock::new(|| gotypes::from_definition(DEFINITION));
-
-static APPLY_SCHEMA: LazyLock<ApplySchema> =
-    LazyLock::new(|| ApplySchema::from_definitions(DEFINITION, VALUE_STRUCTS));
+static TYPED: Typed = typed!(DEFINITION, VALUE_STRUCTS);
 
 /// The OpenAPI definition of the autoscaling/v1 form.
 const V1_DEFINITION: &str = "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler";
@@ -110,7 +106,7 @@ impl Strategy for Autoscalers {
     }
 
     fn go_type(&self) -> Option<&'static gotypes::Struct> {
-        Some(*GO_TYPE)
+        Some(*TYPED.go_type)
     }
 
     fn decode(&self, obj: &mut Value) -> Result<(), String> {
@@ -162,7 +158,7 @@ impl Strategy for Autoscalers {
     /// The served version's: server-side apply merges the served form.
     fn apply_schema(&self) -> Option<&'static ApplySchema> {
         Some(match self {
-            Autoscalers::V2 => &APPLY_SCHEMA,
+            Autoscalers::V2 => &TYPED.apply,
             Autoscalers::V1 => &V1_APPLY_SCHEMA,
         })
     }

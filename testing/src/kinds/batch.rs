@@ -8,13 +8,11 @@
 //! printers' columns (`pkg/printers/internalversion/printers.go`: `printJob`, `printCronJob`).
 //! The rules are [`crate::validation::batch`]'s.
 
-use std::sync::LazyLock;
-
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::deployment::{containers, description};
-use super::{Deletion, Strategy};
+use super::{Deletion, Strategy, Typed, typed};
 use crate::apply::ApplySchema;
 use crate::go::fmt::go_quote;
 use crate::lifecycle::propagation::{FOREGROUND, ORPHAN, Propagation, deletion_finalizers};
@@ -30,12 +28,6 @@ pub(crate) enum Batch {
     Jobs,
     /// `cronjobs`.
     CronJobs,
-}
-
-/// What each kind's Go type and apply schema are read from.
-struct Typed {
-    go_type: LazyLock<&'static gotypes::Struct>,
-    apply: LazyLock<ApplySchema>,
 }
 
 /// The fields of a Job's Go type that are structs rather than pointers, or lists without
@@ -62,16 +54,8 @@ const CRON_JOB_STRUCTS: &[&str] = &[
     "status",
 ];
 
-static JOB: Typed = Typed {
-    go_type: LazyLock::new(|| gotypes::from_definition("io.k8s.api.batch.v1.Job")),
-    apply: LazyLock::new(|| ApplySchema::from_definitions("io.k8s.api.batch.v1.Job", JOB_STRUCTS)),
-};
-static CRON_JOB: Typed = Typed {
-    go_type: LazyLock::new(|| gotypes::from_definition("io.k8s.api.batch.v1.CronJob")),
-    apply: LazyLock::new(|| {
-        ApplySchema::from_definitions("io.k8s.api.batch.v1.CronJob", CRON_JOB_STRUCTS)
-    }),
-};
+static JOB: Typed = typed!("io.k8s.api.batch.v1.Job", JOB_STRUCTS);
+static CRON_JOB: Typed = typed!("io.k8s.api.batch.v1.CronJob", CRON_JOB_STRUCTS);
 
 /// The descriptions the CronJob printer takes from batch/v1beta1's `SwaggerDoc()`.
 mod described {

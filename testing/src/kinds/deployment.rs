@@ -3,11 +3,9 @@
 //! `/scale`), status isolation both ways (`PrepareForUpdate` of the main and the status
 //! strategy), the scale subresource's selector and the printer's columns.
 
-use std::sync::LazyLock;
-
 use serde_json::{Value, json};
 
-use super::Strategy;
+use super::{Strategy, Typed, typed};
 use crate::apply::ApplySchema;
 use crate::resources::ResourceInfo;
 use crate::status::ApiError;
@@ -20,11 +18,7 @@ const DEFINITION: &str = "io.k8s.api.apps.v1.Deployment";
 /// Deployments' [`Strategy`].
 pub(crate) struct Deployments;
 
-static GO_TYPE: LazyLock<&'static gotypes::Struct> =
-    LazyLock::new(|| gotypes::from_definition(DEFINITION));
-
-static APPLY_SCHEMA: LazyLock<ApplySchema> =
-    LazyLock::new(|| ApplySchema::from_definitions(DEFINITION, VALUE_STRUCTS));
+static TYPED: Typed = typed!(DEFINITION, VALUE_STRUCTS);
 
 /// The fields of the Go type that are structs rather than pointers, or lists without
 /// `omitempty`: present in the zero value the field manager compares a create with.
@@ -85,7 +79,7 @@ pub(super) fn ready_column() -> Column {
 
 impl Strategy for Deployments {
     fn go_type(&self) -> Option<&'static gotypes::Struct> {
-        Some(*GO_TYPE)
+        Some(*TYPED.go_type)
     }
 
     fn decode(&self, obj: &mut Value) -> Result<(), String> {
@@ -145,7 +139,7 @@ impl Strategy for Deployments {
     }
 
     fn apply_schema(&self) -> Option<&'static ApplySchema> {
-        Some(&APPLY_SCHEMA)
+        Some(&TYPED.apply)
     }
 
     fn value_structs(&self) -> &'static [&'static str] {

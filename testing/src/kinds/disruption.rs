@@ -4,11 +4,9 @@
 //! printer's columns (`printPodDisruptionBudget`). What evictions do with them is the pod
 //! registry's (`crate::registry`).
 
-use std::sync::LazyLock;
-
 use serde_json::{Value, json};
 
-use super::Strategy;
+use super::{Strategy, Typed, typed};
 use crate::apply::ApplySchema;
 use crate::resources::ResourceInfo;
 use crate::status::ApiError;
@@ -28,10 +26,7 @@ const STATUS_COUNTS: &[&str] = &[
     "expectedPods",
 ];
 
-static GO_TYPE: LazyLock<&'static gotypes::Struct> =
-    LazyLock::new(|| gotypes::from_definition(DEFINITION));
-static APPLY_SCHEMA: LazyLock<ApplySchema> =
-    LazyLock::new(|| ApplySchema::from_definitions(DEFINITION, VALUE_STRUCTS));
+static TYPED: Typed = typed!(DEFINITION, VALUE_STRUCTS);
 
 /// The zero spec and status, as the Go encoder writes them.
 fn zero_structs(obj: &mut Value) {
@@ -62,7 +57,7 @@ pub(crate) struct PodDisruptionBudgets;
 
 impl Strategy for PodDisruptionBudgets {
     fn go_type(&self) -> Option<&'static gotypes::Struct> {
-        Some(*GO_TYPE)
+        Some(*TYPED.go_type)
     }
 
     fn decode(&self, obj: &mut Value) -> Result<(), String> {
@@ -99,7 +94,7 @@ impl Strategy for PodDisruptionBudgets {
     }
 
     fn apply_schema(&self) -> Option<&'static ApplySchema> {
-        Some(&APPLY_SCHEMA)
+        Some(&TYPED.apply)
     }
 
     fn value_structs(&self) -> &'static [&'static str] {

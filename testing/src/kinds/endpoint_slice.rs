@@ -3,11 +3,9 @@
 //! the deprecation warning of FQDN slices, the `deprecatedTopology` v1 writes drop, and the
 //! printer's columns (`printEndpointSlice`).
 
-use std::sync::LazyLock;
-
 use serde_json::{Value, json};
 
-use super::Strategy;
+use super::{Strategy, Typed, typed};
 use crate::apply::ApplySchema;
 use crate::resources::ResourceInfo;
 use crate::status::ApiError;
@@ -16,10 +14,7 @@ use crate::validation::{FieldError, endpoint_slice, gotypes};
 
 const DEFINITION: &str = "io.k8s.api.discovery.v1.EndpointSlice";
 
-static GO_TYPE: LazyLock<&'static gotypes::Struct> =
-    LazyLock::new(|| gotypes::from_definition(DEFINITION));
-static APPLY_SCHEMA: LazyLock<ApplySchema> =
-    LazyLock::new(|| ApplySchema::from_definitions(DEFINITION, &[]));
+static TYPED: Typed = typed!(DEFINITION, &[]);
 
 /// The descriptions the printer takes from discovery/v1beta1's `SwaggerDoc()`.
 mod described {
@@ -84,7 +79,7 @@ pub(crate) struct EndpointSlices;
 
 impl Strategy for EndpointSlices {
     fn go_type(&self) -> Option<&'static gotypes::Struct> {
-        Some(*GO_TYPE)
+        Some(*TYPED.go_type)
     }
 
     fn decode(&self, obj: &mut Value) -> Result<(), String> {
@@ -133,7 +128,7 @@ impl Strategy for EndpointSlices {
     }
 
     fn apply_schema(&self) -> Option<&'static ApplySchema> {
-        Some(&APPLY_SCHEMA)
+        Some(&TYPED.apply)
     }
 
     fn columns(&self, _info: &ResourceInfo) -> Vec<Column> {

@@ -60,6 +60,29 @@ use crate::validation::names::NameRule;
 use crate::validation::rbac::RbacKind;
 use crate::validation::{FieldError, gotypes};
 
+/// What a built-in kind's Go type and apply schema are read from (its OpenAPI definition),
+/// each once, on first use.
+pub(crate) struct Typed {
+    pub(crate) go_type: std::sync::LazyLock<&'static gotypes::Struct>,
+    pub(crate) apply: std::sync::LazyLock<ApplySchema>,
+}
+
+/// The [`Typed`] of the definition `$definition`, whose Go type's value structs are `$structs`
+/// (see [`Strategy::value_structs`]).
+macro_rules! typed {
+    ($definition:expr, $structs:expr) => {
+        $crate::kinds::Typed {
+            go_type: ::std::sync::LazyLock::new(|| {
+                $crate::validation::gotypes::from_definition($definition)
+            }),
+            apply: ::std::sync::LazyLock::new(|| {
+                $crate::apply::ApplySchema::from_definitions($definition, $structs)
+            }),
+        }
+    };
+}
+pub(crate) use typed;
+
 /// What the registry does with a DELETE, once the kind had its say.
 #[derive(Debug)]
 pub(crate) enum Deletion {

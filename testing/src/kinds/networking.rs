@@ -4,11 +4,9 @@
 //! isolation both ways and its class annotation warning, and the printers' columns
 //! (`pkg/printers/internalversion/printers.go`). The rules are [`crate::validation::networking`].
 
-use std::sync::LazyLock;
-
 use serde_json::{Value, json};
 
-use super::Strategy;
+use super::{Strategy, Typed, typed};
 use crate::apply::ApplySchema;
 use crate::resources::ResourceInfo;
 use crate::status::ApiError;
@@ -25,26 +23,11 @@ pub(crate) enum Networking {
     NetworkPolicies,
 }
 
-/// What each kind's Go type and apply schema are read from.
-struct Typed {
-    go_type: LazyLock<&'static gotypes::Struct>,
-    apply: LazyLock<ApplySchema>,
-}
-
 /// The fields of the Go types that are structs rather than pointers (see
 /// [`Strategy::value_structs`]).
 const INGRESS_STRUCTS: &[&str] = &["spec", "status", "status.loadBalancer"];
 const INGRESS_CLASS_STRUCTS: &[&str] = &["spec"];
 const NETWORK_POLICY_STRUCTS: &[&str] = &["spec", "spec.podSelector"];
-
-macro_rules! typed {
-    ($definition:literal, $structs:expr) => {
-        Typed {
-            go_type: LazyLock::new(|| gotypes::from_definition($definition)),
-            apply: LazyLock::new(|| ApplySchema::from_definitions($definition, $structs)),
-        }
-    };
-}
 
 static INGRESS: Typed = typed!("io.k8s.api.networking.v1.Ingress", INGRESS_STRUCTS);
 static INGRESS_CLASS: Typed = typed!(

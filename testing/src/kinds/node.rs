@@ -5,12 +5,10 @@
 //! spec), the `spec.unschedulable` field label (`NodeToSelectableFields`) and the printer's
 //! columns (`pkg/printers/internalversion/printers.go`: `printNode`). Nodes keep no generation.
 
-use std::sync::LazyLock;
-
 use serde_json::{Value, json};
 
-use super::Strategy;
 use super::deployment::description;
+use super::{Strategy, Typed, typed};
 use crate::apply::ApplySchema;
 use crate::resources::ResourceInfo;
 use crate::status::ApiError;
@@ -23,11 +21,7 @@ const DEFINITION: &str = "io.k8s.api.core.v1.Node";
 /// Nodes' [`Strategy`].
 pub(crate) struct Nodes;
 
-static GO_TYPE: LazyLock<&'static gotypes::Struct> =
-    LazyLock::new(|| gotypes::from_definition(DEFINITION));
-
-static APPLY_SCHEMA: LazyLock<ApplySchema> =
-    LazyLock::new(|| ApplySchema::from_definitions(DEFINITION, VALUE_STRUCTS));
+static TYPED: Typed = typed!(DEFINITION, VALUE_STRUCTS);
 
 /// The fields of the Go type that are structs rather than pointers.
 const VALUE_STRUCTS: &[&str] = &[
@@ -161,7 +155,7 @@ fn info_cell(obj: &Value, key: &str) -> Value {
 
 impl Strategy for Nodes {
     fn go_type(&self) -> Option<&'static gotypes::Struct> {
-        Some(*GO_TYPE)
+        Some(*TYPED.go_type)
     }
 
     fn decode(&self, obj: &mut Value) -> Result<(), String> {
@@ -239,7 +233,7 @@ impl Strategy for Nodes {
     }
 
     fn apply_schema(&self) -> Option<&'static ApplySchema> {
-        Some(&APPLY_SCHEMA)
+        Some(&TYPED.apply)
     }
 
     fn value_structs(&self) -> &'static [&'static str] {

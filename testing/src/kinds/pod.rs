@@ -7,12 +7,10 @@
 //! (`CheckGracefulDelete`), the field selectors of `ToSelectableFields` and the printer's columns.
 //! The `binding` and `eviction` subresources are the registry's (`registry::pods`).
 
-use std::sync::LazyLock;
-
 use http::Method;
 use serde_json::{Value, json};
 
-use super::Strategy;
+use super::{Strategy, Typed, typed};
 use crate::apply::ApplySchema;
 use crate::resources::ResourceInfo;
 use crate::status::ApiError;
@@ -25,11 +23,7 @@ const DEFINITION: &str = "io.k8s.api.core.v1.Pod";
 /// Pods' [`Strategy`].
 pub(crate) struct Pods;
 
-static GO_TYPE: LazyLock<&'static gotypes::Struct> =
-    LazyLock::new(|| gotypes::from_definition(DEFINITION));
-
-static APPLY_SCHEMA: LazyLock<ApplySchema> =
-    LazyLock::new(|| ApplySchema::from_definitions(DEFINITION, VALUE_STRUCTS));
+static TYPED: Typed = typed!(DEFINITION, VALUE_STRUCTS);
 
 /// The fields of the Go type that are structs rather than pointers, or lists without
 /// `omitempty`: present in the zero value the field manager compares a create with.
@@ -267,7 +261,7 @@ fn summary(pod: &Value) -> (String, String, i64, String) {
 
 impl Strategy for Pods {
     fn go_type(&self) -> Option<&'static gotypes::Struct> {
-        Some(*GO_TYPE)
+        Some(*TYPED.go_type)
     }
 
     fn decode(&self, obj: &mut Value) -> Result<(), String> {
@@ -376,7 +370,7 @@ impl Strategy for Pods {
     }
 
     fn apply_schema(&self) -> Option<&'static ApplySchema> {
-        Some(&APPLY_SCHEMA)
+        Some(&TYPED.apply)
     }
 
     fn value_structs(&self) -> &'static [&'static str] {

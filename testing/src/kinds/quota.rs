@@ -4,11 +4,9 @@
 //! columns (`printResourceQuota`) and the default table convertor's for limit ranges
 //! (`rest.NewDefaultTableConvertor`: Name and Created At).
 
-use std::sync::LazyLock;
-
 use serde_json::{Value, json};
 
-use super::Strategy;
+use super::{Strategy, Typed, typed};
 use crate::apply::ApplySchema;
 use crate::resources::ResourceInfo;
 use crate::status::ApiError;
@@ -24,14 +22,8 @@ const LIMIT_RANGE: &str = "io.k8s.api.core.v1.LimitRange";
 const QUOTA_VALUE_STRUCTS: &[&str] = &["spec", "status"];
 const LIMIT_RANGE_VALUE_STRUCTS: &[&str] = &["spec"];
 
-static QUOTA_TYPE: LazyLock<&'static gotypes::Struct> =
-    LazyLock::new(|| gotypes::from_definition(RESOURCE_QUOTA));
-static QUOTA_APPLY: LazyLock<ApplySchema> =
-    LazyLock::new(|| ApplySchema::from_definitions(RESOURCE_QUOTA, QUOTA_VALUE_STRUCTS));
-static LIMIT_RANGE_TYPE: LazyLock<&'static gotypes::Struct> =
-    LazyLock::new(|| gotypes::from_definition(LIMIT_RANGE));
-static LIMIT_RANGE_APPLY: LazyLock<ApplySchema> =
-    LazyLock::new(|| ApplySchema::from_definitions(LIMIT_RANGE, LIMIT_RANGE_VALUE_STRUCTS));
+static QUOTA: Typed = typed!(RESOURCE_QUOTA, QUOTA_VALUE_STRUCTS);
+static LIMITS: Typed = typed!(LIMIT_RANGE, LIMIT_RANGE_VALUE_STRUCTS);
 
 /// The zero `spec` and `status` structs the Go encoder writes as `{}`.
 fn zero_structs(obj: &mut Value, fields: &[&str]) {
@@ -47,7 +39,7 @@ pub(crate) struct ResourceQuotas;
 
 impl Strategy for ResourceQuotas {
     fn go_type(&self) -> Option<&'static gotypes::Struct> {
-        Some(*QUOTA_TYPE)
+        Some(*QUOTA.go_type)
     }
 
     fn decode(&self, obj: &mut Value) -> Result<(), String> {
@@ -82,7 +74,7 @@ impl Strategy for ResourceQuotas {
     }
 
     fn apply_schema(&self) -> Option<&'static ApplySchema> {
-        Some(&QUOTA_APPLY)
+        Some(&QUOTA.apply)
     }
 
     fn value_structs(&self) -> &'static [&'static str] {
@@ -132,7 +124,7 @@ pub(crate) struct LimitRanges;
 
 impl Strategy for LimitRanges {
     fn go_type(&self) -> Option<&'static gotypes::Struct> {
-        Some(*LIMIT_RANGE_TYPE)
+        Some(*LIMITS.go_type)
     }
 
     fn decode(&self, obj: &mut Value) -> Result<(), String> {
@@ -154,7 +146,7 @@ impl Strategy for LimitRanges {
     }
 
     fn apply_schema(&self) -> Option<&'static ApplySchema> {
-        Some(&LIMIT_RANGE_APPLY)
+        Some(&LIMITS.apply)
     }
 
     fn value_structs(&self) -> &'static [&'static str] {

@@ -11,11 +11,10 @@
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 use std::ops::RangeInclusive;
-use std::sync::LazyLock;
 
 use serde_json::{Value, json};
 
-use super::Strategy;
+use super::{Strategy, Typed, typed};
 use crate::apply::ApplySchema;
 use crate::resources::ResourceInfo;
 use crate::status::{ApiError, Qualified};
@@ -93,14 +92,8 @@ impl ServiceNetwork {
 const SERVICE: &str = "io.k8s.api.core.v1.Service";
 const ENDPOINTS: &str = "io.k8s.api.core.v1.Endpoints";
 
-static SERVICE_TYPE: LazyLock<&'static gotypes::Struct> =
-    LazyLock::new(|| gotypes::from_definition(SERVICE));
-static ENDPOINTS_TYPE: LazyLock<&'static gotypes::Struct> =
-    LazyLock::new(|| gotypes::from_definition(ENDPOINTS));
-static SERVICE_APPLY: LazyLock<ApplySchema> =
-    LazyLock::new(|| ApplySchema::from_definitions(SERVICE, SERVICE_VALUE_STRUCTS));
-static ENDPOINTS_APPLY: LazyLock<ApplySchema> =
-    LazyLock::new(|| ApplySchema::from_definitions(ENDPOINTS, &[]));
+static SERVICE_TYPED: Typed = typed!(SERVICE, SERVICE_VALUE_STRUCTS);
+static ENDPOINTS_TYPED: Typed = typed!(ENDPOINTS, &[]);
 
 const SERVICE_VALUE_STRUCTS: &[&str] = &["spec", "status", "status.loadBalancer"];
 
@@ -147,7 +140,7 @@ pub(crate) struct Services;
 
 impl Strategy for Services {
     fn go_type(&self) -> Option<&'static gotypes::Struct> {
-        Some(*SERVICE_TYPE)
+        Some(*SERVICE_TYPED.go_type)
     }
 
     fn decode(&self, obj: &mut Value) -> Result<(), String> {
@@ -233,7 +226,7 @@ impl Strategy for Services {
     }
 
     fn apply_schema(&self) -> Option<&'static ApplySchema> {
-        Some(&SERVICE_APPLY)
+        Some(&SERVICE_TYPED.apply)
     }
 
     fn value_structs(&self) -> &'static [&'static str] {
@@ -1032,7 +1025,7 @@ pub(crate) struct Endpoints;
 
 impl Strategy for Endpoints {
     fn go_type(&self) -> Option<&'static gotypes::Struct> {
-        Some(*ENDPOINTS_TYPE)
+        Some(*ENDPOINTS_TYPED.go_type)
     }
 
     fn decode(&self, obj: &mut Value) -> Result<(), String> {
@@ -1055,7 +1048,7 @@ impl Strategy for Endpoints {
     }
 
     fn apply_schema(&self) -> Option<&'static ApplySchema> {
-        Some(&ENDPOINTS_APPLY)
+        Some(&ENDPOINTS_TYPED.apply)
     }
 
     fn columns(&self, _info: &ResourceInfo) -> Vec<Column> {

@@ -9,12 +9,10 @@
 //! (`pkg/printers/internalversion/printers.go`: `printPersistentVolumeClaim`,
 //! `printPersistentVolume`, `printStorageClass`). None of them keeps a generation.
 
-use std::sync::LazyLock;
-
 use serde_json::{Value, json};
 
-use super::Strategy;
 use super::deployment::description;
+use super::{Strategy, Typed, typed};
 use crate::apply::ApplySchema;
 use crate::object::rfc3339;
 use crate::resources::ResourceInfo;
@@ -38,21 +36,6 @@ pub(crate) enum Storage {
 /// The finalizers `StorageObjectInUseProtection` adds to new claims and volumes.
 const CLAIM_FINALIZER: &str = "kubernetes.io/pvc-protection";
 const VOLUME_FINALIZER: &str = "kubernetes.io/pv-protection";
-
-/// What each kind's Go type and apply schema are read from.
-struct Typed {
-    go_type: LazyLock<&'static gotypes::Struct>,
-    apply: LazyLock<ApplySchema>,
-}
-
-macro_rules! typed {
-    ($definition:literal, $structs:expr) => {
-        Typed {
-            go_type: LazyLock::new(|| gotypes::from_definition($definition)),
-            apply: LazyLock::new(|| ApplySchema::from_definitions($definition, $structs)),
-        }
-    };
-}
 
 /// The fields of each Go type that are structs rather than pointers.
 const CLAIM_STRUCTS: &[&str] = &["spec", "spec.resources", "status"];

@@ -11,8 +11,8 @@ use std::sync::LazyLock;
 
 use serde_json::{Value, json};
 
-use super::Strategy;
 use super::deployment::{containers, description};
+use super::{Strategy, Typed, typed};
 use crate::apply::ApplySchema;
 use crate::resources::ResourceInfo;
 use crate::status::ApiError;
@@ -36,12 +36,6 @@ pub(crate) enum Workloads {
     ControllerRevisions,
 }
 
-/// What each kind's Go type and apply schema are read from.
-struct Typed {
-    go_type: LazyLock<&'static gotypes::Struct>,
-    apply: LazyLock<ApplySchema>,
-}
-
 /// The value structs of a workload with a pod template (see [`Strategy::value_structs`]), and
 /// the kind's own ones (a StatefulSet's and a DaemonSet's `updateStrategy`).
 macro_rules! template_value_structs {
@@ -61,15 +55,6 @@ macro_rules! template_value_structs {
 const REPLICA_SET_STRUCTS: &[&str] = template_value_structs!();
 const STATEFUL_SET_STRUCTS: &[&str] = template_value_structs!("spec.updateStrategy");
 const DAEMON_SET_STRUCTS: &[&str] = template_value_structs!("spec.updateStrategy");
-
-macro_rules! typed {
-    ($definition:literal, $structs:expr) => {
-        Typed {
-            go_type: LazyLock::new(|| gotypes::from_definition($definition)),
-            apply: LazyLock::new(|| ApplySchema::from_definitions($definition, $structs)),
-        }
-    };
-}
 
 static REPLICA_SET: Typed = typed!("io.k8s.api.apps.v1.ReplicaSet", REPLICA_SET_STRUCTS);
 static STATEFUL_SET: Typed = typed!("io.k8s.api.apps.v1.StatefulSet", STATEFUL_SET_STRUCTS);
