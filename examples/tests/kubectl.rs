@@ -1,8 +1,9 @@
 //! `rollouts --serve` keeps the API server up with the operator running (the embedded one, or
 //! the real kube-apiserver when `KUBEWARD_TEST_APISERVER=real`, as `scripts/test` runs it
 //! again), and kubectl works against it: `get rollouts` lists the Rollout, `describe rollout` shows its events,
-//! `explain rollouts.spec` shows the CRD's schema, and `delete namespace` waits for the operator's
-//! cleanup of the Rollouts in it. A client bearing a token that authenticates no one gets the 401
+//! `explain rollouts.spec` shows the CRD's schema, `get pods -w` shows a replaced pod of its
+//! Deployment going Ready on the simulated cluster, and `delete namespace` waits for the
+//! operator's cleanup of the Rollouts in it. A client bearing a token that authenticates no one gets the 401
 //! kube-apiserver answers, while the kubeconfig's own credentials work.
 
 use std::path::{Path, PathBuf};
@@ -181,9 +182,12 @@ fn kubectl_gets_and_describes_the_rollout_served_by_rollouts_serve() {
 
     rbac_applies_and_binds(&k, &dir);
 
-    let children = k.output(&["get", "configmaps", "-o", "name"]);
+    let children = k.output(&["get", "deployments,services", "-o", "name"]);
     let stdout = children.stdout;
-    assert!(stdout.contains("configmap/web-live"), "{stdout}");
+    assert!(stdout.contains("deployment.apps/web\n"), "{stdout}");
+    assert!(stdout.contains("service/web\n"), "{stdout}");
+
+    a_replaced_pod_goes_ready_under_get_pods_watch(&k);
 
     get_watch_prints_updates_under_the_lists_header(&k);
     namespace_deletion_waits_for_the_operators_cleanup(&k, &dir);
@@ -302,6 +306,49 @@ fn get_watch_prints_updates_under_the_lists_header(k: &Kubectl) {
     patch(suspended);
 }
 
+/// `kubectl get pods -w` on the served cluster: the Rollout's Deployment is ready 3/3; a pod
+/// deleted is replaced by its ReplicaSet, and the watch shows the replacement created not
+/// ready, then `Running` and ready (`1/1`), as the simulated kubelet reports it.
+fn a_replaced_pod_goes_ready_under_get_pods_watch(k: &Kubectl) {
+    let ready = "jsonpath={.status.readyReplicas}/{.spec.replicas}";
+    k.until(&["get", "deployment", "web", "-o", ready], UNTIL, |s| {
+        s == "3/3"
+    });
+    let watching = k.lines(&[
+        "get",
+        "pods",
+        "--selector=demo.kubeward.dev/rollout=web",
+        "-w",
+    ]);
+    let next = || watching.next_line(Duration::from_secs(60));
+    let header: Vec<String> = next().split_whitespace().map(str::to_string).collect();
+    assert_eq!(header, ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]);
+    let listed: Vec<String> = (0..3)
+        .map(|_| {
+            let line = next();
+            let cells: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(cells[1..3], ["1/1", "Running"], "{line}");
+            cells[0].to_owned()
+        })
+        .collect();
+    let deleted = k.output(&["delete", "pod", &listed[0], "--wait=false"]);
+    assert!(deleted.success, "{}", deleted.stderr);
+    let mut unready = false;
+    loop {
+        let line = next();
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        if listed.iter().any(|p| p == cells[0]) {
+            continue;
+        }
+        if cells[1] == "0/1" {
+            unready = true;
+        } else if cells[1..3] == ["1/1", "Running"] {
+            break;
+        }
+    }
+    assert!(unready, "the replacement pod was never shown not ready");
+}
+
 /// A finalizer the test holds on its Rollout, so the namespace deletion is observably waiting.
 const HOLD: &str = "example.com/hold";
 
@@ -337,9 +384,9 @@ fn namespace_deletion_waits_for_the_operators_cleanup(k: &Kubectl, dir: &Path) {
     ];
     k.until(&finalizers, UNTIL, |f| f.contains(FINALIZER));
     k.until(
-        &["get", "configmaps", "-n", "shop", "-o", "name"],
+        &["get", "deployments,services", "-n", "shop", "-o", "name"],
         UNTIL,
-        |names| names.contains("configmap/web-"),
+        |names| names == "deployment.apps/web\nservice/web\n",
     );
 
     // kubectl waits for the namespace to be gone.
@@ -354,7 +401,7 @@ fn namespace_deletion_waits_for_the_operators_cleanup(k: &Kubectl, dir: &Path) {
     // keeps the Rollout, and so the namespace.
     k.until(&finalizers, UNTIL, |f| f == format!("[\"{HOLD}\"]"));
     k.until(
-        &["get", "configmaps", "-n", "shop", "-o", "name"],
+        &["get", "deployments,services", "-n", "shop", "-o", "name"],
         UNTIL,
         |names| names.trim().is_empty(),
     );
@@ -459,7 +506,10 @@ fn rbac_applies_and_binds(k: &Kubectl, dir: &Path) {
             "yes",
         ),
         (&["create", "events.events.k8s.io"][..], "yes"),
-        (&["delete", "configmaps"][..], "yes"),
+        (&["delete", "deployments.apps"][..], "yes"),
+        (&["patch", "services"][..], "yes"),
+        (&["watch", "pods"][..], "yes"),
+        (&["delete", "pods"][..], "no"),
         (&["delete", "rollouts.demo.kubeward.dev"][..], "no"),
         (&["get", "secrets"][..], "no"),
     ] {

@@ -1,5 +1,7 @@
-//! The ClusterRole that `rollouts rbac` prints is sufficient and minimal: the scenario completes
-//! with a client restricted to exactly its rules — also when a status write and an event create
+//! The ClusterRole that `rollouts rbac` prints is sufficient and minimal: the scenario (and, for
+//! the rule on pods, the smaller scenario of a pod failing after its Deployment settled,
+//! `drive_pod_failure`: in the main one, the Deployment's changes happen to wake the operator
+//! after the kubelet reported its pod) completes with a client restricted to exactly its rules — also when a status write and an event create
 //! commit and lose their answer, so that the runtime reads them back — and fails, with a 403
 //! seen by the API server, when any single verb of any rule is taken away (the `get` that only
 //! those read-backs use is refused with a 403; what its absence costs, a lost or duplicated
@@ -18,12 +20,52 @@ use kube::api::PostParams;
 use kubeward_examples::rollouts::operator::LeaseOptions;
 use kubeward_examples::rollouts::rbac;
 use kubeward_examples::rollouts::scenario::{
-    RunningOperator, ScenarioError, ScenarioOptions, cluster, drive,
+    RunningOperator, ScenarioError, ScenarioOptions, cluster, cluster_with, drive,
+    drive_pod_failure,
 };
 use kubeward_testing::kubectl::Kubectl;
-use kubeward_testing::{Backend, Cluster, Identity};
+use kubeward_testing::{Backend, Cluster, Identity, Workloads};
 
 const USER: &str = "system:serviceaccount:default:rollouts";
+
+/// Runs the pod-failure scenario on a cluster without nodes with the operator restricted to
+/// `rules`; the result and whether the server answered the operator with a 403.
+async fn pod_failure_with(
+    rules: Vec<PolicyRule>,
+    stage_timeout: Duration,
+) -> (Result<(), ScenarioError>, bool, String) {
+    let backend = Backend::from_env().expect("backend");
+    let server = cluster_with(backend, Workloads::new())
+        .await
+        .expect("cluster");
+    let restricted = server
+        .service_account_client("default", "rollouts", rules)
+        .await
+        .expect("restricted client");
+    let admin = server.client().expect("admin client");
+    let options = ScenarioOptions {
+        stage_timeout,
+        ..ScenarioOptions::default()
+    };
+    let operator = RunningOperator::start(restricted, &options.operator()).expect("operator");
+    let mut output = Vec::new();
+    let result = drive_pod_failure(&admin, &operator, &options, &mut output).await;
+    let _ = operator.stop().await;
+    let forbidden = server
+        .requests()
+        .iter()
+        .any(|r| r.user == USER && r.status == 403);
+    (
+        result,
+        forbidden,
+        String::from_utf8_lossy(&output).into_owned(),
+    )
+}
+
+/// Whether `rule` is the one on pods: its verbs are checked by the pod-failure scenario.
+fn on_pods(rule: &PolicyRule) -> bool {
+    rule.resources.as_deref() == Some(&["pods".to_owned()][..])
+}
 
 /// Runs the scenario with the operator restricted to `rules`; the result and whether the
 /// server answered the operator with a 403.
@@ -149,6 +191,15 @@ async fn the_printed_role_is_sufficient_and_every_verb_of_it_is_needed() {
         !forbidden,
         "the operator was refused something with the printed role"
     );
+    let (result, forbidden, output) =
+        pod_failure_with(rules.clone(), Duration::from_secs(30)).await;
+    if let Err(error) = result {
+        panic!("the pod-failure scenario fails with the printed role: {error}\n{output}");
+    }
+    assert!(
+        !forbidden,
+        "the operator was refused something with the printed role"
+    );
 
     // Take away one verb at a time; the runs are independent, so they run at once. A stage
     // that cannot complete fails after the (short) stage timeout.
@@ -162,9 +213,13 @@ async fn the_printed_role_is_sufficient_and_every_verb_of_it_is_needed() {
             }
             let what = format!("{verb} on {}", describe(rule));
             let read_back = read_back_only(rule, verb);
+            let pods = on_pods(rule);
             removals.push(async move {
-                let (result, forbidden, _) =
-                    scenario_with(reduced, Duration::from_secs(5), None).await;
+                let (result, forbidden, _) = if pods {
+                    pod_failure_with(reduced, Duration::from_secs(5)).await
+                } else {
+                    scenario_with(reduced, Duration::from_secs(5), None).await
+                };
                 // A refused read-back leaves a transition event lost, which the scenario's stages
                 // do not wait for: the 403 is what shows the verb is needed.
                 (what, result.is_err() || read_back, forbidden)

@@ -1,4 +1,5 @@
-//! The README shows the example's generated state diagram and events table; they cannot go stale.
+//! The README shows the example's generated state diagram and events table, and an excerpt of
+//! its declaration; they cannot go stale.
 
 use kube::runtime::events::EventType;
 use kubeward_examples::rollouts::UpToDate;
@@ -50,6 +51,36 @@ fn the_readme_events_table_matches_the_vocabulary() {
         assert!(
             readme.contains(&row),
             "the README's events table lacks the row {row}"
+        );
+    }
+}
+
+/// The README's excerpt of the example's declaration names the kinds the reconciler really
+/// declares: each `owns(..)` and `watches(..)` line of `#[kubeward::reconciler(..)]` in
+/// `reconciler.rs` is in the README as written (comments aside).
+#[test]
+fn the_readme_declaration_names_the_declared_children_and_watches() {
+    let readme = readme();
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/rollouts/reconciler.rs"
+    ))
+    .expect("reconciler.rs");
+    let declaration = source
+        .split_once("#[kubeward::reconciler(")
+        .and_then(|(_, rest)| rest.split_once(")]\nimpl"))
+        .map(|(declaration, _)| declaration)
+        .expect("the #[kubeward::reconciler(..)] declaration");
+    let relations: Vec<&str> = declaration
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("owns(") || l.starts_with("watches("))
+        .collect();
+    assert!(!relations.is_empty(), "{declaration}");
+    for relation in relations {
+        assert!(
+            readme.lines().any(|l| l.trim() == relation),
+            "the README's excerpt of the declaration lacks the line `{relation}`"
         );
     }
 }

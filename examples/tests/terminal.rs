@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kubeward_examples::rollouts::operator::OperatorOptions;
-use kubeward_examples::rollouts::scenario::{RunningOperator, cluster};
+use kubeward_examples::rollouts::scenario::{BROKEN_IMAGE, RunningOperator, cluster};
 use kubeward_examples::rollouts::{Rollout, RolloutSpec, Strategy};
 
 const CONTROLLER: &str = "demo.kubeward.dev/rollouts";
@@ -104,14 +104,11 @@ async fn an_invalid_image_fails_once_and_waits_for_the_spec_to_change() {
     })
     .await;
 
-    // The barrier: a Rollout whose image tag does not exist (yet), a failure worth retrying,
-    // created after web failed, retried with the same backoff twice since. Had web been retried,
-    // it would have been retried as often.
+    // The barrier: a Rollout whose image the kubelets cannot pull (it may yet be pushed), a
+    // failure worth retrying, created after web failed, retried with the same backoff twice
+    // since. Had web been retried, it would have been retried as often.
     rollouts
-        .create(
-            &PostParams::default(),
-            &rollout("db", "registry.example/db:broken"),
-        )
+        .create(&PostParams::default(), &rollout("db", BROKEN_IMAGE))
         .await
         .expect("create db");
     wait_for("db retried twice", async || {

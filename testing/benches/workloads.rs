@@ -11,8 +11,6 @@
 //! of a round alike. Memory is counted by this binary's allocator (live bytes after the creates,
 //! less before), and includes the watch history's share of each object.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -21,37 +19,11 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kubeward_testing::ApiServer;
 use serde_json::{Value, json};
 
-/// The global allocator, counting live bytes.
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards to the system allocator; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "support/counting.rs"]
+mod counting;
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: counting::Counting = counting::Counting;
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -129,7 +101,7 @@ async fn phases<K>(api: &Api<K>, n: usize, make: impl Fn(&str) -> K, patch: &Val
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
 {
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = counting::live();
     let start = Instant::now();
     for i in 0..n {
         api.create(&PostParams::default(), &make(&format!("o-{i}")))
@@ -137,7 +109,7 @@ where
             .expect("create");
     }
     let create = start.elapsed();
-    let bytes_per_object = (LIVE.load(Ordering::Relaxed) - before) as f64 / n as f64;
+    let bytes_per_object = (counting::live() - before) as f64 / n as f64;
     let start = Instant::now();
     for i in 0..n {
         api.patch(

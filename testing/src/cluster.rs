@@ -18,6 +18,7 @@ use crate::grant::{grant, ignore_status};
 use crate::kubeconfig::{self, Credentials};
 use crate::real::{ADMIN_USER, Assets, ControlPlane, Proxy};
 use crate::requests::{RequestLog, RequestRecord};
+use crate::workloads::Workloads;
 use crate::{ApiServer, Identity, ServerError};
 
 /// The environment variable that picks the backend of [`Cluster::start`]: unset or `embedded`
@@ -34,7 +35,9 @@ pub enum Backend {
     /// The in-process [`ApiServer`]: milliseconds to start, every fault, direct store access.
     Embedded,
     /// kube-apiserver, etcd and kube-controller-manager (garbage collector and namespace
-    /// controller) from `KUBEBUILDER_ASSETS`, reached through a fault proxy.
+    /// controller) from `KUBEBUILDER_ASSETS`, reached through a fault proxy; with
+    /// [`ClusterBuilder::workloads`], kube-controller-manager with all its controllers,
+    /// kube-scheduler and KWOK.
     Real,
 }
 
@@ -78,6 +81,87 @@ impl Backend {
 /// plane's logs and prints where they are.
 pub struct Cluster {
     inner: Inner,
+    /// Whether a simulated cluster runs ([`ClusterBuilder::workloads`]).
+    workloads: bool,
+}
+
+/// Options of a [`Cluster`]: its backend and its simulated cluster.
+///
+/// ```no_run
+/// # async fn f() -> Result<(), kubeward_testing::ServerError> {
+/// use kubeward_testing::{Cluster, Workloads};
+/// // Embedded: the simulated cluster of `crate::workloads`. Real: kube-controller-manager with
+/// // all its controllers, kube-scheduler and KWOK playing the two nodes' kubelets.
+/// let cluster = Cluster::builder().workloads(Workloads::with_nodes(2)).start().await?;
+/// assert!(cluster.has_workloads());
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Default)]
+pub struct ClusterBuilder {
+    backend: Option<Backend>,
+    workloads: Option<Workloads>,
+}
+
+impl ClusterBuilder {
+    /// The backend; by default the one `KUBEWARD_TEST_APISERVER` names
+    /// ([`Backend::from_env`]).
+    #[must_use]
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = Some(backend);
+        self
+    }
+
+    /// Runs a simulated cluster of `workloads`' nodes, so that Deployments become available
+    /// and pods run. On the embedded server, [`ApiServerBuilder::workloads`](crate::ApiServerBuilder::workloads).
+    /// On the real one: kube-controller-manager with `--controllers=*`, kube-scheduler, and
+    /// KWOK playing the nodes' kubelets with the Stages of `testing/kwok/stages.yaml`; the
+    /// nodes are created through the API. There a fault must name an exact image and be an
+    /// image-pull or never-ready fault ([`crate::PodFault::image_pull`],
+    /// [`crate::PodFault::never_ready`]), or [`ClusterBuilder::start`] fails saying so.
+    #[must_use]
+    pub fn workloads(mut self, workloads: Workloads) -> Self {
+        self.workloads = Some(workloads);
+        self
+    }
+
+    /// Starts the cluster.
+    ///
+    /// # Errors
+    /// As [`Cluster::start`]; on the real backend with workloads also when `KUBEBUILDER_ASSETS`
+    /// lacks kube-scheduler or kwok, or a fault cannot be played there.
+    pub async fn start(self) -> Result<Cluster, ServerError> {
+        let backend = match self.backend {
+            Some(backend) => backend,
+            None => Backend::from_env()?,
+        };
+        let workloads = self.workloads.is_some();
+        let inner = match backend {
+            Backend::Embedded => {
+                let mut builder = ApiServer::builder();
+                if let Some(w) = self.workloads {
+                    builder = builder.workloads(w);
+                }
+                Inner::Embedded(builder.start().await?)
+            }
+            Backend::Real => {
+                let assets = Assets::from_env()?;
+                let tls = Tls::new().map_err(ServerError::Tls)?;
+                let admin_token = uuid::Uuid::new_v4().simple().to_string();
+                let control_plane =
+                    ControlPlane::start(&assets, &tls, &admin_token, self.workloads.as_ref())
+                        .await?;
+                let proxy = Proxy::start(&tls, control_plane.api).await?;
+                proxy.state.name_token(&admin_token, ADMIN_USER);
+                Inner::Real(Box::new(Real {
+                    proxy,
+                    control_plane,
+                    tls,
+                    admin_token,
+                }))
+            }
+        };
+        Ok(Cluster { inner, workloads })
+    }
 }
 
 enum Inner {
@@ -103,10 +187,12 @@ impl std::fmt::Debug for Cluster {
 }
 
 impl From<ApiServer> for Cluster {
-    /// An embedded server started with its own options ([`ApiServer::builder`]).
+    /// An embedded server started with its own options ([`ApiServer::builder`]); it counts as
+    /// without workloads ([`Cluster::has_workloads`]): start one with [`Cluster::builder`].
     fn from(server: ApiServer) -> Self {
         Self {
             inner: Inner::Embedded(server),
+            workloads: false,
         }
     }
 }
@@ -127,25 +213,18 @@ impl Cluster {
     /// # Errors
     /// As [`Cluster::start`].
     pub async fn start_on(backend: Backend) -> Result<Self, ServerError> {
-        match backend {
-            Backend::Embedded => Ok(ApiServer::start().await?.into()),
-            Backend::Real => {
-                let assets = Assets::from_env()?;
-                let tls = Tls::new().map_err(ServerError::Tls)?;
-                let admin_token = uuid::Uuid::new_v4().simple().to_string();
-                let control_plane = ControlPlane::start(&assets, &tls, &admin_token).await?;
-                let proxy = Proxy::start(&tls, control_plane.api).await?;
-                proxy.state.name_token(&admin_token, ADMIN_USER);
-                Ok(Self {
-                    inner: Inner::Real(Box::new(Real {
-                        proxy,
-                        control_plane,
-                        tls,
-                        admin_token,
-                    })),
-                })
-            }
-        }
+        Self::builder().backend(backend).start().await
+    }
+
+    /// Options: the backend, a simulated cluster ([`ClusterBuilder::workloads`]).
+    pub fn builder() -> ClusterBuilder {
+        ClusterBuilder::default()
+    }
+
+    /// Whether a simulated cluster runs (nodes, scheduler, kubelets, the workload
+    /// controllers): it was started with [`ClusterBuilder::workloads`].
+    pub fn has_workloads(&self) -> bool {
+        self.workloads
     }
 
     /// The backend this cluster runs on.

@@ -421,6 +421,45 @@
 //!   application/vnd.kubernetes.protobuf` (the `;stream=watch` types for watches). Responses are
 //!   JSON whatever was negotiated.
 //!
+//! # A simulated cluster
+//!
+//! With [`ApiServerBuilder::workloads`] (or [`ClusterBuilder::workloads`], which on the real
+//! tier runs kube-controller-manager with all its controllers, kube-scheduler and KWOK) the
+//! server runs what a cluster runs behind its API, on its clock ([`workloads`]): the
+//! deployment, replicaset, statefulset, daemonset, job, cronjob, ttl-after-finished, endpoints,
+//! endpointslice, persistent-volume (binding, a provisioner for every StorageClass, protection
+//! finalizers), service-account, node-lifecycle, taint-eviction and pod-gc controllers of
+//! kube-controller-manager, a scheduler (resources, node selectors and affinity, taints and
+//! tolerations) and the kubelets of the nodes a test declares ([`WorkerNode`]), which run pods
+//! through `ContainerCreating` to `Running` and `Ready` (after the readiness probe's initial
+//! delay), to `Succeeded` for pods that run to completion, and play the faults a test asks for
+//! ([`PodFault`]: `ErrImagePull`/`ImagePullBackOff`, `CrashLoopBackOff`, never ready,
+//! `OOMKilled`); [`ApiServer::set_node_ready`] takes a node's kubelet away and back. So a
+//! Deployment becomes `Available`, a Job `Complete`, a Service gets its endpoints and a claim
+//! its volume, in milliseconds:
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+//! use k8s_openapi::api::apps::v1::Deployment;
+//! use kube::api::{Api, PostParams};
+//! use kubeward_testing::{ApiServer, Workloads};
+//!
+//! let server = ApiServer::builder().workloads(Workloads::with_nodes(2)).start().await?;
+//! let deployments: Api<Deployment> = Api::namespaced(server.client()?, "default");
+//! # let web: Deployment = todo!();
+//! deployments.create(&PostParams::default(), &web).await?;
+//! let available = |d: Option<&Deployment>| {
+//!     d.and_then(|d| d.status.as_ref()?.conditions.as_ref())
+//!         .is_some_and(|c| c.iter().any(|c| c.type_ == "Available" && c.status == "True"))
+//! };
+//! kube::runtime::wait::await_condition(deployments, "web", available).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! The behaviour corpus (`tests/behaviour`) runs the same scenarios on both tiers and compares
+//! each object's conditions, phases and counts; what the simulation leaves out is listed in
+//! each controller's module documentation.
+//!
 //! # kubectl
 //!
 //! [`kubectl::Kubectl`] runs the real `kubectl` from `PATH` with a kubeconfig the server wrote
@@ -466,8 +505,9 @@
 //!   tolerations, topology spread, DNS config, host aliases, readiness and scheduling gates,
 //!   each volume source's own fields, `envFrom`, ephemeral containers and resize policies (all
 //!   accepted as valid); the warnings `GetWarningsForPodTemplate` adds; the zero times of a
-//!   status condition the Go encoder writes as `null`; no controller acts on a
-//!   Deployment (its status is what a test writes).
+//!   status condition the Go encoder writes as `null`; without a simulated cluster
+//!   ([`ApiServerBuilder::workloads`]) no controller acts on a Deployment (its status is what a
+//!   test writes).
 //! - Of ResourceQuotas, LimitRanges, PodDisruptionBudgets and EndpointSlices: the
 //!   `ResourceQuota` admission (creates over a quota are not refused, and no controller writes
 //!   a quota's `status.used`) and the `LimitRanger` admission (a pod's containers get no
@@ -515,17 +555,16 @@
 //!   template generation annotation is kept in its Table rows and PartialObjectMetadata (upstream
 //!   drops it there), and a write leaving it out is not recorded as owning it; the order of the
 //!   volumes a StatefulSet's claim templates add when a template volume's rule fails (upstream
-//!   iterates a Go map); no controller acts on these kinds (no pods, no
-//!   revisions, no status).
+//!   iterates a Go map); without a simulated cluster no controller acts on these kinds (no
+//!   pods, no revisions, no status).
 //! - Of Services: the `kubernetes` Service and its Endpoints in `default` (its address is only
 //!   kept free); dual-stack and IPv6 service CIDRs (the server is single-stack IPv4, and
 //!   refuses IPv6 families and RequireDualStack as such a kube-apiserver does); ServiceCIDR and
 //!   IPAddress objects (networking.k8s.io); the `services/proxy` subresource; the warnings of
 //!   IPs and CIDRs in non-canonical forms (of Services and Endpoints) and a Service update's
 //!   warnings; reads normalising Services stored by older servers (`defaultOnRead`); allocation
-//!   is lowest first where kube-apiserver's is random; no controller acts on a Service (no
-//!   Endpoints or EndpointSlices are made for its selector, no load balancer status is
-//!   written).
+//!   is lowest first where kube-apiserver's is random; no load balancer status is written, and
+//!   without a simulated cluster no Endpoints or EndpointSlices are made for a selector.
 //! - Of Pods: what Deployments leave out of the pod spec, and `GetWarningsForPod`; the diff
 //!   after `pod updates may not change fields other than ...` is a unified diff of the v1
 //!   spec's JSON, where upstream diffs its internal Go struct; the subresources `attach`,
@@ -534,7 +573,7 @@
 //!   PriorityClasses (only the two built-in ones are known); mountable-secret enforcement
 //!   and the Pod Security admission levels (every namespace is `privileged`); the
 //!   `conditions` (`Completed`, `Failed`) a Table row of a finished pod carries; a pod
-//!   condition's zero times, written as `null`, are not owned by the field manager; no
+//!   condition's zero times, written as `null`, are not owned by the field manager; without a simulated cluster no
 //!   scheduler or kubelet acts on a pod (it stays `Pending` until a test binds it and writes
 //!   its status).
 //! - Strategic merge patch: the merged object of a built-in kind is stored as merged, where
@@ -592,11 +631,12 @@ mod table;
 mod validation;
 mod wait;
 mod watch;
+pub mod workloads;
 mod yaml;
 
 #[cfg(feature = "alert-rules")]
 pub use alert_rules::assert_alert_rules;
-pub use cluster::{BACKEND_VARIABLE, Backend, Cluster};
+pub use cluster::{BACKEND_VARIABLE, Backend, Cluster, ClusterBuilder};
 pub use faults::{Fault, FaultAction, FaultId, Faults, PathMatch};
 pub use identity::Identity;
 pub use metrics::{Sample, metric_samples, metric_value};
@@ -605,3 +645,4 @@ pub use requests::{RequestLog, RequestRecord};
 pub use server::{ApiServer, ApiServerBuilder, ServerError};
 pub use status::ApiError;
 pub use wait::{ConditionMatch, EventMatch, WaitError, wait_for_condition, wait_for_event};
+pub use workloads::{PodFault, WorkerNode, Workloads};

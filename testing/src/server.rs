@@ -88,6 +88,7 @@ pub struct ApiServerBuilder {
     anonymous: bool,
     tls: bool,
     service_network: crate::kinds::service::ServiceNetwork,
+    workloads: Option<crate::workloads::Workloads>,
 }
 
 impl Default for ApiServerBuilder {
@@ -103,6 +104,7 @@ impl Default for ApiServerBuilder {
             anonymous: false,
             tls: false,
             service_network: crate::kinds::service::ServiceNetwork::default(),
+            workloads: None,
         }
     }
 }
@@ -112,6 +114,16 @@ impl ApiServerBuilder {
     #[must_use]
     pub fn event_ttl(mut self, ttl: Duration) -> Self {
         self.event_ttl = ttl;
+        self
+    }
+
+    /// Runs a simulated cluster behind the server: kube-controller-manager's workload
+    /// controllers, a scheduler and the kubelets of `workloads`' nodes, so Deployments become
+    /// available, Jobs complete and Services get endpoints ([`crate::workloads`]). Off by
+    /// default: without it pods stay as written, as on a control plane without nodes.
+    #[must_use]
+    pub fn workloads(mut self, workloads: crate::workloads::Workloads) -> Self {
+        self.workloads = Some(workloads);
         self
     }
 
@@ -252,6 +264,9 @@ impl ApiServerBuilder {
         });
         let sweeper = tokio::spawn(sweep_events(Arc::downgrade(&shared)));
         let controllers = tokio::spawn(super::lifecycle::run(Arc::downgrade(&shared)));
+        let simulation = self
+            .workloads
+            .map(|workloads| crate::workloads::start(&shared, workloads));
         let serving = shared.clone();
         let listening = Listening::serve(listener, move |listener| {
             tokio::spawn(accept_loop(listener, serving.clone()))
@@ -262,6 +277,7 @@ impl ApiServerBuilder {
             listening,
             sweeper,
             controllers,
+            simulation,
         })
     }
 }
@@ -285,6 +301,8 @@ pub struct ApiServer {
     sweeper: JoinHandle<()>,
     /// The namespace controller and the garbage collector.
     controllers: JoinHandle<()>,
+    /// The simulated cluster, when [`ApiServerBuilder::workloads`] asked for one.
+    simulation: Option<crate::workloads::Simulation>,
 }
 
 impl std::fmt::Debug for ApiServer {
@@ -304,6 +322,29 @@ impl ApiServer {
     /// Options for a server.
     pub fn builder() -> ApiServerBuilder {
         ApiServerBuilder::default()
+    }
+
+    /// Stops (`false`) or starts again (`true`) the kubelet of the simulated cluster's node
+    /// `node` ([`ApiServerBuilder::workloads`]), as a node that loses power or its network
+    /// does:
+    ///
+    /// - stopped, the kubelet posts nothing: its pods keep their last status; once
+    ///   `--node-monitor-grace-period` (50 s) passed on the server's clock, the node lifecycle
+    ///   controller sets the node's conditions `Unknown` (`NodeStatusUnknown`, "Kubelet stopped
+    ///   posting node status."), its pods' `Ready` condition `False`, and taints it
+    ///   `node.kubernetes.io/unreachable` (`NoSchedule` and `NoExecute`); the taint eviction
+    ///   controller then deletes the pods that do not tolerate the taint, after their
+    ///   `tolerationSeconds` (300 s by default) on the clock; they stay `Terminating`, as no
+    ///   kubelet confirms their end;
+    /// - started, the kubelet posts its node `Ready` (the taints go) and syncs its pods again:
+    ///   pods being deleted are removed, the others report `Ready` again.
+    ///
+    /// Does nothing without a simulated cluster; a node that is not declared has no kubelet to
+    /// stop.
+    pub fn set_node_ready(&self, node: &str, ready: bool) {
+        if let Some(simulation) = &self.simulation {
+            simulation.set_node_ready(&self.shared, node, ready);
+        }
     }
 
     /// The base URL, `http://127.0.0.1:<port>` (`https` with [`ApiServerBuilder::tls`]).
@@ -588,6 +629,9 @@ impl Drop for ApiServer {
     fn drop(&mut self) {
         self.sweeper.abort();
         self.controllers.abort();
+        if let Some(simulation) = &self.simulation {
+            simulation.abort();
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! Object storage with one cluster-wide resourceVersion and a bounded history of changes that
 //! watches replay from (etcd plus the apiserver's watch cache, reduced to what clients observe).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -74,6 +74,11 @@ pub(crate) struct Store {
     tx: broadcast::Sender<Arc<Change>>,
     /// The resourceVersion of the last explicit compaction (0: none).
     compacted: u64,
+    /// The objects with a controller owner reference, by the controller's uid (the index the
+    /// workload controllers' informers keep).
+    controlled: HashMap<String, BTreeSet<(StorageKey, ObjectKey)>>,
+    /// The objects without one, by store (the orphans a controller may adopt).
+    uncontrolled: HashMap<StorageKey, BTreeSet<ObjectKey>>,
 }
 
 /// A watch can no longer be served from history: the oldest resourceVersion still available.
@@ -95,6 +100,8 @@ impl Store {
             floor: 1,
             tx,
             compacted: 0,
+            controlled: HashMap::new(),
+            uncontrolled: HashMap::new(),
         }
     }
 
@@ -109,6 +116,19 @@ impl Store {
             .get(key)?
             .get(&(namespace.to_string(), name.to_string()))
             .map(Arc::as_ref)
+    }
+
+    /// An object, shared (no copy).
+    pub(crate) fn get_shared(
+        &self,
+        key: &StorageKey,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Arc<Value>> {
+        self.objects
+            .get(key)?
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned()
     }
 
     /// Objects of a store, in one namespace or all, ordered by namespace then name.
@@ -200,7 +220,15 @@ impl Store {
             .objects
             .entry(key.clone())
             .or_default()
-            .insert(id, stored.clone());
+            .insert(id.clone(), stored.clone());
+        let before = previous.as_deref().map(controller_uid);
+        let after = controller_uid(&stored);
+        if before != Some(after) {
+            if let Some(before) = before {
+                self.unindex(before, key, &id);
+            }
+            self.index(after, key, id);
+        }
         let kind = if previous.is_some() {
             ChangeType::Modified
         } else {
@@ -221,6 +249,11 @@ impl Store {
             .objects
             .get_mut(key)?
             .remove(&(namespace.to_string(), name.to_string()))?;
+        self.unindex(
+            controller_uid(&previous),
+            key,
+            &(namespace.to_string(), name.to_string()),
+        );
         self.rv += 1;
         let mut object = Value::clone(&previous);
         object["metadata"]["resourceVersion"] = Value::String(self.rv.to_string());
@@ -231,6 +264,71 @@ impl Store {
             Some(previous),
         );
         Some(object)
+    }
+
+    /// Records `id` of `key` under its controller's uid, or among the uncontrolled.
+    fn index(&mut self, controller: Option<&str>, key: &StorageKey, id: ObjectKey) {
+        match controller {
+            Some(uid) => {
+                self.controlled
+                    .entry(uid.to_string())
+                    .or_default()
+                    .insert((key.clone(), id));
+            }
+            None => {
+                self.uncontrolled.entry(key.clone()).or_default().insert(id);
+            }
+        }
+    }
+
+    /// Forgets what [`Store::index`] recorded.
+    fn unindex(&mut self, controller: Option<&str>, key: &StorageKey, id: &ObjectKey) {
+        match controller {
+            Some(uid) => {
+                if let Some(set) = self.controlled.get_mut(uid) {
+                    set.remove(&(key.clone(), id.clone()));
+                    if set.is_empty() {
+                        self.controlled.remove(uid);
+                    }
+                }
+            }
+            None => {
+                if let Some(set) = self.uncontrolled.get_mut(key) {
+                    set.remove(id);
+                }
+            }
+        }
+    }
+
+    /// The objects of `key` in `namespace` without a controller owner reference, in key
+    /// order.
+    pub(crate) fn uncontrolled<'a>(
+        &'a self,
+        key: &'a StorageKey,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = &'a Value> + 'a {
+        use std::ops::Bound;
+        let from = (namespace.to_string(), String::new());
+        self.uncontrolled
+            .get(key)
+            .into_iter()
+            .flat_map(move |set| set.range((Bound::Included(from.clone()), Bound::Unbounded)))
+            .take_while(move |(ns, _)| ns == namespace)
+            .filter_map(move |(ns, name)| self.get(key, ns, name))
+    }
+
+    /// The objects of `key` whose controller owner reference names `uid`, in key order.
+    pub(crate) fn controlled_by<'a>(
+        &'a self,
+        key: &'a StorageKey,
+        uid: &str,
+    ) -> impl Iterator<Item = &'a Value> + 'a {
+        self.controlled
+            .get(uid)
+            .into_iter()
+            .flatten()
+            .filter(move |(k, _)| k == key)
+            .filter_map(move |(k, (ns, name))| self.get(k, ns, name))
     }
 
     fn record(
@@ -293,6 +391,15 @@ impl Store {
     }
 }
 
+/// The uid of an object's controller owner reference.
+pub(crate) fn controller_uid(object: &Value) -> Option<&str> {
+    object["metadata"]["ownerReferences"]
+        .as_array()?
+        .iter()
+        .find(|r| r["controller"] == true)?["uid"]
+        .as_str()
+}
+
 /// The (namespace, name) of an object.
 pub(crate) fn object_key(object: &Value) -> ObjectKey {
     let meta = &object["metadata"];
@@ -328,6 +435,49 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn objects_are_indexed_by_their_controller_while_it_controls_them() {
+        let mut store = Store::new(100);
+        let owned = |name: &str, uid: &str| {
+            let mut o = object(name, "1");
+            o["metadata"]["ownerReferences"] =
+                json!([{"uid": "other", "controller": false}, {"uid": uid, "controller": true}]);
+            o
+        };
+        let names = |store: &Store, uid: &str| -> Vec<String> {
+            let key = key();
+            store
+                .controlled_by(&key, uid)
+                .map(|o| o["metadata"]["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        store.put(&key(), owned("a", "rs-1"));
+        store.put(&key(), owned("b", "rs-1"));
+        store.put(&key(), owned("c", "rs-2"));
+        store.put(&key(), object("d", "1"));
+        assert_eq!(names(&store, "rs-1"), ["a", "b"]);
+        assert!(names(&store, "other").is_empty(), "only controllers index");
+        // Released (no controller) and adopted by another.
+        store.put(&key(), object("a", "2"));
+        store.put(&key(), owned("b", "rs-2"));
+        assert!(names(&store, "rs-1").is_empty());
+        assert_eq!(names(&store, "rs-2"), ["b", "c"]);
+        store.remove(&key(), "d", "c");
+        assert_eq!(names(&store, "rs-2"), ["b"]);
+        let other = StorageKey {
+            group: "apps".into(),
+            resource: "replicasets".into(),
+        };
+        assert_eq!(store.controlled_by(&other, "rs-2").count(), 0, "per store");
+        let configmaps = key();
+        let uncontrolled: Vec<&str> = store
+            .uncontrolled(&configmaps, "d")
+            .map(|o| o["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(uncontrolled, ["a", "d"], "released a and never-owned d");
+        assert_eq!(store.uncontrolled(&configmaps, "other").count(), 0);
     }
 
     /// The state at a resourceVersion is the live one with every later write undone: created

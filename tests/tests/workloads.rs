@@ -1,16 +1,18 @@
-//! A controller that owns a Deployment, tested on the embedded API server: the README's example
+//! A controller that owns a Deployment, tested on the embedded API server with its simulated
+//! cluster (the Deployment's controllers, scheduler and kubelet): the README's example
 //! (`the_readme_shows_this_test` keeps the two the same).
 
+use std::error::Error;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, PostParams};
-use kube::runtime::wait::await_condition;
 use kube::{CustomResourceExt, ResourceExt};
 use kubeward::children::ChildError;
 use kubeward::controller::Controller;
+use kubeward::kstatus::readiness;
 use kubeward::{Action, Pass};
+use kubeward_testing::{ApiServer, ConditionMatch, Workloads, wait_for_condition};
 use kubeward_tests::{Widget, WidgetSpec};
 
 #[derive(Debug, thiserror::Error, kubeward::Terminal)]
@@ -35,38 +37,43 @@ fn web(name: &str) -> Deployment {
 }
 
 // README: begin
-/// Each Widget runs a Deployment of its name.
+/// Each Widget runs a Deployment of its name, and is ready once the Deployment is available.
 struct Shop;
 
 #[kubeward::reconciler(resource = Widget, controller = "demo.kubeward.dev/shop", owns(Deployment))]
 impl Shop {
     async fn apply(&self, widget: &Widget, pass: &mut Pass<Widget>) -> Result<Action, ShopError> {
         pass.apply_child(&web(&widget.name_any())).await?;
-        Ok(Action::await_change())
+        let web = pass.get_child::<Deployment>(&widget.name_any()).await?;
+        if web.is_some_and(|d| readiness(&d).is_current()) {
+            pass.set_status_field("phase", "Running");
+            return Ok(Action::await_change()); // kstatus: Ready
+        }
+        pass.set_status_field("phase", "Starting");
+        Ok(Action::requeue(Duration::from_secs(5))) // kstatus: Reconciling; its changes wake it
     }
 }
 
 #[tokio::test]
-async fn a_widget_runs_its_deployment() -> Result<(), Box<dyn std::error::Error>> {
-    let server = kubeward_testing::ApiServer::start().await?;
+async fn a_widget_is_ready_once_its_deployment_is_available() -> Result<(), Box<dyn Error>> {
+    let server = ApiServer::builder()
+        .workloads(Workloads::with_nodes(2))
+        .start()
+        .await?;
     server.install_crd(&Widget::crd())?;
     let client = server.client()?;
     let controller = tokio::spawn(Controller::new(Shop, client.clone()).run());
     let widgets: Api<Widget> = Api::namespaced(client.clone(), "default");
     let shop = Widget::new("shop", WidgetSpec::default());
     widgets.create(&PostParams::default(), &shop).await?;
-    let stored = await_condition(
-        Api::<Deployment>::namespaced(client, "default"),
-        "shop",
-        |deployment: Option<&Deployment>| deployment.is_some(),
-    );
-    let stored = tokio::time::timeout(Duration::from_secs(30), stored).await??;
-    let deployment = stored.expect("the Deployment");
-    // Stored as kube-apiserver stores it: defaulted, owned by the widget.
-    let strategy = deployment.spec.as_ref().and_then(|s| s.strategy.clone());
-    let rolling = strategy.and_then(|s| s.rolling_update).expect("defaulted");
-    assert_eq!(rolling.max_surge, Some(IntOrString::String("25%".into())));
-    assert_eq!(deployment.owner_references()[0].name, "shop");
+    let ready = ConditionMatch::new("Ready").status("True");
+    wait_for_condition(&widgets, "shop", &ready, Duration::from_secs(30)).await?;
+    // The simulated cluster ran it: a ReplicaSet, a pod scheduled, started and ready.
+    let web = Api::<Deployment>::namespaced(client, "default")
+        .get("shop")
+        .await?;
+    assert_eq!(web.status.and_then(|s| s.available_replicas), Some(1));
+    assert_eq!(web.metadata.owner_references.unwrap()[0].name, "shop");
     controller.abort();
     Ok(())
 }

@@ -256,7 +256,8 @@ async fn serve(kubeconfig_out: &std::path::Path) -> Result<(), BoxError> {
         "\nServing the API server with the operator running. Try:\n  \
          kubectl --kubeconfig {path} get rollouts\n  \
          kubectl --kubeconfig {path} describe rollout {name}\n  \
-         kubectl --kubeconfig {path} get configmaps\n\
+         kubectl --kubeconfig {path} get deployments,services,pods\n  \
+         kubectl --kubeconfig {path} get pods -w\n\
          Ctrl-C to stop.",
         name = options.name
     )?;

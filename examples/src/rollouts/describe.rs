@@ -1,4 +1,4 @@
-//! Events as `kubectl describe` shows them.
+//! Events, and a Deployment's replicas and conditions, as `kubectl describe` shows them.
 //!
 //! Mirrors kubectl's `DescribeEvents` (`k8s.io/kubectl/pkg/describe`): sorted by when they were
 //! last seen (`series.lastObservedTime`, else `deprecatedLastTimestamp`, else `eventTime`), in
@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 
 use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::events::v1::Event;
 
 /// The `Events:` section of `kubectl describe` for `events`, as of `now`.
@@ -62,6 +63,68 @@ pub fn describe_events(events: &[Event], now: Timestamp) -> String {
             let _ = write!(out, "{cell:<w$}", w = width + 2);
         }
         let _ = writeln!(out, "{}", row[4]);
+    }
+    out
+}
+
+/// The `Replicas:` line and the `Conditions:` table of `kubectl describe deployment`
+/// (`describeDeployment` in `k8s.io/kubectl/pkg/describe/describe.go`): `<n> desired | <n>
+/// updated | <n> total | <n> available | <n> unavailable`, then each condition's type, status and
+/// reason in the order stored, tab-aligned as kubectl's tabwriter aligns them (a cell is padded
+/// to its column's widest plus two spaces; kubectl writes the type followed by a space).
+///
+/// ```
+/// # use kubeward_examples::rollouts::describe::describe_deployment;
+/// let d = serde_json::from_value(serde_json::json!({
+///     "spec": {"replicas": 3, "selector": {}, "template": {}},
+///     "status": {"replicas": 3, "updatedReplicas": 3, "availableReplicas": 3, "conditions": [
+///         {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"}]},
+/// })).unwrap();
+/// assert_eq!(describe_deployment(&d), "Replicas:  3 desired | 3 updated | 3 total | 3 available | 0 unavailable\n\
+///     Conditions:\n  Type        Status  Reason\n  ----        ------  ------\n  \
+///     Available   True    MinimumReplicasAvailable\n");
+/// ```
+pub fn describe_deployment(deployment: &Deployment) -> String {
+    let desired = deployment
+        .spec
+        .as_ref()
+        .and_then(|s| s.replicas)
+        .unwrap_or(1);
+    let status = deployment.status.clone().unwrap_or_default();
+    let mut out = format!(
+        "Replicas:  {desired} desired | {} updated | {} total | {} available | {} unavailable\n",
+        status.updated_replicas.unwrap_or_default(),
+        status.replicas.unwrap_or_default(),
+        status.available_replicas.unwrap_or_default(),
+        status.unavailable_replicas.unwrap_or_default(),
+    );
+    let conditions = status.conditions.unwrap_or_default();
+    if conditions.is_empty() {
+        return out;
+    }
+    let mut rows: Vec<[String; 3]> = vec![
+        ["  Type".into(), "Status".into(), "Reason".into()],
+        ["  ----".into(), "------".into(), "------".into()],
+    ];
+    for c in &conditions {
+        rows.push([
+            format!("  {} ", c.type_),
+            c.status.clone(),
+            c.reason.clone().unwrap_or_default(),
+        ]);
+    }
+    let widths = [0, 1].map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0));
+    out.push_str("Conditions:\n");
+    for row in &rows {
+        let _ = writeln!(
+            out,
+            "{:<w0$}{:<w1$}{}",
+            row[0],
+            row[1],
+            row[2],
+            w0 = widths[0] + 2,
+            w1 = widths[1] + 2
+        );
     }
     out
 }

@@ -20,7 +20,7 @@ pub struct OperatorOptions {
     pub instance: Option<String>,
     /// Reconcile only while holding the Lease [`LEASE_NAME`] in this namespace.
     pub leader_election: Option<LeaseOptions>,
-    /// Watch and reconcile the Rollouts (and their ConfigMaps) of these namespaces alone, with a
+    /// Watch and reconcile the Rollouts (and their children and pods) of these namespaces alone, with a
     /// Role in each ([`rbac::namespaced`](super::rbac::namespaced)); none for the whole cluster.
     pub namespaces: Vec<String>,
 }
@@ -86,7 +86,7 @@ impl Operator {
     /// See [`SetupError`].
     pub fn new(client: kube::Client, options: &OperatorOptions) -> Result<Self, SetupError> {
         let registry = prometheus::Registry::new();
-        let mut controller = Rollouts::new()
+        let mut controller = Rollouts::new(client.clone())
             .with_stage_delay(options.stage_delay)
             .controller(client.clone())
             .with_event_flush_interval(options.event_flush_interval)

@@ -15,10 +15,10 @@
 //!
 //! # Approval
 //!
-//! With `strategy: Manual`, a new generation is staged (its candidate ConfigMap applied and
-//! verified) and then waits, with `UpToDate=False` reason `WaitingForApproval` (a Normal event:
-//! waiting for a human is not a failure). A human approves one generation by annotating the
-//! Rollout with it:
+//! With `strategy: Manual`, a new generation is staged (the Rollout's Deployment holds its pod
+//! template, paused: the running pods stay those of the promoted generation) and then waits, with
+//! `UpToDate=False` reason `WaitingForApproval` (a Normal event: waiting for a human is not a
+//! failure). A human approves one generation by annotating the Rollout with it:
 //!
 //! ```sh
 //! kubectl annotate rollout web demo.kubeward.dev/approved-generation=2 --overwrite
@@ -58,13 +58,14 @@ pub const DEFAULT_TIMEOUT_SECONDS: u64 = 600;
 pub struct RolloutSpec {
     /// The container image to roll out, e.g. `registry.example/web:1.0`.
     pub image: String,
-    /// How many replicas the workload runs.
+    /// How many replicas the Deployment runs.
     #[serde(default = "default_replicas")]
     pub replicas: i32,
     /// Whether a new generation needs a human's approval before it is promoted.
     #[serde(default)]
     pub strategy: Strategy,
-    /// How long a generation may stay `Applying` before the rollout is declared timed out.
+    /// How long a generation may stay `Applying` before the rollout is declared timed out; also
+    /// the Deployment's `progressDeadlineSeconds`.
     #[serde(default = "default_timeout_seconds")]
     pub timeout_seconds: u64,
     /// While true, the operator leaves this Rollout alone (its passes are skipped).
@@ -83,7 +84,7 @@ fn default_timeout_seconds() -> u64 {
 /// How a staged generation gets promoted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum Strategy {
-    /// Promote as soon as the candidate is verified.
+    /// Promote as soon as the generation is staged.
     #[default]
     Automatic,
     /// Wait for the [`APPROVED_GENERATION`] annotation to name the generation.
@@ -94,10 +95,10 @@ pub enum Strategy {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutStatus {
-    /// The `UpToDate` condition: whether the live ConfigMap runs the current generation.
+    /// The `UpToDate` condition: whether the Deployment runs the current generation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
-    /// The image that is live (promoted), if any.
+    /// The image the Deployment last ran verified (on every replica), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live_image: Option<String>,
     /// The generation the operator last worked on (written by the runtime, for kstatus-based

@@ -2,9 +2,14 @@
 //! promote it, roll out an image that fails, recover, suspend, delete — printing progress and,
 //! after each stage, the events as `kubectl describe rollout` shows them.
 //!
+//! It runs on a simulated cluster ([`workloads`]: two nodes whose kubelets cannot pull
+//! [`BROKEN_IMAGE`]), so the Rollout's Deployment really rolls out: the Deployment and
+//! ReplicaSet controllers create pods, the scheduler places them, the kubelets start them (or
+//! report `ErrImagePull` and `ImagePullBackOff` for the missing image).
+//!
 //! The scenario checks itself as it goes: each stage waits (bounded by
 //! [`ScenarioOptions::stage_timeout`]) for the condition, the events with their types, and the
-//! child objects it expects, and fails with what it last saw otherwise.
+//! children and pods it expects, and fails with what it last saw otherwise.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -12,20 +17,33 @@ use std::io::Write;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Pod, Service};
 use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kubeward::controller::ControllerError;
-use kubeward_testing::{ApiServer, Backend, Cluster, ServerError};
+use kubeward_testing::{ApiServer, Backend, Cluster, PodFault, ServerError, Workloads};
 use serde_json::json;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::children;
-use super::describe::describe_events;
+use super::describe::{describe_deployment, describe_events};
+use super::health;
 use super::operator::{LeaseOptions, Operator, OperatorOptions, SetupError, samples};
 use super::resource::{APPROVED_GENERATION, Rollout, RolloutSpec, RolloutStatus, Strategy};
+
+/// The image the scenario rolls out that does not exist: the simulated kubelets cannot pull it.
+pub const BROKEN_IMAGE: &str = "registry.example/web:broken";
+
+/// The simulated cluster the scenario runs on: two nodes, and kubelets that cannot pull
+/// [`BROKEN_IMAGE`] (named exactly: a real control plane, where KWOK plays the kubelets, plays
+/// only faults of exact images).
+pub fn workloads() -> Workloads {
+    Workloads::with_nodes(2).fault(PodFault::image_pull(BROKEN_IMAGE))
+}
 
 /// How the scenario runs.
 #[derive(Debug, Clone)]
@@ -109,6 +127,16 @@ pub enum ScenarioError {
         /// What the scenario last saw.
         last: String,
     },
+    /// A stage reached its state, but not as it should have.
+    #[error("stage {stage}: expected {expected}, found {found}")]
+    Unexpected {
+        /// The stage.
+        stage: &'static str,
+        /// What it expected.
+        expected: String,
+        /// What it found.
+        found: String,
+    },
     /// Printing progress failed.
     #[error("cannot print progress")]
     Output(#[from] std::io::Error),
@@ -123,6 +151,8 @@ pub struct Report {
     pub status: RolloutStatus,
     /// The Rollout's generation before it was deleted.
     pub generation: i64,
+    /// Its Deployment before the Rollout was deleted.
+    pub deployment: Deployment,
     /// The metrics in Prometheus text format, after the last stage.
     pub metrics: String,
     /// Whether the Rollout and its children were deleted.
@@ -188,18 +218,20 @@ impl RunningOperator {
     }
 }
 
-/// Starts the embedded API server with the Rollout CRD installed.
+/// Starts the embedded API server with the simulated cluster of [`workloads`] and the Rollout
+/// CRD installed.
 ///
 /// # Errors
 /// When the server cannot start or rejects the CRD.
 pub async fn embedded_server() -> Result<ApiServer, ServerError> {
-    let server = ApiServer::start().await?;
+    let server = ApiServer::builder().workloads(workloads()).start().await?;
     server.install_crd(&super::operator::crd())?;
     Ok(server)
 }
 
 /// Starts the API server `KUBEWARD_TEST_APISERVER` picks (the embedded one unless it says
-/// `real`; see [`Cluster`]) with the Rollout CRD installed and established.
+/// `real`; see [`Cluster`]) with the simulated cluster of [`workloads`] and the Rollout CRD
+/// installed and established.
 ///
 /// # Errors
 /// When the server cannot start or rejects the CRD.
@@ -207,12 +239,26 @@ pub async fn cluster() -> Result<Cluster, ServerError> {
     cluster_on(Backend::from_env()?).await
 }
 
-/// Starts `backend` with the Rollout CRD installed and established.
+/// Starts `backend` with the simulated cluster of [`workloads`] and the Rollout CRD installed
+/// and established.
 ///
 /// # Errors
 /// When the server cannot start or rejects the CRD.
 pub async fn cluster_on(backend: Backend) -> Result<Cluster, ServerError> {
-    let cluster = Cluster::start_on(backend).await?;
+    cluster_with(backend, workloads()).await
+}
+
+/// Starts `backend` with the simulated cluster `workloads` and the Rollout CRD installed and
+/// established.
+///
+/// # Errors
+/// When the server cannot start or rejects the CRD.
+pub async fn cluster_with(backend: Backend, workloads: Workloads) -> Result<Cluster, ServerError> {
+    let cluster = Cluster::builder()
+        .backend(backend)
+        .workloads(workloads)
+        .start()
+        .await?;
     cluster.install_crd(&super::operator::crd()).await?;
     Ok(cluster)
 }
@@ -263,42 +309,13 @@ pub async fn drive(
     out: &mut dyn Write,
 ) -> Result<Report, ScenarioError> {
     let started = Instant::now();
-    let stage = Stage {
-        admin,
-        operator,
-        options,
-        rollouts: Api::namespaced(admin.clone(), &options.namespace),
-        config_maps: Api::namespaced(admin.clone(), &options.namespace),
-        watched: Mutex::new(None),
-        printed: Mutex::new(HashMap::new()),
-    };
-    let name = options.name.as_str();
+    let stage = Stage::new(admin, operator, options);
     let total = if options.keep { 5 } else { 6 };
 
-    // 1. Create a Rollout that needs approval.
+    // 1. Create a Rollout that needs approval: generation 1 is staged in a paused Deployment.
     let image = "registry.example/web:1.0";
     header(out, 1, total, "create a Rollout with manual approval")?;
-    writeln!(
-        out,
-        "  $ kubectl apply -f rollout.yaml   # {name}: image {image}, 3 replicas, strategy Manual"
-    )?;
-    let mut rollout = Rollout::new(
-        name,
-        RolloutSpec {
-            image: image.into(),
-            replicas: 3,
-            strategy: Strategy::Manual,
-            timeout_seconds: 600,
-            suspend: false,
-        },
-    );
-    rollout.metadata.namespace = Some(options.namespace.clone());
-    let created = stage
-        .rollouts
-        .create(&PostParams::default(), &rollout)
-        .await
-        .map_err(api("create"))?;
-    let uid = created.uid().unwrap_or_default();
+    let uid = stage.create(out, image, 3, Strategy::Manual).await?;
     stage.watch_events_of(&uid);
     stage
         .condition(out, "create", 1, "WaitingForApproval")
@@ -311,9 +328,11 @@ pub async fn drive(
             &[("Applying", "Normal"), ("WaitingForApproval", "Normal")],
         )
         .await?;
+    stage.staged(out, "create", image).await?;
+    stage.service(out, "create").await?;
     stage.describe(out, &uid).await?;
 
-    // 2. Approve generation 1: it is promoted.
+    // 2. Approve generation 1: the Deployment is resumed and rolls it out.
     header(out, 2, total, "approve generation 1: promote it")?;
     stage.approve(out, "approve", 1).await?;
     stage.condition(out, "approve", 1, "Applied").await?;
@@ -330,27 +349,14 @@ pub async fn drive(
         )
         .await?;
     stage.live_image(out, "approve", image).await?;
-    stage.restore_live(out, image).await?;
+    stage.rolled_out(out, "approve", image).await?;
+    stage.restore(out).await?;
     stage.describe(out, &uid).await?;
 
-    // 3. An image that does not resolve: FailedDeploy, and retries with backoff.
-    let broken = "registry.example/web:broken";
+    // 3. An image that does not exist: its pod cannot pull it, FailedDeploy, retries with
+    // backoff; the pods of generation 1 keep serving.
     header(out, 3, total, "roll out an image that does not exist")?;
-    stage.set_image(out, "failing image", broken).await?;
-    stage
-        .condition(out, "failing image", 2, "FailedDeploy")
-        .await?;
-    stage
-        .events(out, &uid, "failing image", &[("FailedDeploy", "Warning")])
-        .await?;
-    writeln!(
-        out,
-        "  the operator retries with backoff; the repeats aggregate into one event series..."
-    )?;
-    stage
-        .series(out, &uid, "failing image", "ReconcileFailed", 3)
-        .await?;
-    stage.live_image(out, "failing image", image).await?;
+    stage.fail(out, &uid, image).await?;
     stage.describe(out, &uid).await?;
 
     // 4. Recover with a good image, approved.
@@ -368,104 +374,19 @@ pub async fn drive(
     stage.approve(out, "recovery", 3).await?;
     stage.condition(out, "recovery", 3, "Applied").await?;
     stage.live_image(out, "recovery", fixed).await?;
+    stage.rolled_out(out, "recovery", fixed).await?;
     stage.describe(out, &uid).await?;
 
     // 5. Suspend: the operator skips the Rollout.
     header(out, 5, total, "suspend the Rollout")?;
-    writeln!(
-        out,
-        "  $ kubectl patch rollout {name} --type merge -p '{{\"spec\":{{\"suspend\":true}}}}'"
-    )?;
-    stage
-        .rollouts
-        .patch(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"suspend": true}})),
-        )
-        .await
-        .map_err(api("suspend"))?;
-    stage
-        .wait(
-            out,
-            "suspend",
-            "a skipped pass and kubeward_object_suspended = 1",
-            || async {
-                let skipped = metric_sum(
-                    &operator.registry,
-                    "kubeward_reconcile_passes_total",
-                    &[("phase", "apply"), ("outcome", "skipped")],
-                );
-                let suspended = metric_sum(
-                    &operator.registry,
-                    "kubeward_object_suspended",
-                    &[("name", name)],
-                );
-                let last = format!("skipped passes {skipped}, suspended gauge {suspended}");
-                Ok(((skipped >= 1.0 && suspended == 1.0).then_some(()), last))
-            },
-        )
-        .await?;
-    let suspended = stage.rollouts.get(name).await.map_err(api("suspend"))?;
-    let (status, reason, observed) = suspended.up_to_date().map_or(("-", "-", 0), |c| {
-        (
-            c.status.as_str(),
-            c.reason.as_str(),
-            c.observed_generation.unwrap_or_default(),
-        )
-    });
-    writeln!(
-        out,
-        "  pass skipped (suspended); UpToDate stays {status} {reason} for generation {observed} \
-         while the Rollout is at generation {}",
-        suspended.metadata.generation.unwrap_or_default(),
-    )?;
-    let events = stage.stored_events(&uid).await?;
+    let mut report = stage.suspend(out).await?;
+    report.events = stage.stored_events(&uid).await?;
     stage.describe(out, &uid).await?;
-    let mut report = Report {
-        events,
-        status: suspended.status.clone().unwrap_or_default(),
-        generation: suspended.metadata.generation.unwrap_or_default(),
-        metrics: String::new(),
-        deleted: false,
-    };
 
     // 6. Delete: cleanup deletes the children, then the finalizer goes.
     if !options.keep {
         header(out, 6, total, "delete the Rollout")?;
-        writeln!(out, "  $ kubectl delete rollout {name}")?;
-        stage
-            .rollouts
-            .delete(name, &DeleteParams::default())
-            .await
-            .map_err(api("delete"))?;
-        let candidate = children::candidate_name(name);
-        let live = children::live_name(name);
-        stage
-            .wait(
-                out,
-                "delete",
-                "the Rollout and its children to be gone",
-                || async {
-                    let rollout = stage.rollouts.get_opt(name).await?;
-                    let candidate = stage.config_maps.get_opt(&candidate).await?;
-                    let live = stage.config_maps.get_opt(&live).await?;
-                    let last = format!(
-                        "rollout present: {}, candidate present: {}, live present: {}",
-                        rollout.is_some(),
-                        candidate.is_some(),
-                        live.is_some()
-                    );
-                    let gone = rollout.is_none() && candidate.is_none() && live.is_none();
-                    Ok((gone.then_some(()), last))
-                },
-            )
-            .await?;
-        writeln!(
-            out,
-            "  cleanup deleted ConfigMaps {candidate} and {live}; finalizer {} removed; Rollout gone",
-            super::FINALIZER
-        )?;
+        stage.delete(out).await?;
         report.deleted = true;
     }
 
@@ -479,6 +400,88 @@ pub async fn drive(
     )?;
     out.flush()?;
     Ok(report)
+}
+
+/// A smaller scenario, for what the main one cannot show: a pod that fails after its Deployment
+/// stopped changing wakes the operator through its watch of the pods (`watches(Pod, ..)`). On a
+/// cluster without nodes ([`cluster_with`] and `Workloads::new()`: pods stay `Pending`, no
+/// kubelet writes their status), a Rollout of one replica is promoted and waits for its pod;
+/// `admin` then reports the pod's container waiting `ErrImagePull`, as a kubelet would — a
+/// change of the pod alone, the Deployment's status does not move — and the operator fails the
+/// generation naming the pod.
+///
+/// # Errors
+/// See [`ScenarioError`].
+pub async fn drive_pod_failure(
+    admin: &kube::Client,
+    operator: &RunningOperator,
+    options: &ScenarioOptions,
+    out: &mut dyn Write,
+) -> Result<(), ScenarioError> {
+    let stage = Stage::new(admin, operator, options);
+    let name = options.name.as_str();
+    let image = "registry.example/web:1.0";
+    let uid = stage.create(out, image, 1, Strategy::Automatic).await?;
+    stage.watch_events_of(&uid);
+    stage.condition(out, "pod failure", 1, "Promoting").await?;
+    let pod = stage
+        .wait(out, "pod failure", "a pod of the Deployment", || async {
+            let pods = stage.rollout_pods().await?;
+            let pod = pods
+                .iter()
+                .find(|p| !is_deleting(p))
+                .map(ResourceExt::name_any);
+            Ok((pod, "no pod".to_owned()))
+        })
+        .await?;
+    // The Deployment settles (its pod created, not available), and the passes its changes
+    // started are over: from here on, only the pod's change can start one.
+    let what = "the Deployment's status to count its unavailable pod";
+    stage
+        .deployment_where(out, "pod failure", what, |d, _| {
+            let status = d.status.clone().unwrap_or_default();
+            let observed = status.observed_generation >= d.metadata.generation;
+            let counts = (
+                status.replicas,
+                status.updated_replicas,
+                status.unavailable_replicas,
+            );
+            if observed && counts == (Some(1), Some(1), Some(1)) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "observed: {observed}, replicas, updated, unavailable: {counts:?}"
+                ))
+            }
+        })
+        .await?;
+    stage.operator_idle(out, "pod failure").await?;
+    let message = format!("failed to pull image \"{image}\": not found");
+    writeln!(out, "  the kubelet reports pod {pod}: ErrImagePull")?;
+    let status = json!({"status": {"containerStatuses": [{
+        "name": children::CONTAINER, "image": image, "imageID": "", "ready": false,
+        "restartCount": 0, "started": false,
+        "state": {"waiting": {"reason": "ErrImagePull", "message": message}},
+    }]}});
+    stage
+        .pods
+        .patch_status(&pod, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .map_err(api("pod failure"))?;
+    stage
+        .condition(out, "pod failure", 1, "FailedDeploy")
+        .await?;
+    let failed = stage.rollouts.get(name).await.map_err(api("pod failure"))?;
+    let said = failed.up_to_date().map(|c| c.message.clone());
+    let expected = format!("pod {pod}: ErrImagePull: {message}");
+    if said.as_deref() != Some(expected.as_str()) {
+        return Err(ScenarioError::Unexpected {
+            stage: "pod failure",
+            expected: format!("the message {expected:?}"),
+            found: format!("{said:?}"),
+        });
+    }
+    Ok(())
 }
 
 /// The metrics summary printed at the end: passes by phase and outcome, steps, event publishes.
@@ -535,20 +538,44 @@ fn api(stage: &'static str) -> impl Fn(kube::Error) -> ScenarioError {
     move |source| ScenarioError::Api { stage, source }
 }
 
+/// How long the operator runs no pass before [`drive_pod_failure`] counts it idle.
+const IDLE: Duration = Duration::from_millis(300);
+
 /// What every stage works with.
 struct Stage<'a> {
     admin: &'a kube::Client,
     operator: &'a RunningOperator,
     options: &'a ScenarioOptions,
     rollouts: Api<Rollout>,
-    config_maps: Api<ConfigMap>,
+    deployments: Api<Deployment>,
+    services: Api<Service>,
+    pods: Api<Pod>,
     /// The uid of the Rollout whose events are printed as they appear.
     watched: Mutex<Option<String>>,
     /// The count printed so far of each event, by event name.
     printed: Mutex<HashMap<String, i32>>,
 }
 
-impl Stage<'_> {
+impl<'a> Stage<'a> {
+    fn new(
+        admin: &'a kube::Client,
+        operator: &'a RunningOperator,
+        options: &'a ScenarioOptions,
+    ) -> Self {
+        let namespace = &options.namespace;
+        Stage {
+            admin,
+            operator,
+            options,
+            rollouts: Api::namespaced(admin.clone(), namespace),
+            deployments: Api::namespaced(admin.clone(), namespace),
+            services: Api::namespaced(admin.clone(), namespace),
+            pods: Api::namespaced(admin.clone(), namespace),
+            watched: Mutex::new(None),
+            printed: Mutex::new(HashMap::new()),
+        }
+    }
+
     /// Polls `check` until it yields a value; fails after the stage timeout with the last
     /// description `check` gave.
     async fn wait<T, F, Fut>(
@@ -584,6 +611,91 @@ impl Stage<'_> {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// Creates the Rollout with `image`, `replicas` and `strategy`; its uid.
+    async fn create(
+        &self,
+        out: &mut dyn Write,
+        image: &str,
+        replicas: i32,
+        strategy: Strategy,
+    ) -> Result<String, ScenarioError> {
+        let name = self.options.name.as_str();
+        writeln!(
+            out,
+            "  $ kubectl apply -f rollout.yaml   # {name}: image {image}, {replicas} replicas, \
+             strategy {strategy:?}"
+        )?;
+        let mut rollout = Rollout::new(
+            name,
+            RolloutSpec {
+                image: image.into(),
+                replicas,
+                strategy,
+                timeout_seconds: 600,
+                suspend: false,
+            },
+        );
+        rollout.metadata.namespace = Some(self.options.namespace.clone());
+        let created = self
+            .rollouts
+            .create(&PostParams::default(), &rollout)
+            .await
+            .map_err(api("create"))?;
+        Ok(created.uid().unwrap_or_default())
+    }
+
+    /// Rolls out [`BROKEN_IMAGE`] as generation 2 and approves it: its pod cannot pull the
+    /// image, the generation fails and is retried with backoff while the pods of `serving` keep
+    /// serving.
+    async fn fail(
+        &self,
+        out: &mut dyn Write,
+        uid: &str,
+        serving: &str,
+    ) -> Result<(), ScenarioError> {
+        self.set_image(out, "failing image", BROKEN_IMAGE).await?;
+        self.condition(out, "failing image", 2, "WaitingForApproval")
+            .await?;
+        self.approve(out, "failing image", 2).await?;
+        self.condition(out, "failing image", 2, "FailedDeploy")
+            .await?;
+        self.events(out, uid, "failing image", &[("FailedDeploy", "Warning")])
+            .await?;
+        writeln!(
+            out,
+            "  the operator retries with backoff; the repeats aggregate into one event series..."
+        )?;
+        self.series(out, uid, "failing image", "ReconcileFailed", 3)
+            .await?;
+        self.still_serving(out, "failing image", serving).await?;
+        self.live_image(out, "failing image", serving).await?;
+        Ok(())
+    }
+
+    /// Waits until the operator has no pass in flight and has run none for [`IDLE`].
+    async fn operator_idle(
+        &self,
+        out: &mut dyn Write,
+        stage: &'static str,
+    ) -> Result<(), ScenarioError> {
+        let registry = &self.operator.registry;
+        let last = Mutex::new((f64::NAN, Instant::now()));
+        self.wait(out, stage, "the operator to be idle", || async {
+            let passes = metric_sum(registry, "kubeward_reconcile_passes_total", &[]);
+            let in_flight = metric_sum(registry, "kubeward_reconcile_passes_in_flight", &[]);
+            let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
+            if passes != last.0 || in_flight > 0.0 {
+                *last = (passes, Instant::now());
+            }
+            let idle = last.1.elapsed() >= IDLE;
+            Ok((
+                idle.then_some(()),
+                format!("{passes} passes, {in_flight} in flight"),
+            ))
+        })
+        .await
     }
 
     /// Waits for `UpToDate` to have `reason` for `generation`, and prints it.
@@ -670,51 +782,347 @@ impl Stage<'_> {
         Ok(())
     }
 
-    /// Deletes the live ConfigMap, then edits the restored one: the operator owns it
-    /// (`owns(ConfigMap)`), so each change starts the Rollout's pass, which applies it again.
-    async fn restore_live(&self, out: &mut dyn Write, image: &str) -> Result<(), ScenarioError> {
-        let live = children::live_name(&self.options.name);
-        writeln!(
-            out,
-            "  $ kubectl delete configmap {live}   # a child of the Rollout"
-        )?;
-        self.config_maps
-            .delete(&live, &DeleteParams::default())
-            .await
-            .map_err(api("restore"))?;
-        self.live_image(out, "restore after delete", image).await?;
-        writeln!(
-            out,
-            "  $ kubectl patch configmap {live} --type merge -p '{{\"data\":{{\"image\":\"edited\"}}}}'"
-        )?;
-        let edit = serde_json::json!({ "data": { children::IMAGE_KEY: "edited" } });
-        self.config_maps
-            .patch(&live, &PatchParams::default(), &Patch::Merge(&edit))
-            .await
-            .map_err(api("restore"))?;
-        self.live_image(out, "restore after edit", image).await
+    /// The pods labelled with the Rollout's name.
+    async fn rollout_pods(&self) -> Result<Vec<Pod>, kube::Error> {
+        let selector = format!("{}={}", children::ROLLOUT_LABEL, self.options.name);
+        let list = self
+            .pods
+            .list(&ListParams::default().labels(&selector))
+            .await?;
+        Ok(list.items)
     }
 
-    /// Waits for the live ConfigMap to carry `image`, and prints it.
+    /// Waits for the Rollout's Deployment and pods to pass `check` (`Err`: what is missing);
+    /// returns them.
+    async fn deployment_where<C>(
+        &self,
+        out: &mut dyn Write,
+        stage: &'static str,
+        what: &str,
+        check: C,
+    ) -> Result<(Deployment, Vec<Pod>), ScenarioError>
+    where
+        C: Fn(&Deployment, &[Pod]) -> Result<(), String>,
+    {
+        let name = &self.options.name;
+        let check = &check;
+        self.wait(out, stage, what, || async move {
+            let Some(deployment) = self.deployments.get_opt(name).await? else {
+                return Ok((None, format!("no Deployment {name}")));
+            };
+            let pods = self.rollout_pods().await?;
+            Ok(match check(&deployment, &pods) {
+                Ok(()) => (Some((deployment, pods)), String::new()),
+                Err(why) => (None, why),
+            })
+        })
+        .await
+    }
+
+    /// Waits for the Deployment to hold `image` paused (the generation staged), and prints it.
+    async fn staged(
+        &self,
+        out: &mut dyn Write,
+        stage: &'static str,
+        image: &str,
+    ) -> Result<(), ScenarioError> {
+        let name = &self.options.name;
+        let what = format!("Deployment {name} paused with {image}");
+        let (_, pods) = self
+            .deployment_where(out, stage, &what, |d, _| health::staged(d, image))
+            .await?;
+        writeln!(
+            out,
+            "  Deployment {name}: paused with {image} (staged); {} pods",
+            pods.len()
+        )?;
+        Ok(())
+    }
+
+    /// Waits for the Service, and prints its port and selector.
+    async fn service(&self, out: &mut dyn Write, stage: &'static str) -> Result<(), ScenarioError> {
+        let name = &self.options.name;
+        let what = format!("Service {name}");
+        let service = self
+            .wait(out, stage, &what, || async {
+                let service = self.services.get_opt(name).await?;
+                Ok((service, format!("no Service {name}")))
+            })
+            .await?;
+        let spec = service.spec.unwrap_or_default();
+        let ports: Vec<String> = spec
+            .ports
+            .unwrap_or_default()
+            .iter()
+            .map(|p| {
+                let target = p.target_port.as_ref().map(|t| match t {
+                    IntOrString::Int(port) => port.to_string(),
+                    IntOrString::String(port) => port.clone(),
+                });
+                format!("{} -> {}", p.port, target.unwrap_or_default())
+            })
+            .collect();
+        let selector: Vec<String> = spec
+            .selector
+            .unwrap_or_default()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        writeln!(
+            out,
+            "  Service {name}: port {}, selecting {}",
+            ports.join(", "),
+            selector.join(",")
+        )?;
+        Ok(())
+    }
+
+    /// Waits for the Deployment to run `image` on all its replicas, every pod ready, and
+    /// prints it as `kubectl describe deployment` does, and its pods.
+    async fn rolled_out(
+        &self,
+        out: &mut dyn Write,
+        stage: &'static str,
+        image: &str,
+    ) -> Result<(), ScenarioError> {
+        let name = &self.options.name;
+        let what = format!("Deployment {name} rolled out with {image}, its pods all ready");
+        let (deployment, pods) = self
+            .deployment_where(out, stage, &what, |d, pods| {
+                let replicas = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+                health::verify(d, image, replicas)?;
+                let live: Vec<&Pod> = pods.iter().filter(|p| !is_deleting(p)).collect();
+                let ready = live
+                    .iter()
+                    .filter(|p| health::pod_image(p) == Some(image) && is_ready(p))
+                    .count();
+                if live.len() == ready && i32::try_from(ready).ok() == Some(replicas) {
+                    Ok(())
+                } else {
+                    Err(format!("{ready} of {} pods ready with {image}", live.len()))
+                }
+            })
+            .await?;
+        self.print_deployment(out, &deployment, &pods)
+    }
+
+    /// Waits for the Deployment to stay available on the pods of `serving` while a pod of the
+    /// new generation cannot pull [`BROKEN_IMAGE`], and prints it.
+    async fn still_serving(
+        &self,
+        out: &mut dyn Write,
+        stage: &'static str,
+        serving: &str,
+    ) -> Result<(), ScenarioError> {
+        let what =
+            format!("{serving} available on every replica while a pod cannot pull {BROKEN_IMAGE}");
+        let (deployment, pods) = self
+            .deployment_where(out, stage, &what, |d, pods| {
+                let available = d.status.as_ref().and_then(|s| s.available_replicas);
+                let replicas = d.spec.as_ref().and_then(|s| s.replicas);
+                if health::condition(d, "Available").map(|c| c.0) != Some("True")
+                    || available != replicas
+                {
+                    return Err(format!("{available:?} of {replicas:?} replicas available"));
+                }
+                match health::pod_failure(pods, BROKEN_IMAGE) {
+                    Some(_) => Ok(()),
+                    None => Err(format!("no pod of {BROKEN_IMAGE} failing")),
+                }
+            })
+            .await?;
+        writeln!(
+            out,
+            "  the pods of {serving} keep serving; the Deployment stays available:"
+        )?;
+        self.print_deployment(out, &deployment, &pods)
+    }
+
+    fn print_deployment(
+        &self,
+        out: &mut dyn Write,
+        deployment: &Deployment,
+        pods: &[Pod],
+    ) -> Result<(), ScenarioError> {
+        writeln!(
+            out,
+            "  $ kubectl describe deployment {}   (replicas, conditions)",
+            self.options.name
+        )?;
+        for line in describe_deployment(deployment).lines() {
+            writeln!(out, "  {line}")?;
+        }
+        let mut pods: Vec<&Pod> = pods.iter().filter(|p| !is_deleting(p)).collect();
+        pods.sort_by_key(|p| (health::pod_image(p).map(str::to_owned), p.name_any()));
+        for pod in pods {
+            writeln!(
+                out,
+                "  pod {}: {} {}",
+                pod.name_any(),
+                health::pod_image(pod).unwrap_or_default(),
+                pod_state(pod)
+            )?;
+        }
+        out.flush()?;
+        Ok(())
+    }
+
+    /// Deletes the Service, then pauses the Deployment (`kubectl rollout pause`): the operator
+    /// owns both (`owns(Deployment, Service)`), so each change starts the Rollout's pass, which
+    /// applies them again — the Service as it was, the Deployment resumed.
+    async fn restore(&self, out: &mut dyn Write) -> Result<(), ScenarioError> {
+        let name = &self.options.name;
+        let old = self.services.get(name).await.map_err(api("restore"))?;
+        writeln!(
+            out,
+            "  $ kubectl delete service {name}   # a child of the Rollout"
+        )?;
+        self.services
+            .delete(name, &DeleteParams::default())
+            .await
+            .map_err(api("restore"))?;
+        let what = format!("Service {name} restored");
+        self.wait(out, "restore after delete", &what, || async {
+            let now = self.services.get_opt(name).await?;
+            let restored = now.filter(|s| s.uid() != old.uid());
+            Ok((restored.map(|_| ()), format!("Service {name} not restored")))
+        })
+        .await?;
+        writeln!(out, "  Service {name}: restored")?;
+        writeln!(out, "  $ kubectl rollout pause deployment {name}")?;
+        let paused = self
+            .deployments
+            .patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"paused": true}})),
+            )
+            .await
+            .map_err(api("restore"))?;
+        let paused_at = paused.resource_version();
+        let what = format!("Deployment {name} resumed");
+        self.deployment_where(out, "restore after pause", &what, |d, _| {
+            if d.resource_version() != paused_at && !children::is_paused(d) {
+                Ok(())
+            } else {
+                Err(format!("Deployment {name} paused"))
+            }
+        })
+        .await?;
+        writeln!(out, "  Deployment {name}: resumed")?;
+        Ok(())
+    }
+
+    /// Waits for the Rollout's `status.liveImage` to be `image`, and prints it.
     async fn live_image(
         &self,
         out: &mut dyn Write,
         stage: &'static str,
         image: &str,
     ) -> Result<(), ScenarioError> {
-        let live = children::live_name(&self.options.name);
-        let what = format!("ConfigMap {live} with image {image}");
+        let name = &self.options.name;
+        let what = format!("status.liveImage {image}");
         self.wait(out, stage, &what, || async {
-            let stored = self.config_maps.get_opt(&live).await?;
-            let found = stored
-                .as_ref()
-                .and_then(children::image_of)
-                .map(str::to_owned);
-            let last = format!("live image {found:?}");
-            Ok(((found.as_deref() == Some(image)).then_some(()), last))
+            let rollout = self.rollouts.get(name).await?;
+            let live = rollout.status.and_then(|s| s.live_image);
+            let last = format!("status.liveImage {live:?}");
+            Ok(((live.as_deref() == Some(image)).then_some(()), last))
         })
         .await?;
-        writeln!(out, "  ConfigMap {live}: image {image}")?;
+        writeln!(out, "  status.liveImage: {image}")?;
+        Ok(())
+    }
+
+    /// Suspends the Rollout and waits for the operator to skip it; what it leaves.
+    async fn suspend(&self, out: &mut dyn Write) -> Result<Report, ScenarioError> {
+        let name = self.options.name.as_str();
+        writeln!(
+            out,
+            "  $ kubectl patch rollout {name} --type merge -p '{{\"spec\":{{\"suspend\":true}}}}'"
+        )?;
+        self.rollouts
+            .patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"suspend": true}})),
+            )
+            .await
+            .map_err(api("suspend"))?;
+        let registry = &self.operator.registry;
+        self.wait(
+            out,
+            "suspend",
+            "a skipped pass and kubeward_object_suspended = 1",
+            || async {
+                let skipped = metric_sum(
+                    registry,
+                    "kubeward_reconcile_passes_total",
+                    &[("phase", "apply"), ("outcome", "skipped")],
+                );
+                let suspended =
+                    metric_sum(registry, "kubeward_object_suspended", &[("name", name)]);
+                let last = format!("skipped passes {skipped}, suspended gauge {suspended}");
+                Ok(((skipped >= 1.0 && suspended == 1.0).then_some(()), last))
+            },
+        )
+        .await?;
+        let suspended = self.rollouts.get(name).await.map_err(api("suspend"))?;
+        let (status, reason, observed) = suspended.up_to_date().map_or(("-", "-", 0), |c| {
+            (
+                c.status.as_str(),
+                c.reason.as_str(),
+                c.observed_generation.unwrap_or_default(),
+            )
+        });
+        writeln!(
+            out,
+            "  pass skipped (suspended); UpToDate stays {status} {reason} for generation {observed} \
+             while the Rollout is at generation {}",
+            suspended.metadata.generation.unwrap_or_default(),
+        )?;
+        let deployment = self.deployments.get(name).await.map_err(api("suspend"))?;
+        Ok(Report {
+            events: Vec::new(),
+            status: suspended.status.clone().unwrap_or_default(),
+            generation: suspended.metadata.generation.unwrap_or_default(),
+            deployment,
+            metrics: String::new(),
+            deleted: false,
+        })
+    }
+
+    /// Deletes the Rollout and waits for it and its children to be gone.
+    async fn delete(&self, out: &mut dyn Write) -> Result<(), ScenarioError> {
+        let name = self.options.name.as_str();
+        writeln!(out, "  $ kubectl delete rollout {name}")?;
+        self.rollouts
+            .delete(name, &DeleteParams::default())
+            .await
+            .map_err(api("delete"))?;
+        self.wait(
+            out,
+            "delete",
+            "the Rollout and its children to be gone",
+            || async {
+                let rollout = self.rollouts.get_opt(name).await?;
+                let deployment = self.deployments.get_opt(name).await?;
+                let service = self.services.get_opt(name).await?;
+                let last = format!(
+                    "rollout present: {}, deployment present: {}, service present: {}",
+                    rollout.is_some(),
+                    deployment.is_some(),
+                    service.is_some()
+                );
+                let gone = rollout.is_none() && deployment.is_none() && service.is_none();
+                Ok((gone.then_some(()), last))
+            },
+        )
+        .await?;
+        writeln!(
+            out,
+            "  cleanup deleted Deployment {name} and Service {name}; finalizer {} removed; Rollout gone",
+            super::FINALIZER
+        )?;
         Ok(())
     }
 
@@ -850,5 +1258,34 @@ impl Stage<'_> {
         }
         out.flush()?;
         Ok(())
+    }
+}
+
+fn is_deleting(pod: &Pod) -> bool {
+    pod.metadata.deletion_timestamp.is_some()
+}
+
+fn is_ready(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+/// A pod's phase and readiness, or the reason its container waits (`ImagePullBackOff`).
+fn pod_state(pod: &Pod) -> String {
+    let status = pod.status.clone().unwrap_or_default();
+    let waiting = status
+        .container_statuses
+        .unwrap_or_default()
+        .into_iter()
+        .find_map(|c| c.state?.waiting?.reason);
+    match waiting {
+        Some(reason) => reason,
+        None => format!(
+            "{}, {}",
+            status.phase.unwrap_or_default(),
+            if is_ready(pod) { "ready" } else { "not ready" }
+        ),
     }
 }

@@ -1,6 +1,6 @@
 //! Where the real control plane's binaries are: the envtest convention, a directory named by
 //! `KUBEBUILDER_ASSETS` holding `kube-apiserver` and `etcd` (and, from `scripts/kube-assets`,
-//! `kube-controller-manager`).
+//! `kube-controller-manager`, `kube-scheduler` and `kwok`).
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +17,10 @@ pub(crate) struct Assets {
     /// Absent from plain envtest assets: then nothing collects garbage and a namespace deletion
     /// never completes, as on envtest.
     pub(crate) kube_controller_manager: Option<PathBuf>,
+    /// Needed for a simulated cluster only ([`crate::ClusterBuilder::workloads`]).
+    pub(crate) kube_scheduler: Option<PathBuf>,
+    /// KWOK, the simulated cluster's kubelets.
+    pub(crate) kwok: Option<PathBuf>,
 }
 
 impl Assets {
@@ -49,11 +53,13 @@ impl Assets {
                 )))
             }
         };
-        let manager = dir.join("kube-controller-manager");
+        let optional = |name: &str| Some(dir.join(name)).filter(|path| path.is_file());
         Ok(Self {
             etcd: required("etcd")?,
             kube_apiserver: required("kube-apiserver")?,
-            kube_controller_manager: manager.is_file().then_some(manager),
+            kube_controller_manager: optional("kube-controller-manager"),
+            kube_scheduler: optional("kube-scheduler"),
+            kwok: optional("kwok"),
         })
     }
 }

@@ -1,7 +1,8 @@
 //! A real control plane started as envtest starts one: etcd, kube-apiserver and (when its binary
 //! is there) kube-controller-manager running only its garbage collector and namespace
 //! controller, on free loopback ports, with credentials minted at start. The flags are the ones
-//! `scripts/kube-assets.d/NOTES.md` measured.
+//! `scripts/kube-assets.d/NOTES.md` measured. For a simulated cluster, kube-controller-manager
+//! runs all its controllers instead, beside kube-scheduler and KWOK (`simulated.rs`).
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use super::process::Process;
 use crate::ServerError;
 use crate::auth::tls::Tls;
 use crate::kubeconfig::{self, Credentials};
+use crate::workloads::Workloads;
 
 /// How long each component gets to become ready (etcd takes about 1 s, kube-apiserver 3 s).
 const START_TIMEOUT: Duration = Duration::from_secs(90);
@@ -26,7 +28,7 @@ pub(crate) const ADMIN_USER: &str = "system:admin";
 /// printed and the directory kept.
 pub(crate) struct ControlPlane {
     /// In start order; stopped in reverse.
-    processes: Vec<Process>,
+    pub(super) processes: Vec<Process>,
     /// kube-apiserver's address (TLS, certificate issued by the caller's CA).
     pub(crate) api: SocketAddr,
     /// kube-apiserver's `gitVersion`.
@@ -34,7 +36,7 @@ pub(crate) struct ControlPlane {
     /// Whether kube-controller-manager runs (garbage collection, namespace deletion).
     pub(crate) controllers: bool,
     etcd_url: String,
-    dir: PathBuf,
+    pub(super) dir: PathBuf,
 }
 
 impl std::fmt::Debug for ControlPlane {
@@ -47,7 +49,7 @@ impl std::fmt::Debug for ControlPlane {
     }
 }
 
-fn io_error(what: &str) -> impl Fn(std::io::Error) -> ServerError + '_ {
+pub(super) fn io_error(what: &str) -> impl Fn(std::io::Error) -> ServerError + '_ {
     move |e| ServerError::ControlPlane(format!("{what}: {e}"))
 }
 
@@ -55,7 +57,7 @@ fn io_error(what: &str) -> impl Fn(std::io::Error) -> ServerError + '_ {
 const START_ATTEMPTS: u32 = 3;
 
 /// A free loopback port (bound, read back, released: the process started next binds it).
-fn free_port() -> Result<u16, ServerError> {
+pub(super) fn free_port() -> Result<u16, ServerError> {
     let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(io_error("no free port"))?;
     Ok(listener
         .local_addr()
@@ -63,29 +65,37 @@ fn free_port() -> Result<u16, ServerError> {
         .port())
 }
 
-fn write(dir: &Path, name: &str, contents: &str) -> Result<PathBuf, ServerError> {
+pub(super) fn write(dir: &Path, name: &str, contents: &str) -> Result<PathBuf, ServerError> {
     let path = dir.join(name);
     std::fs::write(&path, contents).map_err(io_error("cannot write the control plane's files"))?;
     Ok(path)
 }
 
-fn arg(name: &str, value: impl std::fmt::Display) -> String {
+pub(super) fn arg(name: &str, value: impl std::fmt::Display) -> String {
     format!("--{name}={value}")
 }
 
 impl ControlPlane {
     /// Starts etcd, kube-apiserver (serving a certificate of `tls`'s CA, accepting
-    /// `admin_token` as the administrator) and kube-controller-manager, each waited for. A port
-    /// taken between [`free_port`] releasing it and a process binding it (by any process on the
-    /// machine) starts everything again on new ports, up to [`START_ATTEMPTS`] times.
+    /// `admin_token` as the administrator) and kube-controller-manager, each waited for; with
+    /// `workloads`, the simulated cluster (see `simulated.rs`). A port taken between
+    /// [`free_port`] releasing it and a process binding it (by any process on the machine)
+    /// starts everything again on new ports, up to [`START_ATTEMPTS`] times.
     pub(crate) async fn start(
         assets: &Assets,
         tls: &Tls,
         admin_token: &str,
+        workloads: Option<&Workloads>,
     ) -> Result<Self, ServerError> {
+        // What KWOK cannot play is refused before anything starts.
+        let simulation = match workloads {
+            Some(workloads) => Some((workloads, super::kwok::stages(workloads)?)),
+            None => None,
+        };
         let mut attempt = 1;
         loop {
-            match Self::start_once(assets, tls, admin_token).await {
+            let simulation = simulation.as_ref().map(|(w, stages)| (*w, stages.as_str()));
+            match Self::start_once(assets, tls, admin_token, simulation).await {
                 Err(ServerError::ControlPlane(why))
                     if why.contains("address already in use") && attempt < START_ATTEMPTS =>
                 {
@@ -105,6 +115,7 @@ impl ControlPlane {
         assets: &Assets,
         tls: &Tls,
         admin_token: &str,
+        simulation: Option<(&Workloads, &str)>,
     ) -> Result<Self, ServerError> {
         let dir = std::env::temp_dir().join(format!(
             "kubeward-control-plane-{}",
@@ -121,11 +132,15 @@ impl ControlPlane {
         };
         plane.start_etcd(assets).await?;
         plane.start_apiserver(assets, tls, admin_token).await?;
-        if let Some(manager) = &assets.kube_controller_manager {
+        if let Some((workloads, stages)) = simulation {
             plane
-                .start_controller_manager(manager, tls, admin_token)
+                .start_simulation(assets, tls, admin_token, workloads, stages)
                 .await?;
-            plane.controllers = true;
+        } else if let Some(manager) = &assets.kube_controller_manager {
+            let only = vec![arg("controllers", "garbagecollector,namespace")];
+            plane
+                .start_controller_manager(manager, tls, admin_token, only)
+                .await?;
         }
         Ok(plane)
     }
@@ -228,50 +243,55 @@ impl ControlPlane {
         Ok(())
     }
 
-    async fn start_controller_manager(
-        &mut self,
-        binary: &Path,
-        tls: &Tls,
-        admin_token: &str,
-    ) -> Result<(), ServerError> {
-        let port = free_port()?;
+    /// The administrator's kubeconfig for the components, written into the run directory.
+    pub(super) fn kubeconfig(&self, tls: &Tls, admin_token: &str) -> Result<PathBuf, ServerError> {
         let config = kubeconfig::render(
             &format!("https://{}", self.api),
             Some(&tls.ca_pem()),
             Some(Credentials::Token(admin_token)),
         );
-        let args = vec![
-            arg(
-                "kubeconfig",
-                write(&self.dir, "kubeconfig", &config)?.display(),
-            ),
-            arg("controllers", "garbagecollector,namespace"),
+        write(&self.dir, "kubeconfig", &config)
+    }
+
+    /// Starts kube-controller-manager with `controllers` (its `--controllers` and what they
+    /// need), waited for.
+    pub(super) async fn start_controller_manager(
+        &mut self,
+        binary: &Path,
+        tls: &Tls,
+        admin_token: &str,
+        controllers: Vec<String>,
+    ) -> Result<(), ServerError> {
+        let port = free_port()?;
+        let mut args = vec![
+            arg("kubeconfig", self.kubeconfig(tls, admin_token)?.display()),
             // A lease in kube-system would make a second one wait for the first's to expire.
             arg("leader-elect", false),
             arg("bind-address", "127.0.0.1"),
             arg("secure-port", port),
         ];
+        args.extend(controllers);
         self.processes.push(Process::spawn(
             "kube-controller-manager",
             binary,
             &args,
             &self.dir,
         )?);
-        // It serves /healthz under a self-signed certificate made in memory.
-        let mut probe = kube::Config::new(
-            format!("https://127.0.0.1:{port}")
-                .parse()
-                .expect("loopback URL parses"),
-        );
-        probe.accept_invalid_certs = true;
-        let probe = kube::Client::try_from(probe)?;
-        self.wait_ready("/healthz", &probe).await
+        self.wait_ready("/healthz", &self_signed_probe(port)?)
+            .await?;
+        self.controllers = true;
+        Ok(())
     }
 
     /// Polls `path` of the newest process until it answers 2xx, failing at once when the
     /// process exits and after [`START_TIMEOUT`].
-    async fn wait_ready(&mut self, path: &str, probe: &kube::Client) -> Result<(), ServerError> {
-        let deadline = Instant::now() + START_TIMEOUT;
+    pub(super) async fn wait_ready(
+        &mut self,
+        path: &str,
+        probe: &kube::Client,
+    ) -> Result<(), ServerError> {
+        let started = Instant::now();
+        let deadline = started + START_TIMEOUT;
         let process = self.processes.last_mut().expect("a process was started");
         loop {
             process.check_running()?;
@@ -279,7 +299,11 @@ impl ControlPlane {
                 .body(Vec::new())
                 .map_err(|e| ServerError::ControlPlane(e.to_string()))?;
             let last = match probe.request_text(request).await {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    let after = started.elapsed();
+                    tracing::debug!(component = process.name(), ?after, "ready");
+                    return Ok(());
+                }
                 Err(error) => error.to_string(),
             };
             if Instant::now() > deadline {
@@ -294,8 +318,20 @@ impl ControlPlane {
     }
 }
 
+/// A client for the health endpoint of a component on `port` that serves under a self-signed
+/// certificate made in memory (kube-controller-manager, kube-scheduler).
+pub(super) fn self_signed_probe(port: u16) -> Result<kube::Client, ServerError> {
+    let mut probe = kube::Config::new(
+        format!("https://127.0.0.1:{port}")
+            .parse()
+            .expect("loopback URL parses"),
+    );
+    probe.accept_invalid_certs = true;
+    Ok(kube::Client::try_from(probe)?)
+}
+
 /// A client for a component's health endpoint, trusting `tls`'s CA, bearing `token`.
-fn probe_client(
+pub(super) fn probe_client(
     url: &str,
     tls: Option<&Tls>,
     token: Option<&str>,

@@ -3,8 +3,10 @@
 
 mod assets;
 mod control_plane;
+mod kwok;
 mod process;
 mod proxy;
+mod simulated;
 
 pub use assets::ASSETS_VARIABLE;
 pub(crate) use assets::Assets;

@@ -3,7 +3,9 @@
 //! and weekdays, ranges, steps, the `@yearly` … `@hourly` and `@every <duration>` descriptors,
 //! a `TZ=`/`CRON_TZ=` prefix) and Go's `time.LoadLocation` (the zoneinfo files of
 //! `/usr/share/zoneinfo`, which Go reads before the embedded copy kube-apiserver carries, here
-//! jiff's bundled database), with their error messages.
+//! jiff's bundled database), with their error messages. The parsed [`Schedule`] gives its
+//! activation times as robfig/cron's `Next` does (`spec.go`, `constantdelay.go`), for the
+//! simulated cluster's CronJob controller.
 //!
 //! Not modelled: a `TZ=` prefix without a following space, on which the parser panics in Go
 //! (kube-apiserver answers 500); it is refused here as a bad location.
@@ -66,13 +68,149 @@ const DOW: Bounds = Bounds {
     ],
 };
 
+/// A parsed schedule: robfig/cron's `SpecSchedule` (the set bits of each field, `STAR` when the
+/// field was `*` or `?`, and the location) or `ConstantDelaySchedule` (`@every`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Schedule {
+    /// Five fields (seconds always 0).
+    Spec {
+        minute: u64,
+        hour: u64,
+        dom: u64,
+        month: u64,
+        dow: u64,
+        zone: jiff::tz::TimeZone,
+    },
+    /// `@every <duration>`: whole seconds, at least one.
+    Every(jiff::SignedDuration),
+}
+
+impl Schedule {
+    /// `Schedule.Next(t)`: the first activation time after `t` (`None` where robfig/cron gives
+    /// the zero time: nothing matches within five years).
+    pub(crate) fn next(&self, t: jiff::Timestamp) -> Option<jiff::Timestamp> {
+        match self {
+            // `ConstantDelaySchedule.Next`: `t` plus the delay, less its fraction of a second.
+            Schedule::Every(delay) => {
+                let fraction = jiff::SignedDuration::from_nanos(i64::from(t.subsec_nanosecond()));
+                t.checked_add(*delay - fraction).ok()
+            }
+            Schedule::Spec { zone, .. } => self.next_spec(t.to_zoned(zone.clone())),
+        }
+    }
+
+    /// `SpecSchedule.Next`, on the civil time of the schedule's zone.
+    fn next_spec(&self, t: jiff::Zoned) -> Option<jiff::Timestamp> {
+        let Schedule::Spec {
+            minute,
+            hour,
+            month,
+            zone,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let has = |bits: u64, value: i8| bits & (1u64 << u32::try_from(value).unwrap_or(63)) != 0;
+        let at = |y: i16, mo: i8, d: i8, h: i8, mi: i8| {
+            jiff::civil::DateTime::new(y, mo, d, h, mi, 0, 0)
+                .ok()
+                .and_then(|dt| dt.to_zoned(zone.clone()).ok())
+        };
+        let second = jiff::SignedDuration::from_secs(1);
+        let fraction = jiff::SignedDuration::from_nanos(i64::from(t.subsec_nanosecond()));
+        let mut t = t.checked_add(second - fraction).ok()?;
+        let mut added = false;
+        let year_limit = t.year() + 5;
+        'wrap: loop {
+            if t.year() > year_limit {
+                return None;
+            }
+            while !has(*month, t.month()) {
+                if !added {
+                    added = true;
+                    t = at(t.year(), t.month(), 1, 0, 0)?;
+                }
+                t = t.checked_add(jiff::Span::new().months(1)).ok()?;
+                if t.month() == 1 {
+                    continue 'wrap;
+                }
+            }
+            while !self.day_matches(&t) {
+                if !added {
+                    added = true;
+                    t = at(t.year(), t.month(), t.day(), 0, 0)?;
+                }
+                t = t.checked_add(jiff::Span::new().days(1)).ok()?;
+                if t.day() == 1 {
+                    continue 'wrap;
+                }
+            }
+            while !has(*hour, t.hour()) {
+                if !added {
+                    added = true;
+                    t = at(t.year(), t.month(), t.day(), t.hour(), 0)?;
+                }
+                t = t.checked_add(jiff::SignedDuration::from_hours(1)).ok()?;
+                if t.hour() == 0 {
+                    continue 'wrap;
+                }
+            }
+            while !has(*minute, t.minute()) {
+                if !added {
+                    added = true;
+                    t = at(t.year(), t.month(), t.day(), t.hour(), t.minute())?;
+                }
+                t = t.checked_add(jiff::SignedDuration::from_mins(1)).ok()?;
+                if t.minute() == 0 {
+                    continue 'wrap;
+                }
+            }
+            // Seconds: only 0 is set.
+            while t.second() != 0 {
+                // (`t` is on a whole second already: nothing to truncate.)
+                added = true;
+                t = t.checked_add(second).ok()?;
+                if t.second() == 0 {
+                    continue 'wrap;
+                }
+            }
+            return Some(t.timestamp());
+        }
+    }
+
+    /// `dayMatches`: both day fields must match when either is a `*`, else either.
+    fn day_matches(&self, t: &jiff::Zoned) -> bool {
+        let Schedule::Spec { dom, dow, .. } = self else {
+            return false;
+        };
+        let dom_match = dom & (1u64 << u32::try_from(t.day()).unwrap_or(63)) != 0;
+        let weekday = t.weekday().to_sunday_zero_offset();
+        let dow_match = dow & (1u64 << u32::try_from(weekday).unwrap_or(63)) != 0;
+        if dom & STAR != 0 || dow & STAR != 0 {
+            dom_match && dow_match
+        } else {
+            dom_match || dow_match
+        }
+    }
+}
+
+/// robfig/cron's `starBit`: the field was `*` or `?` (for the day-of-month/day-of-week rule).
+const STAR: u64 = 1 << 63;
+
 /// `cron.ParseStandard(spec)`: `Err` carries the parser's message
 /// (`expected exactly 5 fields, found 1: [foo]`).
 pub(crate) fn parse_standard(spec: &str) -> Result<(), String> {
+    parse(spec).map(drop)
+}
+
+/// `cron.ParseStandard(spec)`, keeping the schedule.
+pub(crate) fn parse(spec: &str) -> Result<Schedule, String> {
     if spec.is_empty() {
         return Err("empty spec string".to_owned());
     }
     let mut spec = spec;
+    let mut zone = jiff::tz::TimeZone::UTC;
     if spec.starts_with("TZ=") || spec.starts_with("CRON_TZ=") {
         let eq = spec.find('=').unwrap_or_default();
         let Some(space) = spec.find(' ') else {
@@ -83,10 +221,11 @@ pub(crate) fn parse_standard(spec: &str) -> Result<(), String> {
         };
         let name = &spec[eq + 1..space];
         load_location(name).map_err(|e| format!("provided bad location {name}: {e}"))?;
+        zone = time_zone(name);
         spec = spec[space..].trim();
     }
     if spec.starts_with('@') {
-        return parse_descriptor(spec);
+        return parse_descriptor(spec, zone);
     }
     let fields: Vec<&str> = spec.split_whitespace().collect();
     if fields.len() != 5 {
@@ -96,19 +235,43 @@ pub(crate) fn parse_standard(spec: &str) -> Result<(), String> {
             fields.join(" ")
         ));
     }
-    for (field, bounds) in fields.iter().zip([&MINUTES, &HOURS, &DOM, &MONTHS, &DOW]) {
+    let mut bits = [0u64; 5];
+    for ((field, bounds), bits) in fields
+        .iter()
+        .zip([&MINUTES, &HOURS, &DOM, &MONTHS, &DOW])
+        .zip(&mut bits)
+    {
         for expr in field.split(',').filter(|e| !e.is_empty()) {
-            range(expr, bounds)?;
+            *bits |= range(expr, bounds)?;
         }
     }
-    Ok(())
+    let [minute, hour, dom, month, dow] = bits;
+    Ok(Schedule::Spec {
+        minute,
+        hour,
+        dom,
+        month,
+        dow,
+        zone,
+    })
 }
 
-/// `getRange`: one `a`, `a-b`, `*`, `?`, with an optional `/step`.
-fn range(expr: &str, r: &Bounds) -> Result<(), String> {
+/// The zone of a name [`load_location`] accepts (`""`, `UTC` and `Local` are UTC, as on a
+/// control plane node).
+pub(crate) fn time_zone(name: &str) -> jiff::tz::TimeZone {
+    match name {
+        "" | "UTC" | "Local" => jiff::tz::TimeZone::UTC,
+        _ => jiff::tz::TimeZone::get(name).unwrap_or(jiff::tz::TimeZone::UTC),
+    }
+}
+
+/// `getRange`: one `a`, `a-b`, `*`, `?`, with an optional `/step`, as bits.
+fn range(expr: &str, r: &Bounds) -> Result<u64, String> {
     let range_and_step: Vec<&str> = expr.split('/').collect();
     let low_and_high: Vec<&str> = range_and_step[0].split('-').collect();
+    let mut extra = 0;
     let (start, mut end) = if low_and_high[0] == "*" || low_and_high[0] == "?" {
+        extra = STAR;
         (r.min, r.max)
     } else {
         let start = int_or_name(low_and_high[0], r)?;
@@ -124,6 +287,9 @@ fn range(expr: &str, r: &Bounds) -> Result<(), String> {
             let step = must_parse_int(range_and_step[1])?;
             if low_and_high.len() == 1 {
                 end = r.max;
+            }
+            if step > 1 {
+                extra = 0;
             }
             step
         }
@@ -149,7 +315,19 @@ fn range(expr: &str, r: &Bounds) -> Result<(), String> {
     if step == 0 {
         return Err(format!("step of range should be a positive number: {expr}"));
     }
-    Ok(())
+    Ok(bits(start, end, step) | extra)
+}
+
+/// `getBits`.
+fn bits(min: u64, max: u64, step: u64) -> u64 {
+    (min..=max)
+        .step_by(usize::try_from(step).unwrap_or(usize::MAX))
+        .fold(0, |bits, i| bits | 1 << i)
+}
+
+/// `all`: every value of the field, as a `*`.
+fn all(r: &Bounds) -> u64 {
+    bits(r.min, r.max, 1) | STAR
 }
 
 /// `parseIntOrName`: a month's or weekday's name (any case), or a number.
@@ -179,25 +357,55 @@ fn atoi(s: &str) -> Result<i64, String> {
 }
 
 /// `parseDescriptor`.
-fn parse_descriptor(descriptor: &str) -> Result<(), String> {
-    match descriptor {
-        "@yearly" | "@annually" | "@monthly" | "@weekly" | "@daily" | "@midnight" | "@hourly" => {
-            Ok(())
+fn parse_descriptor(descriptor: &str, zone: jiff::tz::TimeZone) -> Result<Schedule, String> {
+    let first = |r: &Bounds| 1u64 << r.min;
+    let (minute, hour) = (first(&MINUTES), first(&HOURS));
+    let (dom, month, dow) = match descriptor {
+        "@yearly" | "@annually" => (first(&DOM), first(&MONTHS), all(&DOW)),
+        "@monthly" => (first(&DOM), all(&MONTHS), all(&DOW)),
+        "@weekly" => (all(&DOM), all(&MONTHS), first(&DOW)),
+        "@daily" | "@midnight" => (all(&DOM), all(&MONTHS), all(&DOW)),
+        "@hourly" => {
+            return Ok(Schedule::Spec {
+                minute,
+                hour: all(&HOURS),
+                dom: all(&DOM),
+                month: all(&MONTHS),
+                dow: all(&DOW),
+                zone,
+            });
         }
-        _ => match descriptor.strip_prefix("@every ") {
-            Some(duration) => parse_duration(duration)
-                .map_err(|e| format!("failed to parse duration {descriptor}: {e}")),
-            None => Err(format!("unrecognized descriptor: {descriptor}")),
-        },
-    }
+        _ => {
+            let Some(duration) = descriptor.strip_prefix("@every ") else {
+                return Err(format!("unrecognized descriptor: {descriptor}"));
+            };
+            let nanos = parse_duration(duration)
+                .map_err(|e| format!("failed to parse duration {descriptor}: {e}"))?;
+            // `Every`: at least a second, whole seconds.
+            let secs = i64::try_from(nanos / 1_000_000_000)
+                .unwrap_or(i64::MAX)
+                .max(1);
+            return Ok(Schedule::Every(jiff::SignedDuration::from_secs(secs)));
+        }
+    };
+    Ok(Schedule::Spec {
+        minute,
+        hour,
+        dom,
+        month,
+        dow,
+        zone,
+    })
 }
 
-/// Go's `time.ParseDuration` (whether it parses, and its error text; overflow not modelled).
-fn parse_duration(text: &str) -> Result<(), String> {
+/// Go's `time.ParseDuration`: nanoseconds, or its error text (overflow not modelled).
+fn parse_duration(text: &str) -> Result<i128, String> {
     let invalid = || format!("time: invalid duration {}", go_quote(text));
     let mut s = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let sign = if text.starts_with('-') { -1 } else { 1 };
+    let mut total: i128 = 0;
     if s == "0" {
-        return Ok(());
+        return Ok(0);
     }
     if s.is_empty() {
         return Err(invalid());
@@ -219,16 +427,34 @@ fn parse_duration(text: &str) -> Result<(), String> {
         if unit.is_empty() {
             return Err(format!("time: missing unit in duration {}", go_quote(text)));
         }
-        if !["ns", "us", "µs", "μs", "ms", "s", "m", "h"].contains(&unit) {
+        let Some(scale) = unit_nanos(unit) else {
             return Err(format!(
                 "time: unknown unit {} in duration {}",
                 go_quote(unit),
                 go_quote(text)
             ));
-        }
+        };
+        let whole: i128 = whole.parse().unwrap_or_default();
+        let fraction_value: i128 = fraction.parse().unwrap_or_default();
+        let fraction_scale =
+            10i128.saturating_pow(u32::try_from(fraction.len()).unwrap_or(u32::MAX));
+        total += whole * scale + fraction_value * scale / fraction_scale;
         s = &s[unit_end..];
     }
-    Ok(())
+    Ok(sign * total)
+}
+
+/// Nanoseconds in one of Go's duration units.
+fn unit_nanos(unit: &str) -> Option<i128> {
+    Some(match unit {
+        "ns" => 1,
+        "us" | "µs" | "μs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        _ => return None,
+    })
 }
 
 /// The directories Go's `time.LoadLocation` reads zoneinfo files from on Unix, in order.
