@@ -3,7 +3,8 @@
 //!
 //! Everything in kubeward that stamps or compares wall-clock times (a condition's
 //! `lastTransitionTime`, an event's `eventTime`, series windows, lease timings) reads it through a
-//! [`Clock`]. Production code uses [`SystemClock`]; tests use [`ManualClock`] and move time by hand.
+//! [`Clock`]. Production code uses [`SystemClock`]; tests use [`ManualClock`] and move time by hand,
+//! or [`SkippingClock`] where time must flow and a test skips ahead.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -93,5 +94,51 @@ impl Default for ManualClock {
 impl Clock for ManualClock {
     fn now(&self) -> Timestamp {
         *self.lock()
+    }
+}
+
+/// The system's wall clock, skipped ahead: it flows as [`SystemClock`] does, plus every
+/// [`SkippingClock::skip`] so far. Clones share the skips.
+///
+/// For a server whose timers must run on their own (probes, back-offs) while a test jumps over
+/// a long wait (a grace period, a cron schedule) without sleeping through it.
+///
+/// ```
+/// use std::time::Duration;
+/// use kubeward_names::clock::{Clock, SkippingClock, SystemClock};
+///
+/// let clock = SkippingClock::default();
+/// clock.skip(Duration::from_secs(3600));
+/// let ahead = clock.now().duration_since(SystemClock.now());
+/// assert!(ahead >= jiff::SignedDuration::from_secs(3599));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct SkippingClock {
+    skipped: Arc<Mutex<Duration>>,
+}
+
+impl SkippingClock {
+    /// Moves the clock forward by `by`, at once.
+    pub fn skip(&self, by: Duration) {
+        let mut skipped = self
+            .skipped
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        *skipped = skipped.saturating_add(by);
+    }
+
+    /// How far ahead of the system's clock it stands.
+    pub fn skipped(&self) -> Duration {
+        *self
+            .skipped
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Clock for SkippingClock {
+    fn now(&self) -> Timestamp {
+        let now = Timestamp::now();
+        now.checked_add(self.skipped()).unwrap_or(now)
     }
 }

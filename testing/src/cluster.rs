@@ -3,6 +3,7 @@
 //! faults and request log on both — so a controller's tests run on either unchanged.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
@@ -11,12 +12,13 @@ use k8s_openapi::api::rbac::v1::PolicyRule;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ObjectMeta, PostParams};
 use kube::runtime::reflector::ObjectRef;
+use kubeward_names::clock::SkippingClock;
 
 use crate::auth::tls::Tls;
 use crate::faults::{self, Faults};
 use crate::grant::{grant, ignore_status};
 use crate::kubeconfig::{self, Credentials};
-use crate::real::{ADMIN_USER, Assets, ControlPlane, Proxy};
+use crate::real::{ADMIN_USER, Assets, ControlPlane, Proxy, set_kubelet_running};
 use crate::requests::{RequestLog, RequestRecord};
 use crate::workloads::Workloads;
 use crate::{ApiServer, Identity, ServerError};
@@ -81,8 +83,10 @@ impl Backend {
 /// plane's logs and prints where they are.
 pub struct Cluster {
     inner: Inner,
-    /// Whether a simulated cluster runs ([`ClusterBuilder::workloads`]).
-    workloads: bool,
+    /// The simulated cluster's declaration, if one runs ([`ClusterBuilder::workloads`]).
+    world: Option<Workloads>,
+    /// The embedded server's clock, when this cluster started it ([`Cluster::elapse`]).
+    clock: Option<SkippingClock>,
 }
 
 /// Options of a [`Cluster`]: its backend and its simulated cluster.
@@ -134,10 +138,13 @@ impl ClusterBuilder {
             Some(backend) => backend,
             None => Backend::from_env()?,
         };
-        let workloads = self.workloads.is_some();
+        let world = self.workloads.clone();
+        let mut clock = None;
         let inner = match backend {
             Backend::Embedded => {
-                let mut builder = ApiServer::builder();
+                let skipping = SkippingClock::default();
+                let mut builder = ApiServer::builder().clock(Arc::new(skipping.clone()));
+                clock = Some(skipping);
                 if let Some(w) = self.workloads {
                     builder = builder.workloads(w);
                 }
@@ -160,7 +167,11 @@ impl ClusterBuilder {
                 }))
             }
         };
-        Ok(Cluster { inner, workloads })
+        Ok(Cluster {
+            inner,
+            world,
+            clock,
+        })
     }
 }
 
@@ -192,7 +203,8 @@ impl From<ApiServer> for Cluster {
     fn from(server: ApiServer) -> Self {
         Self {
             inner: Inner::Embedded(server),
-            workloads: false,
+            world: None,
+            clock: None,
         }
     }
 }
@@ -224,7 +236,90 @@ impl Cluster {
     /// Whether a simulated cluster runs (nodes, scheduler, kubelets, the workload
     /// controllers): it was started with [`ClusterBuilder::workloads`].
     pub fn has_workloads(&self) -> bool {
-        self.workloads
+        self.world.is_some()
+    }
+
+    /// Lets `by` pass on the cluster's clock: what a test does to get past a grace period, a
+    /// cron schedule, a probe's delay or a back-off. On the embedded server at once: its clock
+    /// skips ahead and every timer due by then fires (the server's clock only: a client's own
+    /// timers, kube-runtime's among them, still read the system clock). On the real one by
+    /// sleeping, as its components read the system clock.
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), kubeward_testing::ServerError> {
+    /// use std::time::Duration;
+    /// use kubeward_testing::{Cluster, Workloads};
+    /// let cluster = Cluster::builder().workloads(Workloads::with_nodes(1)).start().await?;
+    /// // A CronJob of `* * * * *` created now has fired once after this.
+    /// cluster.elapse(Duration::from_secs(60)).await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// On an embedded server made into a cluster with [`Cluster::from`]: it keeps the clock it
+    /// was started with ([`crate::ApiServerBuilder::clock`]), which only its owner can move.
+    pub async fn elapse(&self, by: Duration) -> Result<(), ServerError> {
+        match (&self.inner, &self.clock) {
+            (Inner::Embedded(_), Some(clock)) => clock.skip(by),
+            (Inner::Embedded(_), None) => {
+                return Err(ServerError::Unsupported(
+                    "Cluster::elapse: this embedded server was started with its own clock \
+                     (ApiServerBuilder::clock); move that clock, or start the cluster with \
+                     Cluster::builder()"
+                        .to_owned(),
+                ));
+            }
+            (Inner::Real(_), _) => tokio::time::sleep(by).await,
+        }
+        Ok(())
+    }
+
+    /// Takes the kubelet of the declared node `node` away (`ready == false`) or brings it
+    /// back: a node lost (powered off, cut from the network) and found again, on either
+    /// backend.
+    ///
+    /// - Away, the kubelet posts nothing more: the node's pods keep their last status. Once
+    ///   `--node-monitor-grace-period` (50 s) passed without a heartbeat, the node lifecycle
+    ///   controller sets the node's conditions `Unknown` (`NodeStatusUnknown`), its pods'
+    ///   `Ready` condition `False`, and taints the node `node.kubernetes.io/unreachable`
+    ///   (`NoSchedule`, `NoExecute`); the pods that do not tolerate the taint are deleted after
+    ///   their `tolerationSeconds` (300 s unless the pod says otherwise) and stay
+    ///   `Terminating`, as no kubelet confirms their end. [`Cluster::elapse`] gets past the
+    ///   waits.
+    /// - Back, the kubelet posts its node `Ready` (the taints go) and syncs its pods: those
+    ///   being deleted are removed.
+    ///
+    /// On the embedded server the simulated kubelet stops ([`ApiServer::set_node_ready`]); on
+    /// the real one KWOK stops playing the node: the node's Lease passes to another holder,
+    /// renewed no more, and the node is annotated `kubeward.dev/kubelet: stopped` until it is
+    /// back (a heartbeat already due may land up to 25 s later, delaying the node's `Unknown`
+    /// by as much).
+    ///
+    /// # Errors
+    /// Without a simulated cluster ([`ClusterBuilder::workloads`]) or for a node it does not
+    /// declare (there is no kubelet to stop); on the real backend, a write the API server
+    /// refused.
+    pub async fn set_node_ready(&self, node: &str, ready: bool) -> Result<(), ServerError> {
+        let Some(world) = &self.world else {
+            return Err(ServerError::Unsupported(format!(
+                "Cluster::set_node_ready({node:?}): no simulated cluster runs (start one with \
+                 ClusterBuilder::workloads)"
+            )));
+        };
+        let Some(declared) = world.nodes.iter().find(|n| n.name == node) else {
+            let names: Vec<&str> = world.nodes.iter().map(|n| n.name.as_str()).collect();
+            return Err(ServerError::Unsupported(format!(
+                "Cluster::set_node_ready({node:?}): not a declared node (declared: {})",
+                names.join(", ")
+            )));
+        };
+        match &self.inner {
+            Inner::Embedded(server) => {
+                server.set_node_ready(node, ready);
+                Ok(())
+            }
+            Inner::Real(_) => set_kubelet_running(&self.client()?, declared, ready).await,
+        }
     }
 
     /// The backend this cluster runs on.

@@ -358,3 +358,38 @@ async fn a_fault_pattern_is_refused_on_the_real_tier() {
         .expect_err("a pattern cannot be played by KWOK");
     assert!(error.to_string().contains("exact image"), "{error}");
 }
+
+#[tokio::test]
+async fn a_node_not_declared_or_no_simulated_cluster_is_refused_by_name() {
+    let (cluster, _client) = cluster(Workloads::with_nodes(1)).await;
+    let error = cluster
+        .set_node_ready("worker-9", false)
+        .await
+        .expect_err("no kubelet to stop");
+    assert_eq!(
+        error.to_string(),
+        "Cluster::set_node_ready(\"worker-9\"): not a declared node (declared: worker-1)"
+    );
+    let bare = Cluster::start().await.expect("cluster starts");
+    let error = bare
+        .set_node_ready("worker-1", false)
+        .await
+        .expect_err("no simulated cluster");
+    assert!(
+        error.to_string().contains("no simulated cluster runs"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn elapse_refuses_an_embedded_server_started_with_its_own_clock() {
+    let server = kubeward_testing::ApiServer::start()
+        .await
+        .expect("server starts");
+    let cluster = Cluster::from(server);
+    let error = cluster
+        .elapse(Duration::from_secs(1))
+        .await
+        .expect_err("its clock is its owner's");
+    assert!(error.to_string().contains("its own clock"), "{error}");
+}

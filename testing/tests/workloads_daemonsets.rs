@@ -113,8 +113,12 @@ async fn a_pod_runs_on_every_node() {
                 .unwrap()
                 .starts_with("Created pod: agent-")
         })
-        .count();
-    assert_eq!(created, 3);
+        .collect::<Vec<_>>();
+    assert_eq!(created.len(), 3);
+    // The recorder's component, as `pkg/controller/daemon` names it.
+    for event in &created {
+        assert_eq!(event["source"]["component"], "daemonset-controller");
+    }
 }
 
 #[tokio::test]

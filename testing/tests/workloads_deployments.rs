@@ -674,3 +674,45 @@ async fn a_deployment_created_paused_or_of_no_replicas_still_reports_its_state()
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn a_refused_pod_create_is_retried_with_back_off_until_it_succeeds() {
+    let (_server, client) = server(Workloads::with_nodes(1)).await;
+    let deployments = api(&client, "apps/v1", "Deployment", "deployments", "default");
+    let rss = api(&client, "apps/v1", "ReplicaSet", "replicasets", "default");
+    let mut web = deployment("web", 1, "nginx:1.27");
+    web["spec"]["template"]["spec"]["serviceAccountName"] = json!("web");
+    let d = create(&deployments, web).await;
+    // The ServiceAccount admission refuses the pod: the ReplicaSet's sync fails.
+    let rs = until("the ReplicaSet's FailedCreate event", || async {
+        let rs = replica_sets_of(&rss, &d)
+            .await
+            .pop()
+            .ok_or("no ReplicaSet")?;
+        let failed = events(&client, name(&rs), "FailedCreate").await;
+        let expected =
+            "error looking up service account default/web: serviceaccount \"web\" not found";
+        match failed.first() {
+            Some(message) if message.contains(expected) => Ok(rs),
+            _ => Err(format!("{failed:?}")),
+        }
+    })
+    .await;
+    // Nothing the ReplicaSet controller watches changes when the account appears: only its
+    // retry of the failed sync creates the pod.
+    let accounts = api(
+        &client,
+        "v1",
+        "ServiceAccount",
+        "serviceaccounts",
+        "default",
+    );
+    create(
+        &accounts,
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "web"}}),
+    )
+    .await;
+    rolled_out(&deployments, "web", 1).await;
+    let created = events(&client, name(&rs), "SuccessfulCreate").await;
+    assert_eq!(created.len(), 1, "{created:?}");
+}

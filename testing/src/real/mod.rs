@@ -12,3 +12,4 @@ pub use assets::ASSETS_VARIABLE;
 pub(crate) use assets::Assets;
 pub(crate) use control_plane::{ADMIN_USER, ControlPlane};
 pub(crate) use proxy::Proxy;
+pub(crate) use simulated::set_kubelet_running;

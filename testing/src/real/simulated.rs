@@ -9,7 +9,8 @@
 //! - KWOK as the kubelets of the declared [`WorkerNode`](crate::WorkerNode)s: it manages the
 //!   Nodes annotated `kwok.x-k8s.io/node: fake` (the annotation the embedded kubelet's `Node`
 //!   carries) and plays the Stages of [`super::kwok`] for them and their pods;
-//! - the declared nodes, created through the API with the body the embedded kubelet registers.
+//! - the declared nodes, created through the API with the body the embedded kubelet registers;
+//! - a node's kubelet stopped and started again ([`set_kubelet_running`]) through its Lease.
 //!
 //! Each is a [`Process`] of the control plane, waited for (kube-scheduler's `/healthz` on its
 //! secure port, KWOK's `/healthz` on its server address). Start-up ends when the `default`
@@ -22,17 +23,32 @@ use super::assets::Assets;
 use super::control_plane::{
     ControlPlane, arg, free_port, io_error, probe_client, self_signed_probe, write,
 };
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::json;
+
 use super::process::Process;
 use crate::ServerError;
 use crate::auth::tls::Tls;
 use crate::object::rfc3339;
-use crate::workloads::{Workloads, node_object};
+use crate::workloads::{WorkerNode, Workloads, node_conditions, node_object};
 
 /// The annotation selector of the Nodes KWOK manages.
 const KWOK_NODES: &str = "kwok.x-k8s.io/node=fake";
 
 /// How long the `default` ServiceAccount may take to appear.
 const SERVICE_ACCOUNT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The holder of a stopped kubelet's node Lease: not KWOK, so KWOK leaves the node alone.
+const STOPPED_KUBELET: &str = "kubeward-stopped-kubelet";
+
+/// The annotation of a node whose kubelet is stopped: `testing/kwok/stages.yaml`'s heartbeat
+/// stage selects only nodes without it.
+const STOPPED_ANNOTATION: &str = "kubeward.dev/kubelet";
+
+/// How long a stopped kubelet's Lease stays taken (KWOK takes an expired Lease back).
+const STOPPED_FOR_SECONDS: i32 = 7 * 24 * 3600;
 
 fn missing(binary: &str) -> ServerError {
     ServerError::ControlPlane(format!(
@@ -187,4 +203,69 @@ impl ControlPlane {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+}
+
+/// Stops (`running == false`) or starts again the kubelet KWOK plays for `node`, as
+/// [`crate::Cluster::set_node_ready`] describes.
+///
+/// KWOK plays a node's pods only while it holds the node's Lease (`kube-node-lease/<node>`,
+/// which it renews as a kubelet does; `readOnlyFunc` in `pkg/kwok/controllers/controller.go`),
+/// and the heartbeat Stage, which plays itself again after each play, only for a node without
+/// the annotation `kubeward.dev/kubelet`. Stopped: the Lease passes to another holder, renewed
+/// once now and then never again, and the node is annotated `kubeward.dev/kubelet: stopped`:
+/// KWOK stops playing the node and its pods (a heartbeat already due may still land), and
+/// kube-controller-manager's node lifecycle controller, seeing neither the Lease nor the node's
+/// status renewed, marks the node after its grace period. Started: the node's conditions are
+/// posted as its kubelet posts them, the annotation goes and the Lease is released; KWOK takes
+/// the Lease again at its next try (its renew interval, 10 s) and plays the node and its pods
+/// again (a pod being deleted is removed).
+///
+/// # Errors
+/// A write the API server refused.
+pub(crate) async fn set_kubelet_running(
+    admin: &kube::Client,
+    node: &WorkerNode,
+    running: bool,
+) -> Result<(), ServerError> {
+    let failed = |what: &str, e: kube::Error| {
+        ServerError::ControlPlane(format!("cannot {what} of node {}: {e}", node.name))
+    };
+    let leases: Api<Lease> = Api::namespaced(admin.clone(), "kube-node-lease");
+    let nodes: Api<Node> = Api::all(admin.clone());
+    let params = PatchParams::default();
+    let annotate = |value: serde_json::Value| {
+        Patch::Merge(json!({"metadata": {"annotations": {STOPPED_ANNOTATION: value}}}))
+    };
+    if running {
+        let now = rfc3339(jiff::Timestamp::now());
+        let status = json!({"status": {"conditions": node_conditions(true, &now)}});
+        nodes
+            .patch_status(&node.name, &params, &Patch::Strategic(status))
+            .await
+            .map_err(|e| failed("post the status", e))?;
+        nodes
+            .patch(&node.name, &params, &annotate(serde_json::Value::Null))
+            .await
+            .map_err(|e| failed("remove the annotation", e))?;
+        let release = json!({"spec": {"holderIdentity": null}});
+        leases
+            .patch(&node.name, &params, &Patch::Merge(release))
+            .await
+            .map_err(|e| failed("release the Lease", e))?;
+    } else {
+        let take = json!({"spec": {
+            "holderIdentity": STOPPED_KUBELET,
+            "leaseDurationSeconds": STOPPED_FOR_SECONDS,
+            "renewTime": format!("{:.6}", jiff::Timestamp::now()),
+        }});
+        leases
+            .patch(&node.name, &params, &Patch::Merge(take))
+            .await
+            .map_err(|e| failed("take the Lease", e))?;
+        nodes
+            .patch(&node.name, &params, &annotate(json!("stopped")))
+            .await
+            .map_err(|e| failed("annotate", e))?;
+    }
+    Ok(())
 }

@@ -70,11 +70,38 @@ pub(crate) struct Ctx<'a> {
     pub(crate) state: &'a mut State,
     pub(crate) world: &'a Workloads,
     now: Timestamp,
+    /// Whether a write of this sync was refused (an event's aside).
+    write_failed: bool,
 }
 
 impl<'a> Ctx<'a> {
     pub(crate) fn new(state: &'a mut State, world: &'a Workloads, now: Timestamp) -> Self {
-        Self { state, world, now }
+        Self {
+            state,
+            world,
+            now,
+            write_failed: false,
+        }
+    }
+
+    /// Whether a write of this sync was refused: the sync failed, as a controller's sync
+    /// returns an error, and the key is retried with back-off (see `run.rs`).
+    pub(crate) fn write_failed(&self) -> bool {
+        self.write_failed
+    }
+
+    /// Logs a refused write and marks the sync failed.
+    fn note<T>(
+        &mut self,
+        manager: &str,
+        verb: &str,
+        resource: Resource,
+        result: &Result<T, ApiError>,
+    ) {
+        if let Err(err) = result {
+            tracing::debug!(manager, verb, resource = resource.plural, error = %err.message, "simulated cluster write refused");
+            self.write_failed = true;
+        }
     }
 
     /// The time of this sync (the server's clock).
@@ -157,13 +184,23 @@ impl<'a> Ctx<'a> {
         resource: Resource,
         body: Value,
     ) -> Result<Value, ApiError> {
+        let result = self.create_unchecked(manager, resource, body);
+        self.note(manager, "create", resource, &result);
+        result
+    }
+
+    /// Creates `body` as `manager`, whatever the outcome (an event: its recording never fails
+    /// a sync).
+    fn create_unchecked(
+        &mut self,
+        manager: &str,
+        resource: Resource,
+        body: Value,
+    ) -> Result<Value, ApiError> {
         let info = self.info(resource);
         let namespace = body["metadata"]["namespace"].as_str().map(str::to_owned);
-        let result = self
-            .state
-            .create(&info, namespace.as_deref(), body, &Self::options(manager));
-        log_failure(manager, "create", resource, &result);
-        result
+        self.state
+            .create(&info, namespace.as_deref(), body, &Self::options(manager))
     }
 
     /// Updates `old` to `new` as `manager` (PUT without a resourceVersion precondition, on the
@@ -180,7 +217,7 @@ impl<'a> Ctx<'a> {
         let result =
             self.state
                 .commit_update(&info, old, new, subresource, &Self::options(manager), true);
-        log_failure(manager, "update", resource, &result);
+        self.note(manager, "update", resource, &result);
         result
     }
 
@@ -212,7 +249,7 @@ impl<'a> Ctx<'a> {
         let info = self.info(resource);
         let ns = (!namespace.is_empty()).then_some(namespace);
         let result = self.state.delete(&info, ns, name, options);
-        log_failure(manager, "delete", resource, &result);
+        self.note(manager, "delete", resource, &result);
         result
     }
 
@@ -224,7 +261,7 @@ impl<'a> Ctx<'a> {
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         });
         let result = self.state.bind_pod(namespace, name, &binding, false);
-        log_failure("kube-scheduler", "bind", PODS, &result);
+        self.note("kube-scheduler", "bind", PODS, &result);
         result.map(drop)
     }
 
@@ -250,12 +287,6 @@ fn event_name(object: &str, now: Timestamp) -> String {
     let seq = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let nanos = u64::try_from(now.as_nanosecond()).unwrap_or_default();
     format!("{object}.{:x}", nanos.wrapping_add(seq))
-}
-
-fn log_failure<T>(manager: &str, verb: &str, resource: Resource, result: &Result<T, ApiError>) {
-    if let Err(err) = result {
-        tracing::debug!(manager, verb, resource = resource.plural, error = %err.message, "simulated cluster write refused");
-    }
 }
 
 pub(crate) use crate::store::controller_uid;
@@ -358,25 +389,30 @@ pub(crate) fn is_pod_ready(pod: &Value) -> bool {
     pod_ready_condition(pod).is_some_and(|c| c["status"] == "True")
 }
 
-fn pod_ready_condition(pod: &Value) -> Option<&Value> {
+/// The pod's `Ready` condition, whatever its status.
+pub(crate) fn pod_ready_condition(pod: &Value) -> Option<&Value> {
     pod["status"]["conditions"]
         .as_array()?
         .iter()
         .find(|c| c["type"] == "Ready")
 }
 
-/// `podutil.IsPodAvailable`: ready for at least `min_ready_seconds` at `now`.
+/// When the pod became ready, if it is ready (its `Ready` condition's `lastTransitionTime`).
+pub(crate) fn ready_since(pod: &Value) -> Option<Timestamp> {
+    pod_ready_condition(pod).filter(|c| c["status"] == "True")?["lastTransitionTime"]
+        .as_str()?
+        .parse()
+        .ok()
+}
+
+/// `podutil.IsPodAvailable`: ready for more than `min_ready_seconds` at `now` (the transition
+/// plus the seconds strictly before `now`, as `Time.Before` compares).
 pub(crate) fn is_pod_available(pod: &Value, min_ready_seconds: i64, now: Timestamp) -> bool {
-    if !is_pod_ready(pod) {
-        return false;
-    }
-    if min_ready_seconds == 0 {
-        return true;
-    }
-    pod_ready_condition(pod)
-        .and_then(|c| c["lastTransitionTime"].as_str())
-        .and_then(|t| t.parse::<Timestamp>().ok())
-        .is_some_and(|since| since + jiff::SignedDuration::from_secs(min_ready_seconds) <= now)
+    is_pod_ready(pod)
+        && (min_ready_seconds == 0
+            || ready_since(pod).is_some_and(|since| {
+                since + jiff::SignedDuration::from_secs(min_ready_seconds) < now
+            }))
 }
 
 /// `intstr.GetScaledValueFromIntOrPercent`: an int, or `"<n>%"` of `total` rounded up or down;
@@ -452,7 +488,7 @@ impl Ctx<'_> {
         if let Some(path) = &source.field_path {
             body["involvedObject"]["fieldPath"] = json!(path);
         }
-        let _ = self.create(source.component, EVENTS, body);
+        let _ = self.create_unchecked(source.component, EVENTS, body);
     }
 }
 
@@ -472,6 +508,38 @@ pub(crate) fn pods_on_node<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pod_is_available_once_strictly_more_than_min_ready_seconds_passed() {
+        let pod = |status: &str| {
+            json!({"status": {"conditions": [{"type": "Ready", "status": status,
+                "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
+        };
+        let at = |t: &str| t.parse::<Timestamp>().unwrap();
+        assert!(is_pod_available(
+            &pod("True"),
+            0,
+            at("2026-01-01T00:00:00Z")
+        ));
+        // `LastTransitionTime.Add(minReadySeconds).Before(now)`: not at the boundary itself.
+        assert!(!is_pod_available(
+            &pod("True"),
+            10,
+            at("2026-01-01T00:00:10Z")
+        ));
+        assert!(is_pod_available(
+            &pod("True"),
+            10,
+            at("2026-01-01T00:00:10.001Z")
+        ));
+        assert!(!is_pod_available(
+            &pod("False"),
+            0,
+            at("2026-01-01T00:01:00Z")
+        ));
+        assert_eq!(ready_since(&pod("False")), None);
+        assert_eq!(ready_since(&pod("True")), Some(at("2026-01-01T00:00:00Z")));
+    }
 
     #[test]
     fn label_selectors_select_as_apimachinery_reads_them() {

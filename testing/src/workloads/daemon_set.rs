@@ -42,6 +42,8 @@ use crate::registry::State;
 use crate::store::{Change, ObjectKey, StorageKey, object_key};
 
 const MANAGER: &str = "kube-controller-manager";
+/// The recorder's component.
+const COMPONENT: &str = "daemonset-controller";
 const KIND: &str = "DaemonSet";
 /// `extensions.DaemonSetTemplateGenerationKey`.
 const TEMPLATE_GENERATION_LABEL: &str = "pod-template-generation";
@@ -84,7 +86,7 @@ impl Controller for DaemonSets {
             let message =
                 "This daemon set is selecting all pods. A non-empty selector is required.";
             ctx.event(
-                MANAGER,
+                COMPONENT,
                 &ds,
                 KIND,
                 "Warning",
@@ -434,7 +436,7 @@ impl Daemon<'_> {
             };
             let full = format!("{}/{}", namespace(pod), name_of(pod));
             let message = message.replace("{pod}", &full).replace("{node}", node_name);
-            ctx.event(MANAGER, self.ds, KIND, type_, reason, message);
+            ctx.event(COMPONENT, self.ds, KIND, type_, reason, message);
             delete.push(name_of(pod).to_string());
         }
         running.sort_by(|a, b| by_age(a, b));
@@ -511,7 +513,7 @@ impl Daemon<'_> {
                 Ok(created) => {
                     let message = format!("Created pod: {}", name_of(&created));
                     ctx.event(
-                        MANAGER,
+                        COMPONENT,
                         self.ds,
                         KIND,
                         "Normal",
@@ -521,7 +523,7 @@ impl Daemon<'_> {
                 }
                 Err(e) => {
                     let message = format!("Error creating: {}", e.message);
-                    ctx.event(MANAGER, self.ds, KIND, "Warning", "FailedCreate", message);
+                    ctx.event(COMPONENT, self.ds, KIND, "Warning", "FailedCreate", message);
                     break;
                 }
             }
@@ -531,7 +533,7 @@ impl Daemon<'_> {
                 Ok(_) => {
                     let message = format!("Deleted pod: {pod}");
                     ctx.event(
-                        MANAGER,
+                        COMPONENT,
                         self.ds,
                         KIND,
                         "Normal",
@@ -542,7 +544,7 @@ impl Daemon<'_> {
                 Err(e) if e.reason == "NotFound" => {}
                 Err(e) => {
                     let message = format!("Error deleting: {}", e.message);
-                    ctx.event(MANAGER, self.ds, KIND, "Warning", "FailedDelete", message);
+                    ctx.event(COMPONENT, self.ds, KIND, "Warning", "FailedDelete", message);
                 }
             }
         }

@@ -26,11 +26,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
-use super::context::{ENDPOINT_SLICES, NODES, PODS, SERVICES, controller_ref, is_deleting, labels};
+use super::context::{
+    ENDPOINT_SLICES, NODES, PODS, SERVICES, controller_ref, is_deleting, is_pod_ready, labels,
+};
 use super::endpoints::{
-    HEADLESS, TriggerTimes, find_port, is_pod_ready, pod_ips, selected_pods, selector_of,
-    service_ip_set, services_of_pod_change, set_trigger_annotation, should_be_in_endpoints,
-    should_set_hostname, target_ref,
+    HEADLESS, TriggerTimes, find_port, pod_ips, selected_pods, selector_of, service_ip_set,
+    services_of_pod_change, set_trigger_annotation, should_be_in_endpoints, should_set_hostname,
+    target_ref,
 };
 use super::{Controller, Ctx, Keys};
 use crate::registry::State;

@@ -25,7 +25,9 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
-use super::context::{ENDPOINTS, PODS, SERVICES, is_deleting, labels};
+use super::context::{
+    ENDPOINTS, PODS, SERVICES, is_deleting, is_pod_ready, labels, pod_ready_condition,
+};
 use super::{Controller, Ctx, Keys};
 use crate::registry::State;
 use crate::store::{Change, ChangeType, ObjectKey, StorageKey, object_key};
@@ -343,19 +345,6 @@ pub(super) fn service_ip_set(service: &Value) -> bool {
     !ip.is_empty() && ip != "None"
 }
 
-/// A pod's `Ready` condition.
-fn ready_condition(pod: &Value) -> Option<&Value> {
-    pod["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == "Ready")
-}
-
-/// `IsPodReady`: the `Ready` condition is `True`.
-pub(super) fn is_pod_ready(pod: &Value) -> bool {
-    ready_condition(pod).is_some_and(|c| c["status"] == "True")
-}
-
 /// `ShouldPodBeInEndpoints`: not terminal, with an IP, and (unless `include_terminating`) not
 /// being deleted.
 pub(super) fn should_be_in_endpoints(pod: &Value, include_terminating: bool) -> bool {
@@ -426,7 +415,7 @@ impl TriggerTimes {
         let mut earliest: Option<Timestamp> = None;
         let mut pod_times = BTreeMap::new();
         for pod in pods {
-            let Some(at) = ready_condition(pod).and_then(|c| parse(&c["lastTransitionTime"]))
+            let Some(at) = pod_ready_condition(pod).and_then(|c| parse(&c["lastTransitionTime"]))
             else {
                 continue;
             };

@@ -77,7 +77,7 @@ use std::collections::BTreeMap;
 
 pub(crate) use context::Ctx;
 /// The `Node` a kubelet registers (also created for the real tier's KWOK nodes).
-pub(crate) use kubelet::{node_object, pull_error};
+pub(crate) use kubelet::{node_conditions, node_object, pull_error};
 pub(crate) use run::{Controller, Keys, Simulation, start};
 
 /// Every control loop of the simulated cluster, in the order a batch syncs them: the

@@ -59,6 +59,13 @@ const BATCH: usize = 256;
 /// [`ManualClock`]: kubeward_names::clock::ManualClock
 const POLL: Duration = Duration::from_millis(20);
 
+/// The first retry of a key whose sync failed comes this long after it, each further one
+/// twice as long after the last, up to [`RETRY_MAX`]: `workqueue.DefaultControllerRateLimiter`'s
+/// per-item exponential back-off.
+const RETRY_BASE: Duration = Duration::from_millis(5);
+/// The longest wait before retrying a failed sync.
+const RETRY_MAX: Duration = Duration::from_secs(1000);
+
 /// The controllers and their queues.
 struct Loops {
     controllers: Vec<Box<dyn Controller>>,
@@ -66,6 +73,9 @@ struct Loops {
     /// When each controller's keys are due again.
     timers: BTreeSet<(Timestamp, usize, ObjectKey)>,
     due: Vec<BTreeMap<ObjectKey, Timestamp>>,
+    /// How many syncs of each controller's keys failed in a row (a write refused: a quota, a
+    /// conflict), as the work queue's rate limiter counts them until `Forget`.
+    failures: Vec<BTreeMap<ObjectKey, u32>>,
 }
 
 impl Loops {
@@ -76,6 +86,7 @@ impl Loops {
             dirty: vec![Keys::new(); n],
             timers: BTreeSet::new(),
             due: vec![BTreeMap::new(); n],
+            failures: vec![BTreeMap::new(); n],
         }
     }
 
@@ -117,6 +128,16 @@ impl Loops {
         self.timers.insert((at, i, key));
     }
 
+    /// When to retry `key` of controller `i`, whose sync just failed again.
+    fn back_off(&mut self, i: usize, key: &ObjectKey, now: Timestamp) -> Timestamp {
+        let failures = self.failures[i].entry(key.clone()).or_default();
+        let delay = RETRY_BASE
+            .saturating_mul(2u32.saturating_pow(*failures))
+            .min(RETRY_MAX);
+        *failures = failures.saturating_add(1);
+        now.checked_add(delay).unwrap_or(now)
+    }
+
     fn has_work(&self) -> bool {
         self.dirty.iter().any(|d| !d.is_empty())
     }
@@ -132,7 +153,14 @@ impl Loops {
                 };
                 left -= 1;
                 let mut ctx = Ctx::new(state, world, now);
-                if let Some(at) = self.controllers[i].sync(&mut ctx, &key) {
+                let again = self.controllers[i].sync(&mut ctx, &key);
+                let retry = if ctx.write_failed() {
+                    Some(self.back_off(i, &key, now))
+                } else {
+                    self.failures[i].remove(&key);
+                    None
+                };
+                if let Some(at) = again.into_iter().chain(retry).min() {
                     self.set_timer(i, key, at);
                 }
             }

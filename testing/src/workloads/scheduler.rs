@@ -24,6 +24,8 @@ use crate::store::{Change, ChangeType, ObjectKey, StorageKey, object_key};
 use crate::validation::quantity::Quantity;
 
 const MANAGER: &str = "kube-scheduler";
+/// The recorder's reporting controller (the profile's scheduler name).
+const COMPONENT: &str = "default-scheduler";
 const SCHEDULER_NAME: &str = "default-scheduler";
 
 /// The scheduler: its keys are pods.
@@ -64,16 +66,11 @@ impl Usage {
 
     /// Counts `pod`'s requests on `node`.
     fn place(&mut self, key: &ObjectKey, pod: &Value, node: &str) {
-        let (cpu, memory) = requests(pod);
-        let used = Used {
-            cpu,
-            memory,
-            pods: 1,
-        };
-        let total = self.by_node.entry(node.to_string()).or_default();
-        total.cpu += cpu;
-        total.memory += memory;
-        total.pods += 1;
+        let used = requests(pod);
+        self.by_node
+            .entry(node.to_string())
+            .or_default()
+            .add(used, 1);
         self.by_pod.insert(key.clone(), (node.to_string(), used));
     }
 
@@ -82,9 +79,7 @@ impl Usage {
         if let Some((node, used)) = self.by_pod.remove(key)
             && let Some(total) = self.by_node.get_mut(&node)
         {
-            total.cpu -= used.cpu;
-            total.memory -= used.memory;
-            total.pods -= used.pods;
+            total.add(used, -1);
         }
     }
 }
@@ -171,7 +166,7 @@ impl Controller for Scheduler {
                 bound["spec"]["nodeName"] = json!(node);
                 self.usage.account(key, Some(&bound));
                 let message = format!("Successfully assigned {}/{} to {node}", key.0, key.1);
-                ctx.event(MANAGER, &pod, "Pod", "Normal", "Scheduled", message);
+                ctx.event(COMPONENT, &pod, "Pod", "Normal", "Scheduled", message);
             }
             return None;
         }
@@ -205,7 +200,14 @@ impl Scheduler {
             kept.push(condition);
             status["conditions"] = Value::Array(kept);
             if ctx.update_status(MANAGER, PODS, pod, status).is_ok() {
-                ctx.event(MANAGER, pod, "Pod", "Warning", "FailedScheduling", message);
+                ctx.event(
+                    COMPONENT,
+                    pod,
+                    "Pod",
+                    "Warning",
+                    "FailedScheduling",
+                    message,
+                );
             }
         }
     }
@@ -259,37 +261,78 @@ fn fit_error(nodes: usize, reasons: &BTreeMap<String, usize>) -> String {
     )
 }
 
-/// What the pods bound to each node request (milli-CPU, memory bytes, pods).
+/// `DefaultMilliCPURequest`: what the scorer counts for a container that requests no CPU.
+const DEFAULT_MILLI_CPU: i128 = 100;
+/// `DefaultMemoryRequest` (200 MiB, in milli-units): what the scorer counts for a container
+/// that requests no memory.
+const DEFAULT_MEMORY: i128 = 200 * 1024 * 1024 * 1000;
+
+/// What pods request (milli-CPU, memory in milli-units, pods), and what the scorer counts of
+/// it (the `NodeInfo`'s `NonZeroRequested`: a container without a CPU request counts
+/// [`DEFAULT_MILLI_CPU`], one without a memory request [`DEFAULT_MEMORY`],
+/// `schedutil.GetNonzeroRequests`), so that pods without requests still spread over nodes.
 #[derive(Debug, Default, Clone, Copy)]
 struct Used {
     cpu: i128,
     memory: i128,
     pods: i128,
+    scored_cpu: i128,
+    scored_memory: i128,
 }
 
-/// A pod's CPU (milli) and memory (bytes, in milli-units / 1000) requests: the sum of its
-/// containers', or its largest init container's when that is more (`computePodResourceRequest`).
-fn requests(pod: &Value) -> (i128, i128) {
+impl Used {
+    /// Adds (`sign` 1) or removes (`sign` -1) one pod's requests.
+    fn add(&mut self, pod: Used, sign: i128) {
+        self.cpu += sign * pod.cpu;
+        self.memory += sign * pod.memory;
+        self.pods += sign * pod.pods;
+        self.scored_cpu += sign * pod.scored_cpu;
+        self.scored_memory += sign * pod.scored_memory;
+    }
+}
+
+/// A pod's requests: the sum of its containers', or its largest init container's when that
+/// is more (`computePodResourceRequest`), for the filter as requested and for the scorer with
+/// the non-zero defaults.
+fn requests(pod: &Value) -> Used {
     let of = |c: &Value, resource: &str| {
-        Quantity::of_json(&c["resources"]["requests"][resource]).map_or(0, |q| q.milli_value())
+        Quantity::of_json(&c["resources"]["requests"][resource]).map(|q| q.milli_value())
     };
-    let containers = pod["spec"]["containers"].as_array().into_iter().flatten();
-    let (mut cpu, mut memory) = containers.fold((0, 0), |(cpu, memory), c| {
-        (cpu + of(c, "cpu"), memory + of(c, "memory"))
-    });
+    let one = |c: &Value| {
+        let (cpu, memory) = (of(c, "cpu"), of(c, "memory"));
+        Used {
+            cpu: cpu.unwrap_or(0),
+            memory: memory.unwrap_or(0),
+            pods: 1,
+            // Missing, not zero: an explicit zero request counts as zero.
+            scored_cpu: cpu.unwrap_or(DEFAULT_MILLI_CPU),
+            scored_memory: memory.unwrap_or(DEFAULT_MEMORY),
+        }
+    };
+    let mut total = Used {
+        pods: 1,
+        ..Used::default()
+    };
+    for c in pod["spec"]["containers"].as_array().into_iter().flatten() {
+        total.add(one(c), 1);
+    }
+    total.pods = 1;
     for init in pod["spec"]["initContainers"]
         .as_array()
         .into_iter()
         .flatten()
     {
-        cpu = cpu.max(of(init, "cpu"));
-        memory = memory.max(of(init, "memory"));
+        let init = one(init);
+        total.cpu = total.cpu.max(init.cpu);
+        total.memory = total.memory.max(init.memory);
+        total.scored_cpu = total.scored_cpu.max(init.scored_cpu);
+        total.scored_memory = total.scored_memory.max(init.scored_memory);
     }
-    (cpu, memory)
+    total
 }
 
-/// Whether `pod` fits `node`: the score (the CPU and memory left, in thousandths, summed), or
-/// the filter's reason as the framework words it.
+/// Whether `pod` fits `node`: the score (the CPU and memory left once it is placed, in
+/// thousandths, summed), or the filter's reason as the framework words it.
 fn fits(pod: &Value, node: &Value, used: Option<&Used>) -> Result<i128, String> {
     let spec = &pod["spec"];
     let tolerations = spec["tolerations"]
@@ -325,16 +368,30 @@ fn fits(pod: &Value, node: &Value, used: Option<&Used>) -> Result<i128, String> 
     let allocatable = &node["status"]["allocatable"];
     let capacity = |r: &str| Quantity::of_json(&allocatable[r]).map(|q| q.milli_value());
     let used = used.copied().unwrap_or_default();
-    let (cpu, memory) = requests(pod);
+    let wanted = requests(pod);
     if let Some(pods) = capacity("pods")
         && (used.pods + 1) * 1000 > pods
     {
         return Err("Too many pods".into());
     }
+    // `NodeResourcesFit` filters on the requests as made, and scores (`LeastAllocated`) on
+    // the non-zero ones: the share of each resource left, summed.
     let mut score = 0;
-    for (name, have, want, taken) in [
-        ("cpu", capacity("cpu"), cpu, used.cpu),
-        ("memory", capacity("memory"), memory, used.memory),
+    for (name, have, want, taken, scored) in [
+        (
+            "cpu",
+            capacity("cpu"),
+            wanted.cpu,
+            used.cpu,
+            used.scored_cpu + wanted.scored_cpu,
+        ),
+        (
+            "memory",
+            capacity("memory"),
+            wanted.memory,
+            used.memory,
+            used.scored_memory + wanted.scored_memory,
+        ),
     ] {
         let Some(have) = have else {
             continue;
@@ -343,7 +400,7 @@ fn fits(pod: &Value, node: &Value, used: Option<&Used>) -> Result<i128, String> 
             return Err(format!("Insufficient {name}"));
         }
         if have > 0 {
-            score += (have - taken - want) * 1000 / have;
+            score += (have - scored).max(0) * 1000 / have;
         }
     }
     Ok(score)
@@ -448,17 +505,16 @@ mod tests {
         assert!(fits(&pod, &plain, None).is_ok());
         let busy = Used {
             cpu: 600,
-            memory: 0,
             pods: 1,
+            ..Used::default()
         };
         assert_eq!(
             fits(&pod, &plain, Some(&busy)).unwrap_err(),
             "Insufficient cpu"
         );
         let full = Used {
-            cpu: 0,
-            memory: 0,
             pods: 2,
+            ..Used::default()
         };
         assert_eq!(
             fits(&pod, &plain, Some(&full)).unwrap_err(),
@@ -486,6 +542,35 @@ mod tests {
             "nodeSelectorTerms": [{"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}]}}}}});
         assert!(fits(&affine, &ssd, None).is_ok());
         assert!(fits(&affine, &plain, None).is_err());
+    }
+
+    #[test]
+    fn pods_without_requests_are_scored_at_the_defaults_so_they_spread() {
+        let n = node(json!({}), json!([]), "4");
+        let bare = json!({"spec": {"containers": [{"name": "a"}]}});
+        let alone = fits(&bare, &n, None).unwrap();
+        let mut usage = Usage::default();
+        let mut bound = bare.clone();
+        bound["spec"]["nodeName"] = json!("n1");
+        usage.account(&("d".into(), "a".into()), Some(&bound));
+        let beside_one = fits(&bare, &n, usage.by_node.get("n1")).unwrap();
+        assert!(beside_one < alone, "{beside_one} < {alone}");
+        // The filter still sees nothing requested.
+        assert_eq!(
+            (usage.by_node["n1"].cpu, usage.by_node["n1"].memory),
+            (0, 0)
+        );
+        assert_eq!(
+            (requests(&bare).scored_cpu, requests(&bare).scored_memory),
+            (100, 200 * 1024 * 1024 * 1000)
+        );
+        let zero = json!({"spec": {"containers": [
+            {"resources": {"requests": {"cpu": "0", "memory": "0"}}}]}});
+        assert_eq!(
+            (requests(&zero).scored_cpu, requests(&zero).scored_memory),
+            (0, 0),
+            "an explicit zero is no missing request"
+        );
     }
 
     #[test]

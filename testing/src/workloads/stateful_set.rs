@@ -38,6 +38,8 @@ use crate::registry::State;
 use crate::store::{Change, ObjectKey, StorageKey};
 
 const MANAGER: &str = "kube-controller-manager";
+/// The recorder's component.
+const COMPONENT: &str = "statefulset-controller";
 const KIND: &str = "StatefulSet";
 const POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
 const POD_INDEX_LABEL: &str = "apps.kubernetes.io/pod-index";
@@ -618,7 +620,7 @@ fn pod_event(ctx: &mut Ctx<'_>, verb: &str, set: &Value, pod: &Value, error: Opt
         None => {
             let message = format!("{verb} Pod {pod} in StatefulSet {set_name} successful");
             ctx.event(
-                MANAGER,
+                COMPONENT,
                 set,
                 KIND,
                 "Normal",
@@ -629,7 +631,7 @@ fn pod_event(ctx: &mut Ctx<'_>, verb: &str, set: &Value, pod: &Value, error: Opt
         Some(e) => {
             let message = format!("{verb} Pod {pod} in StatefulSet {set_name} failed error: {e}");
             ctx.event(
-                MANAGER,
+                COMPONENT,
                 set,
                 KIND,
                 "Warning",
@@ -730,7 +732,7 @@ fn create_claims(ctx: &mut Ctx<'_>, set: &Value, pod: &Value) -> Result<(), Stri
                         let message = format!(
                             "create Claim {name} Pod {pod_name} in StatefulSet {set_name} success"
                         );
-                        ctx.event(MANAGER, set, KIND, "Normal", "SuccessfulCreate", message);
+                        ctx.event(COMPONENT, set, KIND, "Normal", "SuccessfulCreate", message);
                     }
                     Err(e) => {
                         errors.push(format!("failed to create PVC {name}: {}", e.message));
@@ -739,7 +741,7 @@ fn create_claims(ctx: &mut Ctx<'_>, set: &Value, pod: &Value) -> Result<(), Stri
                                 "create Claim {name} for Pod {pod_name} in StatefulSet {set_name} failed error: {}",
                                 e.message
                             );
-                            ctx.event(MANAGER, set, KIND, "Warning", "FailedCreate", message);
+                            ctx.event(COMPONENT, set, KIND, "Warning", "FailedCreate", message);
                         }
                     }
                 }

@@ -93,6 +93,11 @@ pub enum Step {
     Wait(Kind, &'static str, &'static str, Test),
     /// Waits until the objects of a kind pass the test as a list (`{"items": [...]}`).
     WaitAll(Kind, &'static str, Test),
+    /// Lets this many seconds pass ([`kubeward_testing::Cluster::elapse`]).
+    Elapse(u64),
+    /// Takes the named node's kubelet away (`false`) or brings it back
+    /// ([`kubeward_testing::Cluster::set_node_ready`]).
+    NodeReady(&'static str, bool),
 }
 
 /// A scenario: steps run in order on each backend, each in a fresh namespace.

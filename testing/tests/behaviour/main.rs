@@ -1,5 +1,6 @@
 //! The behaviour corpus: the same scenarios — Deployments created, scaled, updated, paused,
-//! broken; StatefulSets, DaemonSets, Jobs, CronJobs, Services' endpoints, claims — on the
+//! broken; StatefulSets, DaemonSets, Jobs, CronJobs, Services' endpoints, claims, a node lost
+//! and found — on the
 //! embedded server's simulated cluster and on the real control plane (kube-controller-manager,
 //! kube-scheduler, KWOK), each object's sequence of conditions (type, status, reason) and
 //! phases, and its integer status fields at the end, compared. Timing may differ; order and
@@ -144,6 +145,14 @@ async fn run_in(
                 .await
                 .map_err(at)?;
             }
+            Step::Elapse(seconds) => cluster
+                .elapse(Duration::from_secs(*seconds))
+                .await
+                .map_err(|e| at(e.to_string()))?,
+            Step::NodeReady(node, ready) => cluster
+                .set_node_ready(node, *ready)
+                .await
+                .map_err(|e| at(e.to_string()))?,
         }
     }
     Ok(recording.finish(&named, quiet_period(cluster)).await)

@@ -19,6 +19,7 @@ pub fn all() -> Vec<Scenario> {
         cron_jobs(),
         services(),
         claims(),
+        nodes(),
     ]
     .into_iter()
     .flatten()
@@ -601,13 +602,28 @@ fn cron_jobs() -> Vec<Scenario> {
     });
     let mut suspended = cron.clone();
     suspended["spec"]["suspend"] = json!(true);
-    vec![scenario(
-        "cronjob: suspended creates nothing",
-        vec![
-            Step::Create(suspended),
-            Step::Wait(CRON_JOB, "tick", "stored", |c| c["spec"]["suspend"] == true),
-        ],
-    )]
+    vec![
+        scenario(
+            "cronjob: suspended creates nothing",
+            vec![
+                Step::Create(suspended),
+                Step::Wait(CRON_JOB, "tick", "stored", |c| c["spec"]["suspend"] == true),
+            ],
+        ),
+        // A minute holds exactly one firing of `* * * * *`; suspended once its Job succeeded,
+        // so that a slow backend does not fire a second time.
+        scenario(
+            "cronjob: fires on its schedule, its job succeeds",
+            vec![
+                Step::Create(cron),
+                Step::Elapse(60),
+                Step::Wait(CRON_JOB, "tick", "its job's success", |c| {
+                    c["status"]["lastSuccessfulTime"].is_string()
+                }),
+                Step::Patch(CRON_JOB, "tick", json!({"spec": {"suspend": true}})),
+            ],
+        ),
+    ]
 }
 
 fn service(name: &str, selector: &str) -> Value {
@@ -685,6 +701,60 @@ fn claims() -> Vec<Scenario> {
             Step::Create(claim),
             Step::Wait(CLAIM, "data", "Pending", |c| {
                 c["status"]["phase"] == "Pending"
+            }),
+        ],
+    )]
+}
+
+/// The deployment of `replicas` pods the node loss strands: all on worker-3 (the only node
+/// with an SSD), evicted 5 s after the node is tainted unreachable or not ready. Not at once:
+/// a pod that tolerates the `NoExecute` taint may be scheduled onto the node, and upstream's
+/// node lifecycle controller adds the `NoSchedule` taint an instant after the `NoExecute` one,
+/// so replacements evicted at once would land there and be evicted again in that instant.
+fn on_the_ssd_node(replicas: i64) -> Value {
+    let mut web = deployment("web", replicas, "nginx:1.27");
+    let spec = &mut web["spec"]["template"]["spec"];
+    spec["nodeSelector"] = json!({"disk": "ssd"});
+    spec["tolerations"] = json!([
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+         "effect": "NoExecute", "tolerationSeconds": 5},
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+         "effect": "NoExecute", "tolerationSeconds": 5},
+    ]);
+    web
+}
+
+fn nodes() -> Vec<Scenario> {
+    vec![scenario(
+        "node: lost, its pods evicted and replaced, found again",
+        vec![
+            Step::Create(on_the_ssd_node(2)),
+            rolled_out("web"),
+            Step::NodeReady("worker-3", false),
+            // Past the node monitor's grace period (50 s).
+            Step::Elapse(60),
+            Step::Wait(
+                DEPLOYMENT,
+                "web",
+                "no replica available, the replacements pending",
+                |d| {
+                    has_condition(d, "Available", "False", "MinimumReplicasUnavailable")
+                        && count(d, "availableReplicas") == 0
+                        && count(d, "unavailableReplicas") == 2
+                },
+            ),
+            Step::WaitAll(POD, "the replacements unschedulable", |l| {
+                let pods = l["items"].as_array().map(Vec::as_slice).unwrap_or_default();
+                let pending = pods.iter().filter(|p| {
+                    p["metadata"]["deletionTimestamp"].is_null()
+                        && has_condition(p, "PodScheduled", "False", "Unschedulable")
+                });
+                pending.count() == 2
+            }),
+            Step::NodeReady("worker-3", true),
+            rolled_out("web"),
+            Step::WaitAll(POD, "the evicted pods removed", |l| {
+                l["items"].as_array().is_some_and(|p| p.len() == 2)
             }),
         ],
     )]

@@ -34,7 +34,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
-use super::context::{JOBS, PODS, is_deleting};
+use super::context::{JOBS, PODS, is_deleting, is_pod_ready};
 use super::{Controller, Ctx, Keys};
 use crate::object::rfc3339;
 use crate::registry::State;
@@ -413,13 +413,6 @@ fn is_active(pod: &Value) -> bool {
 /// `CountTerminatingPods`: being deleted, not terminal.
 fn is_terminating(pod: &Value) -> bool {
     is_deleting(pod) && !is_terminal(pod)
-}
-
-fn is_pod_ready(pod: &Value) -> bool {
-    pod["status"]["conditions"].as_array().is_some_and(|c| {
-        c.iter()
-            .any(|c| c["type"] == "Ready" && c["status"] == "True")
-    })
 }
 
 /// `isPodFailed`: `Failed`, or (unless only failed pods are replaced) deleted before

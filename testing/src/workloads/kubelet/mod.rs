@@ -109,8 +109,8 @@ impl Kubelets {
 }
 
 /// The conditions a kubelet posts for `node` at `now`.
-fn node_conditions(node: &WorkerNode, now: &str) -> Vec<Value> {
-    let ready = if node.ready {
+pub(crate) fn node_conditions(ready: bool, now: &str) -> Vec<Value> {
+    let ready = if ready {
         json!({"type": "Ready", "status": "True", "reason": "KubeletReady",
                "message": "kubelet is posting ready status"})
     } else {
@@ -152,7 +152,7 @@ pub(crate) fn node_object(node: &WorkerNode, index: usize, now: &str) -> Value {
                  "podCIDRs": [format!("10.244.{index}.0/24")]},
         "status": {
             "capacity": capacity, "allocatable": capacity,
-            "conditions": node_conditions(node, now),
+            "conditions": node_conditions(node.ready, now),
             "addresses": [{"type": "InternalIP", "address": node_ip(index)},
                           {"type": "Hostname", "address": node.name}],
             "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
@@ -309,7 +309,7 @@ impl Controller for NodeStatus {
             .cloned()
             .unwrap_or_default();
         let same = |a: &Value, b: &Value| a["status"] == b["status"] && a["reason"] == b["reason"];
-        let wanted = node_conditions(declared, &now);
+        let wanted = node_conditions(declared.ready, &now);
         if wanted
             .iter()
             .all(|w| old.iter().any(|o| o["type"] == w["type"] && same(o, w)))

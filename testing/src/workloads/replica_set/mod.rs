@@ -33,8 +33,8 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
 use super::context::{
-    PODS, REPLICA_SETS, controller_ref, controller_uid, is_deleting, labels, selects,
-    selects_object,
+    PODS, REPLICA_SETS, controller_ref, controller_uid, is_deleting, is_pod_available,
+    is_pod_ready, labels, ready_since, selects, selects_object,
 };
 use super::{Controller, Ctx, Keys};
 use crate::registry::State;
@@ -125,32 +125,6 @@ pub(crate) fn is_pod_active(pod: &Value) -> bool {
         pod["status"]["phase"].as_str(),
         Some("Succeeded" | "Failed")
     ) && !is_deleting(pod)
-}
-
-/// The pod's `Ready` condition, when it is `True` (`podutil.IsPodReady`).
-pub(crate) fn ready_condition(pod: &Value) -> Option<&Value> {
-    pod["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == "Ready" && c["status"] == "True")
-}
-
-/// When the pod became ready, if it is.
-fn ready_since(pod: &Value) -> Option<Timestamp> {
-    ready_condition(pod)?["lastTransitionTime"]
-        .as_str()?
-        .parse()
-        .ok()
-}
-
-/// `podutil.IsPodAvailable`: ready for more than `min_ready_seconds` at `now`.
-pub(crate) fn is_pod_available(pod: &Value, min_ready_seconds: i64, now: Timestamp) -> bool {
-    if ready_condition(pod).is_none() {
-        return false;
-    }
-    min_ready_seconds == 0
-        || ready_since(pod)
-            .is_some_and(|since| since + SignedDuration::from_secs(min_ready_seconds) < now)
 }
 
 /// `ClaimPods`: the active pods the ReplicaSet keeps, after adopting and releasing.
@@ -356,10 +330,7 @@ fn calculate_status(
                 .all(|(k, v)| pod_labels.get(k) == Some(v))
         })
         .count();
-    let ready = active
-        .iter()
-        .filter(|p| ready_condition(p).is_some())
-        .count();
+    let ready = active.iter().filter(|p| is_pod_ready(p)).count();
     let available = active
         .iter()
         .filter(|p| is_pod_available(p, min_ready, now))

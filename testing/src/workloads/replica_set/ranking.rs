@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde_json::Value;
 
-use super::{is_pod_active, ready_condition, ready_since};
+use super::is_pod_active;
+use crate::workloads::context::{is_pod_ready, ready_since};
 
 const DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
 
@@ -54,8 +55,8 @@ pub(crate) fn compare_for_deletion(
         Some("Running") => 2,
         _ => 0,
     };
-    let ready_a = ready_condition(a).is_some();
-    let ready_b = ready_condition(b).is_some();
+    let ready_a = is_pod_ready(a);
+    let ready_b = is_pod_ready(b);
     let cost = |p: &Value| {
         p["metadata"]["annotations"][DELETION_COST]
             .as_str()
