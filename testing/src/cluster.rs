@@ -119,9 +119,9 @@ impl ClusterBuilder {
     /// and pods run. On the embedded server, [`ApiServerBuilder::workloads`](crate::ApiServerBuilder::workloads).
     /// On the real one: kube-controller-manager with `--controllers=*`, kube-scheduler, and
     /// KWOK playing the nodes' kubelets with the Stages of `testing/kwok/stages.yaml`; the
-    /// nodes are created through the API. There a fault must name an exact image and be an
-    /// image-pull or never-ready fault ([`crate::PodFault::image_pull`],
-    /// [`crate::PodFault::never_ready`]), or [`ClusterBuilder::start`] fails saying so.
+    /// nodes are created through the API. There a fault must name an exact image (no `*`), or
+    /// [`ClusterBuilder::start`] fails saying so; its kubelet events are recorded for image
+    /// pulls only (see `testing/src/real/kwok.rs`).
     #[must_use]
     pub fn workloads(mut self, workloads: Workloads) -> Self {
         self.workloads = Some(workloads);

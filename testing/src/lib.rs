@@ -434,7 +434,9 @@
 //! through `ContainerCreating` to `Running` and `Ready` (after the readiness probe's initial
 //! delay), to `Succeeded` for pods that run to completion, and play the faults a test asks for
 //! ([`PodFault`]: `ErrImagePull`/`ImagePullBackOff`, `CrashLoopBackOff`, never ready,
-//! `OOMKilled`); [`ApiServer::set_node_ready`] takes a node's kubelet away and back. So a
+//! `OOMKilled`); [`ApiServer::set_node_ready`] takes a node's kubelet away and back (on either
+//! backend: [`Cluster::set_node_ready`], with [`Cluster::elapse`] to get past the grace
+//! periods). So a
 //! Deployment becomes `Available`, a Job `Complete`, a Service gets its endpoints and a claim
 //! its volume, in milliseconds:
 //!

@@ -393,3 +393,47 @@ async fn elapse_refuses_an_embedded_server_started_with_its_own_clock() {
         .expect_err("its clock is its owner's");
     assert!(error.to_string().contains("its own clock"), "{error}");
 }
+
+#[tokio::test]
+async fn a_crashing_container_restarts_when_each_doubling_back_off_ends() {
+    const CRASHING: &str = "registry.example/app:crashing";
+    let (cluster, client) =
+        cluster(Workloads::with_nodes(1).fault(PodFault::crash_loop(CRASHING))).await;
+    let pods = api(&client, "v1", "Pod", "pods", "default");
+    create(&pods, pod("web", CRASHING)).await;
+    // The container's status once it waits out the back-off after `restarts` restarts.
+    let backing_off = |restarts: i64| {
+        let pods = pods.clone();
+        async move {
+            let p = get(&pods, "web").await;
+            let status = &p["status"]["containerStatuses"][0];
+            let waiting = &status["state"]["waiting"];
+            if waiting["reason"] == "CrashLoopBackOff" && status["restartCount"] == restarts {
+                Ok(status.clone())
+            } else {
+                Err(status.to_string())
+            }
+        }
+    };
+    let first = until("the first back-off", || backing_off(1)).await;
+    let uid = get(&pods, "web").await["metadata"]["uid"].clone();
+    let pod_desc = format!("web_default({})", uid.as_str().unwrap());
+    assert_eq!(
+        first["state"]["waiting"]["message"],
+        format!("back-off 10s restarting failed container=app pod={pod_desc}")
+    );
+    assert_eq!(first["lastState"]["terminated"]["reason"], "Error");
+    assert_eq!(first["lastState"]["terminated"]["exitCode"], 1);
+    assert_eq!(first["ready"], false);
+    cluster
+        .elapse(Duration::from_secs(10))
+        .await
+        .expect("time passes");
+    let second = until("the second back-off", || backing_off(2)).await;
+    assert_eq!(
+        second["state"]["waiting"]["message"],
+        format!("back-off 20s restarting failed container=app pod={pod_desc}")
+    );
+    assert_eq!(second["containerID"], "kubeward://app-2");
+    assert_eq!(second["lastState"]["terminated"]["reason"], "Error");
+}

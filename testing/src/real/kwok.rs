@@ -13,11 +13,17 @@
 //! `Failed` "Error: ErrImagePull"), then `ImagePullBackOff` with `Back-off pulling image
 //! "<image>": ErrImagePull: <error>` (events `BackOff`, `Failed` "Error: ImagePullBackOff").
 //! Simplified: it then stays in `ImagePullBackOff`, where the kubelet retries the pull when
-//! each back-off (10 s, doubling) ends and shows `ErrImagePull` again for a moment; a KWOK
-//! stage has no counter for the doubling. Crash loops and OOM kills (restart counts, back-offs,
-//! a failed phase) are not played: they are refused. A fault stage writes the status of every
-//! declared fault in the pod, so a pod with two faulty images gets the same status whichever
-//! of their stages KWOK picks (only the events name another image).
+//! each back-off (10 s, doubling) ends and shows `ErrImagePull` again for a moment.
+//! [`PodFault::crash_loop`] and [`PodFault::oom_killed`] are played as the embedded runtime
+//! plays them: the container exits as it starts (`Error` with exit code 1, or `OOMKilled` with
+//! 137) and is restarted once at once (restart count 1, the first end its `lastState`), then
+//! waits `CrashLoopBackOff` ("back-off 10s restarting failed container=app pod=web_ns(uid)"),
+//! starts again when the back-off ends and exits, each back-off twice the last (10 s to 5 min,
+//! from the restart count, in the stage's delay and message); under `restartPolicy: Never` the
+//! container is not restarted and the pod fails (`PodFailed`). Their events (`BackOff`) are not
+//! recorded: a stage's events are fixed text, and these name the pod. A fault stage writes the
+//! status of every declared fault in the pod, so a pod with two faulty images gets the same
+//! status whichever of their stages KWOK picks (only the events name another image).
 
 use serde_json::{Value, json};
 
@@ -33,11 +39,19 @@ const STAGES: &str = include_str!("../../kwok/stages.yaml");
 const FAULT_TEMPLATE: &str = r#"{{ $now := Now }}
 {{ $errors := ERRORS }}
 {{ $stuck := STUCK }}
+{{ $crashes := CRASHES }}
+{{ $never := eq (or .spec.restartPolicy "Always") "Never" }}
 {{ $unready := list }}
 {{ $running := 0 }}
+{{ $waiting := 0 }}
+{{ $failed := 0 }}
 {{ range .spec.containers }}
 {{ if hasKey $errors .image }}
 {{ $unready = append $unready .name }}
+{{ $waiting = add1 $waiting }}
+{{ else if hasKey $crashes .image }}
+{{ $unready = append $unready .name }}
+{{ if $never }}{{ $failed = add1 $failed }}{{ else }}{{ $running = add1 $running }}{{ end }}
 {{ else }}
 {{ $running = add1 $running }}
 {{ if or (has .image $stuck) (and .readinessProbe (ne (toString (or .readinessProbe.initialDelaySeconds 0)) "0")) }}
@@ -45,8 +59,10 @@ const FAULT_TEMPLATE: &str = r#"{{ $now := Now }}
 {{ end }}
 {{ end }}
 {{ end }}
+{{ $phase := "Pending" }}
+{{ if gt $running 0 }}{{ $phase = "Running" }}{{ else if and (eq $waiting 0) (gt $failed 0) }}{{ $phase = "Failed" }}{{ end }}
 {{ $podIPs := PodIPsWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) }}
-phase: {{ if eq $running 0 }}Pending{{ else }}Running{{ end }}
+phase: {{ $phase }}
 {{ with $podIPs }}
 podIP: {{ index . 0 | Quote }}
 podIPs:
@@ -55,6 +71,18 @@ podIPs:
 {{ end }}
 {{ end }}
 conditions:
+{{ if eq $phase "Failed" }}
+- type: PodReadyToStartContainers
+  status: "False"
+  lastProbeTime: null
+  lastTransitionTime: {{ $now | Quote }}
+{{ range list "Ready" "ContainersReady" }}
+- type: {{ . }}
+  status: "False"
+  reason: PodFailed
+  message: null
+{{ end }}
+{{ else }}
 - type: PodReadyToStartContainers
   status: "True"
   lastProbeTime: null
@@ -64,6 +92,7 @@ conditions:
   status: "False"
   reason: ContainersNotReady
   message: {{ printf "containers with unready status: [%s]" (join " " $unready) | Quote }}
+{{ end }}
 {{ end }}
 containerStatuses:
 {{ range .spec.containers }}
@@ -78,6 +107,33 @@ containerStatuses:
     waiting:
       reason: ErrImagePull
       message: {{ get $errors .image | Quote }}
+{{ else if hasKey $crashes .image }}
+{{ $crash := get $crashes .image }}
+{{ $restarts := 1 }}
+{{ if $never }}{{ $restarts = 0 }}{{ end }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  imageID: {{ printf "docker-pullable://%s" .image | Quote }}
+  containerID: {{ printf "kubeward://%s-%d" .name $restarts | Quote }}
+  ready: false
+  restartCount: {{ $restarts }}
+  started: false
+{{ if not $never }}
+  lastState:
+    terminated:
+      exitCode: {{ index $crash 1 }}
+      reason: {{ index $crash 0 | Quote }}
+      startedAt: {{ $now | Quote }}
+      finishedAt: {{ $now | Quote }}
+      containerID: {{ printf "kubeward://%s-0" .name | Quote }}
+{{ end }}
+  state:
+    terminated:
+      exitCode: {{ index $crash 1 }}
+      reason: {{ index $crash 0 | Quote }}
+      startedAt: {{ $now | Quote }}
+      finishedAt: {{ $now | Quote }}
+      containerID: {{ printf "kubeward://%s-%d" .name $restarts | Quote }}
 {{ else }}
 - name: {{ .name | Quote }}
   image: {{ .image | Quote }}
@@ -111,11 +167,74 @@ const BACK_OFF_TEMPLATE: &str = r#"containerStatuses:
 {{ end }}
 {{ end }}"#;
 
+/// The `CrashLoopBackOff` stage's status for one image, `IMAGE` (a template string): each of
+/// its terminated containers waits out the back-off `flowcontrol.Backoff` gives its restart
+/// count (10 s, doubling, at most 5 min: the period before its next start), worded as
+/// `kuberuntime_manager.go`'s `doBackOff` words it.
+const CRASH_BACK_OFF_TEMPLATE: &str = r#"{{ $pod := printf "%s_%s(%s)" .metadata.name .metadata.namespace .metadata.uid }}
+containerStatuses:
+{{ range .status.containerStatuses }}
+{{ if and (eq .image IMAGE) .state.terminated }}
+{{ $secs := 10 }}
+{{ range until (int (sub (int .restartCount) 1)) }}{{ $secs = mul $secs 2 }}{{ end }}
+{{ $secs = min $secs 300 }}
+{{ $period := printf "%ds" $secs }}
+{{ if ge $secs 60 }}{{ $period = printf "%dm%ds" (div $secs 60) (mod $secs 60) }}{{ end }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  imageID: {{ .imageID | Quote }}
+  containerID: {{ .containerID | Quote }}
+  ready: false
+  restartCount: {{ .restartCount }}
+  started: false
+  lastState:
+    terminated: {{ toJson .state.terminated }}
+  state:
+    waiting:
+      reason: CrashLoopBackOff
+      message: {{ printf "back-off %s restarting failed container=%s pod=%s" $period .name $pod | Quote }}
+{{ else }}
+- {{ toJson . }}
+{{ end }}
+{{ end }}"#;
+
+/// The restart stage's status for one image, `IMAGE` (a template string), whose containers
+/// exit as they start with `REASON` and `EXIT`: each container backed off starts again, and
+/// exits.
+const CRASH_RESTART_TEMPLATE: &str = r#"{{ $now := Now }}
+containerStatuses:
+{{ range .status.containerStatuses }}
+{{ if and (eq .image IMAGE) .state.waiting (eq .state.waiting.reason "CrashLoopBackOff") }}
+{{ $restarts := add1 (int .restartCount) }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  imageID: {{ .imageID | Quote }}
+  containerID: {{ printf "kubeward://%s-%d" .name $restarts | Quote }}
+  ready: false
+  restartCount: {{ $restarts }}
+  started: false
+  lastState: {{ toJson .lastState }}
+  state:
+    terminated:
+      exitCode: EXIT
+      reason: REASON
+      startedAt: {{ $now | Quote }}
+      finishedAt: {{ $now | Quote }}
+      containerID: {{ printf "kubeward://%s-%d" .name $restarts | Quote }}
+{{ else }}
+- {{ toJson . }}
+{{ end }}
+{{ end }}"#;
+
+/// How long a crashed container of `IMAGE` waits before its restart: the back-off of its
+/// restart count, as [`CRASH_BACK_OFF_TEMPLATE`] words it (a jq expression).
+const CRASH_DELAY: &str = r#"([.status.containerStatuses[] | select(.image == IMAGE) | .restartCount] | max) as $n | ([10 * pow(2; $n - 1), 300] | min | floor | tostring) + "s""#;
+
 /// The stages KWOK plays for `workloads`: a multi-document YAML stream (the fault stages are
 /// JSON documents).
 ///
 /// # Errors
-/// For a fault KWOK cannot play: a crash loop or an OOM kill, or an image pattern with `*`.
+/// For a fault KWOK cannot play: an image pattern with `*`.
 pub(crate) fn stages(workloads: &Workloads) -> Result<String, ServerError> {
     let faults = Declared::of(&workloads.faults)?;
     let mut text = STAGES.to_owned();
@@ -132,6 +251,9 @@ pub(crate) fn stages(workloads: &Workloads) -> Result<String, ServerError> {
 struct Declared<'a> {
     pulls: Vec<&'a str>,
     stuck: Vec<&'a str>,
+    /// Crash-loop and OOM-kill images, with the reason and exit code of their containers'
+    /// end.
+    crashes: Vec<(&'a str, &'static str, i64)>,
 }
 
 impl<'a> Declared<'a> {
@@ -149,10 +271,14 @@ impl<'a> Declared<'a> {
                 FaultKind::ImagePull => &mut declared.pulls,
                 FaultKind::NeverReady => &mut declared.stuck,
                 FaultKind::CrashLoop | FaultKind::OomKilled => {
-                    return Err(ServerError::Unsupported(format!(
-                        "{fault:?}: on the real tier KWOK plays image-pull and never-ready \
-                         faults only; run this test on the embedded server"
-                    )));
+                    let (reason, exit_code) = match fault.kind {
+                        FaultKind::OomKilled => ("OOMKilled", 137),
+                        _ => ("Error", 1),
+                    };
+                    if !declared.crashes.iter().any(|(i, ..)| *i == fault.image) {
+                        declared.crashes.push((&fault.image, reason, exit_code));
+                    }
+                    continue;
                 }
             };
             if !images.contains(&fault.image.as_str()) {
@@ -178,15 +304,31 @@ impl<'a> Declared<'a> {
             .map(|i| template_string(i))
             .collect::<Vec<_>>()
             .join(" ");
+        let crashes = self
+            .crashes
+            .iter()
+            .map(|(i, reason, code)| {
+                format!(
+                    "{} (list {} {code})",
+                    template_string(i),
+                    template_string(reason)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
         let template = FAULT_TEMPLATE
             .replace("ERRORS", &format!("dict {errors}"))
-            .replace("STUCK", &format!("list {stuck}"));
+            .replace("STUCK", &format!("list {stuck}"))
+            .replace("CRASHES", &format!("dict {crashes}"));
         let mut stages = Vec::new();
         for (index, image) in self.pulls.iter().enumerate() {
             stages.extend(image_pull_stages(index, image, &template));
         }
         for (index, image) in self.stuck.iter().enumerate() {
             stages.extend(never_ready_stages(index, image, &template));
+        }
+        for (index, crash) in self.crashes.iter().enumerate() {
+            stages.extend(crash_stages(index, *crash, &template));
         }
         stages
     }
@@ -266,6 +408,55 @@ fn never_ready_stages(index: usize, image: &str, template: &str) -> [Value; 2] {
         None,
     );
     [start, hold]
+}
+
+/// Per crash-loop or OOM-kill image: a stage where pod-running would start the containers
+/// (each exits at once: restarted once at once, as kubelet's first restart has no back-off,
+/// unless the pod never restarts, which then fails); a stage that backs a terminated one off;
+/// one that starts it again when the back-off ends (and it exits again).
+fn crash_stages(
+    index: usize,
+    (image, reason, exit_code): (&str, &str, i64),
+    template: &str,
+) -> [Value; 3] {
+    let quoted = template_string(image);
+    let start = stage(
+        &format!("fault-crash-{index}"),
+        starting(image),
+        &[],
+        Some(template),
+    );
+    let terminated = format!(
+        ".status.containerStatuses.[] | select( .image == {quoted} ) | .state.terminated.reason"
+    );
+    let back_off = stage(
+        &format!("fault-crash-back-off-{index}"),
+        json!([
+            not_deleting(),
+            {"key": ".spec.restartPolicy", "operator": "NotIn", "values": ["Never"]},
+            {"key": terminated, "operator": "In", "values": [reason]},
+        ]),
+        &[],
+        Some(&CRASH_BACK_OFF_TEMPLATE.replace("IMAGE", &quoted)),
+    );
+    let waiting = format!(
+        ".status.containerStatuses.[] | select( .image == {quoted} ) | .state.waiting.reason"
+    );
+    let restart_template = CRASH_RESTART_TEMPLATE
+        .replace("IMAGE", &quoted)
+        .replace("EXIT", &exit_code.to_string())
+        .replace("REASON", &template_string(reason));
+    let mut restart = stage(
+        &format!("fault-crash-restart-{index}"),
+        json!([not_deleting(), {"key": waiting, "operator": "In", "values": ["CrashLoopBackOff"]}]),
+        &[],
+        Some(&restart_template),
+    );
+    restart["spec"]["delay"] = json!({
+        "durationMilliseconds": 10_000,
+        "durationFrom": {"expressionFrom": CRASH_DELAY.replace("IMAGE", &quoted)},
+    });
+    [start, back_off, restart]
 }
 
 /// A pod stage of weight 1 that records `events` (type, reason, message), then patches the
@@ -357,15 +548,67 @@ mod tests {
     }
 
     #[test]
-    fn faults_kwok_cannot_play_are_refused_with_the_reason() {
+    fn a_fault_pattern_is_refused_with_the_reason() {
         let pattern = Workloads::new().fault(PodFault::image_pull("registry.example/broken:*"));
         let error = stages(&pattern).unwrap_err().to_string();
         assert!(error.contains("exact image"), "{error}");
-        let crash = Workloads::new().fault(PodFault::crash_loop("app:v1"));
-        let error = stages(&crash).unwrap_err().to_string();
-        assert!(error.contains("never-ready faults only"), "{error}");
-        let oom = Workloads::new().fault(PodFault::oom_killed("app:v1"));
-        assert!(stages(&oom).is_err());
+        let crash = Workloads::new().fault(PodFault::crash_loop("app:*"));
+        assert!(stages(&crash).is_err());
+    }
+
+    #[test]
+    fn a_crash_fault_starts_exits_backs_off_and_restarts_with_its_reason() {
+        let w = Workloads::new()
+            .fault(PodFault::crash_loop("crash:v1"))
+            .fault(PodFault::oom_killed("greedy:v1"));
+        let text = stages(&w).unwrap();
+        let extra: Vec<Value> = text
+            .split("---\n")
+            .skip(STAGES.matches("---\n").count() + 1)
+            .map(|doc| serde_json::from_str(doc).unwrap())
+            .collect();
+        let names: Vec<_> = extra.iter().map(|s| &s["metadata"]["name"]).collect();
+        assert_eq!(
+            names,
+            [
+                "fault-crash-0",
+                "fault-crash-back-off-0",
+                "fault-crash-restart-0",
+                "fault-crash-1",
+                "fault-crash-back-off-1",
+                "fault-crash-restart-1"
+            ]
+        );
+        let start = extra[0]["spec"]["steps"][0]["patch"]["template"]
+            .as_str()
+            .unwrap();
+        assert!(
+            start.contains(
+                r#"{{ $crashes := dict "crash:v1" (list "Error" 1) "greedy:v1" (list "OOMKilled" 137) }}"#
+            ),
+            "{start}"
+        );
+        let back_off = &extra[4]["spec"];
+        assert_eq!(
+            back_off["selector"]["matchExpressions"][2]["values"],
+            json!(["OOMKilled"])
+        );
+        assert_eq!(
+            back_off["selector"]["matchExpressions"][1],
+            json!({"key": ".spec.restartPolicy", "operator": "NotIn", "values": ["Never"]})
+        );
+        let restart = &extra[5]["spec"];
+        let template = restart["steps"][0]["patch"]["template"].as_str().unwrap();
+        assert!(
+            template.contains("exitCode: 137\n      reason: \"OOMKilled\""),
+            "{template}"
+        );
+        assert!(
+            restart["delay"]["durationFrom"]["expressionFrom"]
+                .as_str()
+                .unwrap()
+                .contains(r#"select(.image == "greedy:v1")"#)
+        );
     }
 
     #[test]

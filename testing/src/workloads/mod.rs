@@ -234,7 +234,8 @@ impl WorkerNode {
 }
 
 /// What the kubelet does wrong for containers whose image matches a pattern (`*` matches any
-/// run of characters: `"registry.example/broken:*"`).
+/// run of characters: `"registry.example/broken:*"`). Every kind plays on both backends; on
+/// the real tier (KWOK) the image must be exact, no `*`.
 #[derive(Debug, Clone)]
 pub struct PodFault {
     pub(crate) image: String,

@@ -9,8 +9,8 @@
 //!
 //! The scenarios always run on the embedded server (each must reach its waits there); the
 //! comparison runs where the real tier runs (`KUBEBUILDER_ASSETS` set, as `scripts/test` sets
-//! it). `KUBEWARD_BEHAVIOUR_ONLY=<substring>` runs only the scenarios whose name contains it;
-//! `KUBEWARD_BEHAVIOUR_SHOW=1` prints every outcome.
+//! it). `KUBEWARD_BEHAVIOUR_ONLY=<substring>[|<substring>...]` runs only the scenarios whose
+//! name contains one of them; `KUBEWARD_BEHAVIOUR_SHOW=1` prints every outcome.
 
 mod corpus;
 mod recorder;
@@ -32,6 +32,8 @@ fn world() -> Workloads {
         .node(WorkerNode::new("worker-2"))
         .node(WorkerNode::new("worker-3").label("disk", "ssd"))
         .fault(PodFault::image_pull(scenarios::BROKEN))
+        .fault(PodFault::crash_loop(scenarios::CRASHING))
+        .fault(PodFault::oom_killed(scenarios::GREEDY))
 }
 
 /// How long a wait may take before the scenario fails on a backend.
@@ -200,7 +202,7 @@ async fn behaviour_corpus() {
     let show = std::env::var("KUBEWARD_BEHAVIOUR_SHOW").is_ok();
     let scenarios: Vec<Scenario> = scenarios::all()
         .into_iter()
-        .filter(|s| s.name.contains(&only))
+        .filter(|s| only.split('|').any(|o| s.name.contains(o)))
         .collect();
     let embedded = Cluster::builder()
         .backend(Backend::Embedded)

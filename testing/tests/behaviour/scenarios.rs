@@ -6,6 +6,10 @@ use super::corpus::*;
 
 /// The image no node can pull (the world's fault).
 pub const BROKEN: &str = "registry.example/web:broken";
+/// The image whose container exits 1 as it starts (the world's fault).
+pub const CRASHING: &str = "registry.example/web:crashing";
+/// The image whose container is OOM-killed as it starts (the world's fault).
+pub const GREEDY: &str = "registry.example/web:greedy";
 
 /// Every scenario, in order.
 pub fn all() -> Vec<Scenario> {
@@ -302,6 +306,28 @@ fn broken_images() -> Vec<Scenario> {
             ],
         ),
         scenario(
+            "pod: a container that crashes backs off",
+            vec![
+                Step::Create(
+                    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+                "spec": {"containers": [{"name": "app", "image": CRASHING}]}}),
+                ),
+                Step::Wait(POD, "web", "backing off", |p| backing_off(p, "Error", 1)),
+            ],
+        ),
+        scenario(
+            "pod: a container OOM-killed backs off",
+            vec![
+                Step::Create(
+                    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+                "spec": {"containers": [{"name": "app", "image": GREEDY}]}}),
+                ),
+                Step::Wait(POD, "web", "backing off", |p| {
+                    backing_off(p, "OOMKilled", 137)
+                }),
+            ],
+        ),
+        scenario(
             "pod: an image that does not pull",
             vec![
                 Step::Create(
@@ -312,6 +338,16 @@ fn broken_images() -> Vec<Scenario> {
             ],
         ),
     ]
+}
+
+/// Whether the pod's first container waits `CrashLoopBackOff` after terminating with `reason`
+/// and `exit_code`, restarted once.
+fn backing_off(p: &Value, reason: &str, exit_code: i64) -> bool {
+    let status = &p["status"]["containerStatuses"][0];
+    status["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+        && status["lastState"]["terminated"]["reason"] == reason
+        && status["lastState"]["terminated"]["exitCode"] == exit_code
+        && status["restartCount"] == 1
 }
 
 fn pods() -> Vec<Scenario> {
@@ -540,7 +576,19 @@ fn jobs() -> Vec<Scenario> {
     suspended["spec"]["suspend"] = json!(true);
     let mut ttl = job("work", 1, 1);
     ttl["spec"]["ttlSecondsAfterFinished"] = json!(0);
+    let mut failing = job("work", 1, 1);
+    failing["spec"]["backoffLimit"] = json!(0);
+    failing["spec"]["template"]["spec"]["containers"][0]["image"] = json!(CRASHING);
     vec![
+        scenario(
+            "job: fails its backoff limit",
+            vec![
+                Step::Create(failing),
+                Step::Wait(JOB, "work", "Failed", |j| {
+                    has_condition(j, "Failed", "True", "BackoffLimitExceeded")
+                }),
+            ],
+        ),
         scenario(
             "job: one pod succeeds",
             vec![
