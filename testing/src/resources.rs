@@ -66,6 +66,12 @@ pub(crate) struct ResourceInfo {
 }
 
 impl ResourceInfo {
+    /// Whether this resource presents its objects as stored: the native view in the store's
+    /// own group.
+    pub(crate) fn is_own_view(&self) -> bool {
+        self.view == View::Native && self.group == self.storage.group
+    }
+
     /// The decoder's 400: `Secret in version "v1" cannot be handled as a Secret: <why>`
     /// (apiserver `transformDecodeError`).
     pub(crate) fn undecodable(&self, why: &str) -> ApiError {
@@ -429,13 +435,19 @@ impl Registry {
     /// object (namespace deletion, garbage collection) read and delete through.
     pub(crate) fn per_storage(&self) -> Vec<Arc<ResourceInfo>> {
         let mut out: BTreeMap<&StorageKey, Arc<ResourceInfo>> = BTreeMap::new();
-        for info in self.resources.values() {
-            let own_view = info.view == View::Native && info.group == info.storage.group;
-            if own_view {
-                out.entry(&info.storage).or_insert_with(|| info.clone());
-            }
+        for info in self.resources.values().filter(|i| i.is_own_view()) {
+            out.entry(&info.storage).or_insert_with(|| info.clone());
         }
         out.into_values().collect()
+    }
+
+    /// [`Registry::per_storage`]'s resource of one store, found without building the list (the
+    /// garbage collector asks it per dependent).
+    pub(crate) fn of_storage(&self, storage: &StorageKey) -> Option<Arc<ResourceInfo>> {
+        self.resources
+            .values()
+            .find(|i| i.storage == *storage && i.is_own_view())
+            .cloned()
     }
 
     /// The resource of `kind` served at `api_version` (`v1`, `group/version`), as an owner

@@ -306,7 +306,7 @@ impl Store {
         &'a self,
         key: &'a StorageKey,
         namespace: &'a str,
-    ) -> impl Iterator<Item = &'a Value> + 'a {
+    ) -> impl Iterator<Item = &'a Arc<Value>> + 'a {
         use std::ops::Bound;
         let from = (namespace.to_string(), String::new());
         self.uncontrolled
@@ -314,7 +314,7 @@ impl Store {
             .into_iter()
             .flat_map(move |set| set.range((Bound::Included(from.clone()), Bound::Unbounded)))
             .take_while(move |(ns, _)| ns == namespace)
-            .filter_map(move |(ns, name)| self.get(key, ns, name))
+            .filter_map(move |object| self.objects.get(key)?.get(object))
     }
 
     /// The objects of `key` whose controller owner reference names `uid`, in key order.
@@ -322,13 +322,13 @@ impl Store {
         &'a self,
         key: &'a StorageKey,
         uid: &str,
-    ) -> impl Iterator<Item = &'a Value> + 'a {
+    ) -> impl Iterator<Item = &'a Arc<Value>> + 'a {
         self.controlled
             .get(uid)
             .into_iter()
             .flatten()
             .filter(move |(k, _)| k == key)
-            .filter_map(move |(k, (ns, name))| self.get(k, ns, name))
+            .filter_map(move |(k, object)| self.objects.get(k)?.get(object))
     }
 
     fn record(

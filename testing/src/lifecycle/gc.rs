@@ -189,11 +189,7 @@ impl Node {
 
     /// The object stored at `at`, if its resource is still served.
     fn at(state: &State, at: &ObjectAt) -> Option<Self> {
-        let info = state
-            .registry
-            .per_storage()
-            .into_iter()
-            .find(|i| i.storage == at.0)?;
+        let info = state.registry.of_storage(&at.0)?;
         let obj = state.store.get(&at.0, &at.1, &at.2)?;
         Some(Self::read(&info, obj))
     }

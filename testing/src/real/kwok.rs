@@ -495,6 +495,21 @@ fn stage(
 mod tests {
     use super::*;
 
+    /// The stages `w`'s faults add after the committed ones, and their names.
+    fn fault_stages(w: &Workloads) -> (Vec<Value>, Vec<String>) {
+        let text = stages(w).unwrap();
+        let extra: Vec<Value> = text
+            .split("---\n")
+            .skip(STAGES.matches("---\n").count() + 1)
+            .map(|doc| serde_json::from_str(doc).unwrap())
+            .collect();
+        let names = extra
+            .iter()
+            .map(|s| s["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect();
+        (extra, names)
+    }
+
     #[test]
     fn without_faults_the_committed_stages_are_played() {
         let text = stages(&Workloads::with_nodes(1)).unwrap();
@@ -515,13 +530,7 @@ mod tests {
         let w = Workloads::new()
             .fault(PodFault::image_pull("registry.example/broken:v1"))
             .fault(PodFault::image_pull("registry.example/broken:v1"));
-        let text = stages(&w).unwrap();
-        let extra: Vec<Value> = text
-            .split("---\n")
-            .skip(STAGES.matches("---\n").count() + 1)
-            .map(|doc| serde_json::from_str(doc).unwrap())
-            .collect();
-        let names: Vec<_> = extra.iter().map(|s| &s["metadata"]["name"]).collect();
+        let (extra, names) = fault_stages(&w);
         assert_eq!(names, ["fault-image-pull-0", "fault-image-pull-back-off-0"]);
         assert_eq!(
             extra[0]["spec"]["selector"]["matchExpressions"][3]["values"],
@@ -561,13 +570,7 @@ mod tests {
         let w = Workloads::new()
             .fault(PodFault::crash_loop("crash:v1"))
             .fault(PodFault::oom_killed("greedy:v1"));
-        let text = stages(&w).unwrap();
-        let extra: Vec<Value> = text
-            .split("---\n")
-            .skip(STAGES.matches("---\n").count() + 1)
-            .map(|doc| serde_json::from_str(doc).unwrap())
-            .collect();
-        let names: Vec<_> = extra.iter().map(|s| &s["metadata"]["name"]).collect();
+        let (extra, names) = fault_stages(&w);
         assert_eq!(
             names,
             [
@@ -616,13 +619,7 @@ mod tests {
         let w = Workloads::new()
             .fault(PodFault::image_pull("broken:v1"))
             .fault(PodFault::never_ready("stuck:v1"));
-        let text = stages(&w).unwrap();
-        let extra: Vec<Value> = text
-            .split("---\n")
-            .skip(STAGES.matches("---\n").count() + 1)
-            .map(|doc| serde_json::from_str(doc).unwrap())
-            .collect();
-        let names: Vec<_> = extra.iter().map(|s| &s["metadata"]["name"]).collect();
+        let (extra, names) = fault_stages(&w);
         assert_eq!(
             names,
             [

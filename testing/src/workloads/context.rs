@@ -151,6 +151,14 @@ impl<'a> Ctx<'a> {
 
     /// The objects of `namespace` without a controller owner reference (orphans to adopt).
     pub(crate) fn uncontrolled(&self, resource: Resource, namespace: &str) -> Vec<Value> {
+        self.uncontrolled_shared(resource, namespace)
+            .into_iter()
+            .map(Arc::unwrap_or_clone)
+            .collect()
+    }
+
+    /// [`Ctx::uncontrolled`], shared.
+    pub(crate) fn uncontrolled_shared(&self, resource: Resource, namespace: &str) -> Vec<Arc<Value>> {
         let key = resource.storage();
         self.state
             .store
@@ -159,8 +167,22 @@ impl<'a> Ctx<'a> {
             .collect()
     }
 
-    /// The objects of `namespace` whose controller owner reference names `owner_uid`.
+    /// The objects of `namespace` whose controller owner reference names `owner_uid` (copies,
+    /// to change).
     pub(crate) fn owned(&self, resource: Resource, namespace: &str, owner_uid: &str) -> Vec<Value> {
+        self.owned_shared(resource, namespace, owner_uid)
+            .into_iter()
+            .map(Arc::unwrap_or_clone)
+            .collect()
+    }
+
+    /// [`Ctx::owned`], shared: for the controllers that mostly read them (a ReplicaSet's pods).
+    pub(crate) fn owned_shared(
+        &self,
+        resource: Resource,
+        namespace: &str,
+        owner_uid: &str,
+    ) -> Vec<Arc<Value>> {
         let key = resource.storage();
         self.state
             .store

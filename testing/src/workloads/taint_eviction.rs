@@ -108,7 +108,8 @@ impl Controller for TaintEviction {
     }
 
     fn sync(&mut self, ctx: &mut Ctx<'_>, key: &ObjectKey) -> Option<Timestamp> {
-        let Some(pod) = ctx.get(PODS, &key.0, &key.1) else {
+        // Read in place: most syncs find no taint and write nothing.
+        let Some(pod) = ctx.get_shared(PODS, &key.0, &key.1) else {
             self.scheduled.remove(key);
             return None;
         };
@@ -117,7 +118,7 @@ impl Controller for TaintEviction {
             return None;
         }
         let node_name = pod["spec"]["nodeName"].as_str().unwrap_or_default();
-        let node = ctx.get(NODES, "", node_name)?;
+        let node = ctx.get_shared(NODES, "", node_name)?;
         let taints: Vec<&Value> = node["spec"]["taints"]
             .as_array()
             .into_iter()

@@ -32,6 +32,7 @@ mod template;
 mod util;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
@@ -196,7 +197,6 @@ impl Sync<'_, '_> {
             return Ok(());
         }
         let rs_list = self.claim_replica_sets();
-        let pods = self.pods_by_replica_set(&rs_list);
         if is_deleting(&self.d) {
             let (new, old) = self.all_replica_sets(&rs_list, false)?;
             return self.sync_status(new.as_ref(), &old);
@@ -209,6 +209,8 @@ impl Sync<'_, '_> {
             return self.sync(&rs_list);
         }
         if self.d["spec"]["strategy"]["type"] == "Recreate" {
+            // `getPodMapForDeployment` (read only by the Recreate strategy).
+            let pods = self.pods_by_replica_set(&rs_list);
             self.rollout_recreate(&rs_list, &pods)
         } else {
             self.rollout_rolling(&rs_list)
@@ -288,7 +290,7 @@ impl Sync<'_, '_> {
     fn rollout_recreate(
         &mut self,
         rs_list: &[Value],
-        pods: &BTreeMap<String, Vec<Value>>,
+        pods: &BTreeMap<String, Vec<Arc<Value>>>,
     ) -> Result<(), ApiError> {
         let (mut new, mut old) = self.all_replica_sets(rs_list, false)?;
         let d = self.d.clone();

@@ -5,6 +5,7 @@
 //! with the revision annotations.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -75,15 +76,18 @@ impl Sync<'_, '_> {
 
     /// `getPodMapForDeployment`: the pods the Deployment selects, by the uid of their
     /// ReplicaSet in `rs_list` (finished pods included).
-    pub(super) fn pods_by_replica_set(&self, rs_list: &[Value]) -> BTreeMap<String, Vec<Value>> {
-        let mut map: BTreeMap<String, Vec<Value>> = rs_list
+    pub(super) fn pods_by_replica_set(
+        &self,
+        rs_list: &[Value],
+    ) -> BTreeMap<String, Vec<Arc<Value>>> {
+        let mut map: BTreeMap<String, Vec<Arc<Value>>> = rs_list
             .iter()
             .filter_map(|rs| rs["metadata"]["uid"].as_str())
             .map(|uid| (uid.to_string(), Vec::new()))
             .collect();
         let namespace = self.namespace();
         for (uid, pods) in &mut map {
-            let owned = self.ctx.owned(PODS, &namespace, uid);
+            let owned = self.ctx.owned_shared(PODS, &namespace, uid);
             pods.extend(
                 owned
                     .into_iter()

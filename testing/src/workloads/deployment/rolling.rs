@@ -4,6 +4,7 @@
 //! upstream's `rolling_test.go` tests them against a fake client.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -163,7 +164,7 @@ pub(super) fn scale_down_old_for_recreate(
 pub(super) fn old_pods_running(
     new: Option<&Value>,
     old: &[&Value],
-    pods: &BTreeMap<String, Vec<Value>>,
+    pods: &BTreeMap<String, Vec<Arc<Value>>>,
 ) -> bool {
     if sum(old, |rs| status_count(rs, "replicas")) > 0 {
         return true;
@@ -311,7 +312,7 @@ mod tests {
     fn recreate_waits_for_every_old_pod_to_finish() {
         let new = json!({"metadata": {"uid": "new"}, "status": {}});
         let old = json!({"metadata": {"uid": "old"}, "status": {"replicas": 0}});
-        let pod = |phase: &str| json!({"status": {"phase": phase}});
+        let pod = |phase: &str| Arc::new(json!({"status": {"phase": phase}}));
         let mut pods = BTreeMap::from([("new".to_string(), vec![pod("Running")])]);
         assert!(!old_pods_running(Some(&new), &[&old], &pods));
         pods.insert("old".into(), vec![pod("Succeeded"), pod("Failed")]);

@@ -28,6 +28,7 @@
 mod ranking;
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
@@ -73,11 +74,11 @@ impl Controller for ReplicaSets {
             .unwrap_or_default()
             .to_string();
         // Its own pods and the orphans it may adopt (the store indexes both).
-        let candidates: Vec<Value> = ctx
-            .owned(PODS, &key.0, &uid)
+        let candidates: Vec<Arc<Value>> = ctx
+            .owned_shared(PODS, &key.0, &uid)
             .into_iter()
-            .chain(ctx.uncontrolled(PODS, &key.0))
-            .filter(is_pod_active)
+            .chain(ctx.uncontrolled_shared(PODS, &key.0))
+            .filter(|pod| is_pod_active(pod))
             .collect();
         let active = claim_pods(ctx, &rs, candidates);
         let mut failure = None;
@@ -128,7 +129,7 @@ pub(crate) fn is_pod_active(pod: &Value) -> bool {
 }
 
 /// `ClaimPods`: the active pods the ReplicaSet keeps, after adopting and releasing.
-fn claim_pods(ctx: &mut Ctx<'_>, rs: &Value, pods: Vec<Value>) -> Vec<Value> {
+fn claim_pods(ctx: &mut Ctx<'_>, rs: &Value, pods: Vec<Arc<Value>>) -> Vec<Arc<Value>> {
     let uid = rs["metadata"]["uid"].as_str().unwrap_or_default();
     let selector = &rs["spec"]["selector"];
     let mut claimed = Vec::new();
@@ -144,7 +145,7 @@ fn claim_pods(ctx: &mut Ctx<'_>, rs: &Value, pods: Vec<Value>) -> Vec<Value> {
         } else if matches && !is_deleting(rs) && !is_deleting(&pod) {
             let reference = controller_ref(rs, "apps/v1", "ReplicaSet");
             if let Ok(adopted) = set_controller(ctx, &pod, uid, Some(reference)) {
-                claimed.push(adopted);
+                claimed.push(Arc::new(adopted));
             }
         }
     }
@@ -178,7 +179,11 @@ fn set_controller(
 
 /// `manageReplicas`: creates or deletes pods to reach `spec.replicas`; the error of the first
 /// write that failed.
-fn manage_replicas(ctx: &mut Ctx<'_>, rs: &Value, active: &[Value]) -> Result<(), ApiError> {
+fn manage_replicas(
+    ctx: &mut Ctx<'_>,
+    rs: &Value,
+    active: &[Arc<Value>],
+) -> Result<(), ApiError> {
     let wanted = usize::try_from(rs["spec"]["replicas"].as_i64().unwrap_or(1)).unwrap_or(0);
     if active.len() < wanted {
         for _ in 0..(wanted - active.len()).min(BURST_REPLICAS) {
@@ -311,7 +316,7 @@ fn related_pods(ctx: &Ctx<'_>, rs: &Value) -> Vec<Value> {
 /// `calculateStatus`: the counts of the active pods and the `ReplicaFailure` condition.
 fn calculate_status(
     rs: &Value,
-    active: &[Value],
+    active: &[Arc<Value>],
     failure: Option<&ApiError>,
     now: Timestamp,
 ) -> Value {
@@ -405,7 +410,11 @@ fn update_status(ctx: &mut Ctx<'_>, rs: &Value, mut status: Value) -> Option<Val
 
 /// When to sync again for `minReadySeconds` (`FindMinNextPodAvailabilityCheck`): as the first
 /// ready pod that is not yet available becomes so.
-fn next_availability_check(rs: &Value, active: &[Value], now: Timestamp) -> Option<Timestamp> {
+fn next_availability_check(
+    rs: &Value,
+    active: &[Arc<Value>],
+    now: Timestamp,
+) -> Option<Timestamp> {
     let min_ready = rs["spec"]["minReadySeconds"].as_i64().unwrap_or(0);
     let status = &rs["status"];
     if min_ready == 0 || status["readyReplicas"] == status["availableReplicas"] {
@@ -414,7 +423,7 @@ fn next_availability_check(rs: &Value, active: &[Value], now: Timestamp) -> Opti
     active
         .iter()
         .filter(|p| !is_pod_available(p, min_ready, now))
-        .filter_map(ready_since)
+        .filter_map(|p| ready_since(p))
         .map(|since| since + SignedDuration::from_secs(min_ready) + SignedDuration::from_nanos(1))
         .min()
         .map(|at| at.max(now))
@@ -446,7 +455,10 @@ mod tests {
             ),
             labelled(pod("b", "n", "Running", Some("2026-01-01T00:00:08Z")), full),
             labelled(pod("c", "n", "Pending", None), json!({"app": "web"})),
-        ];
+        ]
+        .into_iter()
+        .map(Arc::new)
+        .collect::<Vec<_>>();
         let status = calculate_status(&rs, &active, None, now);
         assert_eq!(status["replicas"], 3);
         assert_eq!(status["fullyLabeledReplicas"], 2);

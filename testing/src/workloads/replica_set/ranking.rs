@@ -5,6 +5,7 @@
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde_json::Value;
@@ -17,7 +18,7 @@ const DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
 /// `getPodsToDelete`: the first `diff` of `pods` in deletion order, each ranked by the active
 /// related pods on its node.
 pub(super) fn pods_to_delete<'a>(
-    pods: &'a [Value],
+    pods: &'a [Arc<Value>],
     related: &[Value],
     diff: usize,
     now: Timestamp,
@@ -28,7 +29,7 @@ pub(super) fn pods_to_delete<'a>(
     }
     let mut ranked: Vec<(&Value, usize)> = pods
         .iter()
-        .map(|p| (p, on_node.get(node_name(p)).copied().unwrap_or(0)))
+        .map(|p| (p.as_ref(), on_node.get(node_name(p)).copied().unwrap_or(0)))
         .collect();
     if diff < pods.len() {
         ranked.sort_by(|a, b| compare_for_deletion(a, b, Some(now)));
@@ -244,7 +245,8 @@ pub(super) mod tests {
             pods[1].clone(),
             pod("sibling", "n2", "Running", None),
         ];
-        let chosen = pods_to_delete(&pods, &related, 1, now);
+        let shared: Vec<Arc<Value>> = pods.into_iter().map(Arc::new).collect();
+        let chosen = pods_to_delete(&shared, &related, 1, now);
         assert_eq!(chosen.len(), 1);
         assert_eq!(chosen[0]["metadata"]["name"], "crowded");
     }
