@@ -83,9 +83,10 @@ impl Controller for PodGc {
     }
 
     fn sync(&mut self, ctx: &mut Ctx<'_>, key: &ObjectKey) -> Option<Timestamp> {
-        let pod = ctx.get(PODS, &key.0, &key.1)?;
+        // Read in place: a pod on a node that is there needs nothing.
+        let pod = ctx.get_shared(PODS, &key.0, &key.1)?;
         let node_name = pod["spec"]["nodeName"].as_str().filter(|n| !n.is_empty())?;
-        let Some(node) = ctx.get(NODES, "", node_name) else {
+        let Some(node) = ctx.get_shared(NODES, "", node_name) else {
             let since = *self
                 .missing
                 .entry(node_name.to_owned())
