@@ -278,6 +278,59 @@ async fn a_read_back_whose_dry_run_is_dropped_once_does_not_lose_the_transition(
     .await;
 }
 
+/// A status write that committed and lost its answer, whose read-back failed too (every read
+/// of the object answered 500): the pass fails, not knowing whether its transition is stored.
+/// The retry finds the transition stored — no transition of its own — and reads the earlier
+/// write back: stored, so its event is published then, once.
+#[tokio::test]
+async fn a_committed_write_whose_read_back_failed_publishes_its_transition_at_the_next_pass() {
+    let (server, client) = server_with_widgets().await;
+    let observer = Recording::new();
+    let running = start_widgets(&server, &Widgets::default(), &observer).await;
+    server.faults().add(
+        Fault::new(FaultAction::CommitThenCloseConnection)
+            .method(Method::PATCH)
+            .path_prefix(&status_path("w1"))
+            .times(1),
+    );
+    // The read-back reads the object up to three times.
+    server.faults().add(
+        Fault::new(FaultAction::Status(500))
+            .method(Method::GET)
+            .path_prefix("/apis/test.kubeward.dev/v1/namespaces/default/widgets/w1")
+            .times(3),
+    );
+    create_widget(
+        &client,
+        "w1",
+        WidgetSpec::ready(Mode::Complete, "True", "Applied", "rolled out"),
+    )
+    .await;
+    eventually("the transition event", || async {
+        events_about(&client, "w1")
+            .await
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Applied"))
+    })
+    .await;
+    eventually("the retry completes", || async {
+        observer.count("w1", Outcome::Completed) >= 2 // init, then the retry of apply
+    })
+    .await;
+    running.stop().await;
+    assert_eq!(observer.count("w1", Outcome::Failed), 1, "the pass in doubt");
+    let stored = widgets(&client).get_status("w1").await.unwrap();
+    let conditions = stored.status.expect("status written").conditions;
+    assert_eq!(conditions[0].reason, "Applied");
+    let events = events_about(&client, "w1").await;
+    let applied: Vec<_> = events
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some("Applied"))
+        .collect();
+    assert_eq!(applied.len(), 1, "{events:#?}");
+    assert_eq!(count(applied[0]), 1, "published once");
+}
+
 /// Runs the widgets controller; the first status write of `w1` (which sets `Applied`) meets
 /// `fault` and is answered `first_answers`; `other_faults` are added too.
 async fn in_doubt_status_write(fault: FaultAction, first_answers: &[u16], other_faults: &[Fault]) {

@@ -45,10 +45,11 @@ use tracing::Instrument;
 use super::context::Context;
 use super::failure::PassError;
 use super::hooks::failure_event;
-use super::memory::Normalised;
+use super::memory::{Normalised, Unresolved};
 use super::publish::{publish, transition_events};
 use super::{Reconciler, Trigger, derived_status, finalizer, status};
 use crate::Pass;
+use crate::events::Event;
 use crate::observe::{ObjectRef, Outcome, PassGuard, Phase, QueueRecord, ReconcileObserver};
 
 /// How a pass that did not fail ended, for what comes next.
@@ -452,6 +453,7 @@ async fn effects<R: Reconciler>(
     if completed {
         derived_status::derive::<R>(&mut pass, &result, retries);
     }
+    events.extend(resolve_unresolved(&context, &object).await);
     if completed && pass.status_needs_write() {
         // Several transitions of one condition in this pass that the vocabulary does not declare
         // as one: written one declared transition at a time, each write's events published,
@@ -554,6 +556,17 @@ async fn effects<R: Reconciler>(
                     break;
                 }
                 Err(error) => {
+                    if basis == status::Basis::Current && super::in_doubt::in_doubt(&error) {
+                        // It may have committed (its read-back failed too): the next pass
+                        // finds out, and publishes its transitions if it did.
+                        let unresolved = Unresolved {
+                            status: status.clone(),
+                            events: transition_events::<R>(&pass, conditions),
+                        };
+                        context
+                            .memory
+                            .unresolved(&*object, unresolved, |w| context.cached(w));
+                    }
                     // A terminal failure whose status did not persist is retried, not held.
                     if result
                         .as_ref()
@@ -591,6 +604,39 @@ async fn effects<R: Reconciler>(
         result,
         outcome,
         skip_reason: pass.skip_reason().map(str::to_owned),
+    }
+}
+
+/// The transition events of `object`'s last status write if it was stored after all: a write
+/// whose answer and read-back were lost ([`Unresolved`]) is read back again now, before this
+/// pass writes. Stored: its events (this pass finds the transitions stored, and has none of its
+/// own for them). Not stored: none (this pass writes the status again and publishes its own).
+/// Still unknown: kept for the next pass.
+async fn resolve_unresolved<R: Reconciler>(
+    context: &Context<R>,
+    object: &Arc<R::Resource>,
+) -> Vec<Event> {
+    let Some(unresolved) = context.memory.take_unresolved(&**object) else {
+        return Vec::new();
+    };
+    let observed_gone = || context.observed_gone(object);
+    let writer = context.writer(&observed_gone);
+    match status::read_back(writer, &**object, &unresolved.status).await {
+        Ok(Some(_)) => {
+            tracing::debug!("an earlier status write in doubt was stored: publishing its transitions");
+            unresolved.events
+        }
+        Ok(None) => {
+            tracing::debug!("an earlier status write in doubt was not stored");
+            Vec::new()
+        }
+        Err(error) => {
+            tracing::debug!(error = %super::ErrorChain(&error), "an earlier status write in doubt still cannot be read back");
+            context
+                .memory
+                .unresolved(&**object, unresolved, |w| context.cached(w));
+            Vec::new()
+        }
     }
 }
 

@@ -17,6 +17,10 @@
 //!   that would send the same status to the same stored status sends nothing, since the server
 //!   would only make it into what it holds already — steady state is 0 writes whatever the
 //!   server normalises. Only objects whose writes the server normalises have this entry.
+//! - a status write whose answer was lost and whose read-back failed too ([`Unresolved`]): it may
+//!   have committed, so the next pass reads it back again before its own write, and publishes
+//!   its transition events if it did (a pass that finds the transition already stored has no
+//!   transition of its own to publish);
 //! - whether its last pass failed with a [terminal](super::Terminal) error, and what the object
 //!   looked like then (a [fingerprint](terminal_fingerprint) of its generation, labels, annotations
 //!   and deletion): while the object still looks so, no pass runs — not on its own status write,
@@ -58,7 +62,7 @@ struct Table {
 }
 
 /// What is remembered of one object.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 struct Entry {
     namespace: Option<String>,
     name: String,
@@ -77,6 +81,18 @@ struct Entry {
     normalised: Option<Normalised>,
     /// The [`terminal_fingerprint`] of the object when its last pass failed terminally.
     terminal: Option<u64>,
+    /// Its last status write, not known to have been stored or not.
+    unresolved: Option<Unresolved>,
+}
+
+/// A status write whose answer was lost and that could not be read back: what it sent, and the
+/// transition events to publish if it turns out stored.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Unresolved {
+    /// The status sent.
+    pub(super) status: serde_json::Map<String, serde_json::Value>,
+    /// The events of the transitions it wrote.
+    pub(super) events: Vec<crate::events::Event>,
 }
 
 /// What a terminal failure waits to change: the object's generation (its spec), labels,
@@ -122,6 +138,7 @@ impl Entry {
             || self.superseded.is_some()
             || self.normalised.is_some()
             || self.terminal.is_some()
+            || self.unresolved.is_some()
     }
 }
 
@@ -327,6 +344,28 @@ impl ObjectMemory {
         last.is_some_and(|last| last.sent == sent && last.stored == stored())
     }
 
+    /// Records that `object`'s status write `unresolved` may have been stored or not (its answer
+    /// and its read-back were lost): the next pass resolves it ([`ObjectMemory::take_unresolved`]).
+    pub(super) fn unresolved<K: Resource>(
+        &self,
+        object: &K,
+        unresolved: Unresolved,
+        exists: impl Fn(Whereabouts<'_>) -> bool,
+    ) {
+        let mut table = self.lock();
+        table.entry(object, &exists).unresolved = Some(unresolved);
+        table.drop_if_gone(object, &exists);
+    }
+
+    /// The status write of `object` not known to have been stored, if any: taken, for the pass
+    /// to read it back (and to record it again if that fails too).
+    pub(super) fn take_unresolved<K: Resource>(&self, object: &K) -> Option<Unresolved> {
+        self.lock()
+            .entries
+            .get_mut(&key(object))
+            .and_then(|entry| entry.unresolved.take())
+    }
+
     /// The controller observed `object` deleted (its watch's delete event): forgets it, except
     /// that this controller removed its finalizer. That mark outlives the delete event until the
     /// next sweep: kube-runtime may have started a pass on the cached version from before the
@@ -342,6 +381,7 @@ impl ObjectMemory {
                 entry.superseded = None;
                 entry.normalised = None;
                 entry.terminal = None;
+                entry.unresolved = None;
             }
             _ => {
                 table.entries.remove(&key);
@@ -443,6 +483,7 @@ impl Table {
             superseded_at: None,
             normalised: None,
             terminal: None,
+            unresolved: None,
         })
     }
 }

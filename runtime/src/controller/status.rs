@@ -370,7 +370,7 @@ where
 /// changes nothing — its answer's status is the stored one, with fields the schema prunes or
 /// defaults treated exactly as the write's were. If the write did not persist, something it
 /// wrote (a condition, any status field) is not there yet, and the dry run's status differs.
-async fn read_back<K>(
+pub(super) async fn read_back<K>(
     writer: Writer<'_>,
     object: &K,
     written: &Map<String, Value>,
