@@ -97,26 +97,40 @@ impl Graph {
     /// (as a dependent, or as an owner deleting with a collector finalizer), its dependents when
     /// it goes or is deleting, and the owners it names or named (a foreground owner may be
     /// waiting for it).
+    ///
+    /// As upstream's graph builder (`processGraphChanges`), a change that neither adds the
+    /// object, changes its references, deletes it nor finds it deleting concerns nobody: a
+    /// pod's status write does not make the collector look at the pod or its ReplicaSet again.
     pub(crate) fn record(&mut self, change: &Change, work: &mut Work) {
         let obj = &change.object;
         let deleted = change.kind == ChangeType::Deleted;
-        if !deleted && concerns(obj) {
+        let deleting = !obj["metadata"]["deletionTimestamp"].is_null();
+        let refs_changed = change.previous.as_deref().is_none_or(|previous| {
+            previous["metadata"]["ownerReferences"] != obj["metadata"]["ownerReferences"]
+        });
+        if !deleted && (refs_changed || deleting) && concerns(obj) {
             work.objects.insert(object_at(&change.storage, obj));
         }
-        if deleted || !obj["metadata"]["deletionTimestamp"].is_null() {
+        if deleted || deleting {
             let uid = obj["metadata"]["uid"].as_str().unwrap_or_default();
             if let Some(deps) = self.dependents.get(uid) {
                 work.objects.extend(deps.iter().cloned());
             }
         }
-        let namespace = obj["metadata"]["namespace"].as_str().unwrap_or_default();
-        for r in owner_refs(obj)
-            .into_iter()
-            .chain(change.previous.as_deref().into_iter().flat_map(owner_refs))
-        {
-            work.owners.push((namespace.to_string(), r));
+        // An owner waiting for its dependents (foreground deletion) is looked at again when
+        // one goes or stops naming it.
+        if deleted || refs_changed {
+            let namespace = obj["metadata"]["namespace"].as_str().unwrap_or_default();
+            for r in owner_refs(obj)
+                .into_iter()
+                .chain(change.previous.as_deref().into_iter().flat_map(owner_refs))
+            {
+                work.owners.push((namespace.to_string(), r));
+            }
         }
-        self.observe(&change.storage, obj, deleted);
+        if refs_changed || deleted {
+            self.observe(&change.storage, obj, deleted);
+        }
     }
 
     /// The stored dependents of `uid` (those whose references still name it).
