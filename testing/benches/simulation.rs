@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::{Api, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
 use kubeward_testing::{ApiServer, Backend, Cluster, WorkerNode, Workloads};
 use serde_json::json;
 
@@ -85,37 +86,46 @@ async fn roll_out(client: kube::Client, deployments: usize, replicas: usize) -> 
         .buffer_unordered(16)
         .for_each(|_| async {})
         .await;
-    let mut last = 0;
-    loop {
-        let list = api.list(&ListParams::default()).await.expect("LIST works");
-        let ready = list
-            .items
-            .iter()
-            .filter(|d| {
-                let status = d.status.as_ref();
-                status.and_then(|s| s.available_replicas) == Some(replicas as i32)
-                    && status.and_then(|s| s.conditions.as_ref()).is_some_and(|c| {
-                        c.iter()
-                            .any(|c| c.type_ == "Available" && c.status == "True")
-                    })
-            })
-            .count();
-        if ready == deployments {
-            return started.elapsed();
+    // Followed through a watch (a LIST of every Deployment per poll would cost the server
+    // more than the rollout's own last steps).
+    let available = |d: &Deployment| {
+        let status = d.status.as_ref();
+        status.and_then(|s| s.available_replicas) == Some(replicas as i32)
+            && status
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Available" && c.status == "True"))
+    };
+    let mut ready = std::collections::BTreeSet::new();
+    let mut reported = Instant::now();
+    let mut events = std::pin::pin!(watcher(api, watcher::Config::default()).default_backoff());
+    while let Some(event) = events.next().await {
+        let deployment = match event.expect("the watch goes on") {
+            watcher::Event::Apply(d) | watcher::Event::InitApply(d) => d,
+            _ => continue,
+        };
+        let name = deployment.metadata.name.clone().unwrap_or_default();
+        if available(&deployment) {
+            ready.insert(name);
+        } else {
+            ready.remove(&name);
         }
-        if ready != last {
-            eprintln!(
-                "  {ready}/{deployments} available after {:.1?}",
-                started.elapsed()
-            );
-            last = ready;
+        if ready.len() == deployments {
+            return started.elapsed();
         }
         assert!(
             started.elapsed() < Duration::from_secs(900),
             "the rollout did not finish in 15 min"
         );
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        if reported.elapsed() > Duration::from_secs(1) {
+            eprintln!(
+                "  {}/{deployments} available after {:.1?}",
+                ready.len(),
+                started.elapsed()
+            );
+            reported = Instant::now();
+        }
     }
+    unreachable!("a watcher's stream does not end")
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
