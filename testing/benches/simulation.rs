@@ -91,9 +91,10 @@ async fn roll_out(client: kube::Client, deployments: usize, replicas: usize) -> 
     let available = |d: &Deployment| {
         let status = d.status.as_ref();
         status.and_then(|s| s.available_replicas) == Some(replicas as i32)
-            && status
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| c.iter().any(|c| c.type_ == "Available" && c.status == "True"))
+            && status.and_then(|s| s.conditions.as_ref()).is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == "Available" && c.status == "True")
+            })
     };
     let mut ready = std::collections::BTreeSet::new();
     let mut reported = Instant::now();

@@ -306,19 +306,17 @@ async fn a_committed_write_whose_read_back_failed_publishes_its_transition_at_th
         WidgetSpec::ready(Mode::Complete, "True", "Applied", "rolled out"),
     )
     .await;
-    eventually("the transition event", || async {
-        events_about(&client, "w1")
-            .await
-            .iter()
-            .any(|e| e.reason.as_deref() == Some("Applied"))
-    })
-    .await;
+    applied_published(&client).await;
     eventually("the retry completes", || async {
         observer.count("w1", Outcome::Completed) >= 2 // init, then the retry of apply
     })
     .await;
     running.stop().await;
-    assert_eq!(observer.count("w1", Outcome::Failed), 1, "the pass in doubt");
+    assert_eq!(
+        observer.count("w1", Outcome::Failed),
+        1,
+        "the pass in doubt"
+    );
     let stored = widgets(&client).get_status("w1").await.unwrap();
     let conditions = stored.status.expect("status written").conditions;
     assert_eq!(conditions[0].reason, "Applied");

@@ -623,7 +623,9 @@ async fn resolve_unresolved<R: Reconciler>(
     let writer = context.writer(&observed_gone);
     match status::read_back(writer, &**object, &unresolved.status).await {
         Ok(Some(_)) => {
-            tracing::debug!("an earlier status write in doubt was stored: publishing its transitions");
+            tracing::debug!(
+                "an earlier status write in doubt was stored: publishing its transitions"
+            );
             unresolved.events
         }
         Ok(None) => {

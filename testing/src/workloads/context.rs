@@ -158,7 +158,11 @@ impl<'a> Ctx<'a> {
     }
 
     /// [`Ctx::uncontrolled`], shared.
-    pub(crate) fn uncontrolled_shared(&self, resource: Resource, namespace: &str) -> Vec<Arc<Value>> {
+    pub(crate) fn uncontrolled_shared(
+        &self,
+        resource: Resource,
+        namespace: &str,
+    ) -> Vec<Arc<Value>> {
         let key = resource.storage();
         self.state
             .store

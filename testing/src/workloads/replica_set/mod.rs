@@ -179,11 +179,7 @@ fn set_controller(
 
 /// `manageReplicas`: creates or deletes pods to reach `spec.replicas`; the error of the first
 /// write that failed.
-fn manage_replicas(
-    ctx: &mut Ctx<'_>,
-    rs: &Value,
-    active: &[Arc<Value>],
-) -> Result<(), ApiError> {
+fn manage_replicas(ctx: &mut Ctx<'_>, rs: &Value, active: &[Arc<Value>]) -> Result<(), ApiError> {
     let wanted = usize::try_from(rs["spec"]["replicas"].as_i64().unwrap_or(1)).unwrap_or(0);
     if active.len() < wanted {
         for _ in 0..(wanted - active.len()).min(BURST_REPLICAS) {
@@ -410,11 +406,7 @@ fn update_status(ctx: &mut Ctx<'_>, rs: &Value, mut status: Value) -> Option<Val
 
 /// When to sync again for `minReadySeconds` (`FindMinNextPodAvailabilityCheck`): as the first
 /// ready pod that is not yet available becomes so.
-fn next_availability_check(
-    rs: &Value,
-    active: &[Arc<Value>],
-    now: Timestamp,
-) -> Option<Timestamp> {
+fn next_availability_check(rs: &Value, active: &[Arc<Value>], now: Timestamp) -> Option<Timestamp> {
     let min_ready = rs["spec"]["minReadySeconds"].as_i64().unwrap_or(0);
     let status = &rs["status"];
     if min_ready == 0 || status["readyReplicas"] == status["availableReplicas"] {
