@@ -58,6 +58,19 @@ fn rolled_out(name: &'static str) -> Step {
     )
 }
 
+/// `web` created with `from` replicas and rolled out, then scaled to `to` and rolled out.
+fn scaled(name: &'static str, from: i64, to: i64) -> Scenario {
+    scenario(
+        name,
+        vec![
+            Step::Create(deployment("web", from, "nginx:1.27")),
+            rolled_out("web"),
+            Step::Patch(DEPLOYMENT, "web", json!({"spec": {"replicas": to}})),
+            rolled_out("web"),
+        ],
+    )
+}
+
 fn deployments() -> Vec<Scenario> {
     let mut web = deployment("web", 3, "nginx:1.27");
     web["spec"]["strategy"] = json!({"type": "Recreate"});
@@ -95,33 +108,9 @@ fn deployments() -> Vec<Scenario> {
                 rolled_out("web"),
             ],
         ),
-        scenario(
-            "deployment: scaled up",
-            vec![
-                Step::Create(deployment("web", 2, "nginx:1.27")),
-                rolled_out("web"),
-                Step::Patch(DEPLOYMENT, "web", json!({"spec": {"replicas": 5}})),
-                rolled_out("web"),
-            ],
-        ),
-        scenario(
-            "deployment: scaled down",
-            vec![
-                Step::Create(deployment("web", 4, "nginx:1.27")),
-                rolled_out("web"),
-                Step::Patch(DEPLOYMENT, "web", json!({"spec": {"replicas": 1}})),
-                rolled_out("web"),
-            ],
-        ),
-        scenario(
-            "deployment: scaled to zero",
-            vec![
-                Step::Create(deployment("web", 2, "nginx:1.27")),
-                rolled_out("web"),
-                Step::Patch(DEPLOYMENT, "web", json!({"spec": {"replicas": 0}})),
-                rolled_out("web"),
-            ],
-        ),
+        scaled("deployment: scaled up", 2, 5),
+        scaled("deployment: scaled down", 4, 1),
+        scaled("deployment: scaled to zero", 2, 0),
         scenario(
             "deployment: image updated, rolls out",
             vec![
