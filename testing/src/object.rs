@@ -83,25 +83,6 @@ pub(crate) fn generation_relevant(obj: &Value, status_subresource: bool) -> Valu
     c
 }
 
-/// `value` without the empty objects outside `metadata` (see [`track_update`]).
-pub(crate) fn without_empty_structs(mut value: Value) -> Value {
-    pub(super) fn prune(value: &mut Value) {
-        if let Value::Object(map) = value {
-            map.values_mut().for_each(prune);
-            map.retain(|_, v| v.as_object().is_none_or(|m| !m.is_empty()));
-        }
-    }
-    if let Value::Object(map) = &mut value {
-        for (key, v) in map.iter_mut() {
-            if key != "metadata" {
-                prune(v);
-            }
-        }
-        map.retain(|key, v| key == "metadata" || v.as_object().is_none_or(|m| !m.is_empty()));
-    }
-    value
-}
-
 /// `value` without the nulls, empty strings and empty objects a Go type's zero values encode
 /// to (metadata kept whole).
 pub(crate) fn without_zero_values(mut value: Value) -> Value {

@@ -151,7 +151,7 @@ impl Store {
         key: &StorageKey,
         namespace: Option<&'a str>,
         after: Option<&ObjectKey>,
-    ) -> impl Iterator<Item = (&'a ObjectKey, &'a Value)> + 'a {
+    ) -> impl Iterator<Item = (&'a ObjectKey, &'a Arc<Value>)> + 'a {
         use std::ops::Bound;
         let lower = match after {
             Some(k) => Bound::Excluded(k.clone()),
@@ -162,7 +162,6 @@ impl Store {
             .into_iter()
             .flat_map(move |m| m.range((lower.clone(), Bound::Unbounded)))
             .filter(move |((ns, _), _)| namespace.is_none_or(|n| n == ns))
-            .map(|(k, v)| (k, v.as_ref()))
     }
 
     /// The objects of a store (in one namespace or all, after `after`, in key order) as they
@@ -175,24 +174,24 @@ impl Store {
         namespace: Option<&str>,
         after: Option<&ObjectKey>,
         rv: u64,
-    ) -> Option<Vec<(ObjectKey, Value)>> {
+    ) -> Option<Vec<(ObjectKey, Arc<Value>)>> {
         if rv < self.floor || rv >= self.rv {
             return None;
         }
         // The state at `rv` of each object changed since: before its earliest later change.
-        let mut then: BTreeMap<ObjectKey, Option<&Value>> = BTreeMap::new();
+        let mut then: BTreeMap<ObjectKey, Option<&Arc<Value>>> = BTreeMap::new();
         for change in self.history.iter().rev() {
             if change.rv <= rv {
                 break;
             }
             if change.storage == *key {
-                then.insert(object_key(&change.object), change.previous.as_deref());
+                then.insert(object_key(&change.object), change.previous.as_ref());
             }
         }
         if then.is_empty() {
             return None;
         }
-        let mut objects: BTreeMap<ObjectKey, &Value> = self
+        let mut objects: BTreeMap<ObjectKey, &Arc<Value>> = self
             .list_after(key, namespace, after)
             .map(|(k, v)| (k.clone(), v))
             .collect();
@@ -425,7 +424,7 @@ mod tests {
         json!({"metadata": {"name": name, "namespace": "d"}, "data": {"v": data}})
     }
 
-    fn names_and_data(objects: &[(ObjectKey, Value)]) -> Vec<(String, String)> {
+    fn names_and_data(objects: &[(ObjectKey, Arc<Value>)]) -> Vec<(String, String)> {
         objects
             .iter()
             .map(|((_, n), v)| {

@@ -1,6 +1,7 @@
 //! WATCH streams: the replay a watch starts with, live changes filtered by scope and selectors,
 //! bookmarks, timeouts, and the `ERROR 410 Expired` event a too-old resourceVersion gets.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -146,24 +147,27 @@ fn in_scope(req: &WatchRequest, object: &Value) -> bool {
 /// Translates a change into the event this watch sees, if any, as the watch cache's
 /// `convertToWatchEvent` does: objects entering the selector are ADDED; an object leaving it is
 /// DELETED carrying its previous state stamped with the change's resourceVersion.
-fn event_for(req: &WatchRequest, change: &Change) -> Option<(ChangeType, Value)> {
+fn event_for<'a>(req: &WatchRequest, change: &'a Change) -> Option<(ChangeType, Cow<'a, Value>)> {
     if change.storage != req.info.storage || !in_scope(req, &change.object) {
         return None;
     }
-    let now = State::to_view(&req.info, &change.object);
+    // The stored objects themselves where they are served as stored: no copy per watcher.
+    let strategy = kinds::strategy(&req.info);
+    let now = strategy.to_served(&req.info, &change.object);
     let now_matches = req.filter.matches(&now);
     let before = change
         .previous
         .as_ref()
-        .map(|p| State::to_view(&req.info, p))
+        .map(|p| strategy.to_served(&req.info, p))
         .filter(|before| req.filter.matches(before));
     match (change.kind, before) {
         (ChangeType::Added, _) if now_matches => Some((ChangeType::Added, now)),
         (ChangeType::Modified, Some(_)) if now_matches => Some((ChangeType::Modified, now)),
         (ChangeType::Modified, None) if now_matches => Some((ChangeType::Added, now)),
-        (ChangeType::Modified, Some(mut before)) => {
+        (ChangeType::Modified, Some(before)) => {
+            let mut before = before.into_owned();
             before["metadata"]["resourceVersion"] = json!(change.rv.to_string());
-            Some((ChangeType::Deleted, before))
+            Some((ChangeType::Deleted, Cow::Owned(before)))
         }
         (ChangeType::Deleted, Some(_)) => Some((ChangeType::Deleted, now)),
         _ => None,

@@ -46,11 +46,15 @@ impl FieldSet {
             .is_some_and(|n| n.children.values().any(|c| !c.is_empty()))
     }
 
-    pub(super) fn compact(&mut self) {
+    /// Drops the nodes that hold no member; true when there were some.
+    pub(super) fn compact(&mut self) -> bool {
+        let before = self.children.len();
+        let mut changed = false;
         self.children.retain(|_, c| {
-            c.compact();
+            changed |= c.compact();
             !c.is_empty()
         });
+        changed || self.children.len() != before
     }
 
     pub(super) fn union(&self, other: &FieldSet) -> FieldSet {
@@ -66,30 +70,36 @@ impl FieldSet {
         out
     }
 
-    /// Adds the members of `other` (`union`, in place).
-    pub(super) fn absorb(&mut self, other: &FieldSet) {
+    /// Adds the members of `other` (`union`, in place); true when that changed the set.
+    pub(super) fn absorb(&mut self, other: &FieldSet) -> bool {
+        let mut changed = other.member && !self.member;
         self.member |= other.member;
         for (k, v) in &other.children {
             match self.children.get_mut(k) {
-                Some(mine) => mine.absorb(v),
+                Some(mine) => changed |= mine.absorb(v),
                 None => {
                     self.children.insert(k.clone(), v.clone());
+                    changed = true;
                 }
             }
         }
+        changed
     }
 
-    /// Removes the members of `other` (`difference`, in place).
-    pub(super) fn remove(&mut self, other: &FieldSet) {
+    /// Removes the members of `other` (`difference`, in place); true when that changed the set.
+    pub(super) fn remove(&mut self, other: &FieldSet) -> bool {
+        let mut changed = self.member && other.member;
         self.member &= !other.member;
         for (k, o) in &other.children {
             if let Some(mine) = self.children.get_mut(k) {
-                mine.remove(o);
+                changed |= mine.remove(o);
                 if mine.is_empty() {
                     self.children.remove(k);
+                    changed = true;
                 }
             }
         }
+        changed
     }
 
     /// Removes every path that is a member of `other` or lies below one (`RecursiveDifference`,

@@ -17,6 +17,9 @@ pub(super) struct Entry {
     pub(super) subresource: String,
     pub(super) time: Option<String>,
     pub(super) set: FieldSet,
+    /// The entry's `fieldsV1` as the stored object holds it (which this server encoded), taken
+    /// out of the written object while `set` is unchanged: encoding it again is a copy.
+    pub(super) fields_v1: Option<Value>,
 }
 
 impl Entry {
@@ -46,7 +49,28 @@ impl Entry {
         s
     }
 
-    pub(super) fn encode(&self) -> Value {
+    /// Removes `fields` from the entry's set.
+    pub(super) fn lose(&mut self, fields: &FieldSet) {
+        if self.set.remove(fields) {
+            self.fields_v1 = None;
+        }
+    }
+
+    /// Adds `fields` to the entry's set.
+    pub(super) fn gain(&mut self, fields: &FieldSet) {
+        if self.set.absorb(fields) {
+            self.fields_v1 = None;
+        }
+    }
+
+    /// Drops the set's nodes that hold no member.
+    pub(super) fn compact(&mut self) {
+        if self.set.compact() {
+            self.fields_v1 = None;
+        }
+    }
+
+    pub(super) fn encode(self) -> Value {
         let mut m = Map::new();
         m.insert("manager".into(), json!(self.manager));
         m.insert("operation".into(), json!(self.operation));
@@ -55,7 +79,8 @@ impl Entry {
             m.insert("time".into(), json!(t));
         }
         m.insert("fieldsType".into(), json!("FieldsV1"));
-        m.insert("fieldsV1".into(), self.set.to_fields_v1());
+        let fields_v1 = self.fields_v1.unwrap_or_else(|| self.set.to_fields_v1());
+        m.insert("fieldsV1".into(), fields_v1);
         if !self.subresource.is_empty() {
             m.insert("subresource".into(), json!(self.subresource));
         }
@@ -70,24 +95,43 @@ pub(super) fn decode_entries(obj: Option<&Value>) -> Vec<Entry> {
     else {
         return Vec::new();
     };
-    list.iter()
+    list.iter().filter_map(decode_entry).collect()
+}
+
+/// The entries of `obj`, an object about to be written whose `managedFields` are the stored
+/// object's (so this server encoded them): each keeps its `fieldsV1`, taken out of `obj`,
+/// which the write then encodes anew ([`encode_entries`]).
+pub(super) fn take_stored_entries(obj: &mut Value) -> Vec<Entry> {
+    let Some(list) = obj
+        .pointer_mut("/metadata/managedFields")
+        .and_then(Value::as_array_mut)
+    else {
+        return Vec::new();
+    };
+    list.iter_mut()
         .filter_map(|e| {
-            let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-            let manager = s("manager");
-            let operation = s("operation");
-            if operation != "Apply" && operation != "Update" {
-                return None;
-            }
-            Some(Entry {
-                manager,
-                operation,
-                api_version: s("apiVersion"),
-                subresource: s("subresource"),
-                time: e.get("time").and_then(Value::as_str).map(str::to_owned),
-                set: FieldSet::from_fields_v1(e.get("fieldsV1").unwrap_or(&Value::Null)),
-            })
+            let mut entry = decode_entry(e)?;
+            entry.fields_v1 = e.get_mut("fieldsV1").map(Value::take);
+            Some(entry)
         })
         .collect()
+}
+
+fn decode_entry(e: &Value) -> Option<Entry> {
+    let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    let operation = s("operation");
+    if operation != "Apply" && operation != "Update" {
+        return None;
+    }
+    Some(Entry {
+        manager: s("manager"),
+        operation,
+        api_version: s("apiVersion"),
+        subresource: s("subresource"),
+        time: e.get("time").and_then(Value::as_str).map(str::to_owned),
+        set: FieldSet::from_fields_v1(e.get("fieldsV1").unwrap_or(&Value::Null)),
+        fields_v1: None,
+    })
 }
 
 pub(super) fn seconds(t: &Option<String>) -> i64 {
@@ -121,7 +165,7 @@ pub(super) fn encode_entries(obj: &mut Value, mut entries: Vec<Entry>) {
     } else {
         meta.insert(
             "managedFields".into(),
-            Value::Array(entries.iter().map(Entry::encode).collect()),
+            Value::Array(entries.into_iter().map(Entry::encode).collect()),
         );
     }
 }
@@ -175,9 +219,9 @@ pub(super) fn take_from_others(
         if Some(i) == skip {
             continue;
         }
-        e.set.remove(&changed);
-        e.set.remove(&c.removed);
-        e.set.compact();
+        e.lose(&changed);
+        e.lose(&c.removed);
+        e.compact();
     }
     Ok(())
 }

@@ -63,9 +63,74 @@ pub(super) struct Comparison {
 /// `TypedValue.Compare`: what changed from `lhs` to `rhs` (`metadata.managedFields` left out,
 /// so callers compare the objects as stored, without a copy stripped of them).
 pub(super) fn compare(sc: &ApplySchema, lhs: &Value, rhs: &Value) -> Comparison {
+    compare_typed(sc, EmptyStructs::Kept, lhs, rhs)
+}
+
+/// [`compare`] of two objects as their Go type holds them: the empty structs `voids` names
+/// hold no field, so they compare as absent (no copy of either object is stripped of them).
+pub(super) fn compare_typed(
+    sc: &ApplySchema,
+    voids: EmptyStructs,
+    lhs: &Value,
+    rhs: &Value,
+) -> Comparison {
     let mut c = Comparison::default();
-    compare_at(sc, Some(lhs), Some(rhs), &mut Vec::new(), &mut c);
+    let walk = Walk { sc, voids };
+    walk.compare_at(Some(lhs), Some(rhs), &mut Vec::new(), &mut c);
     c
+}
+
+/// Which empty objects of a built-in's object are Go structs without a field set: typed from
+/// the Go struct, such an object holds no leaf, so the field manager owns nothing for it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum EmptyStructs {
+    /// None: every object is a value (custom resources; views already stripped).
+    Kept,
+    /// Every object outside `metadata` reached through objects only, that holds nothing but
+    /// such objects (a kind whose value structs are not listed: a Lease's `spec: {}`).
+    All,
+    /// Only the objects at these dotted paths (`spec.template`), each when it holds nothing
+    /// but such objects; a container's `resources: {}` elsewhere is a value.
+    At(&'static [&'static str]),
+}
+
+impl EmptyStructs {
+    /// Whether `path` (field elements `f:name`) may hold an empty struct.
+    fn covers(self, path: &[Pe]) -> bool {
+        let fields = || path.iter().map(|pe| pe.strip_prefix("f:"));
+        match self {
+            EmptyStructs::Kept => false,
+            EmptyStructs::All => {
+                !path.is_empty() && path[0] != "f:metadata" && fields().all(|name| name.is_some())
+            }
+            EmptyStructs::At(paths) => paths.iter().any(|dotted| {
+                dotted.split('.').count() == path.len()
+                    && dotted.split('.').zip(fields()).all(|(a, b)| Some(a) == b)
+            }),
+        }
+    }
+
+    /// Whether `v` at `path` is an empty struct: an object the rule covers holding only such.
+    fn is_void(self, v: &Value, path: &mut Path) -> bool {
+        let Value::Object(map) = v else {
+            return false;
+        };
+        if !self.covers(path) {
+            return false;
+        }
+        map.iter().all(|(k, child)| {
+            path.push(field_pe(k));
+            let void = self.is_void(child, path);
+            path.pop();
+            void
+        })
+    }
+}
+
+/// A comparison's fixed inputs.
+struct Walk<'a> {
+    sc: &'a ApplySchema,
+    voids: EmptyStructs,
 }
 
 pub(super) fn is_empty_container(v: Option<&Value>) -> bool {
@@ -100,88 +165,100 @@ pub(super) fn compare_leaf(
     }
 }
 
-pub(super) fn compare_at(
-    sc: &ApplySchema,
-    lhs: Option<&Value>,
-    rhs: Option<&Value>,
-    path: &mut Path,
-    c: &mut Comparison,
-) {
-    let is_obj = |v: Option<&Value>| v.is_none_or(Value::is_object);
-    let is_arr = |v: Option<&Value>| v.is_none_or(Value::is_array);
-    if is_obj(lhs) && is_obj(rhs) && (lhs.is_some() || rhs.is_some()) {
-        if (is_empty_container(lhs) && is_empty_container(rhs)) || sc.is_atomic(path) {
-            return compare_leaf(sc, lhs, rhs, path, c);
+impl Walk<'_> {
+    fn compare_at(
+        &self,
+        lhs: Option<&Value>,
+        rhs: Option<&Value>,
+        path: &mut Path,
+        c: &mut Comparison,
+    ) {
+        // Equal sides change nothing: most of an updated object is left as it was.
+        if let (Some(a), Some(b)) = (lhs, rhs)
+            && a == b
+        {
+            return;
         }
-        let empty = Map::new();
-        let l = lhs.and_then(Value::as_object).unwrap_or(&empty);
-        let r = rhs.and_then(Value::as_object).unwrap_or(&empty);
-        let mut keys: Vec<&String> = l.keys().chain(r.keys()).collect();
-        keys.sort();
-        keys.dedup();
-        for k in keys {
-            // managedFields are the record of ownership, never owned: not compared.
-            if k == "managedFields" && path.len() == 1 && path[0] == "f:metadata" {
-                continue;
+        let sc = self.sc;
+        let lhs = lhs.filter(|v| !self.voids.is_void(v, path));
+        let rhs = rhs.filter(|v| !self.voids.is_void(v, path));
+        let is_obj = |v: Option<&Value>| v.is_none_or(Value::is_object);
+        let is_arr = |v: Option<&Value>| v.is_none_or(Value::is_array);
+        if is_obj(lhs) && is_obj(rhs) && (lhs.is_some() || rhs.is_some()) {
+            if (is_empty_container(lhs) && is_empty_container(rhs)) || sc.is_atomic(path) {
+                return compare_leaf(sc, lhs, rhs, path, c);
             }
-            path.push(field_pe(k));
-            compare_at(sc, l.get(k), r.get(k), path, c);
-            path.pop();
+            let empty = Map::new();
+            let l = lhs.and_then(Value::as_object).unwrap_or(&empty);
+            let r = rhs.and_then(Value::as_object).unwrap_or(&empty);
+            let mut keys: Vec<&String> = l.keys().chain(r.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                // managedFields are the record of ownership, never owned: not compared.
+                if k == "managedFields" && path.len() == 1 && path[0] == "f:metadata" {
+                    continue;
+                }
+                path.push(field_pe(k));
+                self.compare_at(l.get(k), r.get(k), path, c);
+                path.pop();
+            }
+            if !path.is_empty() && (sc.unstructured || sc.is_map(path)) {
+                match (lhs, rhs) {
+                    (None, Some(_)) => c.added.insert(path),
+                    (Some(_), None) => c.removed.insert(path),
+                    _ => {}
+                }
+            }
+            return;
         }
-        if !path.is_empty() && (sc.unstructured || sc.is_map(path)) {
+        if is_arr(lhs) && is_arr(rhs) && (lhs.is_some() || rhs.is_some()) {
+            let empty = Vec::new();
+            let l = lhs.and_then(Value::as_array).unwrap_or(&empty);
+            let r = rhs.and_then(Value::as_array).unwrap_or(&empty);
+            let kind = sc.list_type(path);
+            let (Some(lpes), Some(rpes)) = (item_elements(&kind, l), item_elements(&kind, r))
+            else {
+                return compare_leaf(sc, lhs, rhs, path, c);
+            };
+            if l.is_empty() && r.is_empty() {
+                return compare_leaf(sc, lhs, rhs, path, c);
+            }
+            // An associative list an Update adds (or removes) is owned itself, like a map, unless
+            // the type's zero value holds it.
             match (lhs, rhs) {
+                _ if sc.is_zero_valued(path) => {}
                 (None, Some(_)) => c.added.insert(path),
                 (Some(_), None) => c.removed.insert(path),
                 _ => {}
             }
-        }
-        return;
-    }
-    if is_arr(lhs) && is_arr(rhs) && (lhs.is_some() || rhs.is_some()) {
-        let empty = Vec::new();
-        let l = lhs.and_then(Value::as_array).unwrap_or(&empty);
-        let r = rhs.and_then(Value::as_array).unwrap_or(&empty);
-        let kind = sc.list_type(path);
-        let (Some(lpes), Some(rpes)) = (item_elements(&kind, l), item_elements(&kind, r)) else {
-            return compare_leaf(sc, lhs, rhs, path, c);
-        };
-        if l.is_empty() && r.is_empty() {
-            return compare_leaf(sc, lhs, rhs, path, c);
-        }
-        // An associative list an Update adds (or removes) is owned itself, like a map, unless
-        // the type's zero value holds it.
-        match (lhs, rhs) {
-            _ if sc.is_zero_valued(path) => {}
-            (None, Some(_)) => c.added.insert(path),
-            (Some(_), None) => c.removed.insert(path),
-            _ => {}
-        }
-        let mut seen: Vec<&Pe> = Vec::new();
-        for pe in lpes.iter().chain(rpes.iter()) {
-            if seen.contains(&pe) {
-                continue;
-            }
-            seen.push(pe);
-            let li = lpes.iter().position(|p| p == pe).map(|i| &l[i]);
-            let ri = rpes.iter().position(|p| p == pe).map(|i| &r[i]);
-            path.push(pe.clone());
-            match (li, ri) {
-                (Some(a), Some(b)) if a.is_object() && b.is_object() => {
-                    compare_at(sc, Some(a), Some(b), path, c)
+            let mut seen: Vec<&Pe> = Vec::new();
+            for pe in lpes.iter().chain(rpes.iter()) {
+                if seen.contains(&pe) {
+                    continue;
                 }
-                (Some(a), Some(b)) => compare_leaf(sc, Some(a), Some(b), path, c),
-                (a, b) => {
-                    if a.is_some_and(Value::is_object) || b.is_some_and(Value::is_object) {
-                        compare_at(sc, a, b, path, c);
+                seen.push(pe);
+                let li = lpes.iter().position(|p| p == pe).map(|i| &l[i]);
+                let ri = rpes.iter().position(|p| p == pe).map(|i| &r[i]);
+                path.push(pe.clone());
+                match (li, ri) {
+                    (Some(a), Some(b)) if a.is_object() && b.is_object() => {
+                        self.compare_at(Some(a), Some(b), path, c)
                     }
-                    compare_leaf(sc, a, b, path, c);
+                    (Some(a), Some(b)) => compare_leaf(sc, Some(a), Some(b), path, c),
+                    (a, b) => {
+                        if a.is_some_and(Value::is_object) || b.is_some_and(Value::is_object) {
+                            self.compare_at(a, b, path, c);
+                        }
+                        compare_leaf(sc, a, b, path, c);
+                    }
                 }
+                path.pop();
             }
-            path.pop();
+            return;
         }
-        return;
+        compare_leaf(sc, lhs, rhs, path, c)
     }
-    compare_leaf(sc, lhs, rhs, path, c)
 }
 
 /// `TypedValue.Merge`: `config` merged into `live` (config wins; associative lists merge by key

@@ -62,9 +62,11 @@ use serde_json::{Map, Value, json};
 
 use self::field_set::FieldSet;
 use self::managed_fields::{
-    Entry, decode_entries, encode_entries, filtered, take_from_others, without_managed_fields,
+    Entry, decode_entries, encode_entries, filtered, take_from_others, take_stored_entries,
+    without_managed_fields,
 };
-use self::merge::{compare, merge, remove_path, to_field_set};
+pub(crate) use self::merge::EmptyStructs;
+use self::merge::{Comparison, compare, compare_typed, merge, remove_path, to_field_set};
 pub(crate) use self::schema::ApplySchema;
 use self::schema::{field_pe, ignored_set, stripped};
 
@@ -178,6 +180,8 @@ pub(crate) struct Endpoint<'a> {
     pub reset_fields: &'a [&'a str],
     /// Which lists are associative and which objects are maps.
     pub schema: &'a ApplySchema,
+    /// Which empty objects an Update's comparison sees as absent (a built-in's Go structs).
+    pub empty_structs: EmptyStructs,
 }
 
 /// Server-side apply at an [`Endpoint`]: the general form of [`server_side_apply`].
@@ -233,6 +237,7 @@ pub(crate) fn apply_at(
                 subresource: sub.to_owned(),
                 time: Some(now.to_owned()),
                 set,
+                fields_v1: None,
             });
         }
     }
@@ -255,6 +260,7 @@ pub(crate) fn apply_at(
     let me = match me {
         Some(i) => {
             entries[i].set = new_set.clone();
+            entries[i].fields_v1 = None;
             entries[i].api_version = api_version.to_owned();
             i
         }
@@ -266,6 +272,7 @@ pub(crate) fn apply_at(
                 subresource: sub.to_owned(),
                 time: None,
                 set: new_set.clone(),
+                fields_v1: None,
             });
             entries.len() - 1
         }
@@ -328,6 +335,7 @@ pub(crate) fn record_update(
         subresource,
         reset_fields: &[],
         schema: ApplySchema::builtin_default(),
+        empty_structs: EmptyStructs::Kept,
     };
     update_at(old, new, manager, &at, now);
 }
@@ -353,7 +361,15 @@ pub(crate) fn update_at(
         encode_entries(new, Vec::new());
         return;
     }
-    let mut entries = decode_entries(Some(new));
+    // The stored entries, unless the write brings its own: those unchanged are kept encoded.
+    let stored = old.is_some_and(|o| {
+        o.pointer("/metadata/managedFields") == new.pointer("/metadata/managedFields")
+    });
+    let mut entries = if stored {
+        take_stored_entries(new)
+    } else {
+        decode_entries(Some(new))
+    };
     if entries.is_empty() {
         entries = decode_entries(old);
         if old.is_some() && entries.is_empty() {
@@ -366,32 +382,47 @@ pub(crate) fn update_at(
     let none = json!({});
     let old = old.unwrap_or(&none);
     let ignored = ignored_set(&[old, new], subresource, reset);
-    let c = filtered(compare(sc, old, new), &ignored);
+    let Comparison {
+        added: mut took,
+        modified,
+        removed,
+    } = filtered(compare_typed(sc, at.empty_structs, old, new), &ignored);
+    took.absorb(&modified);
     // current-operation is a fresh manager: it takes from everyone (force), then merges into
-    // the manager's previous entry.
-    let _ = take_from_others(&mut entries, None, &c, true);
-    let took = c.added.union(&c.modified);
+    // the manager's previous entry (which thus loses only what the write removed).
+    let own = entries
+        .iter()
+        .position(|e| e.same_identity(manager, "Update", api_version, sub));
+    let changes = Comparison {
+        added: took,
+        modified: FieldSet::default(),
+        removed,
+    };
+    let _ = take_from_others(&mut entries, own, &changes, true);
+    let (took, removed) = (changes.added, changes.removed);
     // An update through `/scale` is recorded without a time: the scale handler converts the
     // managed fields to and from the Scale's, which drops it.
     let time = (sub != "scale").then(|| now.to_owned());
-    if !took.is_empty() {
-        match entries
-            .iter_mut()
-            .find(|e| e.same_identity(manager, "Update", api_version, sub))
-        {
-            Some(e) => {
-                e.set.absorb(&took);
+    match own {
+        Some(i) => {
+            let e = &mut entries[i];
+            e.lose(&removed);
+            e.compact();
+            if !took.is_empty() {
+                e.gain(&took);
                 e.time = time;
             }
-            None => entries.push(Entry {
-                manager: manager.to_owned(),
-                operation: "Update".into(),
-                api_version: api_version.to_owned(),
-                subresource: sub.to_owned(),
-                time,
-                set: took,
-            }),
         }
+        None if !took.is_empty() => entries.push(Entry {
+            manager: manager.to_owned(),
+            operation: "Update".into(),
+            api_version: api_version.to_owned(),
+            subresource: sub.to_owned(),
+            time,
+            set: took,
+            fields_v1: None,
+        }),
+        None => {}
     }
     encode_entries(new, entries);
 }

@@ -258,6 +258,7 @@ fn an_update_creating_a_custom_resource_owns_the_structs_and_sets_it_adds() {
         subresource: None,
         reset_fields: &[],
         schema: &schema,
+        empty_structs: EmptyStructs::Kept,
     };
     update_at(None, &mut obj, "creator", &at, T0);
     // As kube-apiserver records it: an unstructured object has no empty structs to start
@@ -517,6 +518,7 @@ fn a_crd_schema_decides_list_merging() {
         subresource: None,
         reset_fields: &[],
         schema: &atomic,
+        empty_structs: EmptyStructs::Kept,
     };
     let live = apply_at(
         None,
@@ -589,6 +591,7 @@ fn nested_lists_and_map_entries_follow_the_schema() {
         subresource: None,
         reset_fields: &[],
         schema: &schema,
+        empty_structs: EmptyStructs::Kept,
     };
     let first = rollout(json!({
         "containers": [{"name": "app", "image": "a:1", "ports": [{"containerPort": 80}]}],
@@ -770,6 +773,68 @@ pub(super) fn server_side_apply_with_reset(
         subresource,
         reset_fields: reset,
         schema: ApplySchema::builtin_default(),
+        empty_structs: EmptyStructs::Kept,
     };
     apply_at(live, applied, manager, force, &at, now)
+}
+
+/// The comparison that sees a built-in's empty structs as absent finds exactly what comparing
+/// copies stripped of them finds (the field manager's view of a Go-typed object), for the
+/// value structs of a kind (`At`) and for every struct (`All`).
+#[test]
+fn empty_structs_compare_as_absent_without_a_stripped_copy() {
+    fn paths(c: &merge::Comparison) -> [Vec<Vec<String>>; 3] {
+        [c.added.paths(), c.modified.paths(), c.removed.paths()]
+    }
+    // The copies the field manager compared before: empty objects removed, innermost first.
+    fn strip(value: &Value, covered: &dyn Fn(&[&str]) -> bool) -> Value {
+        fn prune(v: &mut Value, path: &mut Vec<String>, covered: &dyn Fn(&[&str]) -> bool) {
+            if let Value::Object(map) = v {
+                for (k, child) in map.iter_mut() {
+                    path.push(k.clone());
+                    prune(child, path, covered);
+                    path.pop();
+                }
+                map.retain(|k, child| {
+                    path.push(k.clone());
+                    let names: Vec<&str> = path.iter().map(String::as_str).collect();
+                    let empty_struct =
+                        covered(&names) && child.as_object().is_some_and(Map::is_empty);
+                    path.pop();
+                    !empty_struct
+                });
+            }
+        }
+        let mut v = value.clone();
+        prune(&mut v, &mut Vec::new(), covered);
+        v
+    }
+    const VALUE_STRUCTS: &[&str] = &["spec", "spec.strategy", "spec.template", "status"];
+    let at = |names: &[&str]| VALUE_STRUCTS.contains(&names.join(".").as_str());
+    let all = |names: &[&str]| names.first() != Some(&"metadata");
+    let old = json!({
+        "metadata": {"name": "a", "labels": {}},
+        "spec": {"replicas": 1, "strategy": {}, "template": {"spec": {"resources": {}}}},
+        "status": {},
+    });
+    let news = [
+        json!({"metadata": {"name": "a"}, "spec": {"replicas": 2, "strategy": {}, "template": {}}}),
+        json!({"metadata": {"name": "a"}, "spec": {"replicas": 1, "strategy": {"rollingUpdate": {}}}, "status": {"x": {}}}),
+        json!({"metadata": {"name": "a", "labels": {}}, "spec": {"template": {"spec": {}}}, "status": {"ready": 1}}),
+        old.clone(),
+    ];
+    let sc = ApplySchema::builtin_default();
+    for new in &news {
+        for (voids, covered) in [
+            (
+                EmptyStructs::At(VALUE_STRUCTS),
+                &at as &dyn Fn(&[&str]) -> bool,
+            ),
+            (EmptyStructs::All, &all),
+        ] {
+            let typed = merge::compare_typed(sc, voids, &old, new);
+            let stripped = merge::compare(sc, &strip(&old, covered), &strip(new, covered));
+            assert_eq!(paths(&typed), paths(&stripped), "{voids:?}: {old} -> {new}");
+        }
+    }
 }

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use self::decode::{decode_body, decode_object, delete_options};
 pub(crate) use self::decode::{field_manager, media_type, write_options};
-use self::represent::{as_meta_version, represent};
+use self::represent::{RepresentedList, as_meta_version, represent, represent_list};
 use crate::auth::authorizer::Identity;
 use crate::kinds;
 use crate::negotiation;
@@ -216,15 +216,17 @@ fn answer(
         return Ok(json_response(200, &scale));
     }
     let (code, value) = match (method, r.name.as_deref()) {
+        // The object itself: the stored one, shared.
+        (&Method::GET, Some(name))
+            if matches!(representation, negotiation::Representation::Object) =>
+        {
+            (200, state.get_shared(&info, ns, name)?)
+        }
         (&Method::GET, Some(name)) => {
             let obj = state.get(&info, ns, name)?;
-            (
-                200,
-                as_meta_version(
-                    represent(&info, obj, false, representation, state.clock.now())?,
-                    v1beta1,
-                ),
-            )
+            let now = state.clock.now();
+            let represented = represent(&info, obj, false, representation, now)?;
+            (200, Arc::new(as_meta_version(represented, v1beta1)))
         }
         (&Method::GET, None) if watching => {
             let filter = crate::registry::Filter::parse(
@@ -278,10 +280,18 @@ fn answer(
             }
             let list = state.list(&info, ns, &list_params)?;
             let now = state.clock.now();
-            (
-                200,
-                as_meta_version(represent(&info, list, true, representation, now)?, v1beta1),
-            )
+            // Represented and written outside the lock.
+            drop(state);
+            let value = match represent_list(&info, list, representation, now)? {
+                RepresentedList::Objects(list) if !yaml => return Ok(json_response(200, &list)),
+                RepresentedList::Objects(list) => list.into_value(),
+                RepresentedList::Other(value) => as_meta_version(value, v1beta1),
+            };
+            return Ok(if yaml {
+                yaml_response(200, &value)
+            } else {
+                json_response(200, &value)
+            });
         }
         (&Method::POST, None) if r.subresource.is_none() => {
             let obj = decode_object(headers, body, &info)?;
@@ -304,7 +314,7 @@ fn answer(
             } else {
                 state.evict_pod(ns, name, &obj, opts.dry_run)?
             };
-            (201, answer)
+            (201, Arc::new(answer))
         }
         (&Method::PUT, Some(name)) => {
             let obj = decode_object(headers, body, &info)?;
@@ -340,13 +350,13 @@ fn answer(
             let deleted = state.delete(&info, ns, name, &options)?;
             // apiserver's delete handler: 202 Accepted for `orphanDependents: false` when the
             // object was not deleted at once (it waits for finalizers).
-            let waits = state.get(&info, ns, name).is_ok();
+            let waits = state.get_shared(&info, ns, name).is_ok();
             let code = if options["orphanDependents"] == false && waits {
                 202
             } else {
                 200
             };
-            (code, deleted)
+            (code, Arc::new(deleted))
         }
         (&Method::DELETE, None) if kinds::strategy(&info).deletes_collections() => {
             let options = delete_options(body, query, opts.dry_run)?;
@@ -354,17 +364,17 @@ fn answer(
                 .extend(kinds::strategy(&info).delete_warnings(&options));
             (
                 200,
-                state.delete_collection(&info, ns, &list_params, &options)?,
+                Arc::new(state.delete_collection(&info, ns, &list_params, &options)?),
             )
         }
         _ => return Err(ApiError::method_not_allowed()),
     };
-    // Serialize outside the lock: other requests need not wait for a large list's bytes.
+    // Serialize outside the lock: other requests need not wait for a large object's bytes.
     drop(state);
     Ok(if yaml {
         yaml_response(code, &value)
     } else {
-        json_response(code, &value)
+        json_response(code, value.as_ref())
     })
 }
 

@@ -5,8 +5,33 @@ use serde_json::{Value, json};
 
 use crate::kinds;
 use crate::negotiation::Representation;
+use crate::registry::ObjectList;
 use crate::status::ApiError;
 use crate::table;
+
+/// A LIST's answer in the negotiated representation: the list itself, written from the stored
+/// objects, or what the representation makes of it.
+pub(super) enum RepresentedList {
+    Objects(ObjectList),
+    Other(Value),
+}
+
+/// A LIST's answer in the negotiated representation.
+pub(super) fn represent_list(
+    info: &crate::resources::ResourceInfo,
+    mut list: ObjectList,
+    representation: Representation,
+    now: jiff::Timestamp,
+) -> Result<RepresentedList, ApiError> {
+    if let Representation::Object = representation {
+        // kube-apiserver encodes a list of a built-in kind from its Go types, whose items carry
+        // no apiVersion and kind; items of custom resources keep theirs.
+        list.untyped_items = !info.custom;
+        return Ok(RepresentedList::Objects(list));
+    }
+    let value = represent(info, list.into_value(), true, representation, now)?;
+    Ok(RepresentedList::Other(value))
+}
 
 /// A response object (an object, or a `list` with `items`) in the negotiated representation,
 /// taken by value: the object itself is answered as it is.

@@ -5,6 +5,8 @@
 //! the main and the status strategy), the disabled `tolerance` dropped, and the printer's
 //! columns (`printHorizontalPodAutoscaler`).
 
+use std::borrow::Cow;
+
 use std::sync::LazyLock;
 
 use serde_json::{Value, json};
@@ -87,10 +89,10 @@ fn defaulted(obj: &Value) -> Value {
 }
 
 impl Strategy for Autoscalers {
-    fn to_served(&self, info: &ResourceInfo, stored: &Value) -> Value {
+    fn to_served<'a>(&self, info: &ResourceInfo, stored: &'a Value) -> Cow<'a, Value> {
         match self {
-            Autoscalers::V2 => super::served_as(info, stored.clone()),
-            Autoscalers::V1 => autoscaling::to_v1(stored),
+            Autoscalers::V2 => super::served_as_ref(info, stored),
+            Autoscalers::V1 => Cow::Owned(autoscaling::to_v1(stored)),
         }
     }
 

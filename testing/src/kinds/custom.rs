@@ -4,6 +4,8 @@
 //! validation, defaulting and pruning are [`crate::schema`]'s; their columns are the
 //! definition's `additionalPrinterColumns`.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use super::{Strategy, served_as};
@@ -16,10 +18,10 @@ pub(crate) struct CustomResources;
 impl Strategy for CustomResources {
     /// Defaults added to the definition's schema after an object was stored show on read, as
     /// the storage decoder defaults.
-    fn to_served(&self, info: &ResourceInfo, stored: &Value) -> Value {
+    fn to_served<'a>(&self, info: &ResourceInfo, stored: &'a Value) -> Cow<'a, Value> {
         let mut served = served_as(info, stored.clone());
         schema::default_on_read(info, &mut served);
-        served
+        Cow::Owned(served)
     }
 
     /// `AllowUnconditionalUpdate` is false: a PUT names the resourceVersion it replaces.

@@ -19,6 +19,8 @@
 //! itself. Output objects have the keys Go's encoder writes (zero timestamps as `null`, an
 //! empty `source: {}`, `reportingComponent: ""`), so they read exactly like the real server's.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value, json};
 
 use super::{Strategy, Upkeep};
@@ -614,11 +616,11 @@ impl Strategy for Events {
     /// Events are stored in the events.k8s.io/v1 form: through core/v1 they are mapped to that
     /// API; through events.k8s.io/v1, through the Go types and back (the keys its encoder
     /// writes: `deprecatedSource: {}`, null timestamps; unknown fields gone).
-    fn to_served(&self, _info: &ResourceInfo, stored: &Value) -> Value {
-        match self {
+    fn to_served<'a>(&self, _info: &ResourceInfo, stored: &'a Value) -> Cow<'a, Value> {
+        Cow::Owned(match self {
             Events::Native => from_core_v1(&to_core_v1(stored)),
             Events::Core => to_core_v1(stored),
-        }
+        })
     }
 
     fn to_stored(&self, info: &ResourceInfo, served: Value) -> Value {

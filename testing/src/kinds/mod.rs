@@ -48,6 +48,8 @@ mod service_account;
 pub(crate) mod storage;
 pub(crate) mod workloads;
 
+use std::borrow::Cow;
+
 use http::Method;
 use serde_json::Value;
 
@@ -122,9 +124,10 @@ pub(crate) enum Upkeep {
 pub(crate) trait Strategy: Sync {
     // Conversion between the served and the stored form.
 
-    /// The stored object `stored` as `info` serves it.
-    fn to_served(&self, info: &ResourceInfo, stored: &Value) -> Value {
-        served_as(info, stored.clone())
+    /// The stored object `stored` as `info` serves it: `stored` itself when it is served in
+    /// its stored form.
+    fn to_served<'a>(&self, info: &ResourceInfo, stored: &'a Value) -> Cow<'a, Value> {
+        served_as_ref(info, stored)
     }
 
     /// An object written through `info`, as the request gave it (before decoding), in its
@@ -397,6 +400,23 @@ pub(crate) trait Strategy: Sync {
 
 /// `obj` with the apiVersion and kind `info` serves: the generic registry's objects are stored
 /// as served.
+/// `stored` with the `apiVersion` and `kind` `info` serves: borrowed when it has them.
+fn served_as_ref<'a>(info: &ResourceInfo, stored: &'a Value) -> Cow<'a, Value> {
+    let served_version = match stored["apiVersion"].as_str() {
+        Some(version) if info.group.is_empty() => version == info.version,
+        Some(version) => version
+            .strip_prefix(info.group.as_str())
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|v| v == info.version),
+        None => false,
+    };
+    if served_version && stored["kind"].as_str() == Some(info.kind.as_str()) {
+        Cow::Borrowed(stored)
+    } else {
+        Cow::Owned(served_as(info, stored.clone()))
+    }
+}
+
 fn served_as(info: &ResourceInfo, mut obj: Value) -> Value {
     obj["apiVersion"] = Value::String(info.api_version());
     obj["kind"] = Value::String(info.kind.clone());

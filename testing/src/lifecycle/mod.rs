@@ -16,7 +16,7 @@ pub(crate) mod namespace;
 pub(crate) mod propagation;
 
 use std::collections::{BTreeSet, HashSet};
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 
 use serde_json::Value;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
@@ -37,7 +37,7 @@ fn controller_write(
     old: &Value,
     new: Value,
     subresource: Option<&str>,
-) -> Result<Value, ApiError> {
+) -> Result<Arc<Value>, ApiError> {
     let opts = WriteOptions {
         manager: MANAGER.into(),
         ..WriteOptions::default()

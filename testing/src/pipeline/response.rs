@@ -134,7 +134,7 @@ fn expired_line() -> Bytes {
     Bytes::from(line)
 }
 
-pub(crate) fn json_response(status: u16, body: &Value) -> Response<Body> {
+pub(crate) fn json_response(status: u16, body: &impl serde::Serialize) -> Response<Body> {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     Response::builder()
         .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))

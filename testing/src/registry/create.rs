@@ -1,5 +1,7 @@
 //! Create (`store.go` `Create`): the object prepared, validated and admitted, then stored.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use super::update::track_update;
@@ -18,7 +20,7 @@ impl State {
         namespace: Option<&str>,
         body: Value,
         opts: &WriteOptions,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<Value>, ApiError> {
         opts.warnings
             .extend(unserved_version_warnings(info, &body, &opts.decoding));
         let ns = Self::check_write_body(info, namespace, &body)?;
@@ -35,7 +37,7 @@ impl State {
         ns: &str,
         body: Value,
         opts: &WriteOptions,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<Value>, ApiError> {
         let mut obj = Self::from_view(info, body);
         validate::decode_typed(info, &mut obj, opts)?;
         let requested = kinds::service::as_requested(info, &obj);
@@ -127,7 +129,7 @@ impl State {
         info: &ResourceInfo,
         mut obj: Value,
         opts: &WriteOptions,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<Value>, ApiError> {
         kinds::strategy(info).stored_form(&mut obj);
         if info.group.is_empty() && info.plural == "pods" {
             // The mutating admission a cluster runs on every new pod.
@@ -148,14 +150,14 @@ impl State {
             return Err(err);
         }
         if opts.dry_run {
-            return Ok(Self::to_view(info, &obj));
+            return Ok(Self::served_owned(info, obj));
         }
         let stored = self.store.put(&info.storage, obj);
         self.after_write(&stored, info);
         if kinds::strategy(info).established_after_create() {
             self.establish(&stored);
         }
-        Ok(Self::to_view(info, &stored))
+        Ok(Self::served(info, &stored))
     }
 
     /// What apiextensions-apiserver's naming and establishing controllers write after a CRD is

@@ -188,12 +188,8 @@ impl State {
         // ValidateDeleteOptions runs before anything is listed.
         Propagation::from_options(options)?;
         let mut list = self.list(info, namespace, params)?;
-        for item in list["items"].as_array_mut().into_iter().flatten() {
-            if let Value::Object(fields) = item {
-                fields.remove("apiVersion");
-                fields.remove("kind");
-            }
-        }
+        list.untyped_items = true;
+        let list = list.into_value();
         for item in list["items"].as_array().cloned().unwrap_or_default() {
             let ns = meta_str(&item, "namespace").map(str::to_string);
             let name = meta_str(&item, "name").unwrap_or_default().to_string();

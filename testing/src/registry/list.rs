@@ -1,7 +1,10 @@
 //! Reads: GET of one object, and LIST with label and field selectors, pages and
 //! `resourceVersionMatch=Exact`.
 
-use serde_json::{Value, json};
+use std::sync::Arc;
+
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::{Map, Value, json};
 
 use super::State;
 use crate::continue_token;
@@ -137,13 +140,27 @@ impl State {
             .ok_or_else(|| ApiError::not_found(info.qualified_resource(), name))
     }
 
-    /// LIST.
+    /// [`State::get`], shared with the store when the object is served as stored.
+    pub(crate) fn get_shared(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Arc<Value>, ApiError> {
+        let ns = Self::check_scope(info, namespace)?;
+        self.store
+            .get_shared(&info.storage, &ns, name)
+            .map(|o| Self::served(info, &o))
+            .ok_or_else(|| ApiError::not_found(info.qualified_resource(), name))
+    }
+
+    /// LIST: the objects, each the stored one itself where it is served as stored.
     pub(crate) fn list(
         &self,
         info: &ResourceInfo,
         namespace: Option<&str>,
         params: &ListParams<'_>,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<ObjectList, ApiError> {
         if namespace.is_some() && !info.namespaced {
             return Err(ApiError::no_route());
         }
@@ -165,7 +182,7 @@ impl State {
         let snapshot = self
             .store
             .list_at(&info.storage, namespace, after.as_ref(), list_rv);
-        let objects: Box<dyn Iterator<Item = (&ObjectKey, &Value)>> = match &snapshot {
+        let objects: Box<dyn Iterator<Item = (&ObjectKey, &Arc<Value>)>> = match &snapshot {
             Some(objects) => Box::new(objects.iter().map(|(k, v)| (k, v))),
             None => Box::new(
                 self.store
@@ -190,7 +207,7 @@ impl State {
                 continue;
             }
             let view = if needs_view {
-                let view = Self::to_view(info, stored);
+                let view = Self::served(info, stored);
                 if !filter.matches(&view) {
                     continue;
                 }
@@ -199,7 +216,7 @@ impl State {
                 if !filter.matches(stored) {
                     continue;
                 }
-                Self::to_view(info, stored)
+                Self::served(info, stored)
             };
             if params.limit > 0 && items.len() + 1 == params.limit {
                 next = Some(key.clone());
@@ -220,13 +237,92 @@ impl State {
                 metadata["remainingItemCount"] = json!(remaining);
             }
         }
-        let mut list = json!({
-            "kind": format!("{}List", info.kind),
-            "apiVersion": info.api_version(),
-            "metadata": metadata,
-        });
-        // Moved in: `json!` would copy them through serialization.
-        list["items"] = Value::Array(items);
-        Ok(list)
+        let mut head = Map::new();
+        head.insert("kind".into(), json!(format!("{}List", info.kind)));
+        head.insert("apiVersion".into(), json!(info.api_version()));
+        head.insert("metadata".into(), metadata);
+        Ok(ObjectList {
+            head,
+            items,
+            untyped_items: false,
+        })
+    }
+}
+
+/// A LIST's answer: the list's own fields and its items, shared with the store where they are
+/// served as stored, so that a list is written straight from the stored objects.
+#[derive(Debug)]
+pub(crate) struct ObjectList {
+    /// `kind`, `apiVersion` and `metadata`.
+    pub(crate) head: Map<String, Value>,
+    /// The objects.
+    pub(crate) items: Vec<Arc<Value>>,
+    /// Whether the items are written without their `apiVersion` and `kind` (kube-apiserver
+    /// encodes a built-in kind's list from its Go types, whose items carry neither).
+    pub(crate) untyped_items: bool,
+}
+
+impl ObjectList {
+    /// The list as one JSON value (its items copied).
+    pub(crate) fn into_value(self) -> Value {
+        let untyped = self.untyped_items;
+        let items = self
+            .items
+            .into_iter()
+            .map(|item| {
+                let mut item = Arc::unwrap_or_clone(item);
+                if untyped && let Some(fields) = item.as_object_mut() {
+                    fields.remove("apiVersion");
+                    fields.remove("kind");
+                }
+                item
+            })
+            .collect();
+        let mut list = self.head;
+        list.insert("items".into(), Value::Array(items));
+        Value::Object(list)
+    }
+}
+
+/// Written as [`ObjectList::into_value`]'s value would be (keys in order), without the copy.
+impl Serialize for ObjectList {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Items<'a>(&'a [Arc<Value>], bool);
+        impl Serialize for Items<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+                for item in self.0 {
+                    match item.as_object() {
+                        Some(fields) if self.1 => seq.serialize_element(&Untyped(fields))?,
+                        _ => seq.serialize_element(item.as_ref())?,
+                    }
+                }
+                seq.end()
+            }
+        }
+        struct Untyped<'a>(&'a Map<String, Value>);
+        impl Serialize for Untyped<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_map(
+                    self.0
+                        .iter()
+                        .filter(|(k, _)| *k != "apiVersion" && *k != "kind"),
+                )
+            }
+        }
+        let mut map = serializer.serialize_map(Some(self.head.len() + 1))?;
+        let items = Items(&self.items, self.untyped_items);
+        let mut written = false;
+        for (key, value) in &self.head {
+            if !written && key.as_str() > "items" {
+                map.serialize_entry("items", &items)?;
+                written = true;
+            }
+            map.serialize_entry(key, value)?;
+        }
+        if !written {
+            map.serialize_entry("items", &items)?;
+        }
+        map.end()
     }
 }

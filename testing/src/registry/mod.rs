@@ -15,6 +15,7 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +25,7 @@ use kubeward_names::clock::SharedClock;
 use serde_json::{Map, Value, json};
 
 use self::delete::Expiries;
-pub(crate) use self::list::{Filter, ListParams, field_value};
+pub(crate) use self::list::{Filter, ListParams, ObjectList, field_value};
 pub(crate) use self::patch::patch_error;
 use crate::auth::authorizer::Identity;
 use crate::kinds::{self, Upkeep};
@@ -190,7 +191,26 @@ impl State {
     /// The stored object presented as `info` serves it (its kind's
     /// [`to_served`](kinds::Strategy::to_served)).
     pub(crate) fn to_view(info: &ResourceInfo, stored: &Value) -> Value {
-        kinds::strategy(info).to_served(info, stored)
+        kinds::strategy(info).to_served(info, stored).into_owned()
+    }
+
+    /// The stored object `stored` as `info` serves it, shared with the store when it is served
+    /// in its stored form (no copy).
+    pub(crate) fn served(info: &ResourceInfo, stored: &Arc<Value>) -> Arc<Value> {
+        match kinds::strategy(info).to_served(info, stored) {
+            Cow::Borrowed(_) => Arc::clone(stored),
+            Cow::Owned(view) => Arc::new(view),
+        }
+    }
+
+    /// An object that is not (or no longer) stored — a dry run's, a deleted one — as `info`
+    /// serves it.
+    pub(crate) fn served_owned(info: &ResourceInfo, obj: Value) -> Arc<Value> {
+        let view = match kinds::strategy(info).to_served(info, &obj) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(view) => Some(view),
+        };
+        Arc::new(view.unwrap_or(obj))
     }
 
     /// An object written through `info`, in its stored form.
@@ -356,6 +376,7 @@ impl State {
             .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
             .ok_or_else(|| ApiError::internal("CRDs are not served"))?;
         self.create(&info, None, crd, &WriteOptions::default())
+            .map(Arc::unwrap_or_clone)
     }
 
     /// The plural of the served resource of `kind` at `api_version` (`v1`, `group/version`).

@@ -1,11 +1,13 @@
 //! Patch (`endpoints/handlers/patch.go`): JSON, merge, strategic merge and server-side apply
 //! patches applied to the stored object, then committed as an update.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use super::update::{apply_schema, reset_fields};
 use super::{PatchType, State, WriteOptions, reject_resource_version, validate};
-use crate::apply::{ApplyError, Endpoint, FIELD_MANAGER_MAX_LENGTH, apply_at};
+use crate::apply::{ApplyError, EmptyStructs, Endpoint, FIELD_MANAGER_MAX_LENGTH, apply_at};
 use crate::kinds;
 use crate::object::{meta_mut, meta_str, rfc3339};
 use crate::patch::{MAX_JSON_PATCH_OPERATIONS, PatchError, apply_json_patch, apply_merge_patch};
@@ -114,7 +116,7 @@ impl State {
         patch_type: PatchType,
         body: &[u8],
         opts: &WriteOptions,
-    ) -> Result<(Value, bool), ApiError> {
+    ) -> Result<(Arc<Value>, bool), ApiError> {
         let ns = Self::check_scope(info, namespace)?;
         if patch_type == PatchType::Strategic && info.custom {
             return Err(ApiError::unsupported_media_type(
@@ -201,6 +203,7 @@ impl State {
             subresource,
             reset_fields: reset_fields(info, subresource),
             schema,
+            empty_structs: EmptyStructs::Kept,
         };
         let Some(old) = old else {
             if patch_type != PatchType::Apply {
@@ -309,9 +312,7 @@ impl State {
         let mut track = patch_type != PatchType::Apply;
         // The patched object is decoded here; the field manager cannot type one that held
         // fields its kind does not declare, and `UpdateNoErrors` then clears managedFields.
-        let undeclared =
-            !validation::undeclared_fields(kinds::strategy(info).go_type(), &new).is_empty();
-        validate::decode_typed(info, &mut new, opts)?;
+        let undeclared = validate::decode_typed_undeclared(info, &mut new, opts)?;
         if track && undeclared {
             if let Some(meta) = new["metadata"].as_object_mut() {
                 meta.remove("managedFields");

@@ -2,16 +2,16 @@
 //! that changes a stored object ends in, with its managed fields recorded.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::{State, WriteOptions, unserved_version_warnings, validate};
-use crate::apply::{ApplySchema, Endpoint, update_at};
+use crate::apply::{ApplySchema, EmptyStructs, Endpoint, update_at};
 use crate::kinds;
 use crate::kinds::events::to_core_v1;
 use crate::object::{
-    finalizers, generation_relevant, meta_mut, meta_str, rfc3339, without_empty_structs,
-    without_zero_values,
+    finalizers, generation_relevant, meta_mut, meta_str, rfc3339, without_zero_values,
 };
 use crate::resources::{ResourceInfo, View};
 use crate::status::{ApiError, Cause};
@@ -57,6 +57,7 @@ pub(crate) fn track_update(
         subresource,
         reset_fields: reset_fields(info, subresource),
         schema,
+        empty_structs: EmptyStructs::Kept,
     };
     if let Some((view, schema)) = kinds::autoscaling::field_manager_view(info) {
         // An autoscaling/v1 write's fields are owned as v1 names them (stored as v2 here).
@@ -78,55 +79,28 @@ pub(crate) fn track_update(
         new["metadata"]["managedFields"] = new_core["metadata"]["managedFields"].take();
         return;
     }
-    if !info.custom {
-        // A built-in is typed from its Go struct: a struct without any field set (a Lease's
-        // `spec: {}`) holds no leaf, so no field is owned for it. A kind whose value structs
-        // are known keeps its other empty structs (a container's `resources: {}` is owned).
-        let value_structs = kinds::strategy(info).value_structs();
-        let typed = |o: &Value| {
-            if value_structs.is_empty() {
-                without_empty_structs(o.clone())
-            } else {
-                without_empty_at(o.clone(), value_structs)
-            }
-        };
-        let old_typed = old.map(typed);
-        let mut new_typed = typed(new);
-        update_at(old_typed.as_ref(), &mut new_typed, manager, &at, now);
-        match new_typed["metadata"]
-            .get_mut("managedFields")
-            .map(Value::take)
-        {
-            Some(entries) => new["metadata"]["managedFields"] = entries,
-            None => {
-                if let Some(meta) = new["metadata"].as_object_mut() {
-                    meta.remove("managedFields");
-                }
-            }
-        }
-        return;
+    if info.custom {
+        return update_at(old, new, manager, &at, now);
     }
-    update_at(old, new, manager, &at, now);
-}
-
-/// `value` without the empty objects at `paths` (`a.b`), innermost first.
-fn without_empty_at(mut value: Value, paths: &[&str]) -> Value {
-    for path in paths.iter().rev() {
-        let (parent, last) = path.rsplit_once('.').unwrap_or(("", path));
-        let pointer = if parent.is_empty() {
-            String::new()
-        } else {
-            format!("/{}", parent.replace('.', "/"))
-        };
-        if let Some(Value::Object(map)) = value.pointer_mut(&pointer)
-            && map
-                .get(last)
-                .is_some_and(|v| v.as_object().is_some_and(|m| m.is_empty()))
-        {
-            map.remove(last);
-        }
-    }
-    value
+    // A built-in is typed from its Go struct: a struct without any field set (a Lease's
+    // `spec: {}`) holds no leaf, so no field is owned for it. A kind whose value structs are
+    // known keeps its other empty structs (a container's `resources: {}` is owned).
+    let value_structs = kinds::strategy(info).value_structs();
+    let empty_structs = if value_structs.is_empty() {
+        EmptyStructs::All
+    } else {
+        EmptyStructs::At(value_structs)
+    };
+    update_at(
+        old,
+        new,
+        manager,
+        &Endpoint {
+            empty_structs,
+            ..at
+        },
+        now,
+    );
 }
 
 impl State {
@@ -140,7 +114,7 @@ impl State {
         subresource: Option<&str>,
         body: Value,
         opts: &WriteOptions,
-    ) -> Result<(Value, bool), ApiError> {
+    ) -> Result<(Arc<Value>, bool), ApiError> {
         opts.warnings
             .extend(unserved_version_warnings(info, &body, &opts.decoding));
         let ns = Self::check_write_body(info, namespace, &body)?;
@@ -189,7 +163,7 @@ impl State {
         subresource: Option<&str>,
         opts: &WriteOptions,
         track: bool,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<Value>, ApiError> {
         let name = meta_str(old, "name").unwrap_or_default().to_string();
         validate::decode_typed(info, &mut new, opts)?;
         let requested = match subresource {
@@ -314,10 +288,10 @@ impl State {
         // managedFields count: an apply that only shares ownership is stored, as etcd sees
         // different bytes; the field manager leaves them untouched when nothing was taken.
         if new == *old {
-            return Ok(Self::to_view(info, old));
+            return Ok(Self::served_owned(info, old.clone()));
         }
         if opts.dry_run {
-            return Ok(Self::to_view(info, &new));
+            return Ok(Self::served_owned(info, new));
         }
         let ns = meta_str(old, "namespace").unwrap_or_default().to_string();
         if !old["metadata"]["deletionTimestamp"].is_null()
@@ -332,11 +306,11 @@ impl State {
                 .remove(&info.storage, &ns, &name)
                 .ok_or_else(|| ApiError::internal("object vanished during finalization"))?;
             self.after_delete(&gone, info);
-            return Ok(Self::to_view(info, &new));
+            return Ok(Self::served_owned(info, new));
         }
         let stored = self.store.put(&info.storage, new);
         self.after_write(&stored, info);
-        Ok(Self::to_view(info, &stored))
+        Ok(Self::served(info, &stored))
     }
 
     /// Writes `new`, the view of the stored `old_view` changed through `subresource` (`scale`),
@@ -348,7 +322,7 @@ impl State {
         new: Value,
         subresource: &str,
         opts: &WriteOptions,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<Value>, ApiError> {
         let ns = meta_str(old_view, "namespace")
             .unwrap_or_default()
             .to_owned();

@@ -22,10 +22,20 @@ pub(super) fn decode_typed(
     obj: &mut Value,
     opts: &WriteOptions,
 ) -> Result<(), ApiError> {
+    decode_typed_undeclared(info, obj, opts).map(drop)
+}
+
+/// [`decode_typed`], telling whether `obj` held fields its Go type does not declare (which it
+/// no longer does).
+pub(super) fn decode_typed_undeclared(
+    info: &ResourceInfo,
+    obj: &mut Value,
+    opts: &WriteOptions,
+) -> Result<bool, ApiError> {
     let ty = kinds::strategy(info).go_type();
-    let warnings = validation::decode_typed(info, ty, obj, opts.decoding.directive)?;
+    let (undeclared, warnings) = validation::decode_typed(info, ty, obj, opts.decoding.directive)?;
     opts.warnings.extend(warnings);
-    Ok(())
+    Ok(undeclared)
 }
 
 /// A custom resource's schema: pruning, defaulting and validation ([`schema::admit`]),

@@ -83,27 +83,29 @@ pub(crate) fn invalid(
 /// The typed decoder's pass over a write's body as the Go type `ty`, before anything else reads
 /// it ([`gotypes`]; nothing for a kind without one): a type error is the 400 `ConfigMap in version "v1" cannot be handled as a ConfigMap: json:
 /// cannot unmarshal ...`; undeclared fields are dropped and, as `directive` says, warned about
-/// (`unknown field "spec"`, returned) or refused (`strict decoding error: ...`).
+/// (`unknown field "spec"`, returned) or refused (`strict decoding error: ...`). Returns whether
+/// there were undeclared fields, and the warnings.
 pub(crate) fn decode_typed(
     info: &ResourceInfo,
     ty: Option<&'static gotypes::Struct>,
     obj: &mut Value,
     directive: FieldValidation,
-) -> Result<Vec<String>, ApiError> {
+) -> Result<(bool, Vec<String>), ApiError> {
     let Some(ty) = ty else {
-        return Ok(Vec::new());
+        return Ok((false, Vec::new()));
     };
     let unknown = gotypes::decode(ty, obj).map_err(|why| info.undecodable(&why))?;
     let problems: Vec<String> = unknown
         .iter()
         .map(|f| format!("unknown field {}", crate::go::fmt::go_quote(f)))
         .collect();
+    let undeclared = !unknown.is_empty();
     match directive {
-        FieldValidation::Strict if !problems.is_empty() => {
+        FieldValidation::Strict if undeclared => {
             Err(info.undecodable(&format!("strict decoding error: {}", problems.join(", "))))
         }
-        FieldValidation::Warn => Ok(problems),
-        _ => Ok(Vec::new()),
+        FieldValidation::Warn => Ok((undeclared, problems)),
+        _ => Ok((undeclared, Vec::new())),
     }
 }
 

@@ -209,7 +209,7 @@ impl<'a> Ctx<'a> {
         manager: &str,
         resource: Resource,
         body: Value,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<Value>, ApiError> {
         let result = self.create_unchecked(manager, resource, body);
         self.note(manager, "create", resource, &result);
         result
@@ -222,7 +222,7 @@ impl<'a> Ctx<'a> {
         manager: &str,
         resource: Resource,
         body: Value,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<Value>, ApiError> {
         let info = self.info(resource);
         let namespace = body["metadata"]["namespace"].as_str().map(str::to_owned);
         self.state
@@ -238,7 +238,7 @@ impl<'a> Ctx<'a> {
         old: &Value,
         new: Value,
         subresource: Option<&str>,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<Value>, ApiError> {
         let info = self.info(resource);
         let result =
             self.state
@@ -254,9 +254,9 @@ impl<'a> Ctx<'a> {
         resource: Resource,
         old: &Value,
         status: Value,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<Value>, ApiError> {
         if old["status"] == status {
-            return Ok(old.clone());
+            return Ok(Arc::new(old.clone()));
         }
         let mut new = old.clone();
         new["status"] = status;

@@ -11,6 +11,7 @@
 //! its next schedule time (plus upstream's 100 ms).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
@@ -311,7 +312,7 @@ fn create_job(ctx: &mut Ctx<'_>, cj: &Value, scheduled: Timestamp) -> Option<Val
                 "SuccessfulCreate",
                 format!("Created job {name}"),
             );
-            Some(job)
+            Some(Arc::unwrap_or_clone(job))
         }
         Err(err) if err.code == 409 => {
             let job = ctx.get(JOBS, &namespace, &name)?;

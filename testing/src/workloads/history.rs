@@ -7,6 +7,7 @@
 //! taken by other data bumps the owner's `collisionCount` and hashes again.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -140,7 +141,10 @@ pub(crate) fn create(
         if let Some(annotations) = owner["metadata"]["annotations"].as_object() {
             body["metadata"]["annotations"] = json!(annotations);
         }
-        return ctx.create(MANAGER, CONTROLLER_REVISIONS, body).ok();
+        return ctx
+            .create(MANAGER, CONTROLLER_REVISIONS, body)
+            .ok()
+            .map(Arc::unwrap_or_clone);
     }
 }
 
@@ -153,6 +157,7 @@ pub(crate) fn renumber(ctx: &mut Ctx<'_>, revision: &Value, number: i64) -> Opti
     new["revision"] = json!(number);
     ctx.update(MANAGER, CONTROLLER_REVISIONS, revision, new, None)
         .ok()
+        .map(Arc::unwrap_or_clone)
 }
 
 /// Deletes a revision no longer kept.

@@ -25,6 +25,8 @@
 //! controller reference names), `maxUnavailable` (the alpha `MaxUnavailableStatefulSet` gate),
 //! the semantic revision comparison.
 
+use std::sync::Arc;
+
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
@@ -698,7 +700,7 @@ fn update_pod(ctx: &mut Ctx<'_>, set: &Value, pod: &mut Value) -> Result<(), Str
     let error = result.as_ref().err().map(|e| e.message.clone());
     pod_event(ctx, "update", set, pod, error.as_deref());
     if let Ok(updated) = result {
-        *pod = updated;
+        *pod = Arc::unwrap_or_clone(updated);
     }
     error.map_or(Ok(()), Err)
 }

@@ -34,6 +34,7 @@
 //! node affinity, CSI migration and `Recycle` are not played.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -586,7 +587,7 @@ fn bind(ctx: &mut Ctx<'_>, volume: &Value, claim: &Value) {
             new = annotated(&new, BOUND_BY_CONTROLLER, Some("yes"));
         }
         match ctx.update(MANAGER, PERSISTENT_VOLUMES, &volume, new, None) {
-            Ok(saved) => volume = saved,
+            Ok(saved) => volume = Arc::unwrap_or_clone(saved),
             Err(_) => return,
         }
     }
@@ -609,7 +610,7 @@ fn bind(ctx: &mut Ctx<'_>, volume: &Value, claim: &Value) {
         claim.clone()
     } else {
         match ctx.update(MANAGER, PERSISTENT_VOLUME_CLAIMS, claim, new, None) {
-            Ok(saved) => saved,
+            Ok(saved) => Arc::unwrap_or_clone(saved),
             Err(_) => return,
         }
     };
@@ -650,6 +651,7 @@ fn update_claim_status(
         }
     }
     ctx.update_status(MANAGER, PERSISTENT_VOLUME_CLAIMS, claim, status)
+        .map(Arc::unwrap_or_clone)
 }
 
 /// `updateVolumePhase`.
@@ -675,6 +677,7 @@ pub(super) fn update_volume_phase(
         }
     }
     ctx.update_status(MANAGER, PERSISTENT_VOLUMES, volume, status)
+        .map(Arc::unwrap_or_clone)
 }
 
 /// `syncVolume`.

@@ -238,9 +238,13 @@ impl Sync<'_, '_> {
         {
             meta.remove("annotations");
         }
-        self.d = self
-            .ctx
-            .update(MANAGER, DEPLOYMENTS, &stored, new, Some("status"))?;
+        self.d = Arc::unwrap_or_clone(self.ctx.update(
+            MANAGER,
+            DEPLOYMENTS,
+            &stored,
+            new,
+            Some("status"),
+        )?);
         Ok(())
     }
 

@@ -71,7 +71,9 @@ impl Sync<'_, '_> {
         refs.extend(reference);
         let mut new = rs.clone();
         new["metadata"]["ownerReferences"] = Value::Array(refs);
-        self.ctx.update(MANAGER, REPLICA_SETS, rs, new, None)
+        self.ctx
+            .update(MANAGER, REPLICA_SETS, rs, new, None)
+            .map(Arc::unwrap_or_clone)
     }
 
     /// `getPodMapForDeployment`: the pods the Deployment selects, by the uid of their
@@ -152,7 +154,10 @@ impl Sync<'_, '_> {
             {
                 spec.remove("minReadySeconds");
             }
-            return self.ctx.update(MANAGER, REPLICA_SETS, &rs, copy, None);
+            return self
+                .ctx
+                .update(MANAGER, REPLICA_SETS, &rs, copy, None)
+                .map(Arc::unwrap_or_clone);
         }
         let rs_revision = rs["metadata"]["annotations"][util::REVISION]
             .as_str()
@@ -220,7 +225,7 @@ impl Sync<'_, '_> {
         rs["spec"]["replicas"] = json!(count);
         set_new_rs_annotations(&self.d, &mut rs, new_revision, false);
         let (created, already_existed) = match self.ctx.create(MANAGER, REPLICA_SETS, rs) {
-            Ok(created) => (created, false),
+            Ok(created) => (Arc::unwrap_or_clone(created), false),
             Err(err) if err.code == 409 => (self.existing_replica_set(&name, err)?, true),
             Err(err) => return Err(self.failed_create(&name, err)),
         };

@@ -3,6 +3,8 @@
 //! shared among the active ones in proportion to their size (`GetReplicaSetProportion`), the
 //! leftover to the largest; each size change is a `ScalingReplicaSet` event.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use super::rolling::Scale;
@@ -117,7 +119,8 @@ impl Sync<'_, '_> {
         let mut copy = rs.clone();
         copy["spec"]["replicas"] = json!(to);
         set_replicas_annotations(&mut copy, replicas(d), max);
-        let updated = self.ctx.update(MANAGER, REPLICA_SETS, rs, copy, None)?;
+        let updated =
+            Arc::unwrap_or_clone(self.ctx.update(MANAGER, REPLICA_SETS, rs, copy, None)?);
         if from == to {
             return Ok((false, updated));
         }

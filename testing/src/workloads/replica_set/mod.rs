@@ -175,6 +175,7 @@ fn set_controller(
         new["metadata"]["ownerReferences"] = Value::Array(refs);
     }
     ctx.update(MANAGER, PODS, pod, new, None)
+        .map(Arc::unwrap_or_clone)
 }
 
 /// `manageReplicas`: creates or deletes pods to reach `spec.replicas`; the error of the first
@@ -401,7 +402,9 @@ fn update_status(ctx: &mut Ctx<'_>, rs: &Value, mut status: Value) -> Option<Val
     if generation != 0 {
         status["observedGeneration"] = json!(generation);
     }
-    ctx.update_status(MANAGER, REPLICA_SETS, rs, status).ok()
+    ctx.update_status(MANAGER, REPLICA_SETS, rs, status)
+        .ok()
+        .map(Arc::unwrap_or_clone)
 }
 
 /// When to sync again for `minReadySeconds` (`FindMinNextPodAvailabilityCheck`): as the first
