@@ -1,7 +1,9 @@
 //! The cost of serving a realistic Deployment (3 containers with probes, env, ports, resources
 //! and volume mounts; 2 volumes) against a ConfigMap of the same size in JSON: creates, updates
 //! (a merge patch of one field) and a full LIST, each of `BENCH_WORKLOAD_OBJECTS` objects (default
-//! 1,000), and the bytes the server keeps per stored object.
+//! 1,000), and the bytes the server keeps per stored object. The LIST is taken twice: decoded
+//! into the typed list as a client reads it, and read as bytes (the server's share: decoding a
+//! Deployment's few hundred JSON values costs the client far more than a ConfigMap's one string).
 //!
 //! `cargo bench -p kubeward-testing --bench workloads`
 //!
@@ -93,11 +95,19 @@ struct Phases {
     create: Duration,
     update: Duration,
     list: Duration,
+    /// The same LIST read as bytes (the server's answer without the client's decoding).
+    list_bytes: Duration,
     bytes_per_object: f64,
 }
 
 /// Creates `n` objects made by `make`, patches each once (`patch`, a merge patch), lists them all.
-async fn phases<K>(api: &Api<K>, n: usize, make: impl Fn(&str) -> K, patch: &Value) -> Phases
+async fn phases<K>(
+    client: &kube::Client,
+    api: &Api<K>,
+    n: usize,
+    make: impl Fn(&str) -> K,
+    patch: &Value,
+) -> Phases
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
 {
@@ -125,10 +135,22 @@ where
     let listed = api.list(&ListParams::default()).await.expect("list");
     let list = start.elapsed();
     assert_eq!(listed.items.len(), n);
+    let request = http::Request::get(api.resource_url())
+        .body(Vec::new())
+        .expect("a request");
+    let start = Instant::now();
+    let text = client.request_text(request).await.expect("list");
+    let list_bytes = start.elapsed();
+    assert!(
+        text.len() > n * 1000,
+        "{} bytes for {n} objects",
+        text.len()
+    );
     Phases {
         create,
         update,
         list,
+        list_bytes,
         bytes_per_object,
     }
 }
@@ -141,6 +163,7 @@ async fn warm_up(size: usize) {
     let client = server.client().expect("client");
     let patch = json!({ "metadata": { "labels": { "warm": "up" } } });
     phases(
+        &client,
         &Api::namespaced(client.clone(), "default"),
         1,
         deployment,
@@ -148,7 +171,8 @@ async fn warm_up(size: usize) {
     )
     .await;
     phases(
-        &Api::namespaced(client, "default"),
+        &client,
+        &Api::namespaced(client.clone(), "default"),
         1,
         |name| config_map(name, size),
         &patch,
@@ -180,18 +204,19 @@ async fn run() {
          a ConfigMap of the same size"
     );
     warm_up(size).await;
-    let mut ratios: [Vec<f64>; 3] = Default::default();
+    let mut ratios: [Vec<f64>; 4] = Default::default();
     let mut bytes = (Vec::new(), Vec::new());
     for round in 0..rounds {
         let server = ApiServer::start().await.expect("server");
         let client = server.client().expect("client");
         let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
-        let config_maps: Api<ConfigMap> = Api::namespaced(client, "default");
+        let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
         let deployment_patch = json!({ "spec": { "replicas": 4 } });
         let config_map_patch = json!({ "metadata": { "labels": { "round": "updated" } } });
-        let run_deployments = || phases(&deployments, n, deployment, &deployment_patch);
+        let run_deployments = || phases(&client, &deployments, n, deployment, &deployment_patch);
         let run_config_maps = || {
             phases(
+                &client,
                 &config_maps,
                 n,
                 |name| config_map(name, size),
@@ -209,10 +234,11 @@ async fn run() {
             d.create.as_secs_f64() / c.create.as_secs_f64(),
             d.update.as_secs_f64() / c.update.as_secs_f64(),
             d.list.as_secs_f64() / c.list.as_secs_f64(),
+            d.list_bytes.as_secs_f64() / c.list_bytes.as_secs_f64(),
         ];
         println!(
-            "round {round}: create {:?} / {:?}, update {:?} / {:?}, list {:?} / {:?} (Deployment / ConfigMap)",
-            d.create, c.create, d.update, c.update, d.list, c.list
+            "round {round}: create {:?} / {:?}, update {:?} / {:?}, list {:?} / {:?}, list as bytes {:?} / {:?} (Deployment / ConfigMap)",
+            d.create, c.create, d.update, c.update, d.list, c.list, d.list_bytes, c.list_bytes
         );
         for (all, ratio) in ratios.iter_mut().zip(round_ratios) {
             all.push(ratio);
@@ -220,7 +246,13 @@ async fn run() {
         bytes.0.push(d.bytes_per_object);
         bytes.1.push(c.bytes_per_object);
     }
-    for (name, all) in ["create", "update", "list"].iter().zip(&mut ratios) {
+    let names = [
+        "create",
+        "update",
+        "list",
+        "list read as bytes (no client decoding)",
+    ];
+    for (name, all) in names.iter().zip(&mut ratios) {
         let (low, high) = all
             .iter()
             .fold((f64::MAX, f64::MIN), |(l, h), r| (l.min(*r), h.max(*r)));

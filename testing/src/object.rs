@@ -83,6 +83,14 @@ pub(crate) fn generation_relevant(obj: &Value, status_subresource: bool) -> Valu
     c
 }
 
+/// Sets `new[key]` to `old[key]` (`null` when `old` has none), as a strategy keeps a stored
+/// field; copied only when the two differ (a status write's spec is mostly the stored one).
+pub(crate) fn keep_stored(new: &mut Value, old: &Value, key: &str) {
+    if new.get(key) != Some(&old[key]) {
+        new[key] = old[key].clone();
+    }
+}
+
 /// `value` without the nulls, empty strings and empty objects a Go type's zero values encode
 /// to (metadata kept whole).
 pub(crate) fn without_zero_values(mut value: Value) -> Value {

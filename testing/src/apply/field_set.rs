@@ -25,7 +25,11 @@ impl FieldSet {
     pub(super) fn insert(&mut self, path: &[Pe]) {
         match path.split_first() {
             None => self.member = true,
-            Some((first, rest)) => self.children.entry(first.clone()).or_default().insert(rest),
+            // The element is copied only for a node not there yet.
+            Some((first, rest)) => match self.children.get_mut(first) {
+                Some(child) => child.insert(rest),
+                None => self.children.entry(first.clone()).or_default().insert(rest),
+            },
         }
     }
 

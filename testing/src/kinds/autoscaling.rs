@@ -145,7 +145,7 @@ impl Strategy for Autoscalers {
 
     fn prepare_for_status_update(&self, old: &Value, new: &mut Value) {
         // autoscalerStatusStrategy.PrepareForUpdate: the spec is the stored one.
-        new["spec"] = old["spec"].clone();
+        crate::object::keep_stored(new, old, "spec");
     }
 
     fn bumps_generation(

@@ -263,7 +263,7 @@ impl Strategy for Batch {
     fn prepare_for_status_update(&self, old: &Value, new: &mut Value) {
         // The status strategies' PrepareForUpdate: the spec is the stored one; the metadata and
         // the status are the write's.
-        new["spec"] = old["spec"].clone();
+        crate::object::keep_stored(new, old, "spec");
         if !new["status"].is_object() {
             new["status"] = json!({});
         }

@@ -32,13 +32,6 @@ const VALUE_STRUCTS: &[&str] = &[
     "status",
 ];
 
-/// `obj` defaulted (a clone): what the spec compares as after decoding.
-fn defaulted(obj: &Value) -> Value {
-    let mut obj = obj.clone();
-    let _ = apps::default_deployment(&mut obj);
-    obj
-}
-
 /// The description of `field` of the definition `name`, as the printers take it from
 /// `SwaggerDoc()`.
 pub(super) fn description(name: &str, field: &str) -> String {
@@ -110,7 +103,7 @@ impl Strategy for Deployments {
     fn prepare_for_status_update(&self, old: &Value, new: &mut Value) {
         // deploymentStatusStrategy.PrepareForUpdate: the spec and the labels are the stored
         // ones; the rest of the metadata is the write's.
-        new["spec"] = old["spec"].clone();
+        crate::object::keep_stored(new, old, "spec");
         match old["metadata"].get("labels") {
             Some(labels) => new["metadata"]["labels"] = labels.clone(),
             None => {
@@ -130,11 +123,19 @@ impl Strategy for Deployments {
         new: &Value,
         subresource: Option<&str>,
     ) -> Option<bool> {
-        // The stored `old` was defaulted when it was written.
+        // The stored `old` was defaulted when it was written; defaulting reads only the spec.
+        let spec_changed = || {
+            if new["spec"] == old["spec"] {
+                return false;
+            }
+            let mut spec_only = json!({ "spec": new["spec"].clone() });
+            let _ = apps::default_deployment(&mut spec_only);
+            spec_only["spec"] != old["spec"]
+        };
         Some(
             subresource != Some("status")
                 && (new["metadata"]["annotations"] != old["metadata"]["annotations"]
-                    || defaulted(new)["spec"] != old["spec"]),
+                    || spec_changed()),
         )
     }
 

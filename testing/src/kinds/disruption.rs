@@ -89,7 +89,7 @@ impl Strategy for PodDisruptionBudgets {
 
     fn prepare_for_status_update(&self, old: &Value, new: &mut Value) {
         // podDisruptionBudgetStatusStrategy.PrepareForUpdate: the spec is the stored one.
-        new["spec"] = old["spec"].clone();
+        crate::object::keep_stored(new, old, "spec");
         zero_structs(new);
     }
 

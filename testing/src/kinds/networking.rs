@@ -203,7 +203,7 @@ impl Strategy for Networking {
     fn prepare_for_status_update(&self, old: &Value, new: &mut Value) {
         // ingressStatusStrategy.PrepareForUpdate: the spec is the stored one; the metadata and
         // the status are the write's.
-        new["spec"] = old["spec"].clone();
+        crate::object::keep_stored(new, old, "spec");
         if new.get("status").is_none_or(Value::is_null) {
             new["status"] = json!({"loadBalancer": {}});
         }

@@ -220,7 +220,7 @@ impl Strategy for Nodes {
 
     fn prepare_for_status_update(&self, old: &Value, new: &mut Value) {
         // nodeStatusStrategy.PrepareForUpdate: the spec is the stored one.
-        new["spec"] = old["spec"].clone();
+        crate::object::keep_stored(new, old, "spec");
         if old["status"]["config"].is_null()
             && let Some(status) = new["status"].as_object_mut()
         {

@@ -326,7 +326,7 @@ impl Strategy for Pods {
         // timestamp are the stored ones; the QoS class and observed generations kept when the
         // write has none.
         let _ = pods::default_pod(new);
-        new["spec"] = old["spec"].clone();
+        crate::object::keep_stored(new, old, "spec");
         for key in ["ownerReferences", "deletionTimestamp"] {
             match old["metadata"].get(key) {
                 Some(v) => new["metadata"][key] = v.clone(),

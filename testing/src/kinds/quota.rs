@@ -69,7 +69,7 @@ impl Strategy for ResourceQuotas {
     fn prepare_for_status_update(&self, old: &Value, new: &mut Value) {
         // resourcequotaStatusStrategy.PrepareForUpdate: the spec is the stored one; the rest is
         // the write's.
-        new["spec"] = old["spec"].clone();
+        crate::object::keep_stored(new, old, "spec");
         zero_structs(new, &["status"]);
     }
 

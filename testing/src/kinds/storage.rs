@@ -441,7 +441,7 @@ impl Strategy for Storage {
     }
 
     fn prepare_for_status_update(&self, old: &Value, new: &mut Value) {
-        new["spec"] = old["spec"].clone();
+        crate::object::keep_stored(new, old, "spec");
         if !matches!(self, Storage::Volumes) {
             return;
         }

@@ -335,7 +335,7 @@ impl Strategy for Workloads {
     fn prepare_for_status_update(&self, old: &Value, new: &mut Value) {
         // The status strategies' PrepareForUpdate: the spec is the stored one; the metadata and
         // the status are the write's. A DaemonSet's template generation is its spec's.
-        new["spec"] = old["spec"].clone();
+        crate::object::keep_stored(new, old, "spec");
         if matches!(self, Workloads::DaemonSets) {
             set_template_generation(new, template_generation(old));
         }

@@ -21,6 +21,19 @@ impl State {
         body: Value,
         opts: &WriteOptions,
     ) -> Result<Arc<Value>, ApiError> {
+        let stored = self.create_stored(info, namespace, body, opts)?;
+        Ok(Self::served(info, &stored))
+    }
+
+    /// [`State::create`], answering the object in its stored form (no view of it is built:
+    /// for the in-process writers that do not read the answer, such as an event's recorder).
+    pub(crate) fn create_stored(
+        &mut self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        body: Value,
+        opts: &WriteOptions,
+    ) -> Result<Arc<Value>, ApiError> {
         opts.warnings
             .extend(unserved_version_warnings(info, &body, &opts.decoding));
         let ns = Self::check_write_body(info, namespace, &body)?;
@@ -30,7 +43,7 @@ impl State {
     }
 
     /// The create strategy, managedFields and storage of a create's (or a PUT's that creates)
-    /// body.
+    /// body; the object in its stored form.
     pub(super) fn create_from_view(
         &mut self,
         info: &ResourceInfo,
@@ -124,6 +137,8 @@ impl State {
         Ok(())
     }
 
+    /// Admits and stores a prepared create's object; returns it in its stored form (a dry
+    /// run's, unstored).
     pub(super) fn commit_create(
         &mut self,
         info: &ResourceInfo,
@@ -150,14 +165,14 @@ impl State {
             return Err(err);
         }
         if opts.dry_run {
-            return Ok(Self::served_owned(info, obj));
+            return Ok(Arc::new(obj));
         }
         let stored = self.store.put(&info.storage, obj);
         self.after_write(&stored, info);
         if kinds::strategy(info).established_after_create() {
             self.establish(&stored);
         }
-        Ok(Self::served(info, &stored))
+        Ok(stored)
     }
 
     /// What apiextensions-apiserver's naming and establishing controllers write after a CRD is

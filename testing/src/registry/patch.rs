@@ -194,7 +194,7 @@ impl State {
                 info.kind
             )));
         }
-        let old = self.store.get(&info.storage, &ns, name).cloned();
+        let old = self.store.get_shared(&info.storage, &ns, name);
         let now = rfc3339(self.now());
         let api_version = info.api_version();
         let schema = apply_schema(info);
@@ -229,9 +229,11 @@ impl State {
             self.prepare_create(info, &ns, &mut obj, opts)?;
             validate::admit_schema(info, &mut obj, None, opts)?;
             kinds::strategy(info).prepare_for_create(&mut obj);
-            return self.commit_create(info, obj, opts).map(|o| (o, true));
+            return self
+                .commit_create(info, obj, opts)
+                .map(|o| (Self::served(info, &o), true));
         };
-        let old_view = Self::to_view(info, &old);
+        let old_view = kinds::strategy(info).to_served(info, &old);
         let new_view = match patch_type {
             PatchType::Json => {
                 if let Some(ops) = patch
@@ -243,7 +245,7 @@ impl State {
                         ops.len()
                     )));
                 }
-                let mut v = old_view.clone();
+                let mut v = Value::clone(&old_view);
                 apply_json_patch(&mut v, &patch).map_err(patch_error)?;
                 v
             }
@@ -265,7 +267,7 @@ impl State {
                         patch.as_object().cloned().unwrap_or_default(),
                     )?
                 } else {
-                    let mut v = old_view.clone();
+                    let mut v = Value::clone(&old_view);
                     apply_merge_patch(&mut v, &patch);
                     v
                 };

@@ -139,7 +139,7 @@ impl State {
             meta.remove("resourceVersion");
             return self
                 .create_from_view(info, &ns, body, opts)
-                .map(|o| (o, true));
+                .map(|o| (Self::served(info, &o), true));
         };
         validate::require_resource_version(info, kinds::strategy(info), name, &body)?;
         if let Some(rv) = validate::precondition(&body)
@@ -185,7 +185,7 @@ impl State {
         } else if info.status_subresource {
             kinds::strategy(info).prepare_for_update(old, &mut new, subresource);
             match old.get("status") {
-                Some(s) => new["status"] = s.clone(),
+                Some(_) => crate::object::keep_stored(&mut new, old, "status"),
                 None => {
                     if let Some(m) = new.as_object_mut() {
                         m.remove("status");
@@ -266,11 +266,16 @@ impl State {
             let now = rfc3339(self.now());
             match status_write_metadata {
                 Some(asked) => {
-                    let mut seen = new.clone();
-                    seen["metadata"] = asked;
-                    seen["metadata"]["managedFields"] = new["metadata"]["managedFields"].clone();
-                    track_update(info, Some(old), &mut seen, &opts.manager, subresource, &now);
-                    match seen["metadata"].get_mut("managedFields").map(Value::take) {
+                    // Tracked with the asked metadata in place of the kept one (no copy of the
+                    // object), which then comes back with the recorded managedFields.
+                    let mut kept = std::mem::replace(&mut new["metadata"], asked);
+                    new["metadata"]["managedFields"] = kept
+                        .get_mut("managedFields")
+                        .map_or(Value::Null, Value::take);
+                    track_update(info, Some(old), &mut new, &opts.manager, subresource, &now);
+                    let tracked = new["metadata"].get_mut("managedFields").map(Value::take);
+                    new["metadata"] = kept;
+                    match tracked {
                         Some(entries) => new["metadata"]["managedFields"] = entries,
                         None => {
                             meta_mut(&mut new).remove("managedFields");

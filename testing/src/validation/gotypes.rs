@@ -19,6 +19,7 @@
 //! (`crate::kinds::Strategy::go_type`); unknown `metadata` fields are left to `schema::pruning`.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 
 use serde_json::Value;
 
@@ -378,7 +379,7 @@ fn leak(text: &str) -> &'static str {
 /// decoder's message.
 pub(super) fn decode(ty: &'static Struct, obj: &mut Value) -> Result<Vec<String>, String> {
     let mut walk = Walk::default();
-    walk.decode_struct(ty, obj, "", "")?;
+    walk.decode_struct(ty, obj)?;
     match walk.first_type_error {
         Some(e) => Err(e),
         None => Ok(walk.unknown),
@@ -389,76 +390,79 @@ pub(super) fn decode(ty: &'static Struct, obj: &mut Value) -> Result<Vec<String>
 struct Walk {
     unknown: Vec<String>,
     first_type_error: Option<String>,
+    /// Where the walk is, as the decoder names a field: `spec.containers.name` (no indices).
+    go_path: String,
+    /// Where the walk is, with indices and keys: `spec.containers[0].name`.
+    path: String,
 }
 
-/// `a.b` joined as a field path (`path` empty at the root).
-fn join(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{path}.{name}")
+/// Appends `.name` (`name` at the root) to `path`; returns the length to truncate back to.
+fn descend(path: &mut String, name: &str) -> usize {
+    let len = path.len();
+    if len > 0 {
+        path.push('.');
     }
+    path.push_str(name);
+    len
 }
 
 impl Walk {
     /// Records a type error (the first one is answered).
-    fn type_error(&mut self, found: &str, owner: &str, go_path: &str, ty: &Ty) {
+    fn type_error(&mut self, found: &str, owner: &str, ty: &Ty) {
+        let go_path = &self.go_path;
         self.first_type_error.get_or_insert_with(|| {
             json::unmarshal_field_error(found, &format!("{owner}.{go_path}"), &ty.go_name())
         });
     }
 
-    /// Decodes an object of struct `s` at `go_path` (no indices) and `path` (with them).
-    fn decode_struct(
-        &mut self,
-        s: &'static Struct,
-        value: &mut Value,
-        go_path: &str,
-        path: &str,
-    ) -> Result<(), String> {
+    /// Decodes an object of struct `s` at the walk's place.
+    fn decode_struct(&mut self, s: &'static Struct, value: &mut Value) -> Result<(), String> {
         let Some(map) = value.as_object_mut() else {
             return Ok(());
         };
-        let keys: Vec<String> = map.keys().cloned().collect();
-        for key in keys {
-            let Some((_, ty, omit_empty)) = s.fields.iter().find(|(name, _, _)| *name == key)
-            else {
+        // Dropped once the walk over the map is done: undeclared fields, and omitted empties.
+        let mut dropped: Vec<String> = Vec::new();
+        for (key, child) in map.iter_mut() {
+            let Some((_, ty, omit_empty)) = s.fields.iter().find(|(name, _, _)| name == key) else {
                 if !s.open {
-                    map.remove(&key);
-                    self.unknown.push(join(path, &key));
+                    dropped.push(key.clone());
+                    let at = descend(&mut self.path, key);
+                    self.unknown.push(self.path.clone());
+                    self.path.truncate(at);
                 }
                 continue;
             };
-            let child_go = join(go_path, &key);
-            let child = map.get_mut(&key).expect("listed key");
             if child.is_null() {
                 if *omit_empty {
-                    map.remove(&key);
+                    dropped.push(key.clone());
                 }
                 continue;
             }
-            self.decode_value(ty, child, s.name, &child_go, &join(path, &key))?;
-            let empty = match &map[&key] {
+            let (go_at, at) = (
+                descend(&mut self.go_path, key),
+                descend(&mut self.path, key),
+            );
+            let decoded = self.decode_value(ty, child, s.name);
+            self.go_path.truncate(go_at);
+            self.path.truncate(at);
+            decoded?;
+            let empty = match child {
                 Value::Object(o) => o.is_empty() && matches!(ty, Ty::Map(_)),
                 Value::Array(a) => a.is_empty(),
                 _ => false,
             };
             if empty && *omit_empty {
-                map.remove(&key);
+                dropped.push(key.clone());
             }
+        }
+        for key in dropped {
+            map.remove(&key);
         }
         Ok(())
     }
 
-    /// Decodes one non-null value of type `ty`, a field of struct `owner`.
-    fn decode_value(
-        &mut self,
-        ty: &Ty,
-        value: &mut Value,
-        owner: &str,
-        go_path: &str,
-        path: &str,
-    ) -> Result<(), String> {
+    /// Decodes one non-null value of type `ty`, a field of struct `owner`, at the walk's place.
+    fn decode_value(&mut self, ty: &Ty, value: &mut Value, owner: &str) -> Result<(), String> {
         let found = json::unmarshal_type(value);
         match (ty, &mut *value) {
             (Ty::Any, _) => {}
@@ -470,7 +474,7 @@ impl Walk {
                 };
                 if !fits {
                     let literal = format!("number {n}");
-                    self.type_error(&literal, owner, go_path, ty);
+                    self.type_error(&literal, owner, ty);
                 }
             }
             (Ty::Time(layout), Value::String(text)) => {
@@ -481,7 +485,13 @@ impl Walk {
                     if v.is_null() {
                         zero(item, v);
                     } else {
-                        self.decode_value(item, v, owner, go_path, &format!("{path}[{k}]"))?;
+                        let at = self.path.len();
+                        self.path.push('[');
+                        self.path.push_str(k);
+                        self.path.push(']');
+                        let decoded = self.decode_value(item, v, owner);
+                        self.path.truncate(at);
+                        decoded?;
                     }
                 }
             }
@@ -490,12 +500,16 @@ impl Walk {
                     if v.is_null() {
                         zero(item, v);
                     } else {
-                        self.decode_value(item, v, owner, go_path, &format!("{path}[{i}]"))?;
+                        let at = self.path.len();
+                        let _ = write!(self.path, "[{i}]");
+                        let decoded = self.decode_value(item, v, owner);
+                        self.path.truncate(at);
+                        decoded?;
                     }
                 }
             }
-            (Ty::Struct(s), Value::Object(_)) => self.decode_struct(s, value, go_path, path)?,
-            _ => self.type_error(found, owner, go_path, ty),
+            (Ty::Struct(s), Value::Object(_)) => self.decode_struct(s, value)?,
+            _ => self.type_error(found, owner, ty),
         }
         Ok(())
     }
@@ -518,12 +532,12 @@ mod tests {
 
     fn decode_as(s: &'static Struct, mut obj: Value) -> (Result<Vec<String>, String>, Value) {
         let mut walk = Walk::default();
-        let result = walk.decode_struct(s, &mut obj, "", "").and_then(|()| {
-            match walk.first_type_error.take() {
-                Some(e) => Err(e),
-                None => Ok(walk.unknown),
-            }
-        });
+        let result =
+            walk.decode_struct(s, &mut obj)
+                .and_then(|()| match walk.first_type_error.take() {
+                    Some(e) => Err(e),
+                    None => Ok(walk.unknown),
+                });
         (result, obj)
     }
 

@@ -365,7 +365,14 @@ pub(crate) fn update_rules(new: &Value, old: &Value) -> Vec<FieldError> {
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
-    for old_toleration in old_spec["tolerations"].as_array().into_iter().flatten() {
+    // (Unchanged tolerations are all found: only a changed list is searched.)
+    let changed_tolerations = spec["tolerations"] != old_spec["tolerations"];
+    for old_toleration in old_spec["tolerations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|_| changed_tolerations)
+    {
         let found = new_tolerations.iter().any(|t| {
             let mut clone = old_toleration.clone();
             clone["tolerationSeconds"] = t["tolerationSeconds"].clone();
@@ -379,7 +386,8 @@ pub(crate) fn update_rules(new: &Value, old: &Value) -> Vec<FieldError> {
             break;
         }
     }
-    if semantic(spec) == semantic(old_spec) {
+    // A spec left as it was (a status write's) is semantically equal without the copies.
+    if spec == old_spec || semantic(spec) == semantic(old_spec) {
         return errs;
     }
     let mut munged = spec.clone();

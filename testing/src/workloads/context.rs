@@ -210,13 +210,16 @@ impl<'a> Ctx<'a> {
         resource: Resource,
         body: Value,
     ) -> Result<Arc<Value>, ApiError> {
-        let result = self.create_unchecked(manager, resource, body);
+        let info = self.info(resource);
+        let result = self
+            .create_unchecked(manager, resource, body)
+            .map(|stored| State::served(&info, &stored));
         self.note(manager, "create", resource, &result);
         result
     }
 
     /// Creates `body` as `manager`, whatever the outcome (an event: its recording never fails
-    /// a sync).
+    /// a sync); the object in its stored form.
     fn create_unchecked(
         &mut self,
         manager: &str,
@@ -226,7 +229,7 @@ impl<'a> Ctx<'a> {
         let info = self.info(resource);
         let namespace = body["metadata"]["namespace"].as_str().map(str::to_owned);
         self.state
-            .create(&info, namespace.as_deref(), body, &Self::options(manager))
+            .create_stored(&info, namespace.as_deref(), body, &Self::options(manager))
     }
 
     /// Updates `old` to `new` as `manager` (PUT without a resourceVersion precondition, on the
