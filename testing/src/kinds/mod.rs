@@ -398,8 +398,6 @@ pub(crate) trait Strategy: Sync {
     }
 }
 
-/// `obj` with the apiVersion and kind `info` serves: the generic registry's objects are stored
-/// as served.
 /// `stored` with the `apiVersion` and `kind` `info` serves: borrowed when it has them.
 fn served_as_ref<'a>(info: &ResourceInfo, stored: &'a Value) -> Cow<'a, Value> {
     let served_version = match stored["apiVersion"].as_str() {
@@ -417,6 +415,8 @@ fn served_as_ref<'a>(info: &ResourceInfo, stored: &'a Value) -> Cow<'a, Value> {
     }
 }
 
+/// `obj` with the apiVersion and kind `info` serves: the generic registry's objects are stored
+/// as served.
 fn served_as(info: &ResourceInfo, mut obj: Value) -> Value {
     obj["apiVersion"] = Value::String(info.api_version());
     obj["kind"] = Value::String(info.kind.clone());
