@@ -1,38 +1,59 @@
-//! The README shows the example's generated state diagram and events table, and an excerpt of
-//! its declaration; they cannot go stale.
+//! The README and the guide (`docs/`) show the example's generated state diagram and events
+//! table, an excerpt of its declaration, the workspace's dependencies and a first controller
+//! with its test; they cannot go stale. Their links resolve, and the README stays a front door.
 
 use kube::runtime::events::EventType;
 use kubeward_examples::rollouts::UpToDate;
 
+/// A file of the workspace, by its path from the workspace root.
+fn file(path: &str) -> String {
+    std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 fn readme() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README.md")
+    file("README.md")
+}
+
+/// `text` as rendered: without the hidden lines (`# ` in a Rust block) that make a block a
+/// complete doctest. Markdown headings go too, which is harmless for `contains`.
+fn shown(text: &str) -> String {
+    text.lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            !t.starts_with("# ") && t != "#"
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
 
 /// The body of the first fenced block that starts with the line `fence`.
 fn block<'a>(text: &'a str, fence: &str) -> &'a str {
     let start = text
         .find(&format!("{fence}\n"))
-        .unwrap_or_else(|| panic!("no {fence} block in the README"))
+        .unwrap_or_else(|| panic!("no {fence} block"))
         + fence.len()
         + 1;
     let end = text[start..].find("```").expect("unterminated block") + start;
     &text[start..end]
 }
 
+const CONDITIONS_PAGE: &str = "docs/conditions-and-transitions.md";
+const RECONCILER_PAGE: &str = "docs/reconciler.md";
+
 #[test]
-fn the_readme_state_diagram_is_the_generated_one() {
-    let readme = readme();
+fn the_guide_s_state_diagram_is_the_generated_one() {
+    let page = file(CONDITIONS_PAGE);
     assert_eq!(
-        block(&readme, "```mermaid"),
+        block(&page, "```mermaid"),
         UpToDate::mermaid(),
-        "paste the output of UpToDate::mermaid() into the README's mermaid block"
+        "paste the output of UpToDate::mermaid() into the mermaid block of {CONDITIONS_PAGE}"
     );
 }
 
 #[test]
-fn the_readme_events_table_matches_the_vocabulary() {
-    let readme = readme();
+fn the_guide_s_events_table_matches_the_vocabulary() {
+    let page = file(CONDITIONS_PAGE);
     let all = [
         UpToDate::Applying,
         UpToDate::WaitingForApproval,
@@ -49,18 +70,18 @@ fn the_readme_events_table_matches_the_vocabulary() {
         };
         let row = format!("| `{}` | {} | {type_} |", reason.reason(), reason.status());
         assert!(
-            readme.contains(&row),
-            "the README's events table lacks the row {row}"
+            page.contains(&row),
+            "the events table of {CONDITIONS_PAGE} lacks the row {row}"
         );
     }
 }
 
-/// The README's excerpt of the example's declaration names the kinds the reconciler really
+/// The guide's excerpt of the example's declaration names the kinds the reconciler really
 /// declares: each `owns(..)` and `watches(..)` line of `#[kubeward::reconciler(..)]` in
-/// `reconciler.rs` is in the README as written (comments aside).
+/// `reconciler.rs` is in `docs/reconciler.md` as written (comments aside).
 #[test]
-fn the_readme_declaration_names_the_declared_children_and_watches() {
-    let readme = readme();
+fn the_guide_s_declaration_names_the_declared_children_and_watches() {
+    let page = file(RECONCILER_PAGE);
     let source = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/src/rollouts/reconciler.rs"
@@ -79,8 +100,8 @@ fn the_readme_declaration_names_the_declared_children_and_watches() {
     assert!(!relations.is_empty(), "{declaration}");
     for relation in relations {
         assert!(
-            readme.lines().any(|l| l.trim() == relation),
-            "the README's excerpt of the declaration lacks the line `{relation}`"
+            page.lines().any(|l| l.trim() == relation),
+            "the excerpt of the declaration in {RECONCILER_PAGE} lacks the line `{relation}`"
         );
     }
 }
@@ -141,8 +162,174 @@ fn the_readme_getting_started_dependencies_are_the_workspace_s() {
     );
 }
 
+/// The README's first controller and its test are `examples/tests/first_controller.rs`, which
+/// the test suite compiles and runs, as written between its markers.
 #[test]
-#[ignore = "prints the diagram to paste into the README: cargo test --test readme -- --ignored --nocapture"]
+fn the_readme_s_first_controller_and_its_test_are_the_tested_ones() {
+    let source = file("examples/tests/first_controller.rs");
+    let readme = shown(&readme());
+    for part in ["resource", "controller", "test"] {
+        let begin = format!("// README {part}: begin\n");
+        let start = source.find(&begin).expect("begin marker") + begin.len();
+        let end = source
+            .find(&format!("// README {part}: end"))
+            .expect("end marker");
+        assert!(
+            readme.contains(&source[start..end]),
+            "paste examples/tests/first_controller.rs between its `README {part}` markers into the README"
+        );
+    }
+}
+
+/// The pages of the guide: `docs/*.md`, by path from the workspace root.
+fn guide_pages() -> Vec<String> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs");
+    let mut pages: Vec<String> = std::fs::read_dir(dir)
+        .expect("docs/")
+        .map(|e| {
+            e.expect("an entry of docs/")
+                .file_name()
+                .into_string()
+                .expect("UTF-8")
+        })
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/{n}"))
+        .collect();
+    pages.sort();
+    pages
+}
+
+/// GitHub's anchor of a heading: lowercase, spaces to `-`, punctuation dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of a Markdown file's headings (outside code blocks).
+fn anchors(text: &str) -> Vec<String> {
+    let mut in_code = false;
+    let mut found = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+        } else if !in_code && line.starts_with('#') {
+            found.push(anchor(line.trim_start_matches('#')));
+        }
+    }
+    found
+}
+
+/// The targets of the inline links `[text](target)` of a Markdown file, outside code blocks.
+fn links(text: &str) -> Vec<String> {
+    let mut in_code = false;
+    let mut found = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let Some(close) = after.find(')') else { break };
+            found.push(after[..close].to_owned());
+            rest = &after[close..];
+        }
+    }
+    found
+}
+
+/// Every relative link of the README and the guide names a file or directory that exists, and
+/// an anchor in a Markdown file names one of its headings.
+#[test]
+fn the_readme_and_guide_links_resolve() {
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let mut checked = 0;
+    for page in std::iter::once("README.md".to_owned()).chain(guide_pages()) {
+        let dir = std::path::Path::new(&page).parent().expect("a directory");
+        for link in links(&file(&page)) {
+            if link.starts_with("http://") || link.starts_with("https://") {
+                continue;
+            }
+            let (path, fragment) = link.split_once('#').unwrap_or((&link, ""));
+            let target = if path.is_empty() {
+                page.clone()
+            } else {
+                dir.join(path).to_string_lossy().into_owned()
+            };
+            assert!(
+                root.join(&target).exists(),
+                "{page}: the link {link} names no file"
+            );
+            if !fragment.is_empty() {
+                assert!(
+                    anchors(&file(&target)).iter().any(|a| a == fragment),
+                    "{page}: the link {link} names no heading of {target}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "links found: {checked}");
+}
+
+/// Every page of the guide is compiled as doctests (`examples/src/lib.rs` includes it), and
+/// every code block of the README and the guide says its language: a block that is not Rust is
+/// tagged (`text`, `sh`, `yaml`, ...), so an untagged Rust block cannot slip past rustdoc.
+#[test]
+fn every_guide_page_is_a_doctest_and_every_block_is_tagged() {
+    let lib = file("examples/src/lib.rs");
+    for page in std::iter::once("README.md".to_owned()).chain(guide_pages()) {
+        assert!(
+            lib.contains(&format!("include_str!(\"../../{page}\")")),
+            "examples/src/lib.rs does not include {page} as doctests"
+        );
+        let mut open = false;
+        for (n, line) in file(&page).lines().enumerate() {
+            if let Some(info) = line.strip_prefix("```") {
+                assert!(
+                    open || !info.trim().is_empty(),
+                    "{page}:{}: a block without a language",
+                    n + 1
+                );
+                open = !open;
+            }
+        }
+    }
+}
+
+/// The README is a front door: at most 12 KB, with the command that runs the example and the
+/// one that runs the test suite in its first 60 lines.
+#[test]
+fn the_readme_is_short_and_its_commands_come_first() {
+    let readme = readme();
+    assert!(
+        readme.len() <= 12 * 1024,
+        "README.md is {} bytes; move text into docs/",
+        readme.len()
+    );
+    let first: Vec<&str> = readme.lines().take(60).collect();
+    for command in [
+        "cargo run -p kubeward-examples --bin rollouts",
+        "./scripts/test",
+    ] {
+        assert!(
+            first.contains(&command),
+            "`{command}` is not in the README's first 60 lines"
+        );
+    }
+}
+
+#[test]
+#[ignore = "prints the diagram to paste into docs/conditions-and-transitions.md: cargo test --test readme -- --ignored --nocapture"]
 fn print_the_state_diagram() {
     print!("{}", UpToDate::mermaid());
 }

@@ -1,6 +1,6 @@
 //! A controller that owns a Deployment, tested on the embedded API server with its simulated
-//! cluster (the Deployment's controllers, scheduler and kubelet): the README's example
-//! (`the_readme_shows_this_test` keeps the two the same).
+//! cluster (the Deployment's controllers, scheduler and kubelet): the example of
+//! `docs/testing.md` (`the_guide_shows_this_test` keeps the two the same).
 
 use std::error::Error;
 use std::time::Duration;
@@ -79,16 +79,22 @@ async fn a_widget_is_ready_once_its_deployment_is_available() -> Result<(), Box<
 }
 // README: end
 
-/// The README shows the code between the markers above, as it is here.
+/// `docs/testing.md` shows the code between the markers above, as it is here (its hidden lines,
+/// `# ` in the block, aside: they make the block a complete doctest).
 #[test]
-fn the_readme_shows_this_test() {
+fn the_guide_shows_this_test() {
     let source = include_str!("workloads.rs");
     let begin = source.find("// README: begin\n").expect("begin marker") + 17;
     let end = source.find("// README: end").expect("end marker");
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README.md");
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/testing.md"))
+        .expect("docs/testing.md");
+    let shown: String = page
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("# ") && l.trim() != "#")
+        .map(|l| format!("{l}\n"))
+        .collect();
     assert!(
-        readme.contains(&source[begin..end]),
-        "paste tests/tests/workloads.rs between its README markers into the README"
+        shown.contains(&source[begin..end]),
+        "paste tests/tests/workloads.rs between its README markers into docs/testing.md"
     );
 }
