@@ -351,9 +351,8 @@ async fn pass_body<R: Reconciler>(
     if let Some(recorder) = &context.recorder {
         pass = pass.with_events(recorder.clone(), regarding.clone());
     }
-    if let Some(writer) = context.child_writer(object) {
-        pass = pass.with_children(writer);
-    }
+    let (for_children, of_children) = (context.clone(), object.clone());
+    pass = pass.with_children(move || for_children.child_writer(&of_children));
     let reconciled = AssertUnwindSafe(async {
         match phase {
             Phase::Cleanup => context.reconciler.cleanup(object, &mut pass).await,
@@ -396,10 +395,22 @@ async fn run_effects<R: Reconciler>(
     decided: Decided<R::Error>,
     regarding: ObjectReference,
 ) -> PassEnd<R::Error> {
+    let settled = Settled::new(context, object, pass, decided);
+    if let Some(next) = settled.quiet_end(context, object) {
+        // Nothing to write or publish: nothing a dropped pass could leave half done, so no task
+        // (most passes of a converged object end here).
+        let outcome = outcome_of(context, next, &settled.pass, &regarding);
+        let skip_reason = settled.pass.skip_reason().map(str::to_owned);
+        return PassEnd {
+            result: settled.result,
+            outcome,
+            skip_reason,
+        };
+    }
     // From here on the pass's effects run as one unit that survives the pass being dropped
     // (abandoned on lost leadership or at the end of the shutdown grace): a status write that
     // persists always gets its transition events.
-    let unit = effects(context.clone(), object.clone(), pass, decided, regarding)
+    let unit = effects(context.clone(), object.clone(), settled, regarding)
         .instrument(tracing::Span::current());
     match context.effects.spawn(unit).await {
         Ok(end) => end,
@@ -418,6 +429,77 @@ async fn run_effects<R: Reconciler>(
     }
 }
 
+/// A pass whose reconciler decided, its derived status set: what its effects start from.
+struct Settled<R: Reconciler> {
+    pass: Pass<R::Resource>,
+    result: Result<Next, PassError<R::Error>>,
+    /// Whether the reconciler returned (rather than panicked or timed out): only then is its
+    /// status written.
+    completed: bool,
+    /// The object's retries so far, for the derived status.
+    retries: u32,
+}
+
+impl<R: Reconciler> Settled<R> {
+    fn new(
+        context: &Context<R>,
+        object: &R::Resource,
+        mut pass: Pass<R::Resource>,
+        decided: Decided<R::Error>,
+    ) -> Self {
+        let (result, completed) = match decided {
+            Decided::Completed(result) => (result, true),
+            Decided::Unfinished(error) => (Err(error), false),
+        };
+        if pass.phase() == Phase::Cleanup && matches!(result, Ok(Next::Done { finished: true, .. }))
+        {
+            // Cleanup is finished, whatever becomes of its status write: when the write
+            // conflicts or fails, the retry removes the finalizer without running cleanup again
+            // (one delete, one cleanup). A status that did not persist is not retried: the
+            // object is going.
+            context.memory.cleaned_up(object, |w| context.cached(w));
+        }
+        let retries = context.memory.retries(object);
+        if completed {
+            derived_status::derive::<R>(&mut pass, &result, retries);
+        }
+        Self {
+            pass,
+            result,
+            completed,
+            retries,
+        }
+    }
+
+    /// How the pass ended if its effects make no request: it succeeded, its status is stored as
+    /// it is, and no earlier write of the object is in doubt.
+    fn quiet_end(&self, context: &Context<R>, object: &R::Resource) -> Option<&Next> {
+        let quiet = self.completed
+            && !self.pass.status_needs_write()
+            && !context.memory.has_unresolved(object);
+        self.result.as_ref().ok().filter(|_| quiet)
+    }
+}
+
+/// The outcome of a pass that ended with `next`; a finished pass forgets the object's failure
+/// events (the next failure is a new series).
+fn outcome_of<R: Reconciler>(
+    context: &Context<R>,
+    next: &Next,
+    pass: &Pass<R::Resource>,
+    regarding: &ObjectReference,
+) -> Outcome {
+    match next {
+        Next::Done { action, .. } => {
+            if let (Some(recorder), Some(uid)) = (&context.recorder, &regarding.uid) {
+                recorder.forget_failures(uid);
+            }
+            Outcome::of_pass::<()>(&Ok(action.clone()), pass.outcome_override())
+        }
+        Next::Conflict { .. } => Outcome::Waiting,
+    }
+}
+
 /// What the reconciler decided in a pass.
 enum Decided<E: std::error::Error + 'static> {
     /// It returned: its status is written whatever the result.
@@ -431,28 +513,19 @@ enum Decided<E: std::error::Error + 'static> {
 async fn effects<R: Reconciler>(
     context: Arc<Context<R>>,
     object: Arc<R::Resource>,
-    mut pass: Pass<R::Resource>,
-    decided: Decided<R::Error>,
+    settled: Settled<R>,
     regarding: ObjectReference,
 ) -> PassEnd<R::Error> {
-    let (mut result, completed) = match decided {
-        Decided::Completed(result) => (result, true),
-        Decided::Unfinished(error) => (Err(error), false),
-    };
+    let Settled {
+        mut pass,
+        mut result,
+        completed,
+        retries,
+    } = settled;
     // The status is written whatever the result: a reconciler that sets `FailedDeploy` and
     // returns the error wants both the condition and the failed pass.
     let mut events = Vec::new();
     let mut gone = false;
-    if pass.phase() == Phase::Cleanup && matches!(result, Ok(Next::Done { finished: true, .. })) {
-        // Cleanup is finished, whatever becomes of its status write: when the write conflicts or
-        // fails, the retry removes the finalizer without running cleanup again (one delete, one
-        // cleanup). A status that did not persist is not retried: the object is going.
-        context.memory.cleaned_up(&*object, |w| context.cached(w));
-    }
-    let retries = context.memory.retries(&*object);
-    if completed {
-        derived_status::derive::<R>(&mut pass, &result, retries);
-    }
     events.extend(resolve_unresolved(&context, &object).await);
     if completed && pass.status_needs_write() {
         // Several transitions of one condition in this pass that the vocabulary does not declare
@@ -582,13 +655,7 @@ async fn effects<R: Reconciler>(
         }
     }
     let outcome = match &result {
-        Ok(Next::Done { action, .. }) => {
-            if let (Some(recorder), Some(uid)) = (&context.recorder, &regarding.uid) {
-                recorder.forget_failures(uid);
-            }
-            Outcome::of_pass::<()>(&Ok(action.clone()), pass.outcome_override())
-        }
-        Ok(Next::Conflict { .. }) => Outcome::Waiting,
+        Ok(next) => outcome_of(&context, next, &pass, &regarding),
         Err(error) => {
             if !gone {
                 events.extend(failure_event(&context.reconciler, error, pass.phase()));

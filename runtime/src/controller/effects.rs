@@ -36,12 +36,17 @@ impl Default for Effects {
 impl Effects {
     /// Runs `unit` in a task of its own, counted until it ends (or panics); the handle may be
     /// dropped without aborting it.
+    ///
+    /// The unit is boxed first: a pass's effects are a future of several kilobytes, and a task
+    /// holding it by value is copied whole at each move of the spawn and again when its output
+    /// is read (most of a no-op pass's instructions were these copies).
     pub(super) fn spawn<T: Send + 'static>(
         &self,
         unit: impl Future<Output = T> + Send + 'static,
     ) -> JoinHandle<T> {
         self.in_flight.send_modify(|n| *n += 1);
         let running = Running(self.in_flight.clone());
+        let unit = Box::pin(unit);
         tokio::spawn(async move {
             let _running = running;
             unit.await

@@ -39,6 +39,7 @@
 //! most about twice the entries of the objects in the cache (and never fewer than 64 before a
 //! sweep) whatever events are missed.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -117,7 +118,7 @@ impl TerminalFailures {
     /// Whether `object` is held ([`ObjectMemory::is_held_terminal`] as of this snapshot).
     pub(super) fn holds<K: Resource>(&self, object: &K) -> bool {
         !self.0.is_empty()
-            && self.0.get(&key(object)).copied() == Some(terminal_fingerprint(object))
+            && self.0.get(key(object).as_ref()).copied() == Some(terminal_fingerprint(object))
     }
 }
 
@@ -162,14 +163,17 @@ impl Default for ObjectMemory {
 }
 
 /// The key of `object`: its uid (its namespace and name before the server assigned one).
-fn key<K: Resource>(object: &K) -> String {
-    object.uid().unwrap_or_else(|| {
-        format!(
+fn key<K: Resource>(object: &K) -> Cow<'_, str> {
+    let meta = object.meta();
+    match &meta.uid {
+        // Borrowed: a pass looks its object up several times and inserts rarely.
+        Some(uid) => Cow::Borrowed(uid),
+        None => Cow::Owned(format!(
             "{}/{}",
-            object.namespace().unwrap_or_default(),
+            meta.namespace.as_deref().unwrap_or_default(),
             object.name_any()
-        )
-    })
+        )),
+    }
 }
 
 impl ObjectMemory {
@@ -192,7 +196,7 @@ impl ObjectMemory {
     pub(super) fn retries<K: Resource>(&self, object: &K) -> u32 {
         self.lock()
             .entries
-            .get(&key(object))
+            .get(key(object).as_ref())
             .map_or(0, |entry| entry.retries)
     }
 
@@ -217,7 +221,7 @@ impl ObjectMemory {
         let held = self
             .lock()
             .entries
-            .get(&key(object))
+            .get(key(object).as_ref())
             .and_then(|entry| entry.terminal);
         held.is_some_and(|held| held == terminal_fingerprint(object))
     }
@@ -225,7 +229,7 @@ impl ObjectMemory {
     /// Something `object` depends on changed (a related object, a child): a hold after its
     /// terminal failure ends, and its next pass runs.
     pub(super) fn release_terminal_hold<K: Resource>(&self, object: &K) {
-        if let Some(entry) = self.lock().entries.get_mut(&key(object)) {
+        if let Some(entry) = self.lock().entries.get_mut(key(object).as_ref()) {
             entry.terminal = None;
         }
     }
@@ -247,13 +251,13 @@ impl ObjectMemory {
     pub(super) fn succeeded<K: Resource>(&self, object: &K) {
         let mut table = self.lock();
         let key = key(object);
-        if let Some(entry) = table.entries.get_mut(&key) {
+        if let Some(entry) = table.entries.get_mut(key.as_ref()) {
             entry.terminal = None;
         }
-        match table.entries.get_mut(&key) {
+        match table.entries.get_mut(key.as_ref()) {
             Some(entry) if entry.keeps() => entry.retries = 0,
             Some(_) => {
-                table.entries.remove(&key);
+                table.entries.remove(key.as_ref());
             }
             None => {}
         }
@@ -274,7 +278,7 @@ impl ObjectMemory {
     pub(super) fn is_cleaned_up<K: Resource>(&self, object: &K) -> bool {
         self.lock()
             .entries
-            .get(&key(object))
+            .get(key(object).as_ref())
             .is_some_and(|entry| entry.cleaned_up)
     }
 
@@ -295,7 +299,7 @@ impl ObjectMemory {
     pub(super) fn is_finalized<K: Resource>(&self, object: &K) -> bool {
         self.lock()
             .entries
-            .get(&key(object))
+            .get(key(object).as_ref())
             .is_some_and(|entry| entry.finalized)
     }
 
@@ -320,7 +324,7 @@ impl ObjectMemory {
         let mut table = self.lock();
         match normalised {
             Some(normalised) => table.entry(object, &exists).normalised = Some(normalised),
-            None => match table.entries.get_mut(&key(object)) {
+            None => match table.entries.get_mut(key(object).as_ref()) {
                 Some(entry) => entry.normalised = None,
                 None => return,
             },
@@ -339,7 +343,7 @@ impl ObjectMemory {
         let last = self
             .lock()
             .entries
-            .get(&key(object))
+            .get(key(object).as_ref())
             .and_then(|entry| entry.normalised);
         last.is_some_and(|last| last.sent == sent && last.stored == stored())
     }
@@ -357,12 +361,20 @@ impl ObjectMemory {
         table.drop_if_gone(object, &exists);
     }
 
+    /// Whether a status write of `object` is not known to have been stored.
+    pub(super) fn has_unresolved<K: Resource>(&self, object: &K) -> bool {
+        self.lock()
+            .entries
+            .get(key(object).as_ref())
+            .is_some_and(|entry| entry.unresolved.is_some())
+    }
+
     /// The status write of `object` not known to have been stored, if any: taken, for the pass
     /// to read it back (and to record it again if that fails too).
     pub(super) fn take_unresolved<K: Resource>(&self, object: &K) -> Option<Unresolved> {
         self.lock()
             .entries
-            .get_mut(&key(object))
+            .get_mut(key(object).as_ref())
             .and_then(|entry| entry.unresolved.take())
     }
 
@@ -374,7 +386,7 @@ impl ObjectMemory {
     pub(super) fn forget<K: Resource>(&self, object: &K) {
         let mut table = self.lock();
         let key = key(object);
-        match table.entries.get_mut(&key) {
+        match table.entries.get_mut(key.as_ref()) {
             Some(entry) if entry.finalized => {
                 entry.retries = 0;
                 entry.cleaned_up = false;
@@ -384,7 +396,7 @@ impl ObjectMemory {
                 entry.unresolved = None;
             }
             _ => {
-                table.entries.remove(&key);
+                table.entries.remove(key.as_ref());
             }
         }
     }
@@ -401,7 +413,7 @@ impl ObjectMemory {
         let version = object.resource_version()?;
         self.lock()
             .entries
-            .get(&key(object))
+            .get(key(object).as_ref())
             .filter(|entry| entry.superseded.as_deref() == Some(&*version))
             .and_then(|entry| entry.superseded_at)
             .map(|at| at.elapsed())
@@ -414,7 +426,7 @@ impl ObjectMemory {
         };
         self.lock()
             .entries
-            .get(&key(object))
+            .get(key(object).as_ref())
             .is_some_and(|entry| entry.superseded.as_deref() == Some(&*version))
     }
 
@@ -423,10 +435,10 @@ impl ObjectMemory {
     pub(super) fn caught_up<K: Resource>(&self, object: &K) {
         let mut table = self.lock();
         let key = key(object);
-        if let Some(entry) = table.entries.get_mut(&key) {
+        if let Some(entry) = table.entries.get_mut(key.as_ref()) {
             entry.superseded = None;
             if entry.retries == 0 && !entry.keeps() {
-                table.entries.remove(&key);
+                table.entries.remove(key.as_ref());
             }
         }
     }
@@ -459,7 +471,7 @@ impl Table {
             uid: &key,
         });
         if gone {
-            self.entries.remove(&key);
+            self.entries.remove(key.as_ref());
         }
     }
 
@@ -470,21 +482,23 @@ impl Table {
         exists: &impl Fn(Whereabouts<'_>) -> bool,
     ) -> &mut Entry {
         let key = key(object);
-        if !self.entries.contains_key(&key) && self.entries.len() >= self.sweep_at {
+        if !self.entries.contains_key(key.as_ref()) && self.entries.len() >= self.sweep_at {
             self.sweep(exists);
         }
-        self.entries.entry(key).or_insert_with(|| Entry {
-            namespace: object.namespace(),
-            name: object.name_any(),
-            retries: 0,
-            cleaned_up: false,
-            finalized: false,
-            superseded: None,
-            superseded_at: None,
-            normalised: None,
-            terminal: None,
-            unresolved: None,
-        })
+        self.entries
+            .entry(key.into_owned())
+            .or_insert_with(|| Entry {
+                namespace: object.namespace(),
+                name: object.name_any(),
+                retries: 0,
+                cleaned_up: false,
+                finalized: false,
+                superseded: None,
+                superseded_at: None,
+                normalised: None,
+                terminal: None,
+                unresolved: None,
+            })
     }
 }
 

@@ -56,8 +56,9 @@ pub struct Pass<K> {
     skip_reason: Option<String>,
     now: Timestamp,
     events: Option<(EventRecorder, ObjectReference)>,
-    /// What the pass writes the object's children with, when a controller started it.
-    children: Option<ChildWriter>,
+    /// What the pass writes the object's children with, when a controller started it: built
+    /// on first use (most passes write no child).
+    children: Option<LazyChildWriter>,
     /// Per condition type, the reason and event type its last `set` declared.
     event_types: HashMap<String, (String, EventType)>,
     /// Per condition type, the condition as each `set` of this pass left it, in order.
@@ -65,6 +66,12 @@ pub struct Pass<K> {
     /// Why the pass runs.
     triggers: Arc<[Trigger]>,
     _resource: PhantomData<fn() -> K>,
+}
+
+/// A pass's [`ChildWriter`], built on first use.
+struct LazyChildWriter {
+    make: Box<dyn Fn() -> Option<ChildWriter> + Send + Sync>,
+    writer: OnceLock<Option<ChildWriter>>,
 }
 
 impl<K> std::fmt::Debug for Pass<K> {
@@ -238,10 +245,25 @@ impl<K> Pass<K> {
         self.stored()
     }
 
-    /// This pass writing the object's children with `writer`.
-    pub(crate) fn with_children(mut self, writer: ChildWriter) -> Self {
-        self.children = Some(writer);
+    /// This pass writing the object's children with the writer `make` builds when a child is
+    /// first written or read (`None`: the object cannot own children).
+    pub(crate) fn with_children(
+        mut self,
+        make: impl Fn() -> Option<ChildWriter> + Send + Sync + 'static,
+    ) -> Self {
+        self.children = Some(LazyChildWriter {
+            make: Box::new(make),
+            writer: OnceLock::new(),
+        });
         self
+    }
+
+    /// The writer of this pass's children.
+    fn child_writer(&self) -> Result<&ChildWriter, ChildError> {
+        self.children
+            .as_ref()
+            .and_then(|lazy| lazy.writer.get_or_init(&lazy.make).as_ref())
+            .ok_or(ChildError::NoController)
     }
 
     /// Applies `child`, a child of this pass's object, by server-side apply under the
@@ -262,11 +284,7 @@ impl<K> Pass<K> {
             + Clone
             + std::fmt::Debug,
     {
-        self.children
-            .as_ref()
-            .ok_or(ChildError::NoController)?
-            .apply(child)
-            .await
+        self.child_writer()?.apply(child).await
     }
 
     /// Reads this pass's object's child of kind `C` named `name`; `None` when there is none: from
@@ -284,11 +302,7 @@ impl<K> Pass<K> {
     where
         C: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned + Clone + std::fmt::Debug,
     {
-        self.children
-            .as_ref()
-            .ok_or(ChildError::NoController)?
-            .get::<C>(name)
-            .await
+        self.child_writer()?.get::<C>(name).await
     }
 
     /// The metadata of this pass's object's children of kind `C` (the objects whose controller
@@ -302,10 +316,7 @@ impl<K> Pass<K> {
     where
         C: kube::Resource<DynamicType = ()>,
     {
-        self.children
-            .as_ref()
-            .ok_or(ChildError::NoController)?
-            .children::<C>()
+        self.child_writer()?.children::<C>()
     }
 
     /// The related object of kind `O` named `name` in this pass's object's namespace (or the
@@ -336,10 +347,7 @@ impl<K> Pass<K> {
     where
         O: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned,
     {
-        self.children
-            .as_ref()
-            .ok_or(ChildError::NoController)?
-            .related::<O>(namespace, name)
+        self.child_writer()?.related::<O>(namespace, name)
     }
 
     /// Deletes this pass's object's child of kind `C` named `name` (where
@@ -353,11 +361,7 @@ impl<K> Pass<K> {
     where
         C: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned + Clone + std::fmt::Debug,
     {
-        self.children
-            .as_ref()
-            .ok_or(ChildError::NoController)?
-            .delete::<C>(name)
-            .await
+        self.child_writer()?.delete::<C>(name).await
     }
 
     /// Deletes this pass's object's children of kind `C` that the controller applied
@@ -373,11 +377,7 @@ impl<K> Pass<K> {
     where
         C: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned + Clone + std::fmt::Debug,
     {
-        self.children
-            .as_ref()
-            .ok_or(ChildError::NoController)?
-            .prune::<C>(wanted)
-            .await
+        self.child_writer()?.prune::<C>(wanted).await
     }
 
     /// This pass publishing its events through `recorder`, regarding `regarding`.

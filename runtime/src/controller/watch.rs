@@ -239,7 +239,12 @@ impl<R: Reconciler> Watching<R> {
             .graceful_shutdown_on(async move {
                 let _ = graceful_rx.await;
             })
-            .run(reconcile::<R>, error_policy::<R>, self.context.clone())
+            // Boxed: the pass is a large future, moved (copied) less as a box.
+            .run(
+                |object, context| Box::pin(reconcile::<R>(object, context)),
+                error_policy::<R>,
+                self.context.clone(),
+            )
             .for_each(|result| {
                 match result {
                     // Logged (rate-limited, at warn) where the watch stream yields them.

@@ -323,6 +323,10 @@ pub struct Progress {
     /// `count_only` (the memory benchmark).
     generations: Mutex<HashMap<String, i64>>,
     count_only: bool,
+    /// The pass count [`Progress::reached`] waits for (0: none).
+    target: AtomicUsize,
+    /// Woken when the passes reach `target`.
+    reached_target: tokio::sync::Notify,
 }
 
 impl Progress {
@@ -336,7 +340,19 @@ impl Progress {
 
     /// A pass started.
     pub fn pass(&self) {
-        self.passes.fetch_add(1, Ordering::Relaxed);
+        let passes = self.passes.fetch_add(1, Ordering::Relaxed) + 1;
+        if passes == self.target.load(Ordering::Relaxed) {
+            self.reached_target.notify_one();
+        }
+    }
+
+    /// Returns once `target` passes have started (set once per `Progress`, before its
+    /// controller starts): a wait that polls nothing meanwhile.
+    pub async fn reached(&self, target: usize) {
+        self.target.store(target, Ordering::Relaxed);
+        if self.passes() < target {
+            self.reached_target.notified().await;
+        }
     }
 
     /// A pass found `workload` converged.
