@@ -210,32 +210,30 @@ fn anchor(heading: &str) -> String {
         .collect()
 }
 
-/// The anchors of a Markdown file's headings (outside code blocks).
-fn anchors(text: &str) -> Vec<String> {
+/// The lines of a Markdown file outside its fenced code blocks.
+fn prose_lines(text: &str) -> impl Iterator<Item = &str> {
     let mut in_code = false;
-    let mut found = Vec::new();
-    for line in text.lines() {
+    text.lines().filter(move |line| {
         if line.starts_with("```") {
             in_code = !in_code;
-        } else if !in_code && line.starts_with('#') {
-            found.push(anchor(line.trim_start_matches('#')));
+            return false;
         }
-    }
-    found
+        !in_code
+    })
+}
+
+/// The anchors of a Markdown file's headings (outside code blocks).
+fn anchors(text: &str) -> Vec<String> {
+    prose_lines(text)
+        .filter(|line| line.starts_with('#'))
+        .map(|line| anchor(line.trim_start_matches('#')))
+        .collect()
 }
 
 /// The targets of the inline links `[text](target)` of a Markdown file, outside code blocks.
 fn links(text: &str) -> Vec<String> {
-    let mut in_code = false;
     let mut found = Vec::new();
-    for line in text.lines() {
-        if line.starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            continue;
-        }
+    for line in prose_lines(text) {
         let mut rest = line;
         while let Some(at) = rest.find("](") {
             let after = &rest[at + 2..];

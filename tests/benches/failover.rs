@@ -1,9 +1,9 @@
 //! Failover, a warm standby (`Controller::with_warm_standby`) against a cold one, on one server
-//! holding `BENCH_FAILOVER_OBJECTS` converged workloads (default 10,000; the README's figures
-//! also at 100,000): the leader is killed (its task aborted: no lease release, as a crashed pod),
-//! and the time from the kill to the first pass on the standby is measured. A standby acquires
-//! the lease once it has expired (lease duration 2 s here); a cold one then lists every object
-//! before its first pass, a warm one has them already.
+//! holding `BENCH_FAILOVER_OBJECTS` converged workloads (default 10,000; `docs/operator.md`'s
+//! figures also at 100,000): the leader is killed (its task aborted: no lease release, as a
+//! crashed pod), and the time from the kill to the first pass on the standby is measured. A
+//! standby acquires the lease once it has expired (lease duration 2 s here); a cold one then
+//! lists every object before its first pass, a warm one has them already.
 //!
 //! `cargo bench -p kubeward-tests --bench failover`
 
