@@ -349,6 +349,44 @@ impl Operator {
         self.readiness.clone()
     }
 
+    /// Runs every controller in a task of its own until the returned [`RunningOperator`] is
+    /// stopped or dropped: what a test (or a program with other work besides its controllers)
+    /// wants instead of spawning [`run`](Self::run) and wiring a shutdown signal itself. The
+    /// handle's stop replaces any [`shutdown_on`](Self::shutdown_on) signal, and SIGTERM.
+    ///
+    /// Must be called within a tokio runtime.
+    ///
+    /// ```no_run
+    /// # use kubeward::{Action, Pass, Reconciler};
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # struct Tenants;
+    /// # impl Reconciler for Tenants { type Resource = ConfigMap; type Error = kube::Error;
+    /// #   const NAME: Option<&'static str> = Some("demo.kubeward.dev/tenants");
+    /// #   async fn apply(&self, _: &ConfigMap, _: &mut Pass<ConfigMap>) -> Result<Action, kube::Error> { Ok(Action::await_change()) } }
+    /// # async fn test(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let operator = kubeward::operator::Operator::new(client)
+    ///     .with_reconciler(Tenants)?
+    ///     .spawn();
+    /// operator.ready().await;
+    /// // … create objects, wait for what the controllers write …
+    /// operator.stop().await?;
+    /// # Ok(()) }
+    /// ```
+    #[must_use = "dropping the handle shuts the operator down at once"]
+    pub fn spawn(self) -> RunningOperator {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let readiness = self.readiness();
+        let operator = self.shutdown_on(async move {
+            // A sent stop and a dropped handle both shut down.
+            let _ = stopped.await;
+        });
+        RunningOperator {
+            stop: Some(stop),
+            task: Some(tokio::spawn(operator.run())),
+            readiness,
+        }
+    }
+
     /// Runs every controller until shut down (see [`Operator`]); with the ops server, serves it
     /// meanwhile. Returns once every controller has returned.
     ///
@@ -451,5 +489,56 @@ impl Operator {
             ops.abort();
         }
         first_error.map_or(Ok(()), Err)
+    }
+}
+
+/// An [`Operator`] running in the background ([`Operator::spawn`]). [`stop`](Self::stop) shuts it
+/// down and returns how it ended; dropping the handle starts the same graceful shutdown without
+/// waiting for it (the controllers finish within the shutdown budget on their own).
+#[derive(Debug)]
+pub struct RunningOperator {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<Result<(), OperatorError>>>,
+    readiness: Vec<watch::Receiver<ControllerState>>,
+}
+
+impl RunningOperator {
+    /// Waits until every controller is ready, as `/readyz` counts it (its caches listed, or a
+    /// standby waiting for the lease). Returns early when the operator ended (then
+    /// [`stop`](Self::stop) returns why). Bound it with a timeout where a watch may never list.
+    pub async fn ready(&self) {
+        for state in &self.readiness {
+            let _ = state.clone().wait_for(ControllerState::is_ready).await;
+        }
+    }
+
+    /// Shuts the operator down and waits until every controller has returned.
+    ///
+    /// # Errors
+    /// The first controller's failure, as [`Operator::run`] returns it.
+    ///
+    /// # Panics
+    /// When the operator's task panicked: the panic is resumed here, so a test sees it.
+    pub async fn stop(mut self) -> Result<(), OperatorError> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let Some(task) = self.task.take() else {
+            return Ok(());
+        };
+        match task.await {
+            Ok(ended) => ended,
+            Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
+            // Cancelled: the runtime is shutting down, and took the operator with it.
+            Err(_) => Ok(()),
+        }
+    }
+}
+
+impl Drop for RunningOperator {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
     }
 }

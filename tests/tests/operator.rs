@@ -666,3 +666,100 @@ async fn a_second_controller_deriving_the_kstatus_of_a_kind_is_refused() {
         "controllers test.kubeward.dev/first and test.kubeward.dev/second both derive the kstatus conditions of Widget.test.kubeward.dev (Ready, Reconciling, Stalled): each would overwrite the other's; let one of them opt out (`#[reconciler(kstatus = false)]`, or `Reconciler::KSTATUS = None`)"
     );
 }
+
+/// `Operator::spawn`: a test's operator in the background, stopped by its handle.
+mod spawned {
+    use std::time::Duration;
+
+    use kubeward::controller::ControllerState;
+    use kubeward::leader::{LeaderElection, LeaderError};
+    use kubeward::operator::{Operator, OperatorError};
+    use kubeward_tests::eventually;
+
+    use super::{NotedConfigs, create_config};
+
+    /// `Operator::spawn`: the operator runs in the background once ready, reconciles what is
+    /// created, and `stop` ends it cleanly — after which nothing is reconciled any more.
+    #[tokio::test]
+    async fn a_spawned_operator_reconciles_until_stopped() {
+        let server = kubeward_testing::ApiServer::start().await.expect("server");
+        let admin = server.client().expect("admin");
+        let client = server
+            .service_account_client(
+                "default",
+                "spawned",
+                kubeward::rbac::rules::<NotedConfigs>(false),
+            )
+            .await
+            .expect("the generated RBAC is stored");
+        let configs = NotedConfigs::default();
+        let operator = Operator::new(client)
+            .with_reconciler(configs.clone())
+            .expect("configs");
+        let states = operator.readiness();
+        let running = operator.spawn();
+        tokio::time::timeout(Duration::from_secs(30), running.ready())
+            .await
+            .expect("ready");
+        assert!(states.iter().all(|s| s.borrow().is_ready()));
+        create_config(&admin, "while-running").await;
+        eventually("the ConfigMap reconciled", || async {
+            configs.saw("while-running")
+        })
+        .await;
+        running.stop().await.expect("stopped cleanly");
+        for state in &states {
+            assert_eq!(*state.borrow(), ControllerState::Stopped);
+        }
+        create_config(&admin, "after-stop").await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!configs.saw("after-stop"), "a stopped operator reconciled");
+    }
+
+    /// Dropping the handle of a spawned operator shuts it down: every controller stops.
+    #[tokio::test]
+    async fn dropping_a_spawned_operator_shuts_it_down() {
+        let server = kubeward_testing::ApiServer::start().await.expect("server");
+        let client = server.client().expect("client");
+        let operator = Operator::new(client)
+            .with_reconciler(NotedConfigs::default())
+            .expect("configs");
+        let mut state = operator.readiness().remove(0);
+        let running = operator.spawn();
+        tokio::time::timeout(Duration::from_secs(30), running.ready())
+            .await
+            .expect("ready");
+        drop(running);
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            state.wait_for(|s| *s == ControllerState::Stopped),
+        )
+        .await
+        .expect("the controller stops after the handle is dropped")
+        .expect("its state was reported");
+    }
+
+    /// A spawned operator that cannot run: `ready` returns (it does not wait for controllers that
+    /// never start) and `stop` returns why.
+    #[tokio::test]
+    async fn a_spawned_operator_that_cannot_run_reports_why_on_stop() {
+        let server = kubeward_testing::ApiServer::start().await.expect("server");
+        let client = server.client().expect("client");
+        let running = Operator::new(client.clone())
+            .with_leader_election(LeaderElection::new(client, "default", "operator", ""))
+            .with_reconciler(NotedConfigs::default())
+            .expect("configs")
+            .spawn();
+        tokio::time::timeout(Duration::from_secs(30), running.ready())
+            .await
+            .expect("ready() returns once the operator ended");
+        let ended = running.stop().await;
+        assert!(
+            matches!(
+                &ended,
+                Err(OperatorError::LeaderElection(LeaderError::EmptyIdentity))
+            ),
+            "{ended:?}"
+        );
+    }
+}
