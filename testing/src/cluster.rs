@@ -10,13 +10,13 @@ use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ObjectMeta, PostParams};
+use kube::api::{Api, PostParams};
 use kube::runtime::reflector::ObjectRef;
 use kubeward_names::clock::SkippingClock;
 
 use crate::auth::tls::Tls;
 use crate::faults::{self, Faults};
-use crate::grant::{grant, ignore_status};
+use crate::grant::{Scope, grant, ignore_status, named};
 use crate::kubeconfig::{self, Credentials};
 use crate::real::{ADMIN_USER, Assets, ControlPlane, Proxy, set_kubelet_running};
 use crate::requests::{RequestLog, RequestRecord};
@@ -408,14 +408,42 @@ impl Cluster {
         name: &str,
         rules: Vec<PolicyRule>,
     ) -> Result<kube::Client, ServerError> {
+        self.granted_client(namespace, name, rules, Scope::Cluster)
+            .await
+    }
+
+    /// A client authenticated as the service account `namespace/name`, granted `rules` in
+    /// `namespace` only (see [`ApiServer::namespaced_service_account_client`]), on either
+    /// backend as [`Cluster::service_account_client`].
+    ///
+    /// # Errors
+    /// When the grant, the account or its token cannot be stored or issued.
+    pub async fn namespaced_service_account_client(
+        &self,
+        namespace: &str,
+        name: &str,
+        rules: Vec<PolicyRule>,
+    ) -> Result<kube::Client, ServerError> {
+        self.granted_client(namespace, name, rules, Scope::Namespace)
+            .await
+    }
+
+    /// The service account client of `namespace/name`, granted `rules` as `scope` says.
+    async fn granted_client(
+        &self,
+        namespace: &str,
+        name: &str,
+        rules: Vec<PolicyRule>,
+        scope: Scope,
+    ) -> Result<kube::Client, ServerError> {
         let real = match &self.inner {
             Inner::Embedded(server) => {
-                return server.service_account_client(namespace, name, rules).await;
+                return server.granted_client(namespace, name, rules, scope).await;
             }
             Inner::Real(real) => real,
         };
         let admin = self.client()?;
-        grant(admin.clone(), namespace, name, rules).await?;
+        grant(admin.clone(), namespace, name, rules, scope).await?;
         let namespaces: Api<Namespace> = Api::all(admin.clone());
         let created = namespaces
             .create(&PostParams::default(), &named(namespace))
@@ -689,15 +717,6 @@ impl Real {
             }
         }
     }
-}
-
-fn named<K: kube::Resource<DynamicType = ()> + Default>(name: &str) -> K {
-    let mut object = K::default();
-    *object.meta_mut() = ObjectMeta {
-        name: Some(name.to_owned()),
-        ..ObjectMeta::default()
-    };
-    object
 }
 
 #[cfg(test)]

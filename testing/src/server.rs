@@ -20,6 +20,7 @@ use super::auth::bootstrap;
 use super::auth::tls::{IssuedCertificate, Tls};
 use super::auth::user::UserInfo;
 use super::faults::Faults;
+use super::grant::Scope;
 use super::identity::Identity;
 use super::kubeconfig::{self, Credentials};
 use super::pipeline::handle;
@@ -479,7 +480,59 @@ impl ApiServer {
         name: &str,
         rules: Vec<PolicyRule>,
     ) -> Result<kube::Client, ServerError> {
-        super::grant::grant(self.client()?, namespace, name, rules).await?;
+        self.granted_client(namespace, name, rules, Scope::Cluster)
+            .await
+    }
+
+    /// A client authenticated as the service account `namespace/name`, granted exactly `rules`
+    /// in `namespace` only: a Role and a RoleBinding there, both named
+    /// `kubeward-testing:<name>` (replacing any of that name), as a namespaced operator's RBAC
+    /// is installed. The namespace is created if missing. Anything the rules name in another
+    /// namespace, or cluster-wide, is answered 403.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use k8s_openapi::api::rbac::v1::PolicyRule;
+    ///
+    /// let server = kubeward_testing::ApiServer::start().await?;
+    /// let read = PolicyRule {
+    ///     api_groups: Some(vec![String::new()]),
+    ///     resources: Some(vec!["configmaps".into()]),
+    ///     verbs: vec!["list".into()],
+    ///     ..PolicyRule::default()
+    /// };
+    /// let operator = server.namespaced_service_account_client("team-a", "op", vec![read]).await?;
+    /// let here: kube::Api<ConfigMap> = kube::Api::namespaced(operator.clone(), "team-a");
+    /// here.list(&Default::default()).await?; // allowed in its namespace
+    /// let there: kube::Api<ConfigMap> = kube::Api::namespaced(operator, "default");
+    /// assert!(there.list(&Default::default()).await.is_err()); // 403 elsewhere
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// When the namespace, the role or the binding cannot be stored, or the client cannot be
+    /// built.
+    pub async fn namespaced_service_account_client(
+        &self,
+        namespace: &str,
+        name: &str,
+        rules: Vec<PolicyRule>,
+    ) -> Result<kube::Client, ServerError> {
+        self.granted_client(namespace, name, rules, Scope::Namespace)
+            .await
+    }
+
+    /// The service account client of `namespace/name`, granted `rules` as `scope` says.
+    pub(crate) async fn granted_client(
+        &self,
+        namespace: &str,
+        name: &str,
+        rules: Vec<PolicyRule>,
+        scope: Scope,
+    ) -> Result<kube::Client, ServerError> {
+        super::grant::grant(self.client()?, namespace, name, rules, scope).await?;
         self.client_for(&Identity::service_account(namespace, name))
     }
 

@@ -99,3 +99,56 @@ async fn the_lease_rule_is_granted_in_the_leases_namespace_and_nowhere_else() {
         );
     }
 }
+
+/// `namespaced_service_account_client`: the rules hold in the account's namespace only (a Role
+/// and RoleBinding there, created with the namespace), on either backend — 403 in another
+/// namespace and cluster-wide.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespaced_grant_holds_in_its_namespace_only() {
+    let server = kubeward_testing::Cluster::start().await.expect("cluster");
+    let admin = server.client().expect("admin");
+    namespace(&admin, "team-b").await;
+    let manage_leases = k8s_openapi::api::rbac::v1::PolicyRule {
+        api_groups: Some(vec!["coordination.k8s.io".into()]),
+        resources: Some(vec!["leases".into()]),
+        verbs: vec!["get".into(), "list".into(), "create".into()],
+        ..Default::default()
+    };
+    // `team-a` does not exist yet: the grant creates it.
+    let operator = server
+        .namespaced_service_account_client("team-a", "widgets", vec![manage_leases])
+        .await
+        .expect("the identity");
+    let role = Api::<Role>::namespaced(admin.clone(), "team-a")
+        .get("kubeward-testing:widgets")
+        .await
+        .expect("the Role is stored in team-a");
+    assert_eq!(
+        role.rules.expect("rules")[0].verbs,
+        ["get", "list", "create"]
+    );
+    let binding = Api::<RoleBinding>::namespaced(admin, "team-a")
+        .get("kubeward-testing:widgets")
+        .await
+        .expect("the RoleBinding is stored in team-a");
+    assert_eq!(binding.role_ref.kind, "Role");
+
+    let here = Api::<Lease>::namespaced(operator.clone(), "team-a");
+    let created = here
+        .create(&PostParams::default(), &lease("widgets", "a"))
+        .await;
+    assert_eq!(code(created), 200, "create in its namespace");
+    assert_eq!(code(here.get("widgets").await), 200, "get in its namespace");
+    let elsewhere = Api::<Lease>::namespaced(operator.clone(), "team-b");
+    assert_eq!(
+        code(elsewhere.list(&Default::default()).await),
+        403,
+        "list in another namespace"
+    );
+    let everywhere = Api::<Lease>::all(operator);
+    assert_eq!(
+        code(everywhere.list(&Default::default()).await),
+        403,
+        "list across namespaces"
+    );
+}
