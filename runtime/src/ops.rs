@@ -106,7 +106,8 @@ impl OpsServer {
         self
     }
 
-    /// Serves `registry` on `/metrics` in the Prometheus text format.
+    /// Serves `registry` on `/metrics`: in OpenMetrics when the scraper asks for it first (as
+    /// Prometheus does), else in the Prometheus text format.
     #[cfg(feature = "prometheus")]
     #[must_use]
     pub fn with_registry(mut self, registry: prometheus::Registry) -> Self {
@@ -245,7 +246,13 @@ impl Routes {
             }
             #[cfg(feature = "prometheus")]
             "/metrics" => match &self.scraper {
-                Some(scraper) => scraper.respond().await,
+                Some(scraper) => {
+                    let accept = request.headers().get(header::ACCEPT);
+                    let accept = accept.and_then(|accept| accept.to_str().ok());
+                    scraper
+                        .respond(crate::metrics::Format::negotiate(accept))
+                        .await
+                }
                 None => text(StatusCode::NOT_FOUND, "no metrics registry configured\n"),
             },
             _ => text(

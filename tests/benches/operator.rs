@@ -112,7 +112,7 @@ async fn run(server: &ApiServer, operators: &[usize], n: usize, scrapes: usize) 
     })
     .await;
     let first_passes = started.elapsed();
-    let (time, bytes) = scrape_cost(&registries[0], scrapes);
+    let (time, bytes) = scrape_cost(&registries[0], scrapes, encode);
     let text = encode(&registries[0]);
     let held = alloc::settled().await - before;
     stop.send_replace(true);
@@ -314,7 +314,7 @@ async fn main() {
     let before = alloc::settled().await;
     let gauges = gauges_like(text);
     let held = alloc::allocated() - before;
-    let (gauge_time, gauge_bytes) = scrape_cost(&gauges, scrapes);
+    let (gauge_time, gauge_bytes) = scrape_cost(&gauges, scrapes, encode);
     println!(
         "scrape of two controllers at {n} objects each: kubeward {time:.1?} and {:.1} MiB per \
          scrape, {object_series} object series ({:.1} per object and controller), 0 B held \

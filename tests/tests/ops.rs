@@ -21,8 +21,23 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// `GET path` over HTTP/1.1: the status code and the body, a chunked body decoded.
 async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let (status, _, body) = get_accepting(addr, path, None).await;
+    (status, body)
+}
+
+/// `GET path` with `Accept: accept`: the status code, the response's `Content-Type` and the
+/// body, a chunked body decoded.
+async fn get_accepting(
+    addr: SocketAddr,
+    path: &str,
+    accept: Option<&str>,
+) -> (u16, String, String) {
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    let accept = accept
+        .map(|a| format!("Accept: {a}\r\n"))
+        .unwrap_or_default();
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{accept}Connection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await.expect("send");
     let mut response = Vec::new();
     stream.read_to_end(&mut response).await.expect("read");
@@ -36,12 +51,20 @@ async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
     let chunked = head
         .lines()
         .any(|l| l.eq_ignore_ascii_case("transfer-encoding: chunked"));
+    let content_type = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-type: ")
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
     let body = if chunked {
         dechunk(body)
     } else {
         body.to_owned()
     };
-    (status, body)
+    (status, content_type, body)
 }
 
 /// The data of a `Transfer-Encoding: chunked` body; panics on a body cut short.
@@ -111,6 +134,40 @@ async fn metrics_serves_the_whole_text_the_encoder_makes_in_chunks() {
         b.1 == expected,
         "the second scrape differs from the encoder's text"
     );
+}
+
+/// What Prometheus sends on a scrape (`scrape_protocols` default of 2.x and 3.x).
+const PROMETHEUS_ACCEPT: &str = "application/openmetrics-text;version=1.0.0;q=0.5,\
+    application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
+
+#[tokio::test]
+async fn metrics_answers_prometheus_in_open_metrics_and_others_in_the_text_format() {
+    let registry = big_registry(3);
+    let addr = serve(bind().await.with_registry(registry)).await;
+    let (status, content_type, body) =
+        get_accepting(addr, "/metrics", Some(PROMETHEUS_ACCEPT)).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        content_type,
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    );
+    assert_eq!(
+        body,
+        "# HELP ops_test_requests Requests by path.\n# TYPE ops_test_requests counter\n\
+         ops_test_requests_total{path=\"/objects/00000000\"} 0\n\
+         ops_test_requests_total{path=\"/objects/00000001\"} 1\n\
+         ops_test_requests_total{path=\"/objects/00000002\"} 2\n# EOF\n"
+    );
+    for accept in [None, Some("text/plain"), Some("application/json")] {
+        let (status, content_type, body) = get_accepting(addr, "/metrics", accept).await;
+        assert_eq!(status, 200);
+        assert_eq!(content_type, "text/plain; version=0.0.4", "{accept:?}");
+        assert!(
+            body.starts_with("# HELP ops_test_requests_total Requests by path.\n"),
+            "{body}"
+        );
+        assert!(!body.contains("# EOF"), "{body}");
+    }
 }
 
 #[tokio::test]

@@ -131,6 +131,9 @@ pub struct Controller<R: Reconciler> {
     #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
     pub(super) operator_client: Option<Arc<()>>,
     pub(super) sync_timeout: Duration,
+    /// At most this many objects' series per scrape ([`Controller::with_object_metrics_cap`]).
+    #[cfg(feature = "prometheus")]
+    pub(super) object_metrics_cap: Option<usize>,
     pub(super) state: watch::Sender<ControllerState>,
     pub(super) cache: watch::Sender<Option<Store<R::Resource>>>,
     /// The objects waiting for a pass (for the queue-depth metric).
@@ -164,6 +167,8 @@ impl<R: Reconciler> Controller<R> {
             shared_watches: None,
             operator_client: None,
             sync_timeout: DEFAULT_SYNC_TIMEOUT,
+            #[cfg(feature = "prometheus")]
+            object_metrics_cap: None,
             state: watch::Sender::new(ControllerState::Syncing),
             cache: watch::Sender::new(None),
             queue: Arc::default(),

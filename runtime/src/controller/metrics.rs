@@ -60,9 +60,25 @@ impl<R: Reconciler> Controller<R> {
                 })
                 .collect()
         };
-        crate::metrics::ObjectMetrics::new(prefix, self.name(), Arc::new(snapshot))?
+        let metrics = crate::metrics::ObjectMetrics::new(prefix, self.name(), Arc::new(snapshot))?
             .with_vocabularies(R::CONDITIONS)?
-            .with_info(R::INFO)
+            .with_info(R::INFO)?;
+        Ok(match self.object_metrics_cap {
+            Some(max) => metrics.with_max_objects(max),
+            None => metrics,
+        })
+    }
+
+    /// Bounds the per-object metrics ([`object_metrics`](Controller::object_metrics), also as
+    /// [`Operator`](crate::operator::Operator) and [`register_metrics`](Controller::register_metrics)
+    /// register them) to the series of `max_objects` objects per scrape, the first by namespace
+    /// and name; `kubeward_object_metrics_omitted` counts the others at each scrape. For a
+    /// controller of more objects than a scrape can carry in its interval: about 1.6 KiB of
+    /// text per object with one condition type.
+    #[must_use]
+    pub fn with_object_metrics_cap(mut self, max_objects: usize) -> Self {
+        self.object_metrics_cap = Some(max_objects);
+        self
     }
 
     /// A Prometheus collector of this controller's own state: whether this replica reconciles

@@ -46,9 +46,11 @@
 //! # Ok::<(), prometheus::Error>(())
 //! ```
 
+mod exposition;
 mod objects;
 mod status;
 
+pub use exposition::{Format, encode};
 pub use objects::{ObjectMetrics, ObjectState};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;

@@ -2,11 +2,13 @@
 //! deleted object leaves no stale series and alerts need no kube-state-metrics.
 
 use std::collections::HashMap;
+use std::io;
 use std::sync::Arc;
 
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::{Gauge, LabelPair, Metric, MetricFamily, MetricType};
 
+use super::exposition;
 use crate::conditions::{Condition, ConditionStatus};
 use crate::info::{InfoField, RESERVED_LABELS};
 use crate::vocabulary::Vocabulary;
@@ -47,6 +49,7 @@ type Snapshot = Arc<dyn Fn() -> Vec<ObjectState> + Send + Sync>;
 /// | `kubeward_object_condition_observed_generation` | controller, namespace, name, type | the condition's observedGeneration |
 /// | `kubeward_object_condition_last_transition_time_seconds` | controller, namespace, name, type | its lastTransitionTime, Unix seconds |
 /// | `kubeward_object_info` | controller, namespace, name, and each info label | 1 |
+/// | `kubeward_object_metrics_omitted` | controller | with [`with_max_objects`](ObjectMetrics::with_max_objects): the objects left out of this scrape |
 ///
 /// `kubeward_object_condition_reason` exists for the condition types whose [`Vocabulary`] is
 /// given ([`ObjectMetrics::with_vocabularies`]): one series per declared reason, so the number
@@ -58,12 +61,24 @@ type Snapshot = Arc<dyn Fn() -> Vec<ObjectState> + Send + Sync>;
 /// read `class="waiting"` to leave a human gate alone.
 ///
 /// Get one from [`Controller::object_metrics`](crate::controller::Controller::object_metrics);
-/// registering it is what switches these metrics on.
+/// registering it is what switches these metrics on. Served by the ops server, or by
+/// [`encode`](super::encode), its series are written straight as text (see
+/// [`exposition`](super::encode)); gathered by any other registry consumer, they are built as
+/// any collector's.
 pub struct ObjectMetrics {
+    source: ObjectSource,
+}
+
+/// The shared part of an [`ObjectMetrics`], which a scrape takes to write its series.
+pub(super) type ObjectSource = Arc<Source>;
+
+pub(super) struct Source {
     prefix: String,
     controller: Arc<str>,
     snapshot: Snapshot,
     vocabularies: &'static [&'static Vocabulary],
+    /// At most this many objects per scrape ([`ObjectMetrics::with_max_objects`]).
+    max_objects: Option<usize>,
     families: Families,
     /// What [`Collector::desc`] tells the registry: one family, `<prefix>_object_generation`,
     /// with `controller` a constant label, so that the collectors of several controllers
@@ -76,51 +91,145 @@ pub struct ObjectMetrics {
     registered: Desc,
 }
 
+/// The families, in the order a scrape writes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Generation,
+    Suspended,
+    Terminal,
+    Condition,
+    Reason,
+    ObservedGeneration,
+    LastTransition,
+    Info,
+    Omitted,
+}
+
+impl Kind {
+    const ALL: [Self; 9] = [
+        Self::Generation,
+        Self::Suspended,
+        Self::Terminal,
+        Self::Condition,
+        Self::Reason,
+        Self::ObservedGeneration,
+        Self::LastTransition,
+        Self::Info,
+        Self::Omitted,
+    ];
+}
+
 /// The descriptions of the families. Their samples are built at each scrape straight from the
 /// snapshot and dropped with it: between scrapes nothing per object is held (a `GaugeVec` would
 /// keep every series of the last scrape, several KiB per object).
 struct Families {
-    generation: Desc,
-    suspended: Desc,
-    terminal: Desc,
-    condition: Desc,
-    reason: Desc,
-    observed_generation: Desc,
-    last_transition: Desc,
-    info: Option<Desc>,
+    generation: Family,
+    suspended: Family,
+    terminal: Family,
+    condition: Family,
+    reason: Family,
+    observed_generation: Family,
+    last_transition: Family,
+    info: Option<Family>,
+    omitted: Family,
+}
+
+impl Families {
+    fn get(&self, kind: Kind) -> Option<&Family> {
+        match kind {
+            Kind::Generation => Some(&self.generation),
+            Kind::Suspended => Some(&self.suspended),
+            Kind::Terminal => Some(&self.terminal),
+            Kind::Condition => Some(&self.condition),
+            Kind::Reason => Some(&self.reason),
+            Kind::ObservedGeneration => Some(&self.observed_generation),
+            Kind::LastTransition => Some(&self.last_transition),
+            Kind::Info => self.info.as_ref(),
+            Kind::Omitted => Some(&self.omitted),
+        }
+    }
+}
+
+/// A gauge family: its description, and the order of its labels by name (as the prometheus
+/// crate writes a sample's labels).
+struct Family {
+    desc: Desc,
+    by_name: Vec<usize>,
+    /// The text before each label's value, in `by_name` order: `name{first="`, then
+    /// `",second="`, …
+    text_before: Vec<Vec<u8>>,
+}
+
+impl Family {
+    fn new(name: String, help: &str, labels: &[&str]) -> Result<Self, prometheus::Error> {
+        let desc = Desc::new(
+            name,
+            help.to_owned(),
+            labels.iter().map(|l| (*l).to_owned()).collect(),
+            HashMap::new(),
+        )?;
+        let mut by_name: Vec<usize> = (0..labels.len()).collect();
+        by_name.sort_by_key(|&i| labels[i]);
+        let text_before = by_name
+            .iter()
+            .enumerate()
+            .map(|(position, &label)| {
+                let before = if position == 0 {
+                    format!("{}{{", desc.fq_name)
+                } else {
+                    "\",".to_owned()
+                };
+                format!("{before}{}=\"", labels[label]).into_bytes()
+            })
+            .collect();
+        Ok(Self {
+            desc,
+            by_name,
+            text_before,
+        })
+    }
+
+    /// Appends the sample of `values` (one per label, in the family's order) as a line of text.
+    fn write(&self, text: &mut Vec<u8>, values: &[&str], value: f64) {
+        for (before, &label) in self.text_before.iter().zip(&self.by_name) {
+            text.extend_from_slice(before);
+            exposition::label_value(text, values[label]);
+        }
+        text.extend_from_slice(b"\"} ");
+        exposition::sample_value(text, value);
+        text.push(b'\n');
+    }
 }
 
 /// A gauge family being filled by one scrape.
 struct Samples<'a> {
-    desc: &'a Desc,
+    family: &'a Family,
     metrics: Vec<Metric>,
 }
 
 impl<'a> Samples<'a> {
-    fn new(desc: &'a Desc) -> Self {
+    fn new(family: &'a Family) -> Self {
         Self {
-            desc,
+            family,
             metrics: Vec::new(),
         }
     }
 
     /// Adds the sample of `values` (one per label of the family, in its order).
     fn push(&mut self, values: &[&str], value: f64) {
-        debug_assert_eq!(values.len(), self.desc.variable_labels.len());
-        let mut pairs: Vec<LabelPair> = self
-            .desc
-            .variable_labels
+        let desc = &self.family.desc;
+        debug_assert_eq!(values.len(), desc.variable_labels.len());
+        let pairs: Vec<LabelPair> = self
+            .family
+            .by_name
             .iter()
-            .zip(values)
-            .map(|(name, value)| {
+            .map(|&label| {
                 let mut pair = LabelPair::default();
-                pair.set_name(name.clone());
-                pair.set_value((*value).to_owned());
+                pair.set_name(desc.variable_labels[label].clone());
+                pair.set_value(values[label].to_owned());
                 pair
             })
             .collect();
-        // As the prometheus crate orders a sample's labels: by name.
-        pairs.sort();
         let mut gauge = Gauge::default();
         gauge.set_value(value);
         let mut metric = Metric::from_label(pairs);
@@ -130,27 +239,18 @@ impl<'a> Samples<'a> {
 
     fn family(self) -> MetricFamily {
         let mut family = MetricFamily::default();
-        family.set_name(self.desc.fq_name.clone());
-        family.set_help(self.desc.help.clone());
+        family.set_name(self.family.desc.fq_name.clone());
+        family.set_help(self.family.desc.help.clone());
         family.set_field_type(MetricType::GAUGE);
         family.set_metric(self.metrics);
         family
     }
 }
 
-fn gauge_desc(name: String, help: &str, labels: &[&str]) -> Result<Desc, prometheus::Error> {
-    Desc::new(
-        name,
-        help.to_owned(),
-        labels.iter().map(|l| (*l).to_owned()).collect(),
-        HashMap::new(),
-    )
-}
-
 impl std::fmt::Debug for ObjectMetrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ObjectMetrics")
-            .field("controller", &self.controller)
+            .field("controller", &self.source.controller)
             .finish_non_exhaustive()
     }
 }
@@ -182,55 +282,69 @@ impl ObjectMetrics {
     ) -> Result<Self, prometheus::Error> {
         let object = ["controller", "namespace", "name"];
         let condition = ["controller", "namespace", "name", "type"];
-        let desc = |suffix: &str, help: &str, labels: &[&str]| {
-            gauge_desc(format!("{prefix}_object_{suffix}"), help, labels)
+        let family = |suffix: &str, help: &str, labels: &[&str]| {
+            Family::new(format!("{prefix}_object_{suffix}"), help, labels)
         };
         let families = Families {
-            generation: desc("generation", "metadata.generation of the object.", &object)?,
-            suspended: desc(
+            generation: family("generation", "metadata.generation of the object.", &object)?,
+            suspended: family(
                 "suspended",
                 "Whether the object is suspended (1) or not (0).",
                 &object,
             )?,
-            terminal: desc(
+            terminal: family(
                 "terminal",
                 "Whether the object's last pass failed with a terminal error and the object has \
                  not changed since (1): no pass runs until it does; else 0.",
                 &object,
             )?,
-            condition: desc(
+            condition: family(
                 "condition",
                 "1 for the condition's current status, 0 for the others.",
                 &["controller", "namespace", "name", "type", "status"],
             )?,
-            reason: desc(
+            reason: family(
                 "condition_reason",
                 "1 for the condition's current reason, 0 for the other reasons of its vocabulary; \
                  class: progressing, waiting (on a human), failed or done.",
                 &["controller", "namespace", "name", "type", "reason", "class"],
             )?,
-            observed_generation: desc(
+            observed_generation: family(
                 "condition_observed_generation",
                 "The generation the condition was computed from.",
                 &condition,
             )?,
-            last_transition: desc(
+            last_transition: family(
                 "condition_last_transition_time_seconds",
                 "When the condition's status last changed, in Unix seconds.",
                 &condition,
             )?,
             info: None,
+            omitted: family(
+                "metrics_omitted",
+                "Objects left out of this scrape's per-object series (more than the cap).",
+                &["controller"],
+            )?,
         };
         let controller: Arc<str> = controller.into();
-        let registered = registration_desc(&families.generation, &controller)?;
+        let registered = registration_desc(&families.generation.desc, &controller)?;
         Ok(Self {
-            prefix: prefix.to_owned(),
-            controller,
-            snapshot,
-            vocabularies: &[],
-            families,
-            registered,
+            source: Arc::new(Source {
+                prefix: prefix.to_owned(),
+                controller,
+                snapshot,
+                vocabularies: &[],
+                max_objects: None,
+                families,
+                registered,
+            }),
         })
+    }
+
+    /// The source to configure: only a metrics object not yet registered is configured, so it
+    /// is never shared.
+    fn configure(&mut self) -> &mut Source {
+        Arc::get_mut(&mut self.source).expect("an unregistered ObjectMetrics is not shared")
     }
 
     /// Exports `kubeward_object_condition_reason` for the condition types of `vocabularies`.
@@ -244,7 +358,7 @@ impl ObjectMetrics {
     ) -> Result<Self, prometheus::Error> {
         Vocabulary::check_distinct(vocabularies)
             .map_err(|duplicate| prometheus::Error::Msg(duplicate.to_string()))?;
-        self.vocabularies = vocabularies;
+        self.configure().vocabularies = vocabularies;
         Ok(self)
     }
 
@@ -268,12 +382,173 @@ impl ObjectMetrics {
             }
             labels.push(field.label);
         }
-        self.families.info = Some(gauge_desc(
-            format!("{}_object_info", self.prefix),
+        let source = self.configure();
+        source.families.info = Some(Family::new(
+            format!("{}_object_info", source.prefix),
             "1, labelled with the object's declared info fields.",
             &labels,
         )?);
         Ok(self)
+    }
+
+    /// Writes the series of at most `max` objects per scrape: the first `max` by namespace and
+    /// name (the same ones at each scrape while the set is unchanged), and
+    /// `<prefix>_object_metrics_omitted` the number of the others. A bound on a scrape's size
+    /// (about 1.6 KiB of text per object with one condition type) for a controller of more
+    /// objects than its scrape interval can carry.
+    #[must_use]
+    pub fn with_max_objects(mut self, max: usize) -> Self {
+        self.configure().max_objects = Some(max);
+        self
+    }
+
+    /// Writes the per-object families of `sources` (handed over by the collectors of one
+    /// gathering) as text: each family once, with the samples of every source of its name.
+    pub(super) fn write_sources(
+        sources: &[ObjectSource],
+        buffer: &mut exposition::Buffer<'_>,
+    ) -> io::Result<()> {
+        let snapshots: Vec<(&Source, Vec<ObjectState>, usize)> = sources
+            .iter()
+            .map(|source| {
+                let (objects, omitted) = source.objects();
+                (&**source, objects, omitted)
+            })
+            .collect();
+        // Sources of one prefix share their families' names: each family is written once.
+        let mut prefixes: Vec<&str> = sources.iter().map(|s| s.prefix.as_str()).collect();
+        prefixes.sort_unstable();
+        prefixes.dedup();
+        for prefix in prefixes {
+            let group: Vec<_> = snapshots.iter().filter(|s| s.0.prefix == prefix).collect();
+            for kind in Kind::ALL {
+                let mut headed = false;
+                for (source, objects, omitted) in &group {
+                    let Some(family) = source.families.get(kind) else {
+                        continue;
+                    };
+                    let mut failed = Ok(());
+                    source.visit(objects, *omitted, Some(kind), &mut |_, values, value| {
+                        if failed.is_err() {
+                            return;
+                        }
+                        if !headed {
+                            let desc = &family.desc;
+                            exposition::header(
+                                &mut buffer.text,
+                                &desc.fq_name,
+                                &desc.help,
+                                "gauge",
+                            );
+                            headed = true;
+                        }
+                        family.write(&mut buffer.text, values, value);
+                        failed = buffer.spill();
+                    });
+                    failed?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Source {
+    /// The objects of this scrape, at most [`max_objects`](Self::max_objects), and how many
+    /// were left out.
+    fn objects(&self) -> (Vec<ObjectState>, usize) {
+        let mut objects = (self.snapshot)();
+        let Some(max) = self.max_objects.filter(|max| objects.len() > *max) else {
+            return (objects, 0);
+        };
+        let omitted = objects.len() - max;
+        objects.select_nth_unstable_by(max, |a, b| {
+            (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name))
+        });
+        objects.truncate(max);
+        (objects, omitted)
+    }
+
+    /// Calls `sample` with each sample of `objects` (of the family `only`, or of all): its
+    /// family, its label values (in the family's order) and its value.
+    fn visit(
+        &self,
+        objects: &[ObjectState],
+        omitted: usize,
+        only: Option<Kind>,
+        sample: &mut dyn FnMut(Kind, &[&str], f64),
+    ) {
+        let mut sample = |kind: Kind, values: &[&str], value: f64| {
+            if only.is_none_or(|only| only == kind) {
+                sample(kind, values, value);
+            }
+        };
+        let wants = |kind: Kind| only.is_none_or(|only| only == kind);
+        let per_condition = [
+            Kind::Condition,
+            Kind::Reason,
+            Kind::ObservedGeneration,
+            Kind::LastTransition,
+        ]
+        .into_iter()
+        .any(wants);
+        let controller = &*self.controller;
+        let info_labels = self
+            .families
+            .info
+            .as_ref()
+            .map(|info| info.desc.variable_labels.len());
+        let mut info_values: Vec<&str> = Vec::new();
+        for object in objects {
+            let labels = [controller, object.namespace.as_str(), object.name.as_str()];
+            if let Some(value) = object.generation {
+                sample(Kind::Generation, &labels, value as f64);
+            }
+            sample(
+                Kind::Suspended,
+                &labels,
+                f64::from(u8::from(object.suspended)),
+            );
+            sample(
+                Kind::Terminal,
+                &labels,
+                f64::from(u8::from(object.terminal)),
+            );
+            // A snapshot listing fewer or more values than labels is a bug of its author: leave
+            // the object's info series out rather than fail the whole scrape.
+            if wants(Kind::Info) && info_labels == Some(object.info.len() + labels.len()) {
+                info_values.clear();
+                info_values.extend(labels);
+                info_values.extend(object.info.iter().map(String::as_str));
+                sample(Kind::Info, &info_values, 1.0);
+            }
+            if !per_condition {
+                continue;
+            }
+            for condition in &object.conditions {
+                let [c, ns, n] = labels;
+                let t = condition.type_.as_str();
+                for status in ConditionStatus::ALL {
+                    let value = f64::from(u8::from(condition.status == status.as_str()));
+                    sample(Kind::Condition, &[c, ns, n, t, status.as_str()], value);
+                }
+                if let Some(vocabulary) = self.vocabularies.iter().find(|v| v.type_ == t) {
+                    for declared in vocabulary.reasons {
+                        let value = f64::from(u8::from(condition.reason == declared.name));
+                        let class = declared.class().as_str();
+                        sample(Kind::Reason, &[c, ns, n, t, declared.name, class], value);
+                    }
+                }
+                if let Some(observed) = condition.observed_generation {
+                    sample(Kind::ObservedGeneration, &[c, ns, n, t], observed as f64);
+                }
+                let transition = condition.last_transition_time.0.as_second() as f64;
+                sample(Kind::LastTransition, &[c, ns, n, t], transition);
+            }
+        }
+        if self.max_objects.is_some() {
+            sample(Kind::Omitted, &[controller], omitted as f64);
+        }
     }
 }
 
@@ -296,70 +571,29 @@ fn registration_desc(desc: &Desc, controller: &str) -> Result<Desc, prometheus::
 
 impl Collector for ObjectMetrics {
     fn desc(&self) -> Vec<&Desc> {
-        vec![&self.registered]
+        vec![&self.source.registered]
     }
 
     fn collect(&self) -> Vec<MetricFamily> {
-        let families = &self.families;
-        let mut generation = Samples::new(&families.generation);
-        let mut suspended = Samples::new(&families.suspended);
-        let mut terminal = Samples::new(&families.terminal);
-        let mut condition_status = Samples::new(&families.condition);
-        let mut reason = Samples::new(&families.reason);
-        let mut observed_generation = Samples::new(&families.observed_generation);
-        let mut last_transition = Samples::new(&families.last_transition);
-        let mut info = families.info.as_ref().map(Samples::new);
-        let controller = &*self.controller;
-        for object in (self.snapshot)() {
-            let labels = [controller, object.namespace.as_str(), object.name.as_str()];
-            if let Some(value) = object.generation {
-                generation.push(&labels, value as f64);
-            }
-            suspended.push(&labels, f64::from(u8::from(object.suspended)));
-            terminal.push(&labels, f64::from(u8::from(object.terminal)));
-            // A snapshot listing fewer or more values than labels is a bug of its author: leave
-            // the object's info series out rather than fail the whole scrape.
-            if let Some(info) = &mut info
-                && object.info.len() + labels.len() == info.desc.variable_labels.len()
-            {
-                let mut values: Vec<&str> = labels.to_vec();
-                values.extend(object.info.iter().map(String::as_str));
-                info.push(&values, 1.0);
-            }
-            for condition in &object.conditions {
-                let [c, ns, n] = labels;
-                let t = condition.type_.as_str();
-                for status in ConditionStatus::ALL {
-                    let value = f64::from(u8::from(condition.status == status.as_str()));
-                    condition_status.push(&[c, ns, n, t, status.as_str()], value);
-                }
-                if let Some(vocabulary) = self.vocabularies.iter().find(|v| v.type_ == t) {
-                    for declared in vocabulary.reasons {
-                        let value = f64::from(u8::from(condition.reason == declared.name));
-                        let class = declared.class().as_str();
-                        reason.push(&[c, ns, n, t, declared.name, class], value);
-                    }
-                }
-                if let Some(observed) = condition.observed_generation {
-                    observed_generation.push(&[c, ns, n, t], observed as f64);
-                }
-                last_transition.push(
-                    &[c, ns, n, t],
-                    condition.last_transition_time.0.as_second() as f64,
-                );
-            }
+        if exposition::hand_over(&self.source) {
+            return Vec::new();
         }
-        let mut collected = vec![
-            generation.family(),
-            suspended.family(),
-            terminal.family(),
-            condition_status.family(),
-            reason.family(),
-            observed_generation.family(),
-            last_transition.family(),
-        ];
-        collected.extend(info.map(Samples::family));
-        collected
+        let source = &*self.source;
+        let mut samples: Vec<(Kind, Samples<'_>)> = Kind::ALL
+            .into_iter()
+            .filter_map(|kind| Some((kind, Samples::new(source.families.get(kind)?))))
+            .collect();
+        let (objects, omitted) = source.objects();
+        source.visit(&objects, omitted, None, &mut |kind, values, value| {
+            if let Some((_, family)) = samples.iter_mut().find(|(k, _)| *k == kind) {
+                family.push(values, value);
+            }
+        });
+        // Families without samples are left out by the registry.
+        samples
+            .into_iter()
+            .map(|(_, family)| family.family())
+            .collect()
     }
 }
 
@@ -467,6 +701,112 @@ mod tests {
         let again =
             ObjectMetrics::new("kubeward", "demo.kubeward.dev/a", Arc::new(Vec::new)).unwrap();
         assert!(registry.register(Box::new(again)).is_err());
+    }
+
+    /// The lines of `encode`'s text of `registry`, sorted.
+    fn encoded_lines(registry: &prometheus::Registry, format: exposition::Format) -> Vec<String> {
+        let mut text = Vec::new();
+        exposition::encode(registry, format, &mut text).unwrap();
+        let mut lines: Vec<String> = String::from_utf8(text)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        lines.sort();
+        lines
+    }
+
+    fn objects(n: usize) -> Vec<ObjectState> {
+        (0..n)
+            .map(|i| ObjectState {
+                name: format!("web-{i:02}"),
+                ..object(if i % 2 == 0 { "Held" } else { "Running" })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn written_as_text_the_series_are_those_the_collector_gathers() {
+        static INFO: [InfoField; 1] = [InfoField::new("revision", "status.revision")];
+        let registry = prometheus::Registry::new();
+        for controller in ["demo.kubeward.dev/a", "demo.kubeward.dev/b\\\"quoted\\\""] {
+            let metrics = ObjectMetrics::new("kubeward", controller, Arc::new(|| objects(3)))
+                .unwrap()
+                .with_vocabularies(&VOCABULARIES)
+                .unwrap()
+                .with_info(&INFO)
+                .unwrap();
+            registry.register(Box::new(metrics)).unwrap();
+        }
+        let gathered = prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .unwrap();
+        let mut gathered: Vec<String> = gathered.lines().map(str::to_owned).collect();
+        gathered.sort();
+        // 2 controllers x 3 objects x (3 + 3 statuses + 3 reasons + 2 + info), 7 families.
+        assert_eq!(gathered.len(), 2 * 3 * 12 + 2 * 8, "{gathered:#?}");
+        assert_eq!(encoded_lines(&registry, exposition::Format::Text), gathered);
+        let mut open_metrics = gathered.clone();
+        open_metrics.push("# EOF".to_owned());
+        open_metrics.sort();
+        assert_eq!(
+            encoded_lines(&registry, exposition::Format::OpenMetrics),
+            open_metrics
+        );
+    }
+
+    #[test]
+    fn a_cap_keeps_the_first_objects_by_name_and_counts_the_others() {
+        let metrics = ObjectMetrics::new(
+            "kubeward",
+            "c",
+            Arc::new(|| {
+                let mut all = objects(5);
+                all.reverse();
+                all
+            }),
+        )
+        .unwrap()
+        .with_max_objects(2);
+        let registry = prometheus::Registry::new();
+        registry.register(Box::new(metrics)).unwrap();
+        for lines in [
+            encoded_lines(&registry, exposition::Format::Text),
+            scrape_lines(&registry),
+        ] {
+            let suspended: Vec<&String> = lines
+                .iter()
+                .filter(|l| l.starts_with("kubeward_object_suspended{"))
+                .collect();
+            assert_eq!(
+                suspended,
+                [
+                    r#"kubeward_object_suspended{controller="c",name="web-00",namespace="demo"} 0"#,
+                    r#"kubeward_object_suspended{controller="c",name="web-01",namespace="demo"} 0"#,
+                ],
+                "{lines:#?}"
+            );
+            assert!(
+                lines.contains(&r#"kubeward_object_metrics_omitted{controller="c"} 3"#.to_owned()),
+                "{lines:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn without_a_cap_there_is_no_omitted_series() {
+        let metrics = ObjectMetrics::new("kubeward", "c", Arc::new(|| objects(2))).unwrap();
+        let text = scrape(metrics);
+        assert!(!text.contains("kubeward_object_metrics_omitted"), "{text}");
+    }
+
+    fn scrape_lines(registry: &prometheus::Registry) -> Vec<String> {
+        let text = prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        lines.sort();
+        lines
     }
 
     fn reason_samples(text: &str) -> Vec<&str> {

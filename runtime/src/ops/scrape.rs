@@ -10,6 +10,10 @@
 //! - at most one scrape is built at a time: a second scraper waits for the first to be encoded,
 //!   so two scrapers cannot double the memory of a scrape.
 //!
+//! The format is negotiated from the request's `Accept` header ([`Format::negotiate`]): OpenMetrics
+//! for Prometheus, which asks for it first, the text format otherwise. Per-object series are
+//! written straight as text ([`crate::metrics::encode`]).
+//!
 //! An encoding error after the first chunk was sent ends the body with an error: hyper then
 //! aborts the connection, and the scraper sees a failed scrape, never a silently cut one.
 
@@ -23,6 +27,7 @@ use hyper::body::Frame;
 use tokio::sync::{Semaphore, mpsc};
 
 use super::Body;
+use crate::metrics::Format;
 
 /// The size of one chunk of `/metrics` text sent to the client.
 pub const CHUNK_BYTES: usize = 64 * 1024;
@@ -46,7 +51,7 @@ impl Scraper {
 
     /// The response to a scrape: its head once this scrape's turn has come, its body streamed as
     /// the blocking pool encodes it.
-    pub(super) async fn respond(&self) -> Response<Body> {
+    pub(super) async fn respond(&self, format: Format) -> Response<Body> {
         let turn = match self.one_at_a_time.clone().acquire_owned().await {
             Ok(turn) => turn,
             Err(_) => unreachable!("the scrape semaphore is never closed"),
@@ -56,7 +61,7 @@ impl Scraper {
         tokio::task::spawn_blocking(move || {
             // The next scrape starts once this one is encoded (or its client is gone).
             let _turn = turn;
-            encode(&registry, chunks);
+            encode(&registry, format, chunks);
         });
         let body = futures::stream::unfold(received, |mut received| async move {
             let chunk = received.recv().await?;
@@ -65,23 +70,23 @@ impl Scraper {
         let mut response = Response::new(StreamBody::new(body).boxed());
         response.headers_mut().insert(
             header::CONTENT_TYPE,
-            header::HeaderValue::from_static(prometheus::TEXT_FORMAT),
+            header::HeaderValue::from_static(format.content_type()),
         );
         response
     }
 }
 
-/// Gathers `registry` and encodes it into `chunks`; an error is sent as the last item.
-fn encode(registry: &prometheus::Registry, chunks: mpsc::Sender<io::Result<Bytes>>) {
-    let families = registry.gather();
+/// Encodes `registry` in `format` into `chunks`; an error is sent as the last item.
+fn encode(
+    registry: &prometheus::Registry,
+    format: Format,
+    chunks: mpsc::Sender<io::Result<Bytes>>,
+) {
     let mut writer = ChunkWriter {
         chunks,
         buffer: Vec::with_capacity(CHUNK_BYTES),
     };
-    let encoded =
-        prometheus::Encoder::encode(&prometheus::TextEncoder::new(), &families, &mut writer)
-            .map_err(io::Error::other)
-            .and_then(|()| writer.flush());
+    let encoded = crate::metrics::encode(registry, format, &mut writer);
     if let Err(error) = encoded
         && !writer.chunks.is_closed()
     {

@@ -9,15 +9,29 @@ use prometheus::{GaugeVec, Opts, Registry};
 
 use super::drive;
 
-/// One scrape of `registry` in the text format.
+/// One scrape of `registry` in the text format, as the ops server writes it (per-object series
+/// straight as text).
 pub fn encode(registry: &Registry) -> String {
+    let mut text = Vec::new();
+    kubeward::metrics::encode(registry, kubeward::metrics::Format::Text, &mut text)
+        .expect("encodes");
+    String::from_utf8(text).expect("UTF-8")
+}
+
+/// One scrape of `registry` through `prometheus::TextEncoder` (every sample built as a protobuf
+/// `Metric` first, as any registry consumer gathers it).
+pub fn encode_gathered(registry: &Registry) -> String {
     prometheus::TextEncoder::new()
         .encode_to_string(&registry.gather())
         .expect("encodes")
 }
 
-/// Times `scrapes` scrapes of `registry`: the median time and the size of one.
-pub fn scrape_cost(registry: &Registry, scrapes: usize) -> (Duration, usize) {
+/// Times `scrapes` scrapes of `registry` by `encode`: the median time and the size of one.
+pub fn scrape_cost(
+    registry: &Registry,
+    scrapes: usize,
+    encode: fn(&Registry) -> String,
+) -> (Duration, usize) {
     let mut times = Vec::new();
     let mut bytes = 0;
     for _ in 0..scrapes {
@@ -26,6 +40,21 @@ pub fn scrape_cost(registry: &Registry, scrapes: usize) -> (Duration, usize) {
         times.push(start.elapsed());
     }
     (drive::median(times), bytes)
+}
+
+/// The physical limit of a scrape of `bytes`: the median time to copy that many bytes into a
+/// fresh buffer (`scrapes` times), as a scrape's text is written into its buffers.
+pub fn copy_cost(bytes: usize, scrapes: usize) -> Duration {
+    let source = vec![b'x'; bytes];
+    let times = (0..scrapes.max(1))
+        .map(|_| {
+            let start = Instant::now();
+            let copy = std::hint::black_box(&source).clone();
+            std::hint::black_box(copy);
+            start.elapsed()
+        })
+        .collect();
+    drive::median(times)
 }
 
 /// The labels of a sample, as (name, value).
