@@ -331,3 +331,69 @@ fn the_readme_is_short_and_its_commands_come_first() {
 fn print_the_state_diagram() {
     print!("{}", UpToDate::mermaid());
 }
+
+/// The public fns marked `#[deprecated]` in `dir` (recursively), as `file: name`.
+fn deprecated_fns(dir: &std::path::Path, found: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            deprecated_fns(&path, found);
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("a source file");
+        let mut deprecated = false;
+        for line in text.lines().map(str::trim) {
+            if line.starts_with("#[deprecated") {
+                deprecated = true;
+            } else if deprecated && let Some(rest) = line.strip_prefix("pub fn ") {
+                let name = rest.split(['(', '<']).next().unwrap_or_default();
+                found.push((path.display().to_string(), name.to_owned()));
+                deprecated = false;
+            }
+        }
+    }
+}
+
+/// The changelog has an Unreleased section with its breaking changes, and lists every
+/// deprecated alias of the crates users depend on under Deprecated.
+#[test]
+fn the_changelog_lists_every_deprecated_name() {
+    let changelog = file("CHANGELOG.md");
+    let unreleased = changelog
+        .split_once("## [Unreleased]")
+        .expect("an Unreleased section")
+        .1;
+    assert!(
+        unreleased.contains("### Breaking changes"),
+        "the Unreleased section lists its breaking changes"
+    );
+    let deprecated_section = unreleased
+        .split_once("### Deprecated")
+        .expect("a Deprecated section")
+        .1
+        .split("\n### ")
+        .next()
+        .unwrap_or_default();
+    let mut found = Vec::new();
+    for crate_dir in ["runtime/src", "macros/src", "names/src", "testing/src"] {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(crate_dir);
+        deprecated_fns(&dir, &mut found);
+    }
+    assert!(
+        found.len() >= 9,
+        "the deprecated aliases are found: {found:?}"
+    );
+    let missing: Vec<&(String, String)> = found
+        .iter()
+        .filter(|(_, name)| !deprecated_section.contains(&format!("::{name}")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "deprecated but not listed under Deprecated in CHANGELOG.md: {missing:?}"
+    );
+}

@@ -107,6 +107,11 @@ pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
 ///     steps(render, helpers::deploy),                // `#[step]` fns outside the impl it calls
 ///     error = Error,                                 // when not readable from `Result<Action, E>`
 ///     timeout = "30s",                               // reconcile timeout of a pass (ms, s, m, h)
+///     info(image = "spec.image"),                    // fields as labels of `kubeward_object_info`
+///     kstatus(current_at(up_to_date::WaitingForApproval), stalled_after = 5), // or `kstatus = false`
+///     owns(Deployment, Service, whole(ConfigMap)),   // children: watched, applied, pruned
+///     watches(Pod, map = pod_rollout, labels = "demo.kubeward.dev/rollout"), // one per kind
+///     reads(annotations("demo.kubeward.dev/approved-generation")), // the labels/annotations read
 ///     crate = "::my_facade::kubeward",               // when kubeward is re-exported
 /// )]
 /// impl Rollouts {
@@ -123,6 +128,40 @@ pub fn step(args: TokenStream, input: TokenStream) -> TokenStream {
 /// // generates `struct Quotas { .. }` with `Quotas::new(context: Context)`: each pass borrows it
 /// // (a `kube::Client`, shared state), so the fn can touch other objects
 /// ```
+///
+/// The keys:
+///
+/// - `resource` (required): the kind reconciled, a `kube::Resource`.
+/// - `controller` (required): the controller's name, `domain/name`: events'
+///   `reportingController`, the `controller` metric label.
+/// - `finalizer`: a qualified name; required with `cleanup`, which runs before it is removed.
+/// - `conditions(C, ..)`: the `#[kubeward::condition]` vocabularies the controller manages: their
+///   per-object metrics and the compile-time check of `pass.condition::<C>()`.
+/// - `steps(f, ..)`: `#[step]` fns outside the impl that it calls, so that their step names are
+///   declared (and initialised in the metrics) up front.
+/// - `error = E`: the error type, when it cannot be read from `Result<Action, E>`.
+/// - `timeout = "30s"`: each pass is abandoned after this long (`ms`, `s`, `m`, `h`).
+/// - `info(label = "path", ..)`: spec or status fields as labels of one `kubeward_object_info`
+///   series per object (`kubeward::info`); labels are Prometheus label names, not `controller`,
+///   `namespace` or `name`.
+/// - `kstatus`: the kstatus conditions (`Ready`, `Reconciling`, `Stalled`) derived from the
+///   declared ones, on by default (`kubeward::kstatus`): `current_at(reason, ..)` lists the gates
+///   deploy tools should treat as done, `stalled_after = n` reports `Stalled` after n failed
+///   passes in a row, `kstatus = false` opts out.
+/// - `owns(Kind, whole(Kind), ..)`: the children the controller applies through its passes,
+///   watched (by metadata, or whole with `whole(..)`), pruned, their changes starting their
+///   owner's pass (`kubeward::relations`).
+/// - `watches(Kind, map = f, labels = "..", fields = "..")`: a kind whose objects start the
+///   passes of the objects `f` maps them to (`fn(&Kind, &Store<Resource>) -> impl
+///   IntoIterator<Item = ObjectRef<Resource>>`, an `Option` too); the key repeats, once per
+///   kind; `labels`/`fields` are selectors of what is watched.
+/// - `reads(labels(".."), annotations(".."))`: the labels and annotations a pass reads: a change
+///   of one of them, and of no other, starts a pass.
+/// - `crate = "path"`: reach the runtime through a facade that re-exports kubeward.
+///
+/// The rollout example (`examples/src/rollouts/reconciler.rs`) uses most of them together; the
+/// guide (`docs/reconciler.md`, `docs/children-and-watches.md`, `docs/kstatus.md`) shows each at
+/// work.
 ///
 /// Generates the `Reconciler` impl (`NAME`, `FINALIZER`, `CONDITIONS`, `RECONCILE_TIMEOUT`,
 /// `STEPS`: every `#[step]`

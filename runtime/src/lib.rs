@@ -36,6 +36,7 @@ pub mod events;
 pub mod info;
 pub mod kstatus;
 pub mod leader;
+pub mod manifest;
 pub use kubeward_names::limits;
 #[cfg(feature = "prometheus")]
 pub mod metrics;

@@ -141,6 +141,8 @@ pub struct Operator {
     watches: SharedWatches,
     /// Each controller, and whether it has a leader election of its own.
     runs: Vec<(String, bool, Start)>,
+    /// The RBAC rules of every controller, as each declares them (not yet merged).
+    rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule>,
     /// The lease every controller without an election of its own shares.
     leader_election: Option<LeaderElection>,
     /// The shutdown budget every controller and the shared lease's release fit in.
@@ -182,6 +184,7 @@ impl Operator {
             kstatus_kinds: BTreeMap::new(),
             watches: SharedWatches::default(),
             runs: Vec::new(),
+            rules: Vec::new(),
             leader_election: None,
             budget: crate::shutdown::Budget::default(),
             readiness: Vec::new(),
@@ -194,6 +197,41 @@ impl Operator {
     /// The client every controller added with [`with_reconciler`](Operator::with_reconciler) uses.
     pub fn client(&self) -> &kube::Client {
         &self.client
+    }
+
+    /// The RBAC rules this operator needs: every controller's ([`rbac::rules`](crate::rbac::rules)),
+    /// each resource once ([`rbac::merge`](crate::rbac::merge)), and the Lease rule when the
+    /// operator or one of its controllers elects a leader. Add the controllers and the leader
+    /// election first.
+    pub fn rbac_rules(&self) -> Vec<k8s_openapi::api::rbac::v1::PolicyRule> {
+        let lease = self.leader_election.is_some().then(crate::rbac::lease_rule);
+        crate::rbac::merge(self.rules.iter().cloned().chain(lease))
+    }
+
+    /// [`rbac_rules`](Operator::rbac_rules) as YAML for `kubectl apply -f -`: a ClusterRole
+    /// `name` and its ClusterRoleBinding to the service account
+    /// `service_account_namespace/service_account` ([`rbac::cluster_wide`](crate::rbac::cluster_wide)).
+    ///
+    /// # Panics
+    /// Never: RBAC objects serialize.
+    pub fn rbac_yaml(
+        &self,
+        name: &str,
+        service_account_namespace: &str,
+        service_account: &str,
+    ) -> String {
+        let (role, binding) = crate::rbac::cluster_wide(
+            name,
+            self.rbac_rules(),
+            service_account_namespace,
+            service_account,
+        );
+        let json =
+            |object: serde_json::Result<serde_json::Value>| object.expect("RBAC objects serialize");
+        crate::manifest::to_yaml_documents(&[
+            json(serde_json::to_value(&role)),
+            json(serde_json::to_value(&binding)),
+        ])
     }
 
     /// The registry every controller's metrics are on (`/metrics` of the ops server); register
@@ -285,6 +323,7 @@ impl Operator {
             });
         self.readiness.push(controller.readiness());
         let own_election = controller.has_leader_election();
+        self.rules.extend(crate::rbac::rules::<R>(own_election));
         let start: Start = Box::new(move |member| match member {
             Some(member) => Box::pin(controller.with_shared_lease(member).run()),
             None => Box::pin(controller.run()),

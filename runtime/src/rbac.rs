@@ -66,29 +66,125 @@ pub fn rules<R: crate::Reconciler>(
     ));
     for relation in relations.iter() {
         let kind = relation.kind();
-        let resources = std::slice::from_ref(&kind.plural);
-        match rules.iter_mut().find(|r| {
-            r.api_groups.as_deref() == Some(std::slice::from_ref(&kind.group))
-                && r.resources.as_deref() == Some(resources)
-        }) {
-            Some(existing) => {
-                for verb in relation.verbs() {
-                    if !existing.verbs.iter().any(|v| v == verb) {
-                        existing.verbs.push((*verb).to_owned());
-                    }
-                }
-            }
-            None => rules.push(rule(&kind.group, resources, relation.verbs())),
-        }
+        rules.push(rule(
+            &kind.group,
+            std::slice::from_ref(&kind.plural),
+            relation.verbs(),
+        ));
     }
     if leader_election {
         rules.push(lease_rule());
     }
-    rules
+    merge(rules)
+}
+
+/// `rules` with each rule's target given once: the rules of the same API groups, resources,
+/// resource names and non-resource URLs are one rule holding the verbs of all (in the order
+/// first given), in the order their targets first appear. What the rules of several
+/// controllers (of one [`Operator`](crate::operator::Operator)) make together: each reads
+/// events, often the same owned kinds.
+///
+/// ```
+/// use k8s_openapi::api::rbac::v1::PolicyRule;
+/// let rule = |resource: &str, verbs: &[&str]| PolicyRule {
+///     api_groups: Some(vec![String::new()]),
+///     resources: Some(vec![resource.to_owned()]),
+///     verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
+///     ..PolicyRule::default()
+/// };
+/// let merged = kubeward::rbac::merge([
+///     rule("configmaps", &["list", "watch"]),
+///     rule("secrets", &["get"]),
+///     rule("configmaps", &["watch", "patch"]),
+/// ]);
+/// assert_eq!(merged, [rule("configmaps", &["list", "watch", "patch"]), rule("secrets", &["get"])]);
+/// ```
+pub fn merge(
+    rules: impl IntoIterator<Item = k8s_openapi::api::rbac::v1::PolicyRule>,
+) -> Vec<k8s_openapi::api::rbac::v1::PolicyRule> {
+    let mut merged: Vec<k8s_openapi::api::rbac::v1::PolicyRule> = Vec::new();
+    for rule in rules {
+        let same_target = merged.iter_mut().find(|known| {
+            known.api_groups == rule.api_groups
+                && known.resources == rule.resources
+                && known.resource_names == rule.resource_names
+                && known.non_resource_urls == rule.non_resource_urls
+        });
+        match same_target {
+            Some(known) => {
+                for verb in rule.verbs {
+                    if !known.verbs.contains(&verb) {
+                        known.verbs.push(verb);
+                    }
+                }
+            }
+            None => merged.push(rule),
+        }
+    }
+    merged
+}
+
+/// A ClusterRole of `rules` named `name` and a ClusterRoleBinding of it (same name) to the
+/// service account `service_account_namespace/service_account`: what an operator reconciling
+/// the whole cluster needs (the namespaced counterpart is [`namespaced`]).
+///
+/// ```
+/// let (role, binding) = kubeward::rbac::cluster_wide("rollouts", vec![], "operators", "rollouts");
+/// assert_eq!(role.metadata.name.as_deref(), Some("rollouts"));
+/// assert_eq!(binding.role_ref.kind, "ClusterRole");
+/// assert_eq!(binding.subjects.unwrap()[0].namespace.as_deref(), Some("operators"));
+/// ```
+pub fn cluster_wide(
+    name: &str,
+    rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule>,
+    service_account_namespace: &str,
+    service_account: &str,
+) -> (
+    k8s_openapi::api::rbac::v1::ClusterRole,
+    k8s_openapi::api::rbac::v1::ClusterRoleBinding,
+) {
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    let metadata = ObjectMeta {
+        name: Some(name.to_owned()),
+        ..ObjectMeta::default()
+    };
+    let role = ClusterRole {
+        metadata: metadata.clone(),
+        rules: Some(rules),
+        ..ClusterRole::default()
+    };
+    let binding = ClusterRoleBinding {
+        metadata,
+        role_ref: role_ref("ClusterRole", name),
+        subjects: Some(vec![service_account_subject(
+            service_account_namespace,
+            service_account,
+        )]),
+    };
+    (role, binding)
+}
+
+fn role_ref(kind: &str, name: &str) -> k8s_openapi::api::rbac::v1::RoleRef {
+    k8s_openapi::api::rbac::v1::RoleRef {
+        api_group: "rbac.authorization.k8s.io".to_owned(),
+        kind: kind.to_owned(),
+        name: name.to_owned(),
+    }
+}
+
+fn service_account_subject(namespace: &str, name: &str) -> k8s_openapi::api::rbac::v1::Subject {
+    k8s_openapi::api::rbac::v1::Subject {
+        kind: "ServiceAccount".to_owned(),
+        name: name.to_owned(),
+        namespace: Some(namespace.to_owned()),
+        ..k8s_openapi::api::rbac::v1::Subject::default()
+    }
 }
 
 /// The rule of a leader election's Lease: get, create and update of `leases`.
-fn lease_rule() -> k8s_openapi::api::rbac::v1::PolicyRule {
+pub(crate) fn lease_rule() -> k8s_openapi::api::rbac::v1::PolicyRule {
     k8s_openapi::api::rbac::v1::PolicyRule {
         api_groups: Some(vec!["coordination.k8s.io".to_owned()]),
         resources: Some(vec!["leases".to_owned()]),
@@ -201,7 +297,7 @@ fn role_and_binding(
     k8s_openapi::api::rbac::v1::Role,
     k8s_openapi::api::rbac::v1::RoleBinding,
 ) {
-    use k8s_openapi::api::rbac::v1::{Role, RoleBinding, RoleRef, Subject};
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
     let metadata = ObjectMeta {
@@ -215,17 +311,11 @@ fn role_and_binding(
     };
     let binding = RoleBinding {
         metadata,
-        role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".to_owned(),
-            kind: "Role".to_owned(),
-            name: name.to_owned(),
-        },
-        subjects: Some(vec![Subject {
-            kind: "ServiceAccount".to_owned(),
-            name: service_account.to_owned(),
-            namespace: Some(service_account_namespace.to_owned()),
-            ..Subject::default()
-        }]),
+        role_ref: role_ref("Role", name),
+        subjects: Some(vec![service_account_subject(
+            service_account_namespace,
+            service_account,
+        )]),
     };
     (role, binding)
 }

@@ -596,6 +596,7 @@ mod apply;
 mod auth;
 mod cluster;
 mod continue_token;
+mod deprecated;
 mod discovery;
 mod endpoints;
 mod faults;

@@ -462,30 +462,91 @@ impl<const N: usize> Reconciler for Owner<N> {
     }
 }
 
-/// Two controllers of one kind, both owning Secrets, run as the identity their generated rules
-/// grant: one list and one watch of ConfigMaps, and one (metadata-only) of Secrets, serve both;
-/// each still reconciles every ConfigMap, and a child's change starts the pass of its owner in
-/// each.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn controllers_watching_the_same_kinds_share_one_watch_of_each() {
-    let server = kubeward_testing::Cluster::start().await.expect("cluster");
-    let admin = server.client().expect("admin");
-    let mut rules = kubeward::rbac::rules::<Owner<0>>(false);
-    rules.extend(kubeward::rbac::rules::<Owner<1>>(false));
-    let client = server
-        .service_account_client("default", "sharing", rules)
-        .await
-        .expect("the generated RBAC is stored");
-    let passes = Passes::default();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let operator = Operator::new(client)
+/// The operator of [`Owner`]s 0 and 1, on `client`.
+fn owners(client: kube::Client, passes: &Passes) -> Operator {
+    Operator::new(client)
         .with_reconciler(Owner::<0>(passes.clone()))
         .expect("owner-a")
         .with_reconciler(Owner::<1>(passes.clone()))
         .expect("owner-b")
-        .shutdown_on(async move {
-            let _ = stopped.await;
-        });
+}
+
+/// Applies `yaml` with `kubectl apply -f -` to `server`; kubectl's output.
+async fn kubectl_apply(server: &kubeward_testing::Cluster, yaml: String) -> String {
+    let port = server
+        .url()
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let dir = std::env::temp_dir().join(format!(
+        "kubeward-operator-rbac-{}-{port}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let manifest = dir.join("rbac.yaml");
+    std::fs::write(&manifest, yaml).expect("manifest");
+    let applied = tokio::task::spawn_blocking(move || {
+        let kubectl = kubeward_testing::kubectl::Kubectl::new(&kubeconfig);
+        kubectl.ok(&["apply", "-f", manifest.to_str().expect("UTF-8 path")])
+    })
+    .await
+    .expect("kubectl");
+    let _ = std::fs::remove_dir_all(&dir);
+    applied
+}
+
+/// An operator's RBAC is its controllers' rules merged: two controllers that each read
+/// ConfigMaps, own Secrets and publish events need each of those once.
+#[tokio::test]
+async fn an_operators_rbac_names_each_resource_once() {
+    let client = kube::Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap()))
+        .expect("a client (never connected)");
+    let rules = owners(client, &Passes::default()).rbac_rules();
+    let targets: Vec<String> = rules
+        .iter()
+        .map(|r| format!("{:?} {:?}", r.api_groups, r.resources))
+        .collect();
+    let mut unique = targets.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), targets.len(), "{targets:#?}");
+    let verbs = |resource: &str| {
+        rules
+            .iter()
+            .find(|r| r.resources.as_deref() == Some(&[resource.to_owned()][..]))
+            .map(|r| r.verbs.join(","))
+    };
+    assert_eq!(verbs("configmaps").as_deref(), Some("get,list,watch,patch"));
+    assert_eq!(verbs("events").as_deref(), Some("get,create,patch"));
+    assert!(verbs("leases").is_none(), "no election, no Lease rule");
+}
+
+/// Two controllers of one kind, both owning Secrets, run as a service account bound to the
+/// operator's RBAC (its YAML, applied with kubectl): one list and one watch of ConfigMaps, and
+/// one (metadata-only) of Secrets, serve both; each still reconciles every ConfigMap, and a
+/// child's change starts the pass of its owner in each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controllers_watching_the_same_kinds_share_one_watch_of_each() {
+    let server = kubeward_testing::Cluster::start().await.expect("cluster");
+    let admin = server.client().expect("admin");
+    let passes = Passes::default();
+    let yaml = owners(admin.clone(), &passes).rbac_yaml("sharing", "default", "sharing");
+    let client = server
+        .service_account_client("default", "sharing", Vec::new())
+        .await
+        .expect("the service account");
+    let applied = kubectl_apply(&server, yaml).await;
+    assert!(
+        applied.contains("clusterrolebinding.rbac.authorization.k8s.io/sharing"),
+        "{applied}"
+    );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let operator = owners(client, &passes).shutdown_on(async move {
+        let _ = stopped.await;
+    });
     let running = tokio::spawn(operator.run());
     let settings = create_config(&admin, "settings").await;
     let passes_of = |controller: usize| {

@@ -22,11 +22,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use kubeward::manifest::to_yaml;
 use kubeward::ops::OpsServer;
 use kubeward_examples::rollouts::operator::{self, LeaseOptions, Operator, OperatorOptions};
 use kubeward_examples::rollouts::rbac;
 use kubeward_examples::rollouts::scenario::{self, RunningOperator, ScenarioOptions};
-use kubeward_examples::rollouts::yaml::to_yaml;
 
 /// The kubeward example rollout operator. Without a subcommand, runs a scripted scenario on an
 /// embedded in-process API server and prints what happens.

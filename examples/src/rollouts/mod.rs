@@ -14,7 +14,6 @@
 //! - [`describe`]: events formatted as `kubectl describe` shows them;
 //! - [`operator`]: the controller wired with its event recorder and metrics;
 //! - [`scenario`]: the scripted scenario the binary runs on the embedded API server;
-//! - [`yaml`]: a small YAML writer for the `crd` and `rbac` subcommands.
 
 pub mod children;
 pub mod condition;
@@ -25,7 +24,6 @@ pub mod rbac;
 pub mod reconciler;
 pub mod resource;
 pub mod scenario;
-pub mod yaml;
 
 pub use condition::UpToDate;
 pub use reconciler::{CONTROLLER, Error, FINALIZER, Rollouts};

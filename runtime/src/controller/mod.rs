@@ -4,6 +4,7 @@
 mod backoff;
 mod builder;
 mod context;
+mod deprecated;
 mod derived_status;
 mod dispatch;
 mod effects;

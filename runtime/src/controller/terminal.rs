@@ -3,7 +3,10 @@
 //!
 //! Every [`Reconciler::Error`](super::Reconciler::Error) implements it, so the choice is made
 //! once per error type and the compiler asks for it: `#[derive(kubeward::Terminal)]` with
-//! `#[terminal]` on the permanent variants, or an `impl` by hand. A variant that is not marked
+//! `#[terminal]` on the permanent variants (or on a struct error that is permanent), or an
+//! `impl` by hand. It is required rather than defaulted to "never terminal": a default would
+//! retry a permanent failure forever, with backoff, and say nothing — the silent fallback this
+//! crate refuses — and Rust has no way to default it for one's own types only. A variant that is not marked
 //! asks its source (`#[source]`, `#[from]`, a field named `source`, or the one field of an
 //! `#[error(transparent)]` variant) when that source's type implements `Terminal`, so a wrapper
 //! enum passes on what its inner error says.
@@ -39,7 +42,14 @@ use std::convert::Infallible;
 ///     Api(#[from] kube::Error),
 /// }
 ///
+/// /// A struct error: terminal as a whole, or (without `#[terminal]`) never.
+/// #[derive(Debug, thiserror::Error, kubeward::Terminal)]
+/// #[terminal]
+/// #[error("the spec names no image")]
+/// struct NoImage;
+///
 /// use kubeward::Terminal;
+/// assert!(NoImage.is_terminal());
 /// assert!(Error::from(RenderError::InvalidImage("web".into())).is_terminal());
 /// let unreachable = RenderError::Unreachable(std::io::Error::other("refused"));
 /// assert!(!Error::from(unreachable).is_terminal());
@@ -47,7 +57,7 @@ use std::convert::Infallible;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not say which of its errors are terminal (permanent)",
     label = "a reconciler's error must implement `kubeward::Terminal`",
-    note = "add `#[derive(kubeward::Terminal)]` to `{Self}` and mark the variants that no retry can fix `#[terminal]` (none, if every error is worth retrying)",
+    note = "add `#[derive(kubeward::Terminal)]` to `{Self}`, then mark `#[terminal]` what no retry can fix: the variants of an enum, or a struct itself (nothing, if every error is worth retrying)",
     note = "for an error type of another crate, wrap it in an error type of yours"
 )]
 pub trait Terminal {

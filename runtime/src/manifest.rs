@@ -1,28 +1,53 @@
-//! A small YAML writer for JSON values (the `crd` and `rbac` subcommands print manifests with
-//! it). Strings are written double-quoted in JSON syntax, which YAML reads as the same string,
-//! so no value is ever misread (`"on"`, `"1.0"`, `"null"` stay strings).
+//! Manifests as YAML, for `kubectl apply -f`: a small writer for JSON values (an operator prints
+//! its CRD and its RBAC with it: [`Operator::rbac_yaml`](crate::operator::Operator::rbac_yaml)).
+//! Strings are written double-quoted in JSON syntax, which YAML reads as the same string, so no
+//! value is ever misread (`"on"`, `"1.0"`, `"null"` stay strings).
 
 use serde_json::Value;
 
 /// `value` as a YAML document (block style; empty maps and lists inline).
 ///
 /// ```
-/// let yaml = kubeward_examples::rollouts::yaml::to_yaml(&serde_json::json!({
+/// let yaml = kubeward::manifest::to_yaml(&serde_json::json!({
 ///     "kind": "ClusterRole", "rules": [{"verbs": ["get", "list"]}], "labels": {},
 /// }));
 /// assert_eq!(yaml, "kind: \"ClusterRole\"\nlabels: {}\nrules:\n- verbs:\n  - \"get\"\n  - \"list\"\n");
 /// ```
 pub fn to_yaml(value: &Value) -> String {
     let mut out = String::new();
+    write_document(&mut out, value);
+    out
+}
+
+/// `values` as one YAML stream: each a document, separated by `---` lines.
+///
+/// ```
+/// let yaml = kubeward::manifest::to_yaml_documents(&[
+///     serde_json::json!({"kind": "ServiceAccount"}),
+///     serde_json::json!({"kind": "ClusterRole"}),
+/// ]);
+/// assert_eq!(yaml, "kind: \"ServiceAccount\"\n---\nkind: \"ClusterRole\"\n");
+/// ```
+pub fn to_yaml_documents(values: &[Value]) -> String {
+    let mut out = String::new();
+    for (index, value) in values.iter().enumerate() {
+        if index > 0 {
+            out.push_str("---\n");
+        }
+        write_document(&mut out, value);
+    }
+    out
+}
+
+fn write_document(out: &mut String, value: &Value) {
     match value {
-        Value::Object(map) if !map.is_empty() => write_map(&mut out, map, 0),
-        Value::Array(items) if !items.is_empty() => write_list(&mut out, items, 0),
+        Value::Object(map) if !map.is_empty() => write_map(out, map, 0),
+        Value::Array(items) if !items.is_empty() => write_list(out, items, 0),
         scalar => {
             out.push_str(&inline(scalar));
             out.push('\n');
         }
     }
-    out
 }
 
 fn write_map(out: &mut String, map: &serde_json::Map<String, Value>, indent: usize) {
