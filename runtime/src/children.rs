@@ -43,8 +43,8 @@ use crate::relations::{
 };
 
 /// The label every child written through [`Pass::apply_child`](crate::Pass::apply_child)
-/// carries; its value is the controller's name as a label value ([`controller_label_value`]).
-pub const CONTROLLER_LABEL: &str = "kubeward.dev/controller";
+/// carries (declared where owned kinds' watches select by it).
+pub use crate::relations::CONTROLLER_LABEL;
 
 /// Why a child could not be written.
 #[derive(Debug, thiserror::Error)]

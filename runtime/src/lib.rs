@@ -57,10 +57,13 @@ pub mod observe;
 #[cfg(feature = "prometheus")]
 pub mod operator;
 pub mod ops;
+mod panics;
 mod rate_limit;
 pub mod rbac;
 pub mod relations;
+mod shared_watch;
 pub mod shutdown;
+mod trigger;
 pub mod vocabulary;
 
 pub use kube::runtime::controller::Action;

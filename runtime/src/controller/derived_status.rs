@@ -3,8 +3,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::dispatch::Next;
 use super::failure::{ErrorChain, PassError};
+use super::next::Next;
 use super::{Pass, Reconciler};
 use crate::conditions::DesiredCondition;
 use crate::kstatus::{self, OBSERVED_GENERATION, Verdict};

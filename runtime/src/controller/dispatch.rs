@@ -37,7 +37,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
-use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
 use tracing::Instrument;
@@ -46,28 +45,12 @@ use super::context::Context;
 use super::failure::PassError;
 use super::hooks::failure_event;
 use super::memory::{Normalised, Unresolved};
+use super::next::Next;
 use super::publish::{publish, transition_events};
 use super::{Reconciler, Trigger, derived_status, finalizer, status};
 use crate::Pass;
 use crate::events::Event;
 use crate::observe::{ObjectRef, Outcome, PassGuard, Phase, QueueRecord, ReconcileObserver};
-
-/// How a pass that did not fail ended, for what comes next.
-pub(super) enum Next {
-    /// The pass succeeded: hand `action` to kube-runtime.
-    Done {
-        action: Action,
-        /// The reconciler returned `Ok(Action::await_change())`: for cleanup, it is finished.
-        finished: bool,
-        /// The resourceVersion of the pass's status write, if it made one.
-        resource_version: Option<String>,
-    },
-    /// A write met a conflict (409): nothing was stored; retry with the object's backoff.
-    Conflict {
-        /// `status` or `finalizer`.
-        write: &'static str,
-    },
-}
 
 /// The error policy kube-runtime calls after a failed pass: the object's next backoff delay, or
 /// no retry at all after a terminal failure (the object's next change triggers it).
@@ -98,13 +81,20 @@ fn retry<R: Reconciler>(
     ))
 }
 
+/// The triggers of a pass no watch queued (shared: no allocation per pass).
+static RETRY: std::sync::LazyLock<Arc<[Trigger]>> =
+    std::sync::LazyLock::new(|| Arc::new([Trigger::Retry]));
+static SCHEDULED: std::sync::LazyLock<Arc<[Trigger]>> =
+    std::sync::LazyLock::new(|| Arc::new([Trigger::Scheduled]));
+
 /// One call from kube-runtime: decides the phase, runs the pass(es), and acts on the result.
 pub(super) async fn reconcile<R: Reconciler>(
     object: Arc<R::Resource>,
     context: Arc<Context<R>>,
 ) -> Result<Action, PassError<R::Error>> {
-    let key = super::queue::key(object.meta().namespace.as_deref(), &object.name_any());
-    let triggers: Arc<[Trigger]> = match context.queue.started(&key) {
+    let meta = object.meta();
+    let name = meta.name.as_deref().unwrap_or_default();
+    let triggers: Arc<[Trigger]> = match context.queue.started(meta.namespace.as_deref(), name) {
         Some(dequeued) => {
             context.observers.pass_dequeued(&QueueRecord {
                 controller: context.name.clone(),
@@ -113,8 +103,8 @@ pub(super) async fn reconcile<R: Reconciler>(
             dequeued.triggers.into()
         }
         // Not queued by a watch: scheduled by the controller loop.
-        None if context.memory.retries(&*object) > 0 => Arc::new([Trigger::Retry]),
-        None => Arc::new([Trigger::Scheduled]),
+        None if context.memory.retries(&*object) > 0 => RETRY.clone(),
+        None => SCHEDULED.clone(),
     };
     // The object's reference is built only when the line is logged (a pass's hot path).
     tracing::debug!(object = %ObjectRef::from_resource(&*object), resource_version = object.resource_version(), "called");
@@ -324,7 +314,7 @@ fn pass_span(
     triggers: &[Trigger],
 ) -> tracing::Span {
     let reconcile_id = guard.reconcile_id();
-    let triggers = super::trigger::Listed(triggers);
+    let triggers = crate::trigger::Listed(triggers);
     tracing::info_span!("reconcile", controller, %object, %phase, %reconcile_id, %triggers)
 }
 
@@ -342,14 +332,14 @@ async fn pass_body<R: Reconciler>(
     phase: Phase,
     triggers: Arc<[Trigger]>,
 ) -> PassEnd<R::Error> {
-    let regarding = object.object_ref(&());
     let source = object.clone();
     let load = Box::new(move || status::status_of(&*source));
     let mut pass = Pass::with_lazy_status(reference, phase, object.meta().generation, load)
         .with_clock(&*context.clock)
         .with_triggers(triggers);
     if let Some(recorder) = &context.recorder {
-        pass = pass.with_events(recorder.clone(), regarding.clone());
+        let of = object.clone();
+        pass = pass.with_events(recorder.clone(), move || of.object_ref(&()));
     }
     let (for_children, of_children) = (context.clone(), object.clone());
     pass = pass.with_children(move || for_children.child_writer(&of_children));
@@ -368,7 +358,7 @@ async fn pass_body<R: Reconciler>(
             "the pass ran past its reconcile timeout; abandoning it"
         );
         let decided = Decided::Unfinished(PassError::TimedOut { after: timeout });
-        return run_effects(context, object, pass, decided, regarding).await;
+        return run_effects(context, object, pass, decided).await;
     };
     let decided = match reconciled {
         Ok(reconciled) => Decided::Completed(
@@ -383,7 +373,7 @@ async fn pass_body<R: Reconciler>(
         // What a panicking pass decided is not written: it never finished deciding.
         Err(panic) => Decided::Unfinished(PassError::panicked(&*panic)),
     };
-    run_effects(context, object, pass, decided, regarding).await
+    run_effects(context, object, pass, decided).await
 }
 
 /// Runs the effects of a pass whose reconciler `decided` as one unit, and returns how the pass
@@ -393,13 +383,12 @@ async fn run_effects<R: Reconciler>(
     object: &Arc<R::Resource>,
     pass: Pass<R::Resource>,
     decided: Decided<R::Error>,
-    regarding: ObjectReference,
 ) -> PassEnd<R::Error> {
     let settled = Settled::new(context, object, pass, decided);
     if let Some(next) = settled.quiet_end(context, object) {
         // Nothing to write or publish: nothing a dropped pass could leave half done, so no task
         // (most passes of a converged object end here).
-        let outcome = outcome_of(context, next, &settled.pass, &regarding);
+        let outcome = outcome_of(context, next, &settled.pass, object.meta().uid.as_deref());
         let skip_reason = settled.pass.skip_reason().map(str::to_owned);
         return PassEnd {
             result: settled.result,
@@ -410,8 +399,8 @@ async fn run_effects<R: Reconciler>(
     // From here on the pass's effects run as one unit that survives the pass being dropped
     // (abandoned on lost leadership or at the end of the shutdown grace): a status write that
     // persists always gets its transition events.
-    let unit = effects(context.clone(), object.clone(), settled, regarding)
-        .instrument(tracing::Span::current());
+    let unit =
+        effects(context.clone(), object.clone(), settled).instrument(tracing::Span::current());
     match context.effects.spawn(unit).await {
         Ok(end) => end,
         // A panic in the effects (a bug) fails the pass like a panic in the reconciler.
@@ -487,11 +476,11 @@ fn outcome_of<R: Reconciler>(
     context: &Context<R>,
     next: &Next,
     pass: &Pass<R::Resource>,
-    regarding: &ObjectReference,
+    uid: Option<&str>,
 ) -> Outcome {
     match next {
         Next::Done { action, .. } => {
-            if let (Some(recorder), Some(uid)) = (&context.recorder, &regarding.uid) {
+            if let (Some(recorder), Some(uid)) = (&context.recorder, uid) {
                 recorder.forget_failures(uid);
             }
             Outcome::of_pass::<()>(&Ok(action.clone()), pass.outcome_override())
@@ -514,7 +503,6 @@ async fn effects<R: Reconciler>(
     context: Arc<Context<R>>,
     object: Arc<R::Resource>,
     settled: Settled<R>,
-    regarding: ObjectReference,
 ) -> PassEnd<R::Error> {
     let Settled {
         mut pass,
@@ -655,7 +643,7 @@ async fn effects<R: Reconciler>(
         }
     }
     let outcome = match &result {
-        Ok(next) => outcome_of(&context, next, &pass, &regarding),
+        Ok(next) => outcome_of(&context, next, &pass, object.meta().uid.as_deref()),
         Err(error) => {
             if !gone {
                 events.extend(failure_event(&context.reconciler, error, pass.phase()));
@@ -666,7 +654,9 @@ async fn effects<R: Reconciler>(
     if context.follow_up_transitions && pass.phase() == Phase::Apply && !events.is_empty() {
         follow_up(&mut result);
     }
-    publish(&context, events, &regarding).await;
+    if !events.is_empty() {
+        publish(&context, events, &object.object_ref(&())).await;
+    }
     PassEnd {
         result,
         outcome,

@@ -95,18 +95,9 @@ impl<E: StdError + 'static> PassError<E> {
     /// The error of a pass that panicked with `payload`.
     pub(crate) fn panicked(payload: &(dyn std::any::Any + Send)) -> Self {
         PassError::Panicked {
-            message: panic_message(payload),
+            message: crate::panics::panic_message(payload),
         }
     }
-}
-
-/// The message of a panic with `payload` (what `panic!` was given).
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(a panic payload that is not a string)".to_owned())
 }
 
 /// The default event reason of a failed pass in `phase`: `ReconcileFailed` while creating or

@@ -17,6 +17,7 @@ mod memory;
 #[cfg(feature = "prometheus")]
 mod metrics;
 mod namespaces;
+mod next;
 mod pass;
 mod predicate;
 mod publish;
@@ -24,11 +25,9 @@ mod queue;
 mod reconciler;
 mod run;
 mod scope;
-mod shared_watch;
 mod status;
 mod status_field;
 pub(crate) mod terminal;
-mod trigger;
 mod watch;
 mod watch_failures;
 
@@ -37,7 +36,6 @@ pub use self::builder::{
     Controller, ControllerError, DEFAULT_CONCURRENCY, DEFAULT_RECONCILE_TIMEOUT,
     DEFAULT_SHUTDOWN_GRACE, DEFAULT_STATUS_WRITE_TIMEOUT,
 };
-pub(crate) use self::failure::panic_message;
 pub use self::failure::{ErrorChain, PassError, default_failure_event, default_failure_reason};
 pub use self::health::{ControllerState, DEFAULT_SYNC_TIMEOUT};
 pub use self::pass::Pass;
@@ -45,9 +43,7 @@ pub use self::predicate::{Keys, Reads};
 pub use self::reconciler::{Reconciler, default_name};
 #[cfg(feature = "prometheus")]
 pub(crate) use self::run::termination_signal;
-pub(crate) use self::shared_watch::{
-    ErrorSink, SharedWatches, WatchKey, shared, without_managed_fields,
-};
 pub use self::status::NoStatusSubresource;
 pub use self::terminal::Terminal;
-pub use self::trigger::{Related, Trigger};
+pub(crate) use crate::shared_watch::SharedWatches;
+pub use crate::trigger::{Related, Trigger};

@@ -55,7 +55,9 @@ pub struct Pass<K> {
     outcome: Option<Outcome>,
     skip_reason: Option<String>,
     now: Timestamp,
-    events: Option<(EventRecorder, ObjectReference)>,
+    /// The recorder of the events the reconciler publishes, and what they regard (built on
+    /// first publish: most passes publish nothing themselves).
+    events: Option<(EventRecorder, Regarding)>,
     /// What the pass writes the object's children with, when a controller started it: built
     /// on first use (most passes write no child).
     children: Option<LazyChildWriter>,
@@ -380,13 +382,18 @@ impl<K> Pass<K> {
         self.child_writer()?.prune::<C>(wanted).await
     }
 
-    /// This pass publishing its events through `recorder`, regarding `regarding`.
+    /// This pass publishing its events through `recorder`, regarding what `regarding` returns
+    /// (called on the first publish).
     #[must_use]
     pub(crate) fn with_events(
         mut self,
         recorder: EventRecorder,
-        regarding: ObjectReference,
+        regarding: impl Fn() -> ObjectReference + Send + Sync + 'static,
     ) -> Self {
+        let regarding = Regarding {
+            built: OnceLock::new(),
+            build: Box::new(regarding),
+        };
         self.events = Some((recorder, regarding));
         self
     }
@@ -540,13 +547,22 @@ impl<K> Pass<K> {
     /// As [`EventRecorder::publish`].
     pub async fn publish_event(&self, event: &Event) -> Result<(), PublishError> {
         match &self.events {
-            Some((recorder, regarding)) => recorder.publish(event, regarding).await,
+            Some((recorder, regarding)) => {
+                let regarding = regarding.built.get_or_init(|| (regarding.build)());
+                recorder.publish(event, regarding).await
+            }
             None => Ok(()),
         }
     }
 }
 
 use super::status::StoredStatus;
+
+/// What a pass's own events regard: the object's reference, built on first use.
+struct Regarding {
+    built: OnceLock<ObjectReference>,
+    build: Box<dyn Fn() -> ObjectReference + Send + Sync>,
+}
 
 /// The clock of a pass: every transition of one pass is stamped with the time the pass started.
 struct PassStart(Timestamp);

@@ -40,7 +40,12 @@ pub(super) struct Dequeued {
 
 /// The key of the object `name` in `namespace`.
 pub(super) fn key(namespace: Option<&str>, name: &str) -> String {
-    format!("{}/{name}", namespace.unwrap_or_default())
+    let namespace = namespace.unwrap_or_default();
+    let mut key = String::with_capacity(namespace.len() + 1 + name.len());
+    key.push_str(namespace);
+    key.push('/');
+    key.push_str(name);
+    key
 }
 
 impl Queue {
@@ -62,12 +67,19 @@ impl Queue {
         }
     }
 
-    /// The pass of the object `key` starts: how long it waited and why, if it was queued.
-    pub(super) fn started(&self, key: &str) -> Option<Dequeued> {
-        self.lock().remove(key).map(|waiting| Dequeued {
-            waited: waiting.since.elapsed(),
-            triggers: waiting.triggers,
-        })
+    /// The pass of the object `name` in `namespace` starts: how long it waited and why, if it
+    /// was queued. (Its key is built only when some object waits: most passes are scheduled.)
+    pub(super) fn started(&self, namespace: Option<&str>, name: &str) -> Option<Dequeued> {
+        let mut waiting = self.lock();
+        if waiting.is_empty() {
+            return None;
+        }
+        waiting
+            .remove(&key(namespace, name))
+            .map(|waiting| Dequeued {
+                waited: waiting.since.elapsed(),
+                triggers: waiting.triggers,
+            })
     }
 
     /// The object `key` is gone: it waits no more.
@@ -101,14 +113,18 @@ mod tests {
         queue.triggered(key(Some("demo"), "api"), Trigger::Changed);
         assert_eq!(queue.depth(), 2, "a repeated trigger is one entry");
         assert_eq!(
-            queue.started("demo/web"),
+            queue.started(Some("demo"), "web"),
             Some(Dequeued {
                 waited: Duration::from_millis(300),
                 triggers: vec![Trigger::Changed, child],
             }),
             "from the first trigger, with each distinct one"
         );
-        assert_eq!(queue.started("demo/web"), None, "a requeue was not queued");
+        assert_eq!(
+            queue.started(Some("demo"), "web"),
+            None,
+            "a requeue was not queued"
+        );
         queue.forget("demo/api");
         assert_eq!(queue.depth(), 0);
     }

@@ -63,7 +63,10 @@ impl<R: Reconciler> Controller<R> {
                 return Err(error);
             }
             Err(panic) => {
-                end.failed(format!("panicked: {}", super::panic_message(&*panic)));
+                end.failed(format!(
+                    "panicked: {}",
+                    crate::panics::panic_message(&*panic)
+                ));
                 std::panic::resume_unwind(panic);
             }
         }

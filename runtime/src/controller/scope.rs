@@ -7,7 +7,7 @@ use kube::Resource;
 use kube::api::Api;
 use kube::core::ApiResource;
 
-use super::WatchKey;
+use crate::shared_watch::WatchKey;
 
 /// Builds an API of `K` in a namespace (only a namespaced `K` has one).
 type NamespacedApi<K> = fn(kube::Client, &str) -> Api<K>;

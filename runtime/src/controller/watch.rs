@@ -22,11 +22,11 @@ use super::dispatch::{error_policy, reconcile};
 use super::health::ControllerState;
 use super::predicate::{Judge, Starts};
 use super::queue;
-use super::shared_watch::{
-    ErrorSink, Hub, SharedWatches, WatchEvents, unshared, without_managed_fields,
-};
 use super::watch_failures::WatchFailures;
 use crate::relations::TriggerInputs;
+use crate::shared_watch::{
+    ErrorSink, Hub, SharedWatches, WatchEvents, unshared, without_managed_fields,
+};
 
 /// The watch-and-reconcile loop of one controller.
 pub(super) struct Watching<R: Reconciler> {

@@ -12,19 +12,17 @@
 //!
 //! How: [`encode`] gathers the registry with a mark set on its thread; an `ObjectMetrics`
 //! collected under that mark hands itself over and returns no families, and `encode` writes it
-//! after the registry's families. Gathered without the mark (by `TextEncoder`, or any registry
-//! consumer), it returns its families as any collector does: the same series, slower.
+//! after the registry's families (`objects::gather_handing_over`). Gathered without the mark
+//! (by `TextEncoder`, or any registry consumer), it returns its families as any collector does:
+//! the same series, slower.
 
-use std::cell::RefCell;
 use std::io::{self, Write};
 
 use prometheus::Registry;
 use prometheus::proto::{LabelPair, MetricFamily, MetricType};
 
-use super::objects::{ObjectMetrics, ObjectSource};
-
-/// The size of the buffer [`encode`] fills before it writes to its output.
-const BUFFER_BYTES: usize = 64 * 1024;
+use super::objects::{self, ObjectMetrics};
+use super::text::{Buffer, header, label_value, sample_value};
 
 /// The format of a scrape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,24 +86,6 @@ impl Format {
     }
 }
 
-thread_local! {
-    /// Set while [`encode`] gathers a registry on this thread: the [`ObjectMetrics`] collected
-    /// meanwhile, to be written as text.
-    static HANDED_OVER: RefCell<Option<Vec<ObjectSource>>> = const { RefCell::new(None) };
-}
-
-/// Whether `source` was taken by an [`encode`] gathering on this thread (then its collector
-/// returns no families).
-pub(super) fn hand_over(source: &ObjectSource) -> bool {
-    HANDED_OVER.with(|handed| match &mut *handed.borrow_mut() {
-        Some(sources) => {
-            sources.push(source.clone());
-            true
-        }
-        None => false,
-    })
-}
-
 /// Writes one scrape of `registry` in `format` to `out`. Use it in place of
 /// [`prometheus::TextEncoder`] to serve a registry holding [`ObjectMetrics`] (the ops server
 /// does): the per-object series are written straight as text.
@@ -131,11 +111,7 @@ pub(super) fn hand_over(source: &ObjectSource) -> bool {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn encode(registry: &Registry, format: Format, out: &mut dyn Write) -> io::Result<()> {
-    HANDED_OVER.with(|handed| *handed.borrow_mut() = Some(Vec::new()));
-    let families = registry.gather();
-    let sources = HANDED_OVER
-        .with(|handed| handed.borrow_mut().take())
-        .unwrap_or_default();
+    let (families, sources) = objects::gather_handing_over(registry);
     let mut buffer = Buffer::new(out);
     match format {
         Format::Text => {
@@ -153,97 +129,6 @@ pub fn encode(registry: &Registry, format: Format, out: &mut dyn Write) -> io::R
         buffer.text.extend_from_slice(b"# EOF\n");
     }
     buffer.finish()
-}
-
-/// The text of a scrape, collected in memory and written to its output in blocks of
-/// [`BUFFER_BYTES`].
-pub(super) struct Buffer<'a> {
-    pub(super) text: Vec<u8>,
-    out: &'a mut dyn Write,
-}
-
-impl<'a> Buffer<'a> {
-    fn new(out: &'a mut dyn Write) -> Self {
-        Self {
-            text: Vec::with_capacity(BUFFER_BYTES + 1024),
-            out,
-        }
-    }
-
-    /// Writes the text out once a block is full; call after each sample.
-    pub(super) fn spill(&mut self) -> io::Result<()> {
-        if self.text.len() >= BUFFER_BYTES {
-            self.out.write_all(&self.text)?;
-            self.text.clear();
-        }
-        Ok(())
-    }
-
-    fn finish(mut self) -> io::Result<()> {
-        self.out.write_all(&self.text)?;
-        self.text.clear();
-        self.out.flush()
-    }
-}
-
-impl Write for Buffer<'_> {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.text.extend_from_slice(bytes);
-        self.spill()?;
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Appends `value` as a label value: `\`, `"` and line feeds escaped.
-pub(super) fn label_value(text: &mut Vec<u8>, value: &str) {
-    if !value.bytes().any(|b| matches!(b, b'\\' | b'"' | b'\n')) {
-        text.extend_from_slice(value.as_bytes());
-        return;
-    }
-    for byte in value.bytes() {
-        match byte {
-            b'\\' => text.extend_from_slice(b"\\\\"),
-            b'"' => text.extend_from_slice(b"\\\""),
-            b'\n' => text.extend_from_slice(b"\\n"),
-            byte => text.push(byte),
-        }
-    }
-}
-
-/// Appends `# HELP` and `# TYPE` lines; `help` escaped as both formats read it.
-pub(super) fn header(text: &mut Vec<u8>, name: &str, help: &str, type_: &str) {
-    text.extend_from_slice(b"# HELP ");
-    text.extend_from_slice(name.as_bytes());
-    text.push(b' ');
-    for byte in help.bytes() {
-        match byte {
-            b'\\' => text.extend_from_slice(b"\\\\"),
-            b'\n' => text.extend_from_slice(b"\\n"),
-            byte => text.push(byte),
-        }
-    }
-    text.extend_from_slice(b"\n# TYPE ");
-    text.extend_from_slice(name.as_bytes());
-    text.push(b' ');
-    text.extend_from_slice(type_.as_bytes());
-    text.push(b'\n');
-}
-
-/// Appends `value` as a sample value: integers without a fraction, `+Inf`, `-Inf`, `NaN`.
-pub(super) fn sample_value(text: &mut Vec<u8>, value: f64) {
-    if value.is_nan() {
-        text.extend_from_slice(b"NaN");
-    } else if value.is_infinite() {
-        text.extend_from_slice(if value > 0.0 { b"+Inf" } else { b"-Inf" });
-    } else if value.fract() == 0.0 && value.abs() < 9.0e15 {
-        text.extend_from_slice(itoa::Buffer::new().format(value as i64).as_bytes());
-    } else {
-        text.extend_from_slice(ryu::Buffer::new().format_finite(value).as_bytes());
-    }
 }
 
 /// Appends one sample line: `name{labels,extra} value`.

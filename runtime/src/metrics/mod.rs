@@ -49,9 +49,12 @@
 mod exposition;
 mod objects;
 mod status;
+mod text;
 
 pub use exposition::{Format, encode};
 pub use objects::{ObjectMetrics, ObjectState};
+use std::sync::{Arc, RwLock};
+
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
 use prometheus::{HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts};
@@ -116,6 +119,7 @@ impl MetricsBuilder {
             )
         };
         Ok(Metrics {
+            resolved: Arc::default(),
             passes: IntCounterVec::new(
                 Opts::new(
                     name("reconcile_passes_total"),
@@ -175,6 +179,9 @@ impl MetricsBuilder {
 /// [module documentation](self). Clones share their samples.
 #[derive(Debug, Clone)]
 pub struct Metrics {
+    /// The pass series of each registered controller, resolved once: a pass updates them
+    /// without hashing its labels (four `with_label_values` per pass otherwise).
+    resolved: Arc<RwLock<Vec<Arc<PassSeries>>>>,
     passes: IntCounterVec,
     errors: IntCounterVec,
     in_flight: IntGaugeVec,
@@ -195,9 +202,72 @@ impl Metrics {
     }
 }
 
+/// One controller's pass series: in flight, and per phase and outcome (in the order of
+/// [`Phase::ALL`] and [`Outcome::ALL`]) the count and the duration.
+struct PassSeries {
+    controller: Arc<str>,
+    in_flight: prometheus::IntGauge,
+    passes: Vec<prometheus::IntCounter>,
+    durations: Vec<prometheus::Histogram>,
+}
+
+impl std::fmt::Debug for PassSeries {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PassSeries")
+            .field("controller", &self.controller)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PassSeries {
+    /// The index of `phase` and `outcome` in `passes` and `durations`.
+    fn index(phase: Phase, outcome: Outcome) -> usize {
+        let phase = Phase::ALL.iter().position(|p| *p == phase).unwrap_or(0);
+        let outcome = Outcome::ALL.iter().position(|o| *o == outcome).unwrap_or(0);
+        phase * Outcome::ALL.len() + outcome
+    }
+}
+
+impl Metrics {
+    /// The resolved pass series of `controller`, when it was registered.
+    fn series_of(&self, controller: &str) -> Option<Arc<PassSeries>> {
+        let resolved = self
+            .resolved
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        resolved
+            .iter()
+            .find(|series| &*series.controller == controller)
+            .cloned()
+    }
+}
+
 impl ReconcileObserver for Metrics {
     fn controller_registered(&self, controller: &ControllerInfo) {
         let name = &*controller.name;
+        let mut series = PassSeries {
+            controller: Arc::from(name),
+            in_flight: self.in_flight.with_label_values(&[name]),
+            passes: Vec::new(),
+            durations: Vec::new(),
+        };
+        for phase in Phase::ALL {
+            for outcome in Outcome::ALL {
+                let labels = [name, phase.as_str(), outcome.as_str()];
+                series.passes.push(self.passes.with_label_values(&labels));
+                series
+                    .durations
+                    .push(self.pass_duration.with_label_values(&labels));
+            }
+        }
+        {
+            let mut resolved = self
+                .resolved
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            resolved.retain(|known| &*known.controller != name);
+            resolved.push(Arc::new(series));
+        }
         for phase in Phase::ALL {
             for outcome in Outcome::ALL {
                 let labels = [name, phase.as_str(), outcome.as_str()];
@@ -234,27 +304,36 @@ impl ReconcileObserver for Metrics {
     }
 
     fn pass_started(&self, pass: &PassStarted) {
-        self.in_flight.with_label_values(&[&*pass.controller]).inc();
+        match self.series_of(&pass.controller) {
+            Some(series) => series.in_flight.inc(),
+            None => self.in_flight.with_label_values(&[&*pass.controller]).inc(),
+        }
     }
 
     fn pass_finished(&self, record: &PassRecord) {
-        self.in_flight
-            .with_label_values(&[&*record.controller])
-            .dec();
         if let Some(reason) = record.failure {
             self.errors
                 .with_label_values(&[&*record.controller, record.phase.as_str(), reason.as_str()])
                 .inc();
         }
-        let labels = [
-            &*record.controller,
-            record.phase.as_str(),
-            record.outcome.as_str(),
-        ];
-        self.passes.with_label_values(&labels).inc();
-        self.pass_duration
-            .with_label_values(&labels)
-            .observe(record.duration.as_secs_f64());
+        let duration = record.duration.as_secs_f64();
+        match self.series_of(&record.controller) {
+            Some(series) => {
+                let index = PassSeries::index(record.phase, record.outcome);
+                series.in_flight.dec();
+                series.passes[index].inc();
+                series.durations[index].observe(duration);
+            }
+            None => {
+                let controller = &*record.controller;
+                let labels = [controller, record.phase.as_str(), record.outcome.as_str()];
+                self.in_flight.with_label_values(&[controller]).dec();
+                self.passes.with_label_values(&labels).inc();
+                self.pass_duration
+                    .with_label_values(&labels)
+                    .observe(duration);
+            }
+        }
     }
 
     fn step_finished(&self, record: &StepRecord) {
@@ -383,51 +462,62 @@ mod tests {
 
     #[test]
     fn passes_are_counted_and_timed_by_controller_phase_and_outcome() {
-        let (metrics, registry) = registry_with(Metrics::builder().build().unwrap());
-        metrics.pass_finished(&pass(Phase::Apply, Outcome::Completed, 30));
-        metrics.pass_finished(&pass(Phase::Apply, Outcome::Completed, 2_000));
-        metrics.pass_finished(&pass(Phase::Cleanup, Outcome::Failed, 5));
-        let text = exposition(&registry);
-        let labels = r#"controller="demo.kubeward.dev/rollouts",outcome="completed",phase="apply""#;
-        assert_eq!(
-            sample(
-                &text,
-                &format!("kubeward_reconcile_passes_total{{{labels}}}")
-            ),
-            "2"
-        );
-        assert_eq!(
-            sample(
-                &text,
-                &format!("kubeward_reconcile_pass_duration_seconds_count{{{labels}}}")
-            ),
-            "2"
-        );
-        assert_eq!(
-            sample(
-                &text,
-                &format!("kubeward_reconcile_pass_duration_seconds_sum{{{labels}}}")
-            ),
-            "2.03"
-        );
-        // 30 ms falls in the 0.05 bucket; 2 s in the 5 s bucket.
-        let bucket = |le: &str| {
-            format!(
-                r#"kubeward_reconcile_pass_duration_seconds_bucket{{controller="demo.kubeward.dev/rollouts",outcome="completed",phase="apply",le="{le}"}}"#
-            )
-        };
-        assert_eq!(sample(&text, &bucket("0.01")), "0");
-        assert_eq!(sample(&text, &bucket("0.05")), "1");
-        assert_eq!(sample(&text, &bucket("1")), "1");
-        assert_eq!(sample(&text, &bucket("5")), "2");
-        assert_eq!(sample(&text, &bucket("+Inf")), "2");
-        assert_eq!(
-            sample(
-                &text,
-                r#"kubeward_reconcile_passes_total{controller="demo.kubeward.dev/rollouts",outcome="failed",phase="cleanup"}"#
-            ),
-            "1"
-        );
+        for registered in [false, true] {
+            let (metrics, registry) = registry_with(Metrics::builder().build().unwrap());
+            if registered {
+                // Registered, a pass updates the series resolved at registration.
+                metrics.controller_registered(&ControllerInfo {
+                    name: "demo.kubeward.dev/rollouts".into(),
+                    steps: vec![],
+                    owns: vec![],
+                });
+            }
+            metrics.pass_finished(&pass(Phase::Apply, Outcome::Completed, 30));
+            metrics.pass_finished(&pass(Phase::Apply, Outcome::Completed, 2_000));
+            metrics.pass_finished(&pass(Phase::Cleanup, Outcome::Failed, 5));
+            let text = exposition(&registry);
+            let labels =
+                r#"controller="demo.kubeward.dev/rollouts",outcome="completed",phase="apply""#;
+            assert_eq!(
+                sample(
+                    &text,
+                    &format!("kubeward_reconcile_passes_total{{{labels}}}")
+                ),
+                "2"
+            );
+            assert_eq!(
+                sample(
+                    &text,
+                    &format!("kubeward_reconcile_pass_duration_seconds_count{{{labels}}}")
+                ),
+                "2"
+            );
+            assert_eq!(
+                sample(
+                    &text,
+                    &format!("kubeward_reconcile_pass_duration_seconds_sum{{{labels}}}")
+                ),
+                "2.03"
+            );
+            // 30 ms falls in the 0.05 bucket; 2 s in the 5 s bucket.
+            let bucket = |le: &str| {
+                format!(
+                    r#"kubeward_reconcile_pass_duration_seconds_bucket{{controller="demo.kubeward.dev/rollouts",outcome="completed",phase="apply",le="{le}"}}"#
+                )
+            };
+            assert_eq!(sample(&text, &bucket("0.01")), "0");
+            assert_eq!(sample(&text, &bucket("0.05")), "1");
+            assert_eq!(sample(&text, &bucket("1")), "1");
+            assert_eq!(sample(&text, &bucket("5")), "2");
+            assert_eq!(sample(&text, &bucket("+Inf")), "2");
+            assert_eq!(
+                sample(
+                    &text,
+                    r#"kubeward_reconcile_passes_total{controller="demo.kubeward.dev/rollouts",outcome="failed",phase="cleanup"}"#
+                ),
+                "1"
+            );
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Per-object state as Prometheus gauges, read from the controller's cache at scrape time, so a
 //! deleted object leaves no stale series and alerts need no kube-state-metrics.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io;
 use std::sync::Arc;
@@ -8,7 +9,7 @@ use std::sync::Arc;
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::{Gauge, LabelPair, Metric, MetricFamily, MetricType};
 
-use super::exposition;
+use super::text::{self, Buffer};
 use crate::conditions::{Condition, ConditionStatus};
 use crate::info::{InfoField, RESERVED_LABELS};
 use crate::vocabulary::Vocabulary;
@@ -193,10 +194,10 @@ impl Family {
     fn write(&self, text: &mut Vec<u8>, values: &[&str], value: f64) {
         for (before, &label) in self.text_before.iter().zip(&self.by_name) {
             text.extend_from_slice(before);
-            exposition::label_value(text, values[label]);
+            text::label_value(text, values[label]);
         }
         text.extend_from_slice(b"\"} ");
-        exposition::sample_value(text, value);
+        text::sample_value(text, value);
         text.push(b'\n');
     }
 }
@@ -406,7 +407,7 @@ impl ObjectMetrics {
     /// gathering) as text: each family once, with the samples of every source of its name.
     pub(super) fn write_sources(
         sources: &[ObjectSource],
-        buffer: &mut exposition::Buffer<'_>,
+        buffer: &mut Buffer<'_>,
     ) -> io::Result<()> {
         let snapshots: Vec<(&Source, Vec<ObjectState>, usize)> = sources
             .iter()
@@ -434,12 +435,7 @@ impl ObjectMetrics {
                         }
                         if !headed {
                             let desc = &family.desc;
-                            exposition::header(
-                                &mut buffer.text,
-                                &desc.fq_name,
-                                &desc.help,
-                                "gauge",
-                            );
+                            text::header(&mut buffer.text, &desc.fq_name, &desc.help, "gauge");
                             headed = true;
                         }
                         family.write(&mut buffer.text, values, value);
@@ -552,6 +548,38 @@ impl Source {
     }
 }
 
+thread_local! {
+    /// Set while [`gather_handing_over`] gathers a registry on this thread: the [`ObjectMetrics`] collected
+    /// meanwhile, to be written as text.
+    static HANDED_OVER: RefCell<Option<Vec<ObjectSource>>> = const { RefCell::new(None) };
+}
+
+/// Whether `source` was taken by a [`gather_handing_over`] on this thread (then its collector
+/// returns no families).
+fn hand_over(source: &ObjectSource) -> bool {
+    HANDED_OVER.with(|handed| match &mut *handed.borrow_mut() {
+        Some(sources) => {
+            sources.push(source.clone());
+            true
+        }
+        None => false,
+    })
+}
+
+/// Gathers `registry` with every [`ObjectMetrics`] on it handing its source over instead of
+/// returning families: the registry's other families, and the sources to write as text
+/// ([`ObjectMetrics::write_sources`]).
+pub(super) fn gather_handing_over(
+    registry: &prometheus::Registry,
+) -> (Vec<MetricFamily>, Vec<ObjectSource>) {
+    HANDED_OVER.with(|handed| *handed.borrow_mut() = Some(Vec::new()));
+    let families = registry.gather();
+    let sources = HANDED_OVER
+        .with(|handed| handed.borrow_mut().take())
+        .unwrap_or_default();
+    (families, sources)
+}
+
 /// `desc` as one controller's collector registers it: `controller` a constant label of value
 /// `controller`.
 fn registration_desc(desc: &Desc, controller: &str) -> Result<Desc, prometheus::Error> {
@@ -575,7 +603,7 @@ impl Collector for ObjectMetrics {
     }
 
     fn collect(&self) -> Vec<MetricFamily> {
-        if exposition::hand_over(&self.source) {
+        if hand_over(&self.source) {
             return Vec::new();
         }
         let source = &*self.source;
@@ -603,6 +631,7 @@ mod tests {
 
     use super::*;
     use crate::conditions::ConditionStatus::{False, True, Unknown};
+    use crate::metrics::exposition;
     use crate::vocabulary::Reason;
 
     static READY: Vocabulary = Vocabulary {

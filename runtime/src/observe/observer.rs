@@ -67,7 +67,7 @@ impl Isolated {
             tracing::error!(
                 observer = observer.observer_name(),
                 method,
-                panic = crate::controller::panic_message(&*panic),
+                panic = crate::panics::panic_message(&*panic),
                 "a reconcile observer panicked; it is switched off and receives no further records"
             );
         }

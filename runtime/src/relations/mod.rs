@@ -70,8 +70,14 @@ use kube::runtime::watcher;
 use serde::de::DeserializeOwned;
 
 pub(crate) use self::cache::{Cached, RelationCache, Scope, Seen, controller_of};
-use crate::children::CONTROLLER_LABEL;
-use crate::controller::{ErrorSink, SharedWatches, Trigger, WatchKey};
+use crate::shared_watch::{ErrorSink, SharedWatches, WatchKey};
+use crate::trigger::Trigger;
+
+/// The label every child written through [`Pass::apply_child`](crate::Pass::apply_child)
+/// carries; its value is the controller's name as a label value
+/// ([`controller_label_value`](crate::children::controller_label_value)). An owned kind's watch
+/// selects by it.
+pub const CONTROLLER_LABEL: &str = "kubeward.dev/controller";
 
 /// How the controller relates to a kind it watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,7 +16,8 @@ use serde::de::DeserializeOwned;
 
 use super::cache::{Cached, RelationCache, Seen};
 use super::{TriggerInputs, Triggers};
-use crate::controller::{Related, Trigger, WatchKey, shared, without_managed_fields};
+use crate::shared_watch::{WatchKey, shared, without_managed_fields};
+use crate::trigger::{Related, Trigger};
 
 /// The owners (of kind `K`) of the children (of kind `C`) whose watch events are news, watched
 /// as `D`: metadata-only ([`Metadata`]: an API of `PartialObjectMeta` asks the API server for

@@ -5,7 +5,7 @@
 //!
 //! The runtime's policies read it where they decide: a hold after a terminal failure ends when
 //! something the object depends on changed (a child, a related object), not on the object's own
-//! status write; the [queue](super::queue) counts what waits for a pass. A reconciler may log
+//! status write; the queue (`controller/queue.rs`) counts what waits for a pass. A reconciler may log
 //! it ([`Pass::triggers`](crate::Pass::triggers)), and it is a field of the pass's span; a pass
 //! reconciles the object's whole state whatever started it (level-triggered), so it is no input
 //! to branch on.

@@ -82,7 +82,7 @@ use tokio::sync::{Notify, mpsc};
 
 /// The watches the controllers of one operator share; cheap to clone (clones are one set).
 /// Every controller declares its watches before any runs
-/// ([`Controller::with_shared_watches`](super::Controller::with_shared_watches)).
+/// ([`Controller::with_shared_watches`](crate::controller::Controller::with_shared_watches)).
 #[derive(Clone, Default)]
 pub(crate) struct SharedWatches {
     entries: Arc<Mutex<Vec<Entry>>>,
