@@ -332,12 +332,13 @@ fn print_the_state_diagram() {
     print!("{}", UpToDate::mermaid());
 }
 
-/// The public fns marked `#[deprecated]` in `dir` (recursively), as `file: name`.
-fn deprecated_fns(dir: &std::path::Path, found: &mut Vec<(String, String)>) {
+/// The public items marked `#[deprecated]` in `dir` (recursively), as `(file, Type::name)` for
+/// methods (the type of the `impl` block they are in) and `(file, name)` for anything else.
+fn deprecated_items(dir: &std::path::Path, found: &mut Vec<(String, String)>) {
     for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let path = entry.expect("a directory entry").path();
         if path.is_dir() {
-            deprecated_fns(&path, found);
+            deprecated_items(&path, found);
             continue;
         }
         if path.extension().is_none_or(|e| e != "rs") {
@@ -345,14 +346,56 @@ fn deprecated_fns(dir: &std::path::Path, found: &mut Vec<(String, String)>) {
         }
         let text = std::fs::read_to_string(&path).expect("a source file");
         let mut deprecated = false;
-        for line in text.lines().map(str::trim) {
-            if line.starts_with("#[deprecated") {
-                deprecated = true;
-            } else if deprecated && let Some(rest) = line.strip_prefix("pub fn ") {
-                let name = rest.split(['(', '<']).next().unwrap_or_default();
-                found.push((path.display().to_string(), name.to_owned()));
-                deprecated = false;
+        let mut in_attribute = false;
+        let mut in_impl: Option<String> = None;
+        for line in text.lines() {
+            if line.starts_with("impl") {
+                // `impl<R: Reconciler> Controller<R> {` → `Controller`.
+                let after_generics = match line.strip_prefix("impl<") {
+                    Some(rest) => rest.split_once("> ").map_or("", |(_, t)| t),
+                    None => line.trim_start_matches("impl "),
+                };
+                let name = after_generics
+                    .split(['<', ' ', '{'])
+                    .next()
+                    .unwrap_or_default();
+                in_impl = Some(name.to_owned());
+            } else if line.starts_with('}') {
+                in_impl = None;
             }
+            let line = line.trim();
+            if in_attribute {
+                // The rest of an attribute written over several lines.
+                in_attribute = !line.ends_with(']');
+                continue;
+            }
+            if line.starts_with("#[") {
+                deprecated |= line.starts_with("#[deprecated");
+                in_attribute = !line.ends_with(']');
+                continue;
+            }
+            if !deprecated || line.starts_with("#[") || line.starts_with("///") || line.is_empty() {
+                continue;
+            }
+            // The item the attribute is on.
+            deprecated = false;
+            let item = line
+                .trim_start_matches("pub ")
+                .trim_start_matches("const ")
+                .trim_start_matches("async ")
+                .trim_start_matches("unsafe ");
+            let Some((_, rest)) = item.split_once(' ') else {
+                continue;
+            };
+            let name = rest
+                .split(['(', '<', ':', ' ', '{', ';'])
+                .next()
+                .unwrap_or_default();
+            let qualified = match (&in_impl, item.starts_with("fn ")) {
+                (Some(type_), true) => format!("{type_}::{name}"),
+                _ => name.to_owned(),
+            };
+            found.push((path.display().to_string(), qualified));
         }
     }
 }
@@ -382,7 +425,7 @@ fn the_changelog_lists_every_deprecated_name() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("..")
             .join(crate_dir);
-        deprecated_fns(&dir, &mut found);
+        deprecated_items(&dir, &mut found);
     }
     assert!(
         found.len() >= 9,
@@ -390,7 +433,7 @@ fn the_changelog_lists_every_deprecated_name() {
     );
     let missing: Vec<&(String, String)> = found
         .iter()
-        .filter(|(_, name)| !deprecated_section.contains(&format!("::{name}")))
+        .filter(|(_, name)| !deprecated_section.contains(&format!("`{name}`")))
         .collect();
     assert!(
         missing.is_empty(),

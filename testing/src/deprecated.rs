@@ -114,32 +114,43 @@ impl Cluster {
 mod tests {
     use super::*;
 
-    /// Each alias is its replacement: the server sees the same user.
+    /// Each alias is its replacement: the server sees the same user and groups, and a
+    /// rule-bound client is held to its rules.
     #[tokio::test]
     #[allow(deprecated)]
     async fn the_deprecated_clients_act_as_their_replacements_do() {
         use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+        use k8s_openapi::api::core::v1::ConfigMap;
         let server = ApiServer::start().await.unwrap();
         let whoami = |client: kube::Client| async move {
             let review: SelfSubjectReview = kube::Api::all(client)
                 .create(&Default::default(), &SelfSubjectReview::default())
                 .await
                 .unwrap();
-            review.status.unwrap().user_info.unwrap().username.unwrap()
+            let user = review.status.unwrap().user_info.unwrap();
+            (user.username.unwrap(), user.groups.unwrap_or_default())
         };
-        assert_eq!(
-            whoami(server.client_as("alice", &["devs"]).unwrap()).await,
-            "alice"
-        );
+        let (alice, groups) = whoami(server.client_as("alice", &["devs"]).unwrap()).await;
+        assert_eq!(alice, "alice");
+        assert!(groups.contains(&"devs".to_owned()), "{groups:?}");
+
         let rules = vec![PolicyRule {
             api_groups: Some(vec!["authentication.k8s.io".into()]),
             resources: Some(vec!["selfsubjectreviews".into()]),
             verbs: vec!["create".into()],
             ..PolicyRule::default()
         }];
-        assert_eq!(
-            whoami(server.client_with_rules("bob", rules).unwrap()).await,
-            "bob"
-        );
+        let bob = server.client_with_rules("bob", rules).unwrap();
+        assert_eq!(whoami(bob.clone()).await.0, "bob");
+        let configmaps: kube::Api<ConfigMap> = kube::Api::namespaced(bob, "default");
+        match configmaps.list(&Default::default()).await {
+            Err(kube::Error::Api(status)) => assert_eq!(status.code, 403),
+            other => panic!("listing outside bob's rules: {other:?}"),
+        }
+
+        let cluster = Cluster::start_on(crate::Backend::Embedded).await.unwrap();
+        let (carol, groups) = whoami(cluster.client_as("carol", &["ops"]).unwrap()).await;
+        assert_eq!(carol, "carol");
+        assert!(groups.contains(&"ops".to_owned()), "{groups:?}");
     }
 }

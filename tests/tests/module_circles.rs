@@ -189,12 +189,16 @@ impl<'ast> Visit<'ast> for Paths {
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         // Paths inside macro calls (`tracing::debug!(.., %crate::x::Y)`) are tokens: read the
         // `crate::`, `super::` and `self::` paths among them.
-        let tokens: Vec<String> = mac
-            .tokens
-            .clone()
-            .into_iter()
-            .map(|t| t.to_string())
-            .collect();
+        fn flatten(stream: proc_macro2::TokenStream, out: &mut Vec<String>) {
+            for token in stream {
+                match token {
+                    proc_macro2::TokenTree::Group(group) => flatten(group.stream(), out),
+                    other => out.push(other.to_string()),
+                }
+            }
+        }
+        let mut tokens = Vec::new();
+        flatten(mac.tokens.clone(), &mut tokens);
         for (i, token) in tokens.iter().enumerate() {
             if matches!(token.as_str(), "crate" | "super" | "self") {
                 let mut segments = vec![token.clone()];
@@ -433,8 +437,14 @@ fn the_checker_finds_circles_and_only_circles() {
     let write = |path: &str, text: &str| std::fs::write(dir.join(path), text).unwrap();
     write(
         "lib.rs",
-        "mod a; mod b; mod c; mod d; mod e; pub use d::D; use crate::a::x::X;\n",
+        "mod a; mod b; mod c; mod d; mod e; mod h; mod i; pub use d::D; use crate::a::x::X;\n",
     );
+    // A path inside a group inside a macro call.
+    write(
+        "h.rs",
+        "pub struct H;\nfn f() { println!(\"{}\", g(crate::i::I)); }\n",
+    );
+    write("i.rs", "pub struct I(crate::h::H);\n");
     write("d.rs", "pub struct D(crate::e::E);\n");
     write("e.rs", "fn f() -> crate::D { todo!() }\n");
     write("a/mod.rs", "mod x; mod y; pub use x::X;\n");
@@ -452,5 +462,6 @@ fn the_checker_finds_circles_and_only_circles() {
     let _ = std::fs::remove_dir_all(&dir);
     // c → a is an edge, b → c too, but only x and y form a circle (c's use of b is a test's),
     // and d and e (e names `crate::D`, which the root re-exports from d).
-    assert_eq!(found, ["a: x y", "crate: d e"]);
+    // and h and i (h names `crate::i::I` in a macro call's argument list).
+    assert_eq!(found, ["a: x y", "crate: d e", "crate: h i"]);
 }

@@ -522,6 +522,32 @@ async fn an_operators_rbac_names_each_resource_once() {
     assert_eq!(verbs("configmaps").as_deref(), Some("get,list,watch,patch"));
     assert_eq!(verbs("events").as_deref(), Some("get,create,patch"));
     assert!(verbs("leases").is_none(), "no election, no Lease rule");
+
+    // With the operator's election, and with a controller's own: one Lease rule either way.
+    let leases = |rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule>| -> Vec<String> {
+        rules
+            .iter()
+            .filter(|r| r.resources.as_deref() == Some(&["leases".to_owned()][..]))
+            .map(|r| r.verbs.join(","))
+            .collect()
+    };
+    let client = || {
+        kube::Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap()))
+            .expect("a client (never connected)")
+    };
+    let election = || kubeward::leader::LeaderElection::new(client(), "default", "operator", "a");
+    let elected = owners(client(), &Passes::default()).with_leader_election(election());
+    assert_eq!(leases(elected.rbac_rules()), ["get,create,update"]);
+    let own = Operator::new(client())
+        .with_reconciler(Owner::<0>(Passes::default()))
+        .expect("owner-a")
+        .with_controller(
+            Operator::new(client())
+                .controller(Owner::<1>(Passes::default()))
+                .with_leader_election(election()),
+        )
+        .expect("owner-b with its own election");
+    assert_eq!(leases(own.rbac_rules()), ["get,create,update"]);
 }
 
 /// Two controllers of one kind, both owning Secrets, run as a service account bound to the

@@ -136,7 +136,7 @@ async fn metrics_serves_the_whole_text_the_encoder_makes_in_chunks() {
     );
 }
 
-/// What Prometheus sends on a scrape (`scrape_protocols` default of 2.x and 3.x).
+/// What Prometheus 2.x sends on a scrape by default (3.x's, with `escaping`, is in the negotiation table of `kubeward::metrics`).
 const PROMETHEUS_ACCEPT: &str = "application/openmetrics-text;version=1.0.0;q=0.5,\
     application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
 

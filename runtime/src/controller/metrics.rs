@@ -72,9 +72,9 @@ impl<R: Reconciler> Controller<R> {
     /// Bounds the per-object metrics ([`object_metrics`](Controller::object_metrics), also as
     /// [`Operator`](crate::operator::Operator) and [`register_metrics`](Controller::register_metrics)
     /// register them) to the series of `max_objects` objects per scrape, the first by namespace
-    /// and name; `kubeward_object_metrics_omitted` counts the others at each scrape. For a
-    /// controller of more objects than a scrape can carry in its interval: about 1.6 KiB of
-    /// text per object with one condition type.
+    /// and name; `kubeward_object_metrics_omitted` counts the others at each scrape. It bounds
+    /// the series and the text (about 1.6 KiB per object with one condition type) a scraper
+    /// reads and Prometheus stores; the snapshot still reads every cached object.
     #[must_use]
     pub fn with_object_metrics_cap(mut self, max_objects: usize) -> Self {
         self.object_metrics_cap = Some(max_objects);

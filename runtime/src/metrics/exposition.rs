@@ -14,7 +14,8 @@
 //! collected under that mark hands itself over and returns no families, and `encode` writes it
 //! after the registry's families (`objects::gather_handing_over`). Gathered without the mark
 //! (by `TextEncoder`, or any registry consumer), it returns its families as any collector does:
-//! the same series, slower.
+//! the same series, slower. A registry made with `Registry::new_custom` (a prefix, common labels)
+//! is gathered that way too: it adds them to what it gathers, never to what is written beside.
 
 use std::io::{self, Write};
 
@@ -56,10 +57,13 @@ impl Format {
             let mut quality = 1.0_f32;
             let mut version_known = true;
             for parameter in parameters {
-                match parameter.split_once('=') {
-                    Some(("q", q)) => quality = q.trim().parse().unwrap_or(0.0),
-                    Some(("version", version)) if media == "application/openmetrics-text" => {
-                        version_known = matches!(version.trim(), "1.0.0" | "0.0.1");
+                let Some((name, value)) = parameter.split_once('=') else {
+                    continue;
+                };
+                match name.trim().to_ascii_lowercase().as_str() {
+                    "q" => quality = value.trim().parse().unwrap_or(0.0),
+                    "version" if media == "application/openmetrics-text" => {
+                        version_known = matches!(value.trim(), "1.0.0" | "0.0.1");
                     }
                     _ => {}
                 }
@@ -112,6 +116,13 @@ impl Format {
 /// ```
 pub fn encode(registry: &Registry, format: Format, out: &mut dyn Write) -> io::Result<()> {
     let (families, sources) = objects::gather_handing_over(registry);
+    if let Some(family) = families
+        .iter()
+        .find(|f| f.get_field_type() == MetricType::UNTYPED)
+    {
+        // `TextEncoder` panics on one (`unimplemented!`): refused in both formats instead.
+        return Err(untyped(family.name()));
+    }
     let mut buffer = Buffer::new(out);
     match format {
         Format::Text => {
@@ -129,6 +140,11 @@ pub fn encode(registry: &Registry, format: Format, out: &mut dyn Write) -> io::R
         buffer.text.extend_from_slice(b"# EOF\n");
     }
     buffer.finish()
+}
+
+/// The error of an untyped family (no collector of this crate or of prometheus' makes one).
+fn untyped(name: &str) -> io::Error {
+    io::Error::other(format!("family {name} is untyped, which is not encoded"))
 }
 
 /// Appends one sample line: `name{labels,extra} value`.
@@ -178,14 +194,9 @@ fn open_metrics_family(family: &MetricFamily, buffer: &mut Buffer<'_>) -> io::Re
         MetricType::GAUGE => (name, "gauge"),
         MetricType::HISTOGRAM => (name, "histogram"),
         MetricType::SUMMARY => (name, "summary"),
-        // As `TextEncoder`, which panics on them: no collector of the crate makes them.
-        MetricType::UNTYPED => {
-            return Err(io::Error::other(format!(
-                "family {name} is untyped, which is not encoded"
-            )));
-        }
+        MetricType::UNTYPED => return Err(untyped(name)),
     };
-    header(&mut buffer.text, family_name, family.help(), type_);
+    header(&mut buffer.text, family_name, family.help(), type_, true);
     for metric in family.get_metric() {
         let labels = metric.get_label();
         let text = &mut buffer.text;
@@ -263,7 +274,17 @@ mod tests {
             ),
             (Some("application/json"), Format::Text),
             (
-                Some("Application/OpenMetrics-Text; version=1.0.0; q=0.8, */*; q=0.1"),
+                Some("Application/OpenMetrics-Text; version=1.0.0; Q=0.8, */*; q = 0.1"),
+                Format::OpenMetrics,
+            ),
+            // Prometheus 3's default.
+            (
+                Some(
+                    "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,\
+                     application/openmetrics-text;version=0.0.1;q=0.5,\
+                     text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,\
+                     text/plain;version=0.0.4;q=0.3,*/*;q=0.2",
+                ),
                 Format::OpenMetrics,
             ),
         ];

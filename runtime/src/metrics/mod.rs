@@ -222,8 +222,19 @@ impl std::fmt::Debug for PassSeries {
 impl PassSeries {
     /// The index of `phase` and `outcome` in `passes` and `durations`.
     fn index(phase: Phase, outcome: Outcome) -> usize {
-        let phase = Phase::ALL.iter().position(|p| *p == phase).unwrap_or(0);
-        let outcome = Outcome::ALL.iter().position(|o| *o == outcome).unwrap_or(0);
+        let phase = match phase {
+            Phase::Init => 0,
+            Phase::Apply => 1,
+            Phase::Cleanup => 2,
+            Phase::Delete => 3,
+        };
+        let outcome = match outcome {
+            Outcome::Completed => 0,
+            Outcome::Waiting => 1,
+            Outcome::Skipped => 2,
+            Outcome::Failed => 3,
+            Outcome::Abandoned => 4,
+        };
         phase * Outcome::ALL.len() + outcome
     }
 }
@@ -458,6 +469,21 @@ mod tests {
         text.lines()
             .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
             .unwrap_or_else(|| panic!("no sample {series} in:\n{text}"))
+    }
+
+    #[test]
+    fn a_pass_series_index_follows_the_order_series_are_resolved_in() {
+        let mut expected = 0;
+        for phase in Phase::ALL {
+            for outcome in Outcome::ALL {
+                assert_eq!(
+                    PassSeries::index(phase, outcome),
+                    expected,
+                    "{phase} {outcome}"
+                );
+                expected += 1;
+            }
+        }
     }
 
     #[test]

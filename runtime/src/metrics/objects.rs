@@ -37,8 +37,9 @@ pub struct ObjectState {
 
 type Snapshot = Arc<dyn Fn() -> Vec<ObjectState> + Send + Sync>;
 
-/// A collector of per-object state: three series per object, 6 per condition type, one per reason
-/// of a declared vocabulary and one info series when info labels are declared.
+/// A collector of per-object state: three series per object, 5 per condition type (one per status,
+/// its observed generation and transition time), one per reason of a declared vocabulary and one
+/// info series when info labels are declared.
 ///
 /// | metric | labels | value |
 /// |---|---|---|
@@ -394,9 +395,9 @@ impl ObjectMetrics {
 
     /// Writes the series of at most `max` objects per scrape: the first `max` by namespace and
     /// name (the same ones at each scrape while the set is unchanged), and
-    /// `<prefix>_object_metrics_omitted` the number of the others. A bound on a scrape's size
-    /// (about 1.6 KiB of text per object with one condition type) for a controller of more
-    /// objects than its scrape interval can carry.
+    /// `<prefix>_object_metrics_omitted` the number of the others. A bound on a scrape's series
+    /// and text (about 1.6 KiB per object with one condition type), which Prometheus stores and
+    /// the scraper reads; the snapshot is still taken of every object (about 1.75 µs each).
     #[must_use]
     pub fn with_max_objects(mut self, max: usize) -> Self {
         self.configure().max_objects = Some(max);
@@ -435,7 +436,14 @@ impl ObjectMetrics {
                         }
                         if !headed {
                             let desc = &family.desc;
-                            text::header(&mut buffer.text, &desc.fq_name, &desc.help, "gauge");
+                            // Its help texts hold no `"`: the same header in both formats.
+                            text::header(
+                                &mut buffer.text,
+                                &desc.fq_name,
+                                &desc.help,
+                                "gauge",
+                                false,
+                            );
                             headed = true;
                         }
                         family.write(&mut buffer.text, values, value);
@@ -572,12 +580,60 @@ fn hand_over(source: &ObjectSource) -> bool {
 pub(super) fn gather_handing_over(
     registry: &prometheus::Registry,
 ) -> (Vec<MetricFamily>, Vec<ObjectSource>) {
-    HANDED_OVER.with(|handed| *handed.borrow_mut() = Some(Vec::new()));
-    let families = registry.gather();
+    /// Puts back the mark found (none, or an enclosing gathering's: a collector may encode
+    /// another registry) however the gathering ends: a collector that panics must not leave it
+    /// set, or a later gathering on this (pooled) thread would lose the per-object series.
+    struct Marked(Option<Vec<ObjectSource>>);
+    impl Drop for Marked {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            HANDED_OVER.with(|handed| *handed.borrow_mut() = previous);
+        }
+    }
+    let marked = Marked(HANDED_OVER.with(|handed| handed.borrow_mut().replace(Vec::new())));
+    let mut families = registry.gather();
     let sources = HANDED_OVER
         .with(|handed| handed.borrow_mut().take())
         .unwrap_or_default();
-    (families, sources)
+    drop(marked);
+    let Some(marker) = families
+        .iter()
+        .position(|family| family.name().ends_with(HANDED_OVER_MARKER))
+    else {
+        return (families, sources);
+    };
+    // A registry made with `Registry::new_custom` prefixes the names and adds its labels to
+    // what it gathers: the handed-over series would lack both. Its marker shows it; such a
+    // registry is gathered again, the collectors returning their families.
+    let plain = families[marker].name() == HANDED_OVER_MARKER
+        && families[marker]
+            .get_metric()
+            .iter()
+            .all(|metric| metric.get_label().is_empty());
+    families.remove(marker);
+    if plain {
+        (families, sources)
+    } else {
+        (registry.gather(), Vec::new())
+    }
+}
+
+/// The family a handed-over collector returns in place of its own: what the registry did to it
+/// (a prefix, common labels) tells [`gather_handing_over`] whether the series can be written
+/// as they are. Never written out.
+const HANDED_OVER_MARKER: &str = "kubeward_object_metrics_handed_over";
+
+fn handed_over_marker() -> MetricFamily {
+    let mut gauge = Gauge::default();
+    gauge.set_value(1.0);
+    let mut metric = Metric::default();
+    metric.set_gauge(gauge);
+    let mut family = MetricFamily::default();
+    family.set_name(HANDED_OVER_MARKER.to_owned());
+    family.set_help("Marks a gathering's handed-over per-object series.".to_owned());
+    family.set_field_type(MetricType::GAUGE);
+    family.set_metric(vec![metric]);
+    family
 }
 
 /// `desc` as one controller's collector registers it: `controller` a constant label of value
@@ -604,7 +660,7 @@ impl Collector for ObjectMetrics {
 
     fn collect(&self) -> Vec<MetricFamily> {
         if hand_over(&self.source) {
-            return Vec::new();
+            return vec![handed_over_marker()];
         }
         let source = &*self.source;
         let mut samples: Vec<(Kind, Samples<'_>)> = Kind::ALL
@@ -772,9 +828,29 @@ mod tests {
             .unwrap();
         let mut gathered: Vec<String> = gathered.lines().map(str::to_owned).collect();
         gathered.sort();
-        // 2 controllers x 3 objects x (3 + 3 statuses + 3 reasons + 2 + info), 7 families.
+        // 2 controllers x 3 objects x (3 + 3 statuses + 3 reasons + 2 + info); 8 families, a
+        // HELP and a TYPE line each.
         assert_eq!(gathered.len(), 2 * 3 * 12 + 2 * 8, "{gathered:#?}");
         assert_eq!(encoded_lines(&registry, exposition::Format::Text), gathered);
+        // Each family in one block: its samples right after its header, of both controllers.
+        let mut text = Vec::new();
+        exposition::encode(&registry, exposition::Format::Text, &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        let mut families = Vec::new();
+        for line in text.lines() {
+            if let Some(family) = line.strip_prefix("# TYPE ") {
+                families.push(family.split(' ').next().unwrap().to_owned());
+            } else if !line.starts_with('#') {
+                let name = line.split('{').next().unwrap();
+                assert_eq!(Some(name), families.last().map(String::as_str), "{text}");
+            }
+        }
+        let distinct: std::collections::BTreeSet<&String> = families.iter().collect();
+        assert_eq!(
+            distinct.len(),
+            families.len(),
+            "a family written twice: {text}"
+        );
         let mut open_metrics = gathered.clone();
         open_metrics.push("# EOF".to_owned());
         open_metrics.sort();
@@ -820,6 +896,63 @@ mod tests {
                 "{lines:#?}"
             );
         }
+    }
+
+    /// A collector that panics while `encode` gathers leaves no mark behind: the next plain
+    /// gathering on the thread still gets the per-object families.
+    #[test]
+    fn a_panicking_gathering_leaves_no_mark() {
+        struct Panics(Desc);
+        impl Collector for Panics {
+            fn desc(&self) -> Vec<&Desc> {
+                vec![&self.0]
+            }
+            fn collect(&self) -> Vec<MetricFamily> {
+                panic!("a collector that panics")
+            }
+        }
+        let registry = prometheus::Registry::new();
+        let metrics = ObjectMetrics::new("kubeward", "c", Arc::new(|| objects(1))).unwrap();
+        registry.register(Box::new(metrics)).unwrap();
+        let desc = Desc::new("zz_panics".into(), "Panics.".into(), vec![], HashMap::new());
+        registry.register(Box::new(Panics(desc.unwrap()))).unwrap();
+        let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            exposition::encode(&registry, exposition::Format::Text, &mut Vec::new())
+        }));
+        assert!(encoded.is_err(), "the collector panicked");
+        let families: Vec<String> = ObjectMetrics::new("kubeward", "c", Arc::new(|| objects(1)))
+            .unwrap()
+            .collect()
+            .iter()
+            .map(|f| f.name().to_owned())
+            .collect();
+        assert!(
+            families.contains(&"kubeward_object_suspended".to_owned()),
+            "{families:?}"
+        );
+    }
+
+    /// A registry's own prefix and labels (`Registry::new_custom`) are on the per-object series
+    /// `encode` writes, as on those `TextEncoder` writes.
+    #[test]
+    fn a_custom_registry_s_prefix_and_labels_hold_for_the_written_series() {
+        let labels = HashMap::from([("cluster".to_owned(), "eu-1".to_owned())]);
+        let registry = prometheus::Registry::new_custom(Some("team".into()), Some(labels)).unwrap();
+        let metrics = ObjectMetrics::new("kubeward", "c", Arc::new(|| objects(2))).unwrap();
+        registry.register(Box::new(metrics)).unwrap();
+        let encoded = encoded_lines(&registry, exposition::Format::Text);
+        assert_eq!(encoded, scrape_lines(&registry));
+        assert!(
+            encoded.contains(
+                &r#"team_kubeward_object_suspended{controller="c",name="web-00",namespace="demo",cluster="eu-1"} 0"#
+                    .to_owned()
+            ),
+            "{encoded:#?}"
+        );
+        assert!(
+            !encoded.iter().any(|l| l.contains("handed_over")),
+            "{encoded:#?}"
+        );
     }
 
     #[test]

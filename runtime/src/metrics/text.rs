@@ -65,8 +65,9 @@ pub(super) fn label_value(text: &mut Vec<u8>, value: &str) {
     }
 }
 
-/// Appends `# HELP` and `# TYPE` lines; `help` escaped as both formats read it.
-pub(super) fn header(text: &mut Vec<u8>, name: &str, help: &str, type_: &str) {
+/// Appends `# HELP` and `# TYPE` lines; `help` escaped as the format reads it (`\` and line
+/// feeds in both; `"` too in OpenMetrics, with `open_metrics`).
+pub(super) fn header(text: &mut Vec<u8>, name: &str, help: &str, type_: &str, open_metrics: bool) {
     text.extend_from_slice(b"# HELP ");
     text.extend_from_slice(name.as_bytes());
     text.push(b' ');
@@ -74,6 +75,7 @@ pub(super) fn header(text: &mut Vec<u8>, name: &str, help: &str, type_: &str) {
         match byte {
             b'\\' => text.extend_from_slice(b"\\\\"),
             b'\n' => text.extend_from_slice(b"\\n"),
+            b'"' if open_metrics => text.extend_from_slice(b"\\\""),
             byte => text.push(byte),
         }
     }
