@@ -197,12 +197,18 @@ fn open_metrics_family(family: &MetricFamily, buffer: &mut Buffer<'_>) -> io::Re
         MetricType::UNTYPED => return Err(untyped(name)),
     };
     header(&mut buffer.text, family_name, family.help(), type_, true);
+    // The sample names, once per family (not per sample).
+    let total = format!("{family_name}_total");
+    let (bucket, sum, count_name) = (
+        format!("{name}_bucket"),
+        format!("{name}_sum"),
+        format!("{name}_count"),
+    );
     for metric in family.get_metric() {
         let labels = metric.get_label();
         let text = &mut buffer.text;
         match family.get_field_type() {
             MetricType::COUNTER => {
-                let total = format!("{family_name}_total");
                 sample_line(text, &total, labels, None, metric.get_counter().get_value());
             }
             MetricType::GAUGE => {
@@ -211,7 +217,6 @@ fn open_metrics_family(family: &MetricFamily, buffer: &mut Buffer<'_>) -> io::Re
             MetricType::UNTYPED => unreachable!("refused above"),
             MetricType::HISTOGRAM => {
                 let histogram = metric.get_histogram();
-                let bucket = format!("{name}_bucket");
                 let mut infinite = false;
                 for b in histogram.get_bucket() {
                     infinite |= b.upper_bound().is_infinite();
@@ -222,14 +227,8 @@ fn open_metrics_family(family: &MetricFamily, buffer: &mut Buffer<'_>) -> io::Re
                 if !infinite {
                     sample_line(text, &bucket, labels, Some(("le", f64::INFINITY)), count);
                 }
-                sample_line(
-                    text,
-                    &format!("{name}_sum"),
-                    labels,
-                    None,
-                    histogram.get_sample_sum(),
-                );
-                sample_line(text, &format!("{name}_count"), labels, None, count);
+                sample_line(text, &sum, labels, None, histogram.get_sample_sum());
+                sample_line(text, &count_name, labels, None, count);
             }
             MetricType::SUMMARY => {
                 let summary = metric.get_summary();
@@ -238,14 +237,8 @@ fn open_metrics_family(family: &MetricFamily, buffer: &mut Buffer<'_>) -> io::Re
                     sample_line(text, name, labels, quantile, q.value());
                 }
                 let count = summary.sample_count() as f64;
-                sample_line(
-                    text,
-                    &format!("{name}_sum"),
-                    labels,
-                    None,
-                    summary.sample_sum(),
-                );
-                sample_line(text, &format!("{name}_count"), labels, None, count);
+                sample_line(text, &sum, labels, None, summary.sample_sum());
+                sample_line(text, &count_name, labels, None, count);
             }
         }
         buffer.spill()?;
